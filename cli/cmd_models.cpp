@@ -1,0 +1,57 @@
+// `kvplan models`: the built-in (and --profiles) model profiles with their cache geometry.
+#include <iostream>
+
+#include "commands.hpp"
+#include "kvplan/core/kv.hpp"
+#include "kvplan/core/units.hpp"
+#include "kvplan/core/weights.hpp"
+#include "kvplan/io/hf_config.hpp"
+#include "kvplan/io/profiles.hpp"
+#include "output.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+struct ModelsArgs {
+  std::string format = "table";
+};
+
+void run_models(const ModelsArgs& a, Globals& g) {
+  const Format fmt = parse_format_flag(a.format);
+  const auto profiles = io::Profiles::load(g.profiles_dir);
+  Table t;
+  t.columns = {"id", "model_type", "layers", "KV bytes/token", "max context", "params", "source"};
+  t.right_align = {false, false, true, true, true, true, false};
+  ojson rows = ojson::array();
+  for (const auto& [id, p] : profiles.models()) {
+    const ModelSpec m = io::model_from_hf_config(p.config, p.origin == "built-in" ? "profiles/models/" + id + ".json" : p.origin, id);
+    KvOptions o;
+    o.k_format = o.v_format = o.state_format = m.dtype;
+    o.context = 1;
+    const KvResult kv = compute_kv(m, o);
+    const ParamCount pc = count_params(m);
+    t.rows.push_back({id, m.model_type, std::to_string(m.layers.size()), grouped(kv.kv_bytes_per_token),
+                      m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total), p.origin});
+    rows.push_back({{"id", id}, {"model_type", m.model_type}, {"num_layers", m.layers.size()},
+                    {"dtype", format_info(m.dtype).name}, {"kv_bytes_per_token", kv.kv_bytes_per_token},
+                    {"max_context_tokens", m.max_context}, {"params_total", pc.total}, {"params_active", pc.active},
+                    {"origin", p.origin}, {"source", p.source}});
+  }
+  if (fmt == Format::json) {
+    std::cout << envelope("kvplan.models", "1.0.0", g.argv, profiles.sources(), ojson::object(), {{"models", rows}}).dump(2) << "\n";
+    return;
+  }
+  std::cout << render(t, fmt);
+}
+
+}  // namespace
+
+void register_models(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<ModelsArgs>();
+  auto* c = app.add_subcommand("models", "List model profiles (built-in and --profiles)");
+  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->callback([a, &g] { run_models(*a, g); });
+}
+
+}  // namespace kvplan::cli

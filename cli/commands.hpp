@@ -1,0 +1,26 @@
+// Subcommand registration. Each cmd_<name>.cpp holds its options, registration and run function.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kvplan::cli {
+
+/// State shared by every subcommand: global options and the exit code the run sets.
+struct Globals {
+  std::optional<std::string> profiles_dir;
+  std::vector<std::string> argv;
+  int exit_code = 0;
+};
+
+void register_kv(CLI::App& app, Globals& g);
+void register_models(CLI::App& app, Globals& g);
+void register_gpus(CLI::App& app, Globals& g);
+
+/// Writes a warning line to stderr ("kvplan: warning: ...").
+void warn(const std::string& msg);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,47 @@
+// kvplan entry point: builds the CLI, registers subcommands, maps errors to exit codes
+// (0 ok / fits, 1 does not fit, 2 bad input or usage, 3 runtime failure).
+#include <iostream>
+
+#include "commands.hpp"
+#include "kvplan/core/error.hpp"
+#include "version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace kvplan;
+  cli::Globals g;
+  for (int i = 0; i < argc; ++i) g.argv.emplace_back(argv[i]);
+  CLI::App app{
+      "kvplan: how much GPU memory an LLM's KV cache needs, and what fits.\n"
+      "Exit codes: 0 success (fits), 1 does not fit, 2 bad input or usage, 3 runtime failure."};
+  app.set_version_flag("--version", std::string(cli::kVersion) + " (" + cli::kGitSha + ")");
+  app.add_option("--profiles", g.profiles_dir, "Folder with models/<id>.json and gpus/<id>.json that add to and override the built-in profiles");
+  app.require_subcommand(1, 1);
+  cli::register_kv(app, g);
+  cli::register_models(app, g);
+  cli::register_gpus(app, g);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "kvplan: error: " << e.what() << "; see kvplan --help\n";
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << "kvplan: error: " << e.what() << "\n";
+    return 2;
+  } catch (const RuntimeFailure& e) {
+    std::cerr << "kvplan: error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kvplan: error: out of memory\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "kvplan: error: " << e.what() << "\n";
+    return 3;
+  }
+  return g.exit_code;
+}

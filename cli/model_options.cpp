@@ -1,0 +1,90 @@
+// Shared model options (see model_options.hpp).
+#include "model_options.hpp"
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "kvplan/core/transform.hpp"
+#include "kvplan/core/weights.hpp"
+
+namespace kvplan::cli {
+
+void warn(const std::string& msg) { std::cerr << "kvplan: warning: " << msg << "\n"; }
+
+void add_model_options(CLI::App* c, ModelArgs& a) {
+  c->add_option("MODEL", a.model, "Built-in model id (kvplan models), a config.json path, or a snapshot folder")->required();
+  auto* kv = c->add_option("--kv-dtype", a.kv_dtype, "KV cache element format for K and V (f16, bf16, fp8_e4m3, q8_0, ...); default: the model dtype");
+  auto* ck = c->add_option("--cache-type-k", a.cache_type_k, "K cache format (llama.cpp style; q8_0, q4_0, ...)");
+  auto* cv = c->add_option("--cache-type-v", a.cache_type_v, "V cache format");
+  kv->excludes(ck)->excludes(cv);
+  c->add_option("--state-dtype", a.state_dtype, "Recurrent (Mamba) state format; default: the model dtype");
+  c->add_option("--mla-layout", a.mla_layout, "MLA cache layout: latent (kv_lora_rank + rope, vLLM/SGLang/llama.cpp) or expanded (per-head K and V)")->capture_default_str();
+  c->add_option("--weight-format", a.weight_format, "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero)");
+  c->add_flag("--ignore-windows", a.ignore_windows, "Treat sliding-window and chunked layers as full attention");
+}
+
+namespace {
+
+ElemFormat kv_format(const std::string& flag, const std::string& v) {
+  if (auto f = parse_format(v)) return *f;
+  throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names());
+}
+
+}  // namespace
+
+ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
+  ResolvedModel rm;
+  rm.args = a;
+  rm.spec = profiles.model(a.model, &rm.origin);
+  ModelSpec& m = rm.spec;
+  if (a.mla_layout == "expanded") expand_mla(m);
+  else if (a.mla_layout != "latent") throw InputError("--mla-layout", "unknown layout '" + a.mla_layout + "'", "use latent or expanded");
+  if (a.ignore_windows) disable_windows(m);
+
+  KvOptions& o = rm.kv_options;
+  o.k_format = o.v_format = o.state_format = m.dtype;
+  if (!a.kv_dtype.empty()) o.k_format = o.v_format = kv_format("--kv-dtype", a.kv_dtype);
+  if (!a.cache_type_k.empty()) o.k_format = kv_format("--cache-type-k", a.cache_type_k);
+  if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v);
+  if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype);
+
+  if (!a.weight_format.empty()) {
+    const std::string& w = a.weight_format;
+    WeightQuant q;
+    q.method = "override";
+    if (w == "int4") {
+      q.linear_bits = group_quant_bits(4, 128, 16, 4);
+      q.detail = "int4 g128 (f16 scale + 4-bit zero)";
+    } else if (w == "fp8" || w == "int8") {
+      q.linear_bits = 8;
+      q.detail = w + " (per-channel scales not counted)";
+    } else if (auto f = parse_format(w); f && format_info(*f).block_elems == 1 && format_info(*f).block_bytes >= 2) {
+      m.dtype = *f;
+      q = WeightQuant{};
+    } else {
+      throw InputError("--weight-format", "unknown weight format '" + w + "'", "use f32, f16, bf16, fp8, int8 or int4");
+    }
+    m.quant = q;
+    rm.weight_override = w;
+  }
+  return rm;
+}
+
+ojson model_inputs_json(const ResolvedModel& rm) {
+  const auto& m = rm.spec;
+  const auto& o = rm.kv_options;
+  return ojson{{"model", rm.args.model},
+               {"model_origin", rm.origin},
+               {"model_type", m.model_type},
+               {"architecture", m.architecture},
+               {"num_layers", m.layers.size()},
+               {"model_dtype", format_info(m.dtype).name},
+               {"k_cache_type", format_info(o.k_format).name},
+               {"v_cache_type", format_info(o.v_format).name},
+               {"state_dtype", format_info(o.state_format).name},
+               {"mla_layout", rm.args.mla_layout},
+               {"ignore_windows", rm.args.ignore_windows},
+               {"weight_format", rm.weight_override.empty() ? ojson(nullptr) : ojson(rm.weight_override)}};
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,36 @@
+// One table model rendered as a terminal table, Markdown or CSV; one JSON envelope for every
+// command. Subcommands build these; nothing else prints data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvplan::cli {
+
+using ojson = nlohmann::ordered_json;
+
+enum class Format { table, md, csv, json };
+
+/// Parses --format; throws InputError naming the flag.
+Format parse_format_flag(const std::string& s);
+
+struct Table {
+  std::string title;
+  std::vector<std::string> columns;
+  std::vector<bool> right_align;  // per column; numbers right-aligned
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// Renders a table as aligned text (table), GitHub Markdown (md) or RFC 4180 CSV (csv).
+std::string render(const Table& t, Format f);
+
+/// The envelope: schema {name, version}, meta {tool, version, git_sha, argv, profiles}, inputs, results.
+ojson envelope(const std::string& schema_name, const std::string& schema_version, const std::vector<std::string>& argv,
+               const std::vector<std::string>& profile_sources, ojson inputs, ojson results);
+
+/// Integer with thousands separators: 131,072.
+std::string grouped(long long v);
+
+}  // namespace kvplan::cli

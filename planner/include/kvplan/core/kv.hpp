@@ -1,0 +1,61 @@
+// KV-cache bytes of a model: per token, per sequence of N tokens, the K/V split, the recurrent
+// state, and a derivation per group of identical layers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kvplan/core/model.hpp"
+
+namespace kvplan {
+
+struct KvOptions {
+  ElemFormat k_format = ElemFormat::bf16;
+  ElemFormat v_format = ElemFormat::bf16;
+  ElemFormat state_format = ElemFormat::bf16;  // conv and SSM state of recurrent layers
+  i64 context = 0;          // tokens of one sequence
+  i64 encoder_tokens = 0;   // tokens cross-attention layers attend to
+};
+
+/// Layers with identical cache geometry, with their bytes.
+struct KvGroup {
+  KvKind kind = KvKind::full;
+  std::vector<i64> layer_indices;
+  i64 kv_heads = 0, k_head_dim = 0, v_head_dim = 0, window = 0;
+  i64 k_elems_per_token = 0, v_elems_per_token = 0;  // per layer
+  i64 k_bytes_per_token = 0, v_bytes_per_token = 0;  // per layer
+  i64 tokens_held = 0;                                 // per sequence at the requested context
+  i64 k_bytes = 0, v_bytes = 0;                        // whole group, one sequence
+  i64 state_bytes_per_layer = 0;                       // ssm
+  i64 state_bytes = 0;                                 // whole group, one sequence
+  std::string formula;                                 // human-readable derivation
+};
+
+struct KvResult {
+  i64 context = 0;
+  i64 kv_bytes_per_token = 0;  // all attention layers while context < every window (no cross, no state)
+  i64 k_bytes_per_token = 0;
+  i64 v_bytes_per_token = 0;
+  i64 sequence_kv_bytes = 0;   // K + V of one sequence of `context` tokens
+  i64 k_bytes = 0;
+  i64 v_bytes = 0;
+  i64 state_bytes = 0;         // recurrent state of one sequence
+  std::vector<KvGroup> groups;
+};
+
+/// K bytes one token adds to one layer: kv_heads * row_bytes(k_format, k_head_dim);
+/// MLA latent: row_bytes(k_format, kv_lora_rank + qk_rope_head_dim); 0 for ssm/none.
+i64 layer_k_bytes_per_token(const Layer& l, ElemFormat k_format);
+/// V bytes one token adds to one layer: kv_heads * row_bytes(v_format, v_head_dim); 0 for MLA latent.
+i64 layer_v_bytes_per_token(const Layer& l, ElemFormat v_format);
+/// Tokens a layer holds for one sequence of `context` tokens: full/MLA N, sliding/chunked
+/// min(N, window), cross encoder_tokens, none/ssm 0.
+i64 layer_tokens_held(const Layer& l, i64 context, i64 encoder_tokens);
+/// Recurrent state of one layer: conv_state_elems + ssm_state_elems, in state_format.
+i64 layer_state_bytes(const Layer& l, ElemFormat state_format);
+
+/// The whole calculation. Throws InputError for block formats that do not divide a head row,
+/// OverflowError when a byte count does not fit in 64 bits.
+KvResult compute_kv(const ModelSpec& m, const KvOptions& o);
+
+}  // namespace kvplan

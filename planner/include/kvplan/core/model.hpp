@@ -1,0 +1,115 @@
+// The model description every calculation starts from: a list of layers, each with the cache it
+// keeps (KvKind) and the weights it holds, plus the model-wide embedding and vocabulary facts.
+// Filled from a Hugging Face config.json by io/hf_config, or built directly in tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kvplan/core/checked.hpp"
+#include "kvplan/core/format.hpp"
+
+namespace kvplan {
+
+/// What a layer keeps per token (or per sequence) in the cache.
+enum class KvKind {
+  full,          // K and V for every token of the context
+  sliding,       // K and V for the last `window` tokens
+  chunked,       // K and V for the tokens of the current chunk (llama4 local attention)
+  mla_latent,    // one latent of kv_lora_rank + qk_rope_head_dim elements per token (counted as K)
+  mla_expanded,  // K = heads x (qk_nope + qk_rope), V = heads x v_head_dim (engines without MLA kernels)
+  cross,         // K and V of a fixed number of encoder tokens (mllama)
+  ssm,           // constant recurrent state per sequence (Mamba, Mamba2)
+  none,          // no cache of its own (reuses another layer's KV, or an MLP-only layer)
+};
+
+const char* kv_kind_name(KvKind k);
+
+/// The token mixer whose weights a layer holds.
+enum class Mixer { attention, mla, mamba1, mamba2, gated_deltanet, none };
+
+/// Feed-forward block of a layer.
+enum class MlpKind { gated, plain, moe, none };
+
+struct Layer {
+  KvKind kv = KvKind::full;
+  // attention geometry (attention, cross, and MLA expanded)
+  i64 q_heads = 0;
+  i64 kv_heads = 0;
+  i64 k_head_dim = 0;
+  i64 v_head_dim = 0;
+  i64 window = 0;  // sliding window or chunk length in tokens (sliding / chunked)
+  // MLA
+  i64 q_lora_rank = 0;  // 0: q projected directly
+  i64 kv_lora_rank = 0;
+  i64 qk_nope_head_dim = 0;
+  i64 qk_rope_head_dim = 0;
+  // recurrent state (ssm): elements per sequence
+  i64 conv_state_elems = 0;
+  i64 ssm_state_elems = 0;
+
+  // ---- weights ----
+  Mixer mixer = Mixer::attention;
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool qk_norm = false;       // per-head RMSNorm weights on q and k (qwen3, gemma3)
+  bool attn_sinks = false;    // one learned sink logit per query head (gpt-oss)
+  // mamba weights
+  i64 d_inner = 0, d_state = 0, d_conv = 0, dt_rank = 0, n_groups = 0, ssm_heads = 0;
+  bool conv_bias = true, proj_bias = false;
+  bool mamba_inner_norms = false;  // jamba: dt/B/C RMSNorms inside the mixer
+  // gated DeltaNet linear attention (qwen3_next)
+  i64 lin_k_heads = 0, lin_v_heads = 0, lin_k_dim = 0, lin_v_dim = 0;
+  bool q_gate = false;  // attention output gate packed into q_proj (qwen3_next): q_proj width doubles
+
+  MlpKind mlp = MlpKind::gated;
+  i64 intermediate = 0;       // dense MLP width
+  bool mlp_bias = false;
+  i64 experts = 0;            // routed experts
+  i64 experts_active = 0;     // experts per token
+  i64 expert_intermediate = 0;
+  i64 shared_intermediate = 0;  // total width of shared experts (0 = none)
+  bool shared_expert_gate = false;  // qwen2_moe: sigmoid gate hidden -> 1
+  bool router_bias = false;
+  bool expert_bias = false;   // gpt-oss experts carry biases
+  bool router_score_bias = false;  // deepseek-v3 e_score_correction_bias
+  int norms = 2;              // norm modules in the layer (input, post-attention, ...)
+};
+
+enum class NormKind { rms, layer };  // RMSNorm: weight only; LayerNorm: weight + bias
+
+struct VisionTower {
+  bool present = false;
+  i64 params = 0;           // estimated from vision_config (see weights.cpp)
+  std::string basis;        // how it was estimated
+};
+
+/// Quantisation of the linear layers, from quantization_config or --weight-format.
+struct WeightQuant {
+  std::string method = "none";  // none, fp8, awq, gptq, compressed-tensors, bitsandbytes, mxfp4, override
+  double linear_bits = 0;       // effective bits per quantised weight including scales/zeros; 0 = model dtype
+  bool attention_quantised = true;  // false when the method leaves attention in the model dtype
+  std::string detail;           // e.g. "4-bit, group 128, f16 scale + 4-bit zero"
+};
+
+struct ModelSpec {
+  std::string id;          // profile id or path
+  std::string model_type;  // HF model_type (text model)
+  std::string architecture;
+  ElemFormat dtype = ElemFormat::bf16;  // torch_dtype; default KV and weight format
+  bool dtype_from_config = false;
+  i64 hidden = 0;
+  i64 vocab = 0;
+  i64 max_context = 0;  // max_position_embeddings (0 = unknown)
+  bool tied_embeddings = false;
+  i64 learned_positions = 0;  // rows of a learned position embedding (gpt2)
+  NormKind norm = NormKind::rms;
+  bool final_norm = true;
+  std::vector<Layer> layers;
+  VisionTower vision;
+  WeightQuant quant;
+  std::vector<std::string> warnings;  // assumptions the reader made (fallbacks)
+  std::vector<std::string> notes;     // facts worth printing (e.g. sliding window ignored)
+};
+
+}  // namespace kvplan

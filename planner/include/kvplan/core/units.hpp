@@ -1,0 +1,21 @@
+// Token counts as users type them ("32k", "128K", "1m", "4096") and byte counts as people read them.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kvplan/core/checked.hpp"
+
+namespace kvplan {
+
+/// Parses a non-negative count: digits with an optional k (x1024) or m (x1024^2) suffix,
+/// case-insensitive. Throws InputError naming `what` on anything else or on overflow.
+i64 parse_count(std::string_view text, std::string_view what);
+
+/// "1.50 GiB", "512.00 MiB", "812 B": binary units with two decimals.
+std::string human_bytes(i64 bytes);
+
+/// "8.030 B", "999.9 M": parameter counts.
+std::string human_count(i64 n);
+
+}  // namespace kvplan

@@ -1,0 +1,47 @@
+// Parameter counts and weight bytes of a model, by component, total and active (MoE).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/model.hpp"
+
+namespace kvplan {
+
+/// Parameters of one component: `matrix` are linear-layer weights (what quantisation packs),
+/// `vector` are biases, norms, sinks, SSM A/D/dt vectors (always kept in the model dtype).
+struct ParamPart {
+  std::string name;
+  i64 matrix = 0;
+  i64 vector = 0;
+  bool quantisable = false;  // linear layers a quantization_config may pack
+  i64 total() const { return add(matrix, vector, "parameter count"); }
+};
+
+struct ParamCount {
+  std::vector<ParamPart> parts;  // embedding, position_embedding, lm_head, attention, mamba, mlp,
+                                 // routed_experts, shared_experts, router, norms, vision
+  i64 total = 0;                 // text model + vision tower
+  i64 text_total = 0;            // without the vision tower
+  i64 active = 0;                // per token: total minus the routed experts a token does not use
+};
+
+/// Counts every parameter: embeddings (tied counted once), learned positions, per-layer attention
+/// (q/k/v/o, biases, q/k norms, sinks), MLA projections, Mamba mixers, dense and MoE MLPs (routed
+/// and shared experts, router), norms, final norm, lm_head, and the vision tower estimate.
+ParamCount count_params(const ModelSpec& m);
+
+struct WeightBytes {
+  i64 total = 0;
+  std::string basis;  // e.g. "bf16 (2 B/param)" or "awq 4-bit g128 on linear layers, bf16 elsewhere"
+};
+
+/// Bytes of the weights: quantisable matrices at quant.linear_bits (when set) and everything else
+/// at the model dtype. ceil(matrix * bits / 8) per component.
+WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p);
+
+/// Effective bits per weight for a group-quantised int format: bits + scale_bits/group (+ zero bits).
+double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits);
+
+}  // namespace kvplan

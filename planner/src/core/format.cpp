@@ -1,0 +1,64 @@
+// Element format table and row-size arithmetic (see format.hpp for the sources of the sizes).
+#include "kvplan/core/format.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kvplan {
+
+const std::vector<FormatInfo>& all_formats() {
+  static const std::vector<FormatInfo> table = {
+      {ElemFormat::f32, "f32", 1, 4},         {ElemFormat::f16, "f16", 1, 2},
+      {ElemFormat::bf16, "bf16", 1, 2},       {ElemFormat::fp8_e4m3, "fp8_e4m3", 1, 1},
+      {ElemFormat::fp8_e5m2, "fp8_e5m2", 1, 1}, {ElemFormat::int8, "int8", 1, 1},
+      {ElemFormat::q8_0, "q8_0", 32, 34},     {ElemFormat::q4_0, "q4_0", 32, 18},
+      {ElemFormat::q4_1, "q4_1", 32, 20},     {ElemFormat::q5_0, "q5_0", 32, 22},
+      {ElemFormat::q5_1, "q5_1", 32, 24},     {ElemFormat::iq4_nl, "iq4_nl", 32, 18},
+  };
+  return table;
+}
+
+const FormatInfo& format_info(ElemFormat f) { return all_formats()[static_cast<size_t>(f)]; }
+
+std::optional<ElemFormat> parse_format(std::string_view name) {
+  std::string s(name);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const auto& fi : all_formats())
+    if (s == fi.name) return fi.format;
+  struct Alias { std::string_view alias; ElemFormat f; };
+  static const Alias aliases[] = {
+      {"float32", ElemFormat::f32},        {"fp32", ElemFormat::f32},
+      {"float", ElemFormat::f32},          {"float16", ElemFormat::f16},
+      {"fp16", ElemFormat::f16},           {"half", ElemFormat::f16},
+      {"bfloat16", ElemFormat::bf16},      {"fp8", ElemFormat::fp8_e4m3},
+      {"fp8_e4m3fn", ElemFormat::fp8_e4m3}, {"float8_e4m3fn", ElemFormat::fp8_e4m3},
+      {"e4m3", ElemFormat::fp8_e4m3},      {"float8_e5m2", ElemFormat::fp8_e5m2},
+      {"e5m2", ElemFormat::fp8_e5m2},      {"fp8_e5m2fnuz", ElemFormat::fp8_e5m2},
+      {"fp8_e4m3fnuz", ElemFormat::fp8_e4m3}, {"fp8_inc", ElemFormat::fp8_e4m3},
+      {"i8", ElemFormat::int8},            {"q8", ElemFormat::q8_0},
+  };
+  for (const auto& a : aliases)
+    if (s == a.alias) return a.f;
+  return std::nullopt;
+}
+
+std::string format_names() {
+  std::string out;
+  for (const auto& fi : all_formats()) {
+    if (!out.empty()) out += ", ";
+    out += fi.name;
+  }
+  return out;
+}
+
+i64 row_bytes(ElemFormat f, i64 n, std::string_view what) {
+  const FormatInfo& fi = format_info(f);
+  if (n % fi.block_elems != 0)
+    throw InputError(std::string(what),
+                     "row of " + std::to_string(n) + " elements is not a multiple of " +
+                         std::string(fi.name) + "'s block of " + std::to_string(fi.block_elems),
+                     "choose a plain cache type (f16, bf16, fp8_e4m3) for this model");
+  return mul(n / fi.block_elems, fi.block_bytes, what);
+}
+
+}  // namespace kvplan

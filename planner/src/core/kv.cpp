@@ -1,0 +1,146 @@
+// KV-cache byte arithmetic (formulas in kv.hpp; engines.md "Per-token bytes").
+#include "kvplan/core/kv.hpp"
+
+#include <algorithm>
+
+namespace kvplan {
+
+const char* kv_kind_name(KvKind k) {
+  switch (k) {
+    case KvKind::full: return "full";
+    case KvKind::sliding: return "sliding";
+    case KvKind::chunked: return "chunked";
+    case KvKind::mla_latent: return "mla_latent";
+    case KvKind::mla_expanded: return "mla_expanded";
+    case KvKind::cross: return "cross";
+    case KvKind::ssm: return "ssm";
+    case KvKind::none: return "none";
+  }
+  return "?";
+}
+
+namespace {
+bool stores_kv(KvKind k) { return k != KvKind::ssm && k != KvKind::none; }
+}  // namespace
+
+i64 layer_k_bytes_per_token(const Layer& l, ElemFormat f) {
+  if (!stores_kv(l.kv)) return 0;
+  if (l.kv == KvKind::mla_latent)
+    return row_bytes(f, add(l.kv_lora_rank, l.qk_rope_head_dim), "MLA latent row (kv_lora_rank + qk_rope_head_dim)");
+  return mul(l.kv_heads, row_bytes(f, l.k_head_dim, "K head row (head_dim)"), "K bytes per token");
+}
+
+i64 layer_v_bytes_per_token(const Layer& l, ElemFormat f) {
+  if (!stores_kv(l.kv) || l.kv == KvKind::mla_latent) return 0;
+  return mul(l.kv_heads, row_bytes(f, l.v_head_dim, "V head row (v_head_dim)"), "V bytes per token");
+}
+
+i64 layer_tokens_held(const Layer& l, i64 context, i64 encoder_tokens) {
+  switch (l.kv) {
+    case KvKind::full:
+    case KvKind::mla_latent:
+    case KvKind::mla_expanded: return context;
+    case KvKind::sliding:
+    case KvKind::chunked: return std::min(context, l.window);
+    case KvKind::cross: return encoder_tokens;
+    case KvKind::ssm:
+    case KvKind::none: return 0;
+  }
+  return 0;
+}
+
+i64 layer_state_bytes(const Layer& l, ElemFormat f) {
+  if (l.kv != KvKind::ssm) return 0;
+  return add(row_bytes(f, l.conv_state_elems, "conv state"), row_bytes(f, l.ssm_state_elems, "ssm state"),
+             "recurrent state bytes");
+}
+
+namespace {
+
+bool same_geometry(const KvGroup& g, const Layer& l) {
+  return g.kind == l.kv && g.kv_heads == l.kv_heads && g.k_head_dim == l.k_head_dim &&
+         g.v_head_dim == l.v_head_dim && g.window == l.window;
+}
+
+std::string bytes_word(ElemFormat f) {
+  const auto& fi = format_info(f);
+  if (fi.block_elems == 1) return std::to_string(fi.block_bytes) + " B (" + std::string(fi.name) + ")";
+  return std::to_string(fi.block_bytes) + "/" + std::to_string(fi.block_elems) + " B (" + std::string(fi.name) + ")";
+}
+
+std::string describe(const KvGroup& g, const KvOptions& o) {
+  const std::string n = std::to_string(g.layer_indices.size()) + " layers x ";
+  switch (g.kind) {
+    case KvKind::mla_latent:
+      return n + "(" + std::to_string(g.k_elems_per_token) + " latent elems x " + bytes_word(o.k_format) +
+             ") = " + std::to_string(g.k_bytes_per_token) + " B/token/layer";
+    case KvKind::ssm:
+      return n + "state " + std::to_string(g.state_bytes_per_layer) + " B/sequence/layer (" +
+             std::string(format_info(o.state_format).name) + ")";
+    case KvKind::none:
+      return n + "no cache";
+    default: {
+      std::string s = n + std::to_string(g.kv_heads) + " kv_heads x (K " + std::to_string(g.k_head_dim) + " x " +
+                      bytes_word(o.k_format) + " + V " + std::to_string(g.v_head_dim) + " x " +
+                      bytes_word(o.v_format) + ") = " +
+                      std::to_string(g.k_bytes_per_token + g.v_bytes_per_token) + " B/token/layer";
+      if (g.kind == KvKind::sliding) s += ", window " + std::to_string(g.window);
+      if (g.kind == KvKind::chunked) s += ", chunk " + std::to_string(g.window);
+      if (g.kind == KvKind::cross) s += ", encoder tokens only";
+      return s;
+    }
+  }
+}
+
+}  // namespace
+
+KvResult compute_kv(const ModelSpec& m, const KvOptions& o) {
+  if (o.context < 0) throw InputError("--context", "must be >= 0");
+  if (o.encoder_tokens < 0) throw InputError("--encoder-tokens", "must be >= 0");
+  KvResult r;
+  r.context = o.context;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const Layer& l = m.layers[i];
+    auto it = std::find_if(r.groups.begin(), r.groups.end(), [&](const KvGroup& g) { return same_geometry(g, l); });
+    if (it == r.groups.end()) {
+      KvGroup g;
+      g.kind = l.kv;
+      g.kv_heads = l.kv_heads;
+      g.k_head_dim = l.k_head_dim;
+      g.v_head_dim = l.v_head_dim;
+      g.window = l.window;
+      g.k_bytes_per_token = layer_k_bytes_per_token(l, o.k_format);
+      g.v_bytes_per_token = layer_v_bytes_per_token(l, o.v_format);
+      if (l.kv == KvKind::mla_latent) {
+        g.k_elems_per_token = l.kv_lora_rank + l.qk_rope_head_dim;
+      } else if (stores_kv(l.kv)) {
+        g.k_elems_per_token = mul(l.kv_heads, l.k_head_dim);
+        g.v_elems_per_token = mul(l.kv_heads, l.v_head_dim);
+      }
+      g.tokens_held = layer_tokens_held(l, o.context, o.encoder_tokens);
+      g.state_bytes_per_layer = layer_state_bytes(l, o.state_format);
+      r.groups.push_back(g);
+      it = r.groups.end() - 1;
+    }
+    it->layer_indices.push_back(static_cast<i64>(i));
+  }
+  for (auto& g : r.groups) {
+    const i64 n = static_cast<i64>(g.layer_indices.size());
+    g.k_bytes = mul(mul(g.k_bytes_per_token, g.tokens_held, "K bytes per layer"), n, "K bytes of group");
+    g.v_bytes = mul(mul(g.v_bytes_per_token, g.tokens_held, "V bytes per layer"), n, "V bytes of group");
+    g.state_bytes = mul(g.state_bytes_per_layer, n, "state bytes of group");
+    g.formula = describe(g, o);
+    r.k_bytes = add(r.k_bytes, g.k_bytes, "sequence K bytes");
+    r.v_bytes = add(r.v_bytes, g.v_bytes, "sequence V bytes");
+    r.state_bytes = add(r.state_bytes, g.state_bytes, "state bytes");
+    if (g.kind != KvKind::cross) {
+      r.k_bytes_per_token = add(r.k_bytes_per_token, mul(g.k_bytes_per_token, n), "K bytes per token");
+      r.v_bytes_per_token = add(r.v_bytes_per_token, mul(g.v_bytes_per_token, n), "V bytes per token");
+    }
+  }
+  r.kv_bytes_per_token = add(r.k_bytes_per_token, r.v_bytes_per_token, "KV bytes per token");
+  r.sequence_kv_bytes = add(r.k_bytes, r.v_bytes, "sequence KV bytes");
+  return r;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,198 @@
+// Parameter counting per component (formulas inline, HF modeling_*.py module shapes) and weight bytes.
+#include "kvplan/core/weights.hpp"
+
+#include <cmath>
+
+namespace kvplan {
+
+namespace {
+
+struct Acc {
+  ParamPart embedding{"embedding"}, positions{"position_embedding"}, lm_head{"lm_head"},
+      attention{"attention", 0, 0, true}, mamba{"mamba", 0, 0, true}, mlp{"mlp", 0, 0, true},
+      routed{"routed_experts", 0, 0, true}, shared{"shared_experts", 0, 0, true}, router{"router"},
+      norms{"norms"}, vision{"vision"};
+  i64 inactive = 0;  // routed-expert parameters a token does not touch
+};
+
+i64 norm_size(const ModelSpec& m, i64 width) { return m.norm == NormKind::layer ? mul(2, width) : width; }
+
+// q: hidden x (q_heads*k_hd); k: hidden x (kv*k_hd); v: hidden x (kv*v_hd); o: (q_heads*v_hd) x hidden.
+void attention_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden;
+  const i64 q = mul(l.q_heads, l.k_head_dim), k = mul(l.kv_heads, l.k_head_dim), v = mul(l.kv_heads, l.v_head_dim);
+  const i64 o = mul(l.q_heads, l.v_head_dim);
+  const i64 q_out = l.q_gate ? mul(2, q) : q;
+  a.attention.matrix = add(a.attention.matrix, mul(h, add(add(q_out, k), add(v, o))), "attention params");
+  if (l.qkv_bias) a.attention.vector = add(a.attention.vector, add(add(q, k), v));
+  if (l.o_bias) a.attention.vector = add(a.attention.vector, h);
+  if (l.qk_norm) a.attention.vector = add(a.attention.vector, mul(2, l.k_head_dim));
+  if (l.attn_sinks) a.attention.vector = add(a.attention.vector, l.q_heads);
+}
+
+// DeepSeek MLA: q = q_lora ? (hidden x q_lora, norm q_lora, q_lora x H*(nope+rope)) : hidden x H*(nope+rope);
+// kv_a = hidden x (kv_lora + rope); kv_a_norm = kv_lora; kv_b = kv_lora x H*(nope + v); o = H*v x hidden.
+void mla_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden;
+  const i64 qk = add(l.qk_nope_head_dim, l.qk_rope_head_dim);
+  i64 mat = 0, vec = 0;
+  if (l.q_lora_rank > 0) {
+    mat = add(mul(h, l.q_lora_rank), mul(l.q_lora_rank, mul(l.q_heads, qk)));
+    vec = l.q_lora_rank;
+  } else {
+    mat = mul(h, mul(l.q_heads, qk));
+  }
+  mat = add(mat, mul(h, add(l.kv_lora_rank, l.qk_rope_head_dim)));
+  vec = add(vec, l.kv_lora_rank);
+  mat = add(mat, mul(l.kv_lora_rank, mul(l.q_heads, add(l.qk_nope_head_dim, l.v_head_dim))));
+  mat = add(mat, mul(mul(l.q_heads, l.v_head_dim), h));
+  a.attention.matrix = add(a.attention.matrix, mat);
+  a.attention.vector = add(a.attention.vector, vec);
+}
+
+// Mamba (HF MambaMixer): in_proj hidden x 2*d_inner; conv1d d_inner x d_conv (+ d_inner bias);
+// x_proj d_inner x (dt_rank + 2*d_state); dt_proj dt_rank x d_inner + d_inner bias; A_log d_inner x d_state;
+// D d_inner; out_proj d_inner x hidden. Jamba adds dt/B/C RMSNorms (dt_rank + 2*d_state).
+void mamba1_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden, di = l.d_inner;
+  i64 mat = mul(h, mul(2, di));
+  mat = add(mat, mul(di, add(l.dt_rank, mul(2, l.d_state))));
+  mat = add(mat, mul(l.dt_rank, di));
+  mat = add(mat, mul(di, h));
+  i64 vec = mul(di, l.d_conv);  // conv weights are depthwise: kept with vectors (not packed)
+  if (l.conv_bias) vec = add(vec, di);
+  vec = add(vec, di);                   // dt_proj bias
+  vec = add(vec, mul(di, l.d_state));   // A_log
+  vec = add(vec, di);                   // D
+  if (l.proj_bias) vec = add(vec, add(mul(2, di), h));
+  if (l.mamba_inner_norms) vec = add(vec, add(l.dt_rank, mul(2, l.d_state)));
+  a.mamba.matrix = add(a.mamba.matrix, mat);
+  a.mamba.vector = add(a.mamba.vector, vec);
+}
+
+// Mamba2 (HF Mamba2Mixer): conv_dim = d_inner + 2*n_groups*d_state;
+// in_proj hidden x (d_inner + conv_dim + heads); conv1d conv_dim x d_conv (+ conv_dim);
+// dt_bias, A_log, D: heads each; gated norm d_inner; out_proj d_inner x hidden.
+void mamba2_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden, di = l.d_inner;
+  const i64 conv_dim = add(di, mul(2, mul(l.n_groups, l.d_state)));
+  const i64 proj = add(add(di, conv_dim), l.ssm_heads);
+  i64 mat = add(mul(h, proj), mul(di, h));
+  i64 vec = mul(conv_dim, l.d_conv);
+  if (l.conv_bias) vec = add(vec, conv_dim);
+  vec = add(vec, mul(3, l.ssm_heads));
+  vec = add(vec, di);
+  if (l.proj_bias) vec = add(vec, add(proj, h));
+  a.mamba.matrix = add(a.mamba.matrix, mat);
+  a.mamba.vector = add(a.mamba.vector, vec);
+}
+
+// Gated DeltaNet (HF Qwen3NextGatedDeltaNet): key_dim = k_heads*k_dim, value_dim = v_heads*v_dim;
+// in_proj_qkvz hidden x (2*key_dim + 2*value_dim); in_proj_ba hidden x 2*v_heads; depthwise conv1d
+// (2*key_dim + value_dim) x d_conv, no bias; dt_bias and A_log v_heads each; gated norm v_dim;
+// out_proj value_dim x hidden.
+void deltanet_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden;
+  const i64 kd = mul(l.lin_k_heads, l.lin_k_dim), vd = mul(l.lin_v_heads, l.lin_v_dim);
+  i64 mat = mul(h, add(mul(2, kd), mul(2, vd)));
+  mat = add(mat, mul(h, mul(2, l.lin_v_heads)));
+  mat = add(mat, mul(vd, h));
+  i64 vec = mul(add(mul(2, kd), vd), l.d_conv);
+  vec = add(vec, add(mul(2, l.lin_v_heads), l.lin_v_dim));
+  a.mamba.matrix = add(a.mamba.matrix, mat);
+  a.mamba.vector = add(a.mamba.vector, vec);
+}
+
+// gated: gate, up (hidden x I) and down (I x hidden) = 3*hidden*I; plain: up and down = 2*hidden*I.
+i64 ffn_matrix(i64 hidden, i64 inter, bool gated) { return mul(mul(gated ? 3 : 2, hidden), inter, "MLP params"); }
+i64 ffn_bias(i64 hidden, i64 inter, bool gated) { return add(mul(gated ? 2 : 1, inter), hidden); }
+
+void mlp_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden;
+  switch (l.mlp) {
+    case MlpKind::none: return;
+    case MlpKind::gated:
+    case MlpKind::plain: {
+      const bool g = l.mlp == MlpKind::gated;
+      a.mlp.matrix = add(a.mlp.matrix, ffn_matrix(h, l.intermediate, g));
+      if (l.mlp_bias) a.mlp.vector = add(a.mlp.vector, ffn_bias(h, l.intermediate, g));
+      return;
+    }
+    case MlpKind::moe: {
+      // each routed expert is a gated MLP of width expert_intermediate; router hidden x experts.
+      const i64 per_expert_mat = ffn_matrix(h, l.expert_intermediate, true);
+      const i64 per_expert_vec = l.expert_bias ? ffn_bias(h, l.expert_intermediate, true) : 0;
+      a.routed.matrix = add(a.routed.matrix, mul(l.experts, per_expert_mat, "routed expert params"));
+      a.routed.vector = add(a.routed.vector, mul(l.experts, per_expert_vec));
+      a.inactive = add(a.inactive, mul(l.experts - l.experts_active, add(per_expert_mat, per_expert_vec)));
+      a.router.matrix = add(a.router.matrix, mul(h, l.experts));
+      if (l.router_bias || l.router_score_bias) a.router.vector = add(a.router.vector, l.experts);
+      if (l.shared_intermediate > 0)
+        a.shared.matrix = add(a.shared.matrix, ffn_matrix(h, l.shared_intermediate, true));
+      if (l.shared_expert_gate) a.shared.matrix = add(a.shared.matrix, h);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+ParamCount count_params(const ModelSpec& m) {
+  Acc a;
+  a.embedding.matrix = mul(m.vocab, m.hidden, "embedding params");
+  a.positions.matrix = mul(m.learned_positions, m.hidden, "position embedding params");
+  if (!m.tied_embeddings) a.lm_head.matrix = mul(m.vocab, m.hidden, "lm_head params");
+  for (const Layer& l : m.layers) {
+    switch (l.mixer) {
+      case Mixer::attention: attention_params(m, l, a); break;
+      case Mixer::mla: mla_params(m, l, a); break;
+      case Mixer::mamba1: mamba1_params(m, l, a); break;
+      case Mixer::mamba2: mamba2_params(m, l, a); break;
+      case Mixer::gated_deltanet: deltanet_params(m, l, a); break;
+      case Mixer::none: break;
+    }
+    mlp_params(m, l, a);
+    a.norms.vector = add(a.norms.vector, mul(l.norms, norm_size(m, m.hidden)));
+  }
+  if (m.final_norm) a.norms.vector = add(a.norms.vector, norm_size(m, m.hidden));
+  a.vision.matrix = m.vision.params;
+
+  ParamCount p;
+  p.parts = {a.embedding, a.positions, a.lm_head, a.attention, a.mamba, a.mlp, a.routed, a.shared, a.router, a.norms, a.vision};
+  for (const auto& part : p.parts) {
+    p.total = add(p.total, part.total(), "total params");
+    if (part.name != "vision") p.text_total = add(p.text_total, part.total(), "text params");
+  }
+  p.active = sub(p.total, a.inactive);
+  return p;
+}
+
+double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits) {
+  if (group <= 0) return bits;  // per-channel: scales are negligible per weight
+  return bits + static_cast<double>(scale_bits + zero_bits) / static_cast<double>(group);
+}
+
+WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
+  const i64 elem = format_info(m.dtype).block_bytes;
+  WeightBytes w;
+  const bool quant = m.quant.linear_bits > 0;
+  for (const auto& part : p.parts) {
+    const bool packed = quant && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
+    i64 mat_bytes;
+    if (packed) {
+      const long double b = std::ceil(static_cast<long double>(part.matrix) * m.quant.linear_bits / 8.0L);
+      if (b > 9.2e18L) throw OverflowError("weight bytes of " + part.name + " overflow 64-bit bytes");
+      mat_bytes = static_cast<i64>(b);
+    } else {
+      mat_bytes = mul(part.matrix, elem, "weight bytes");
+    }
+    w.total = add(w.total, add(mat_bytes, mul(part.vector, elem)), "weight bytes");
+  }
+  const std::string dt = std::string(format_info(m.dtype).name) + " (" + std::to_string(elem) + " B/param)";
+  w.basis = quant ? m.quant.method + " " + m.quant.detail + " on linear layers" +
+                        (m.quant.attention_quantised ? "" : " except attention") + ", " + dt + " elsewhere"
+                  : dt;
+  return w;
+}
+
+}  // namespace kvplan

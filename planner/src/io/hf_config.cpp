@@ -1,0 +1,863 @@
+// Hugging Face config.json ingestion. Each family rule cites the transformers modeling file whose
+// module shapes it mirrors; keys are read strictly (type and range checked, errors name the path).
+#include "kvplan/io/hf_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "kvplan/core/weights.hpp"
+
+namespace kvplan::io {
+
+namespace {
+
+constexpr i64 kMaxLayers = 100000;
+constexpr i64 kMaxHeads = 1 << 20;
+constexpr i64 kMaxDim = 1 << 24;
+constexpr i64 kMaxVocab = 1LL << 31;
+constexpr i64 kMaxTokens = 1LL << 40;
+constexpr i64 kMaxExperts = 1 << 16;
+
+enum class Family {
+  llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
+  gpt_neox, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, generic
+};
+
+struct TypeRule {
+  const char* model_type;
+  Family family;
+};
+
+// Text model types (and flat multimodal configs whose text keys sit at the top level).
+const TypeRule kTypes[] = {
+    {"llama", Family::llama},         {"mistral", Family::mistral},       {"mixtral", Family::mixtral},
+    {"qwen2", Family::qwen2},         {"qwen2_vl", Family::qwen2},        {"qwen2_vl_text", Family::qwen2},
+    {"qwen2_5_vl", Family::qwen2},    {"qwen2_5_vl_text", Family::qwen2}, {"qwen2_moe", Family::qwen2_moe},
+    {"qwen3", Family::qwen3},         {"qwen3_vl", Family::qwen3},        {"qwen3_vl_text", Family::qwen3},
+    {"qwen3_moe", Family::qwen3_moe}, {"qwen3_vl_moe", Family::qwen3_moe}, {"qwen3_vl_moe_text", Family::qwen3_moe},
+    {"gemma", Family::gemma},         {"gemma2", Family::gemma2},         {"gemma3", Family::gemma3},
+    {"gemma3_text", Family::gemma3},  {"phi3", Family::phi3},             {"falcon", Family::falcon},
+    {"gpt2", Family::gpt2},           {"gpt_neox", Family::gpt_neox},     {"gpt_bigcode", Family::gpt_bigcode},
+    {"deepseek_v2", Family::deepseek}, {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
+    {"gpt_oss", Family::gpt_oss},     {"llama4", Family::llama4},         {"llama4_text", Family::llama4},
+    {"jamba", Family::jamba},         {"nemotron_h", Family::nemotron_h}, {"mamba", Family::mamba},
+    {"falcon_mamba", Family::mamba},  {"mamba2", Family::mamba2},         {"mllama", Family::mllama},
+    {"mllama_text_model", Family::mllama}, {"llava", Family::llama},     {"llava_next", Family::llama},
+    {"mistral3", Family::mistral},    {"qwen3_next", Family::qwen3_next},
+};
+
+// Wrappers whose text model lives in text_config: the text model_type when text_config has none.
+const std::pair<const char*, const char*> kWrapperText[] = {
+    {"gemma3", "gemma3_text"},       {"mllama", "mllama_text_model"}, {"llama4", "llama4_text"},
+    {"qwen2_5_vl", "qwen2_5_vl_text"}, {"qwen2_vl", "qwen2_vl_text"},   {"qwen3_vl", "qwen3_vl_text"},
+    {"qwen3_vl_moe", "qwen3_vl_moe_text"}, {"llava", "llama"},          {"llava_next", "llama"},
+    {"mistral3", "mistral"},
+};
+
+// Defaults of the transformers config classes that multimodal wrappers instantiate from a sparse
+// text_config (LlamaConfig, Gemma3TextConfig __init__ defaults).
+std::vector<std::pair<std::string, json>> text_config_defaults(const std::string& text_type) {
+  if (text_type == "llama")
+    return {{"hidden_size", 4096}, {"intermediate_size", 11008}, {"num_hidden_layers", 32},
+            {"num_attention_heads", 32}, {"vocab_size", 32000}, {"max_position_embeddings", 2048}};
+  if (text_type == "gemma3_text")
+    return {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216}, {"num_hidden_layers", 26},
+            {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256}, {"max_position_embeddings", 131072},
+            {"sliding_window", 4096}, {"sliding_window_pattern", 6}};
+  return {};
+}
+
+std::optional<Family> family_of(const std::string& t) {
+  for (const auto& r : kTypes)
+    if (t == r.model_type) return r.family;
+  return std::nullopt;
+}
+
+ElemFormat dtype_of(const JsonView& v, const std::string& key) {
+  const std::string s = v.string_or(key, "");
+  if (s == "float32") return ElemFormat::f32;
+  if (s == "float16") return ElemFormat::f16;
+  if (s == "bfloat16") return ElemFormat::bf16;
+  if (auto f = parse_format(s); f && format_info(*f).block_elems == 1) return *f;
+  v.fail(key, "unknown dtype \"" + s + "\"", "use float32, float16 or bfloat16");
+}
+
+struct Reader {
+  const JsonView& root;
+  const JsonView& t;  // text model keys
+  Family fam;
+  ModelSpec& m;
+
+  i64 hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, inter = 0;
+
+  void warn(const std::string& s) { m.warnings.push_back(s); }
+
+  void read_core() {
+    hidden = t.get_int_any({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim);
+    layers = t.get_int_any({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxLayers);
+    m.hidden = hidden;
+    m.vocab = t.get_int_any({"vocab_size", "padded_vocab_size"}, 1, kMaxVocab);
+    if (auto k = t.first_present({"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"}))
+      m.max_context = t.get_int(*k, 1, kMaxTokens);
+    if (auto k = t.first_present({"intermediate_size", "n_inner", "ffn_hidden_size"}))
+      inter = t.get_int(*k, 1, kMaxDim);
+  }
+
+  // heads, KV heads (missing -> heads), head_dim (explicit wins over hidden / heads).
+  void read_attention() {
+    heads = t.get_int_any({"num_attention_heads", "n_head"}, 1, kMaxHeads);
+    if (auto k = t.first_present({"num_key_value_heads", "n_head_kv", "multi_query_group_num"})) {
+      kv_heads = t.get_int(*k, 1, kMaxHeads);
+    } else {
+      kv_heads = heads;
+      m.notes.push_back("num_key_value_heads absent: KV heads = num_attention_heads = " + std::to_string(heads));
+    }
+    if (heads % kv_heads != 0)
+      t.fail("num_key_value_heads", "num_attention_heads " + std::to_string(heads) + " is not divisible by " +
+                                        std::to_string(kv_heads) + " KV heads",
+             "fix the head counts");
+    if (auto k = t.first_present({"head_dim", "attention_head_dim", "kv_channels"})) {
+      head_dim = t.get_int(*k, 1, kMaxDim);
+    } else {
+      if (hidden % heads != 0)
+        t.fail("hidden_size", "hidden_size " + std::to_string(hidden) + " is not divisible by num_attention_heads " +
+                                  std::to_string(heads) + " and no head_dim is given",
+               "add head_dim");
+      head_dim = hidden / heads;
+    }
+  }
+
+  Layer attention_layer() const {
+    Layer l;
+    l.kv = KvKind::full;
+    l.mixer = Mixer::attention;
+    l.q_heads = heads;
+    l.kv_heads = kv_heads;
+    l.k_head_dim = head_dim;
+    l.v_head_dim = head_dim;
+    l.mlp = MlpKind::gated;
+    l.intermediate = inter;
+    return l;
+  }
+
+  i64 need_inter() {
+    if (inter <= 0) t.fail("intermediate_size", "missing; expected integer >= 1", "add it to the config");
+    return inter;
+  }
+
+  // ---- windows: layer_types first, then each family's own rule ----
+  i64 sliding_window() const { return t.get_int("sliding_window", 1, kMaxTokens); }
+
+  bool sliding_enabled() const { return t.bool_or("use_sliding_window", true) && t.has("sliding_window"); }
+
+  void apply_layer_types() {
+    const auto types = t.string_list("layer_types");
+    if ((i64)types.size() != layers)
+      t.fail("layer_types", "has " + std::to_string(types.size()) + " entries but num_hidden_layers is " +
+                                std::to_string(layers), "make them agree");
+    for (size_t i = 0; i < types.size(); ++i) {
+      Layer& l = m.layers[i];
+      const auto& s = types[i];
+      if (s == "full_attention") {
+        l.kv = KvKind::full;
+      } else if (s == "sliding_attention") {
+        l.kv = KvKind::sliding;
+        l.window = sliding_window();
+      } else if (s == "linear_attention" || s == "mamba") {
+        if (l.kv != KvKind::ssm)
+          throw InputError(t.where("layer_types") + "/" + std::to_string(i), "\"" + s + "\" is not supported for model_type '" +
+                               m.model_type + "'", "supported here: full_attention, sliding_attention, chunked_attention");
+      } else if (s == "chunked_attention") {
+        l.kv = KvKind::chunked;
+        l.window = t.get_int("attention_chunk_size", 1, kMaxTokens);
+      } else {
+        throw InputError(t.where("layer_types") + "/" + std::to_string(i), "unsupported layer type \"" + s + "\"",
+                         "supported: full_attention, sliding_attention, chunked_attention");
+      }
+    }
+  }
+
+  void set_sliding(size_t i) {
+    m.layers[i].kv = KvKind::sliding;
+    m.layers[i].window = sliding_window();
+  }
+
+  void apply_windows() {
+    if (t.has("layer_types")) { apply_layer_types(); return; }
+    switch (fam) {
+      case Family::gemma2:  // modeling_gemma2: is_sliding = not bool(layer_idx % 2)
+        for (size_t i = 0; i < m.layers.size(); i += 2) set_sliding(i);
+        return;
+      case Family::gemma3: {  // modeling_gemma3: sliding unless (layer_idx + 1) % sliding_window_pattern == 0
+        const i64 p = t.int_or("sliding_window_pattern", 6, 1, kMaxLayers);
+        for (size_t i = 0; i < m.layers.size(); ++i)
+          if ((i64(i) + 1) % p != 0) set_sliding(i);
+        return;
+      }
+      case Family::gpt_oss:  // alternating, sliding first (the layer_types gpt-oss ships)
+        for (size_t i = 0; i < m.layers.size(); i += 2) set_sliding(i);
+        return;
+      case Family::llama4: {  // chunked local attention on RoPE layers; NoPE layers are global
+        if (!t.has("attention_chunk_size")) return;
+        const i64 chunk = t.get_int("attention_chunk_size", 1, kMaxTokens);
+        std::vector<i64> rope = t.int_list("no_rope_layers", 0, 1);
+        if (!rope.empty() && (i64)rope.size() != layers)
+          t.fail("no_rope_layers", "has " + std::to_string(rope.size()) + " entries for " + std::to_string(layers) +
+                                       " layers", "make them agree");
+        const i64 interval = t.int_or("no_rope_layer_interval", 4, 1, kMaxLayers);
+        for (size_t i = 0; i < m.layers.size(); ++i) {
+          const bool uses_rope = rope.empty() ? ((i64(i) + 1) % interval != 0) : rope[i] != 0;
+          if (uses_rope) { m.layers[i].kv = KvKind::chunked; m.layers[i].window = chunk; }
+        }
+        return;
+      }
+      case Family::qwen2:
+      case Family::qwen2_moe:
+      case Family::qwen3:
+      case Family::qwen3_moe: {  // sliding only with use_sliding_window, on layers >= max_window_layers
+        if (!t.bool_or("use_sliding_window", false) || !t.has("sliding_window")) {
+          if (t.has("sliding_window"))
+            m.notes.push_back("sliding_window present but use_sliding_window is false: all layers full attention");
+          return;
+        }
+        const i64 first = t.int_or("max_window_layers", 0, 0, kMaxLayers);
+        for (size_t i = 0; i < m.layers.size(); ++i)
+          if ((i64)i >= first) set_sliding(i);
+        return;
+      }
+      case Family::mistral:
+      case Family::mixtral:
+      case Family::phi3:
+      case Family::llama:
+      case Family::generic:  // a sliding_window given applies to every attention layer
+        if (sliding_enabled())
+          for (size_t i = 0; i < m.layers.size(); ++i)
+            if (m.layers[i].kv == KvKind::full) set_sliding(i);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---- families ----
+  void llama_like(bool qkv_bias_default) {
+    read_attention();
+    need_inter();
+    const bool ab = t.bool_or("attention_bias", false);
+    const bool mb = t.bool_or("mlp_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qkv_bias = qkv_bias_default || ab;
+      l.o_bias = ab;
+      l.mlp_bias = mb;
+      m.layers.push_back(l);
+    }
+  }
+
+  void moe_layer(Layer& l, i64 experts, i64 active, i64 expert_inter) {
+    l.mlp = MlpKind::moe;
+    l.experts = experts;
+    l.experts_active = active;
+    l.expert_intermediate = expert_inter;
+    if (active > experts)
+      t.fail("num_experts_per_tok", std::to_string(active) + " experts per token exceeds " +
+                                        std::to_string(experts) + " experts", "fix the expert counts");
+  }
+
+  void read() {
+    read_core();
+    switch (fam) {
+      case Family::llama:
+      case Family::mistral:
+      case Family::phi3:
+      case Family::generic:
+        llama_like(false);
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      case Family::qwen2:
+        llama_like(true);  // modeling_qwen2: q/k/v Linear(bias=True), o_proj bias=False
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      case Family::qwen3:
+        llama_like(false);
+        for (auto& l : m.layers) l.qk_norm = true;  // q_norm, k_norm RMSNorm(head_dim)
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      case Family::mixtral: {
+        llama_like(false);
+        const i64 e = t.get_int("num_local_experts", 1, kMaxExperts);
+        const i64 k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+        for (auto& l : m.layers) moe_layer(l, e, k, inter);
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      }
+      case Family::qwen2_moe:
+      case Family::qwen3_moe: {
+        llama_like(fam == Family::qwen2_moe);
+        if (fam == Family::qwen3_moe) for (auto& l : m.layers) l.qk_norm = true;
+        const i64 e = t.get_int("num_experts", 1, kMaxExperts);
+        const i64 k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+        const i64 mi = t.get_int("moe_intermediate_size", 1, kMaxDim);
+        const i64 step = t.int_or("decoder_sparse_step", 1, 1, kMaxLayers);
+        const auto dense = t.int_list("mlp_only_layers", 0, kMaxLayers);
+        const i64 shared = fam == Family::qwen2_moe ? t.int_or("shared_expert_intermediate_size", 0, 0, kMaxDim) : 0;
+        for (i64 i = 0; i < layers; ++i) {
+          Layer& l = m.layers[i];
+          const bool is_dense = std::find(dense.begin(), dense.end(), i) != dense.end();
+          if (is_dense || (i + 1) % step != 0) continue;  // modeling_qwen*_moe: sparse when (i+1) % step == 0
+          moe_layer(l, e, k, mi);
+          l.shared_intermediate = shared;
+          l.shared_expert_gate = shared > 0;
+        }
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      }
+      case Family::gemma:
+      case Family::gemma2:
+      case Family::gemma3:
+        llama_like(false);
+        for (auto& l : m.layers) {
+          l.norms = fam == Family::gemma ? 2 : 4;  // gemma2/3: input, post_attn, pre_ff, post_ff norms
+          l.qk_norm = fam == Family::gemma3;
+        }
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        break;
+      case Family::mllama: {
+        llama_like(false);
+        for (i64 i : t.int_list("cross_attention_layers", 0, layers - 1)) {
+          Layer& l = m.layers[i];
+          l.kv = KvKind::cross;  // K/V of the vision encoder's tokens (modeling_mllama)
+          l.qk_norm = true;
+        }
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      }
+      case Family::falcon: read_falcon(); break;
+      case Family::gpt2:
+      case Family::gpt_bigcode: read_gpt2(); break;
+      case Family::gpt_neox: read_neox(); break;
+      case Family::deepseek: read_deepseek(); break;
+      case Family::gpt_oss: {
+        llama_like(false);
+        const i64 e = t.get_int("num_local_experts", 1, kMaxExperts);
+        const i64 k = t.get_int_any({"num_experts_per_tok", "experts_per_token"}, 1, kMaxExperts);
+        const bool ab = t.bool_or("attention_bias", true);
+        for (auto& l : m.layers) {
+          l.qkv_bias = l.o_bias = ab;
+          l.attn_sinks = true;           // modeling_gpt_oss: sinks = Parameter(num_attention_heads)
+          moe_layer(l, e, k, inter);     // experts gate_up (2*I) and down with biases; router with bias
+          l.expert_bias = true;
+          l.router_bias = true;
+        }
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      }
+      case Family::llama4: read_llama4(); break;
+      case Family::jamba: read_jamba(); break;
+      case Family::nemotron_h: read_nemotron_h(); break;
+      case Family::mamba: read_mamba1(); break;
+      case Family::mamba2: read_mamba2(); break;
+      case Family::qwen3_next: read_qwen3_next(); break;
+    }
+    apply_windows();
+  }
+
+  // modeling_falcon: multi_query without new_decoder_architecture means ONE KV head, whatever
+  // num_kv_heads says; new_decoder_architecture uses num_kv_heads. query_key_value packs q, k, v.
+  void read_falcon() {
+    heads = t.get_int_any({"num_attention_heads", "n_head"}, 1, kMaxHeads);
+    const bool new_arch = t.bool_or("new_decoder_architecture", false);
+    const bool mq = t.bool_or("multi_query", true);
+    if (new_arch) kv_heads = t.get_int_any({"num_kv_heads", "n_head_kv"}, 1, kMaxHeads);
+    else kv_heads = mq ? 1 : heads;
+    if (!new_arch && mq && t.has("num_kv_heads") && t.get_int("num_kv_heads", 1, kMaxHeads) != 1)
+      m.notes.push_back("falcon: multi_query=true without new_decoder_architecture: 1 KV head (num_kv_heads ignored)");
+    if (heads % kv_heads != 0) t.fail("num_kv_heads", "num_attention_heads not divisible by KV heads", "fix the head counts");
+    if (hidden % heads != 0) t.fail("hidden_size", "not divisible by num_attention_heads", "fix hidden_size");
+    head_dim = t.int_or("head_dim", hidden / heads, 1, kMaxDim);
+    if (inter == 0) inter = t.int_or("ffn_hidden_size", 4 * hidden, 1, kMaxDim);
+    const bool bias = t.bool_or("bias", false);
+    const bool parallel = t.bool_or("parallel_attn", true);
+    const int norms = new_arch ? int(t.int_or("num_ln_in_parallel_attn", 2, 1, 2)) : (parallel ? 1 : 2);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.mlp = MlpKind::plain;
+      l.qkv_bias = l.o_bias = l.mlp_bias = bias;
+      l.norms = norms;
+      m.layers.push_back(l);
+    }
+    m.norm = NormKind::layer;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+    if (m.max_context == 0) m.notes.push_back("falcon config has no max_position_embeddings (Falcon-7B/40B trained at 2048)");
+  }
+
+  // modeling_gpt2 / gpt_bigcode: learned positions, LayerNorm, biases everywhere, plain GELU MLP
+  // (n_inner, default 4*n_embd); bigcode multi_query -> 1 KV head.
+  void read_gpt2() {
+    heads = t.get_int_any({"n_head", "num_attention_heads"}, 1, kMaxHeads);
+    kv_heads = (fam == Family::gpt_bigcode && t.bool_or("multi_query", true)) ? 1 : heads;
+    if (hidden % heads != 0) t.fail("n_embd", "not divisible by n_head", "fix n_embd");
+    head_dim = hidden / heads;
+    if (inter == 0) inter = 4 * hidden;
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.mlp = MlpKind::plain;
+      l.qkv_bias = l.o_bias = l.mlp_bias = true;
+      m.layers.push_back(l);
+    }
+    m.norm = NormKind::layer;
+    m.learned_positions = m.max_context;
+    if (m.learned_positions == 0) t.fail("n_positions", "missing; expected integer >= 1", "add it to the config");
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+  }
+
+  // modeling_gpt_neox: fused qkv and dense with bias (attention_bias, default true), plain MLP with
+  // bias, LayerNorm, untied embed_out.
+  void read_neox() {
+    read_attention();
+    need_inter();
+    const bool ab = t.bool_or("attention_bias", true);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.mlp = MlpKind::plain;
+      l.qkv_bias = l.o_bias = ab;
+      l.mlp_bias = true;
+      m.layers.push_back(l);
+    }
+    m.norm = NormKind::layer;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_deepseek_v2/v3: MLA attention (latent cached), first_k_dense_replace dense layers,
+  // then MoE every moe_layer_freq layers with n_shared_experts shared experts.
+  void read_deepseek() {
+    heads = t.get_int("num_attention_heads", 1, kMaxHeads);
+    kv_heads = t.int_or("num_key_value_heads", heads, 1, kMaxHeads);
+    const i64 kv_lora = t.get_int("kv_lora_rank", 1, kMaxDim);
+    const i64 q_lora = t.int_or("q_lora_rank", 0, 0, kMaxDim);
+    const i64 nope = t.get_int("qk_nope_head_dim", 0, kMaxDim);
+    const i64 rope = t.get_int("qk_rope_head_dim", 0, kMaxDim);
+    const i64 v_dim = t.get_int("v_head_dim", 1, kMaxDim);
+    need_inter();
+    const i64 experts = t.int_or("n_routed_experts", 0, 0, kMaxExperts);
+    const i64 first_dense = t.int_or("first_k_dense_replace", 0, 0, kMaxLayers);
+    const i64 freq = t.int_or("moe_layer_freq", 1, 1, kMaxLayers);
+    const bool score_bias = t.string_or("topk_method", "") == "noaux_tc";
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l;
+      l.kv = KvKind::mla_latent;
+      l.mixer = Mixer::mla;
+      l.q_heads = heads;
+      l.kv_heads = 1;
+      l.kv_lora_rank = kv_lora;
+      l.q_lora_rank = q_lora;
+      l.qk_nope_head_dim = nope;
+      l.qk_rope_head_dim = rope;
+      l.k_head_dim = kv_lora + rope;
+      l.v_head_dim = v_dim;
+      l.mlp = MlpKind::gated;
+      l.intermediate = inter;
+      if (experts > 0 && i >= first_dense && i % freq == 0) {
+        moe_layer(l, experts, t.get_int("num_experts_per_tok", 1, kMaxExperts), t.get_int("moe_intermediate_size", 1, kMaxDim));
+        l.shared_intermediate = mul(t.int_or("n_shared_experts", 0, 0, kMaxExperts), l.expert_intermediate);
+        l.router_score_bias = score_bias;
+      }
+      m.layers.push_back(l);
+    }
+    if (t.int_or("num_nextn_predict_layers", 0, 0, kMaxLayers) > 0)
+      m.notes.push_back("num_nextn_predict_layers (MTP) weights are not counted; transformers does not load them");
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_llama4: MoE every interleave_moe_layer_step layers (or the listed moe_layers); each MoE
+  // layer has num_local_experts routed experts of intermediate_size plus one shared expert of the
+  // same width; dense layers use intermediate_size_mlp. QK norm is an L2 norm without weights.
+  void read_llama4() {
+    read_attention();
+    const i64 e = t.get_int("num_local_experts", 1, kMaxExperts);
+    const i64 k = t.int_or("num_experts_per_tok", 1, 1, kMaxExperts);
+    const i64 ei = need_inter();
+    const i64 dense_inter = t.int_or("intermediate_size_mlp", ei, 1, kMaxDim);
+    const i64 step = t.int_or("interleave_moe_layer_step", 1, 1, kMaxLayers);
+    auto moe_list = t.int_list("moe_layers", 0, layers - 1);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qkv_bias = l.o_bias = t.bool_or("attention_bias", false);
+      const bool is_moe = moe_list.empty() ? ((i + 1) % step == 0)
+                                           : std::find(moe_list.begin(), moe_list.end(), i) != moe_list.end();
+      if (is_moe) {
+        moe_layer(l, e, k, ei);
+        l.shared_intermediate = ei;
+      } else {
+        l.intermediate = dense_inter;
+      }
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  i64 dt_rank_of(const std::string& key, i64 h) {
+    if (t.has(key) && t.raw()[key].is_string() && t.raw()[key].get<std::string>() == "auto")
+      return (h + 15) / 16;  // "auto": ceil(hidden / 16)
+    return t.int_or(key, (h + 15) / 16, 1, kMaxDim);
+  }
+
+  Layer mamba1_layer(i64 d_inner, i64 d_state, i64 d_conv, i64 dt_rank) const {
+    Layer l;
+    l.kv = KvKind::ssm;
+    l.mixer = Mixer::mamba1;
+    l.d_inner = d_inner;
+    l.d_state = d_state;
+    l.d_conv = d_conv;
+    l.dt_rank = dt_rank;
+    // cache: conv (d_conv - 1) x d_inner and ssm d_inner x d_state (vLLM MambaStateShapeCalculator)
+    l.conv_state_elems = mul(d_conv - 1, d_inner);
+    l.ssm_state_elems = mul(d_inner, d_state);
+    l.mlp = MlpKind::none;
+    l.norms = 1;
+    return l;
+  }
+
+  Layer mamba2_layer(i64 nheads, i64 hdim, i64 d_state, i64 groups, i64 d_conv) const {
+    Layer l;
+    l.kv = KvKind::ssm;
+    l.mixer = Mixer::mamba2;
+    l.ssm_heads = nheads;
+    l.d_inner = mul(nheads, hdim);
+    l.d_state = d_state;
+    l.n_groups = groups;
+    l.d_conv = d_conv;
+    const i64 conv_dim = add(l.d_inner, mul(2, mul(groups, d_state)));
+    // cache: conv (d_conv - 1) x conv_dim and ssm heads x head_dim x d_state (vLLM mamba2 state shapes)
+    l.conv_state_elems = mul(d_conv - 1, conv_dim);
+    l.ssm_state_elems = mul(mul(nheads, hdim), d_state);
+    l.mlp = MlpKind::none;
+    l.norms = 1;
+    return l;
+  }
+
+  // modeling_jamba: attention where i % attn_layer_period == attn_layer_offset, Mamba elsewhere;
+  // MoE where i % expert_layer_period == expert_layer_offset (num_experts > 1).
+  void read_jamba() {
+    read_attention();
+    need_inter();
+    const i64 ap = t.int_or("attn_layer_period", 8, 1, kMaxLayers), ao = t.int_or("attn_layer_offset", 4, 0, kMaxLayers);
+    const i64 ep = t.int_or("expert_layer_period", 2, 1, kMaxLayers), eo = t.int_or("expert_layer_offset", 1, 0, kMaxLayers);
+    const i64 e = t.int_or("num_experts", 16, 1, kMaxExperts), k = t.int_or("num_experts_per_tok", 2, 1, kMaxExperts);
+    const i64 d_inner = mul(t.int_or("mamba_expand", 2, 1, 64), hidden);
+    const i64 d_state = t.int_or("mamba_d_state", 16, 1, kMaxDim), d_conv = t.int_or("mamba_d_conv", 4, 2, 1024);
+    const i64 dt_rank = dt_rank_of("mamba_dt_rank", hidden);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l;
+      if (i % ap == ao) {
+        l = attention_layer();
+      } else {
+        l = mamba1_layer(d_inner, d_state, d_conv, dt_rank);
+        l.conv_bias = t.bool_or("mamba_conv_bias", true);
+        l.proj_bias = t.bool_or("mamba_proj_bias", false);
+        l.mamba_inner_norms = true;
+      }
+      l.norms = 2;
+      l.mlp = MlpKind::gated;
+      l.intermediate = inter;
+      if (e > 1 && i % ep == eo) moe_layer(l, e, k, inter);
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_nemotron_h: hybrid_override_pattern, one char per layer: M = Mamba2, * = attention,
+  // - = MLP (relu^2, up/down), E = MoE. Each block has one RMSNorm.
+  void read_nemotron_h() {
+    const std::string pat = t.get_string("hybrid_override_pattern");
+    if ((i64)pat.size() != layers)
+      t.fail("hybrid_override_pattern", "has " + std::to_string(pat.size()) + " characters but num_hidden_layers is " +
+                                            std::to_string(layers), "make them agree");
+    read_attention();
+    const i64 mh = t.get_int("mamba_num_heads", 1, kMaxHeads), mhd = t.get_int("mamba_head_dim", 1, kMaxDim);
+    const i64 ds = t.get_int("ssm_state_size", 1, kMaxDim), g = t.int_or("n_groups", 1, 1, kMaxHeads);
+    const i64 dc = t.int_or("conv_kernel", 4, 2, 1024);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l;
+      switch (pat[i]) {
+        case 'M':
+          l = mamba2_layer(mh, mhd, ds, g, dc);
+          l.conv_bias = t.bool_or("use_conv_bias", true);
+          l.proj_bias = t.bool_or("use_bias", false);
+          break;
+        case '*':
+          l = attention_layer();
+          l.qkv_bias = l.o_bias = t.bool_or("attention_bias", false);
+          l.mlp = MlpKind::none;
+          break;
+        case '-':
+          l.kv = KvKind::none;
+          l.mixer = Mixer::none;
+          l.mlp = MlpKind::plain;
+          l.intermediate = need_inter();
+          l.mlp_bias = t.bool_or("mlp_bias", false);
+          break;
+        case 'E':
+          l.kv = KvKind::none;
+          l.mixer = Mixer::none;
+          moe_layer(l, t.get_int("n_routed_experts", 1, kMaxExperts), t.get_int("num_experts_per_tok", 1, kMaxExperts),
+                    t.get_int("moe_intermediate_size", 1, kMaxDim));
+          l.shared_intermediate = t.int_or("moe_shared_expert_intermediate_size", 0, 0, kMaxDim);
+          break;
+        default:
+          t.fail("hybrid_override_pattern", std::string("unknown block '") + pat[i] + "' at layer " + std::to_string(i),
+                 "use M, *, - or E");
+      }
+      l.norms = 1;
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_qwen3_next: layer_types, or every full_attention_interval-th layer full attention (gated
+  // q_proj, q/k norms), the rest Gated DeltaNet with a constant recurrent state; MoE with a shared expert.
+  void read_qwen3_next() {
+    read_attention();
+    need_inter();
+    const i64 interval = t.int_or("full_attention_interval", 4, 1, kMaxLayers);
+    const auto types = t.string_list("layer_types");
+    const i64 kh = t.get_int("linear_num_key_heads", 1, kMaxHeads), vh = t.get_int("linear_num_value_heads", 1, kMaxHeads);
+    const i64 kd = t.get_int("linear_key_head_dim", 1, kMaxDim), vd = t.get_int("linear_value_head_dim", 1, kMaxDim);
+    const i64 dc = t.int_or("linear_conv_kernel_dim", 4, 2, 1024);
+    const i64 e = t.get_int("num_experts", 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+    const i64 mi = t.get_int("moe_intermediate_size", 1, kMaxDim);
+    const i64 shared = t.int_or("shared_expert_intermediate_size", 0, 0, kMaxDim);
+    const i64 step = t.int_or("decoder_sparse_step", 1, 1, kMaxLayers);
+    const auto dense = t.int_list("mlp_only_layers", 0, kMaxLayers);
+    for (i64 i = 0; i < layers; ++i) {
+      const bool full = types.size() == size_t(layers) ? types[i] == "full_attention" : (i + 1) % interval == 0;
+      Layer l = attention_layer();
+      if (full) {
+        l.q_gate = true;
+        l.qk_norm = true;
+      } else {
+        l.kv = KvKind::ssm;
+        l.mixer = Mixer::gated_deltanet;
+        l.lin_k_heads = kh;
+        l.lin_v_heads = vh;
+        l.lin_k_dim = kd;
+        l.lin_v_dim = vd;
+        l.d_conv = dc;
+        // state: conv (d_conv - 1) x (2*key_dim + value_dim), recurrent v_heads x k_dim x v_dim
+        l.conv_state_elems = mul(dc - 1, add(mul(2, mul(kh, kd)), mul(vh, vd)));
+        l.ssm_state_elems = mul(vh, mul(kd, vd));
+      }
+      const bool is_dense = std::find(dense.begin(), dense.end(), i) != dense.end();
+      if (!is_dense && (i + 1) % step == 0) {
+        moe_layer(l, e, k, mi);
+        l.shared_intermediate = shared;
+        l.shared_expert_gate = shared > 0;
+      }
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_mamba / modeling_falcon_mamba: every layer a Mamba mixer with one RMSNorm, no MLP.
+  void read_mamba1() {
+    const i64 d_inner = t.has("intermediate_size") ? inter : mul(t.int_or("expand", 2, 1, 64), hidden);
+    const i64 d_state = t.int_or("state_size", 16, 1, kMaxDim), d_conv = t.int_or("conv_kernel", 4, 2, 1024);
+    const i64 dt_rank = dt_rank_of("time_step_rank", hidden);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = mamba1_layer(d_inner, d_state, d_conv, dt_rank);
+      l.conv_bias = t.bool_or("use_conv_bias", true);
+      l.proj_bias = t.bool_or("use_bias", false);
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+  }
+
+  // modeling_mamba2: num_heads x head_dim inner width, n_groups B/C groups.
+  void read_mamba2() {
+    const i64 nh = t.get_int("num_heads", 1, kMaxHeads), hd = t.int_or("head_dim", 64, 1, kMaxDim);
+    const i64 ds = t.int_or("state_size", 128, 1, kMaxDim), g = t.int_or("n_groups", 1, 1, kMaxHeads);
+    const i64 dc = t.int_or("conv_kernel", 4, 2, 1024);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = mamba2_layer(nh, hd, ds, g, dc);
+      l.conv_bias = t.bool_or("use_conv_bias", true);
+      l.proj_bias = t.bool_or("use_bias", false);
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+};
+
+// Vision tower: a generic ViT estimate from vision_config (patch embedding, depth x (attention with
+// biases + MLP + 2 norms), projector to the text width). Labelled an estimate wherever printed.
+VisionTower estimate_vision(const JsonView& v, i64 text_hidden) {
+  VisionTower vt;
+  const i64 h = v.get_int_any({"hidden_size", "embed_dim", "width"}, 1, kMaxDim);
+  const i64 depth = v.get_int_any({"depth", "num_hidden_layers", "num_layers"}, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 4 * h, 1, kMaxDim);
+  const i64 patch = v.int_or("patch_size", 14, 1, 4096);
+  const i64 ch = v.has("in_chans") ? v.get_int("in_chans", 1, 64) : v.int_or("num_channels", 3, 1, 64);
+  const i64 temporal = v.int_or("temporal_patch_size", 1, 1, 64);
+  const bool gated = v.string_or("hidden_act", "") == "silu";
+  i64 p = mul(mul(ch, mul(patch, patch)), mul(temporal, h));
+  const i64 block = add(add(mul(4, mul(h, h)), mul(4, h)),                                   // qkv + o with biases
+                        add(mul(gated ? 3 : 2, mul(h, inter)), add(mul(gated ? 2 : 1, inter), h)))  // MLP
+                    + mul(4, h);                                                              // 2 LayerNorms
+  p = add(p, mul(depth, block));
+  const i64 out = v.int_or("out_hidden_size", text_hidden, 1, kMaxDim);
+  const i64 merge = v.int_or("spatial_merge_size", 1, 1, 64);
+  const i64 mh = mul(h, mul(merge, merge));
+  p = add(p, add(add(mul(mh, mh), mh), add(mul(mh, out), out)));  // 2-layer projector to the text width
+  vt.present = true;
+  vt.params = p;
+  vt.basis = "estimate: generic ViT (" + std::to_string(depth) + " blocks of width " + std::to_string(h) +
+             ") plus a 2-layer projector, from vision_config";
+  return vt;
+}
+
+// quantization_config -> effective bits on linear layers.
+WeightQuant read_quant(const JsonView& q) {
+  WeightQuant w;
+  w.method = q.string_or("quant_method", "");
+  auto ignored_attention = [&](const std::string& key) {
+    for (const auto& s : q.string_list(key))
+      if (s.find("self_attn") != std::string::npos || s.find("attn") != std::string::npos) return true;
+    return false;
+  };
+  if (w.method == "fp8") {
+    // block-wise fp8 (weight_block_size [128,128]): one f32 scale per 128x128 block
+    i64 block = 0;
+    if (q.has("weight_block_size")) {
+      auto b = q.int_list("weight_block_size", 1, 1 << 20);
+      if (b.size() == 2) block = b[0] * b[1];
+    }
+    w.linear_bits = block > 0 ? 8.0 + 32.0 / double(block) : 8.0;
+    w.detail = block > 0 ? "8-bit, f32 scale per " + std::to_string(block) + " weights" : "8-bit, per-tensor scale";
+  } else if (w.method == "awq" || w.method == "gptq") {
+    const i64 bits = q.int_or("bits", 4, 1, 16), group = q.int_or("group_size", 128, -1, 1 << 20);
+    // f16 scale and a packed `bits`-wide zero point per group (AWQ zero_point; GPTQ stores qzeros)
+    w.linear_bits = group_quant_bits(int(bits), group, 16, int(bits));
+    w.detail = std::to_string(bits) + "-bit, group " + std::to_string(group) + ", f16 scale + zero";
+  } else if (w.method == "compressed-tensors") {
+    i64 bits = 8, group = 0;
+    if (auto groups = q.object("config_groups")) {
+      for (auto it = groups->raw().begin(); it != groups->raw().end(); ++it) {
+        JsonView g(it.value(), q.file(), groups->path_of(it.key()));
+        if (auto wts = g.object("weights")) {
+          bits = wts->int_or("num_bits", 8, 1, 16);
+          group = wts->int_or("group_size", 0, 0, 1 << 20);
+        }
+        break;
+      }
+    }
+    w.linear_bits = group_quant_bits(int(bits), group, 16, 0);
+    w.detail = std::to_string(bits) + "-bit" + (group > 0 ? ", group " + std::to_string(group) : "");
+    w.attention_quantised = !ignored_attention("ignore");
+  } else if (w.method == "bitsandbytes") {
+    if (q.bool_or("load_in_4bit", false)) {
+      // NF4/FP4 blocks of 64 with an absmax each: f32 (32 bits), or 8 bits with double quantisation
+      const bool dq = q.bool_or("bnb_4bit_use_double_quant", false);
+      w.linear_bits = 4.0 + (dq ? 8.0 : 32.0) / 64.0;
+      w.detail = dq ? "4-bit, block 64, double-quantised absmax" : "4-bit, block 64, f32 absmax";
+    } else {
+      w.linear_bits = 8.0;
+      w.detail = "8-bit (LLM.int8)";
+    }
+  } else if (w.method == "mxfp4") {
+    // OCP MX: 4-bit e2m1 elements, one 8-bit shared exponent per 32
+    w.linear_bits = 4.0 + 8.0 / 32.0;
+    w.detail = "4-bit e2m1, 8-bit scale per 32";
+    w.attention_quantised = !ignored_attention("modules_to_not_convert");
+  } else {
+    q.fail("quant_method", "unsupported quantization method \"" + w.method + "\"",
+           "supported: fp8, awq, gptq, compressed-tensors, bitsandbytes, mxfp4 (or pass --weight-format)");
+  }
+  return w;
+}
+
+}  // namespace
+
+const std::vector<std::string>& supported_model_types() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> out;
+    for (const auto& r : kTypes) out.push_back(r.model_type);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return v;
+}
+
+ModelSpec model_from_hf_config(const json& root_json, const std::string& label, const std::string& id) {
+  if (!root_json.is_object()) throw InputError(label, "expected a JSON object at the top level", "pass a config.json");
+  JsonView root(root_json, label);
+  ModelSpec m;
+  m.id = id;
+  const std::string outer = root.string_or("model_type", "");
+  std::optional<JsonView> text_cfg = root.object("text_config");
+  std::string text_type = outer;
+  if (text_cfg) {
+    text_type = text_cfg->string_or("model_type", "");
+    if (text_type.empty())
+      for (const auto& [w, tt] : kWrapperText)
+        if (outer == w) text_type = tt;
+  }
+  auto fam = family_of(text_type);
+  // A wrapper's text_config is instantiated as the text model's config class, so keys it omits take
+  // that class's defaults (transformers LlamaConfig, Gemma3TextConfig); record each one used.
+  json filled;
+  if (text_cfg) {
+    filled = text_cfg->raw();
+    for (const auto& [key, value] : text_config_defaults(text_type))
+      if (!filled.contains(key) || filled[key].is_null()) {
+        filled[key] = value;
+        m.notes.push_back("text_config." + key + " absent: " + text_type + " default " + value.dump() + " used");
+      }
+    text_cfg = JsonView(filled, label, "/text_config");
+  }
+  const JsonView& t = text_cfg ? *text_cfg : root;
+  if (!fam && text_cfg) fam = family_of(outer);
+  m.model_type = text_type.empty() ? outer : text_type;
+  if (auto arch = root.string_list("architectures"); !arch.empty()) m.architecture = arch.front();
+
+  // dtype: the wrapper's, then the text model's; bf16 when absent
+  for (const JsonView* v : std::initializer_list<const JsonView*>{&root, &t})
+    for (const char* key : {"torch_dtype", "dtype"})
+      if (!m.dtype_from_config && v->has(key)) {
+        m.dtype = dtype_of(*v, key);
+        m.dtype_from_config = true;
+      }
+
+  Reader r{root, t, fam.value_or(Family::generic), m};
+  if (!fam) {
+    r.warn("unknown model_type '" + (m.model_type.empty() ? std::string("(none)") : m.model_type) +
+           "': assumed a decoder of full-attention layers (hidden_size, num_hidden_layers, num_attention_heads, "
+           "num_key_value_heads, head_dim, intermediate_size, vocab_size) with a gated MLP, RMSNorm, untied "
+           "embeddings, and sliding_window on every layer if given");
+  }
+  r.read();
+
+  if (auto v = root.object("vision_config"); v && (fam == Family::qwen2 || fam == Family::qwen3 ||
+                                                   fam == Family::qwen3_moe || fam == Family::gemma3 ||
+                                                   fam == Family::mllama || fam == Family::llama ||
+                                                   fam == Family::llama4 || fam == Family::mistral))
+    m.vision = estimate_vision(*v, m.hidden);
+  if (auto q = root.object("quantization_config")) m.quant = read_quant(*q);
+  else if (auto q2 = t.object("quantization_config")) m.quant = read_quant(*q2);
+  return m;
+}
+
+std::string resolve_config_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    const fs::path c = fs::path(path) / "config.json";
+    if (!fs::exists(c, ec))
+      throw InputError(path, "directory has no config.json", "pass a model snapshot folder or the config.json itself");
+    return c.string();
+  }
+  if (!fs::exists(path, ec)) throw InputError(path, "no such file", "check the path");
+  return path;
+}
+
+}  // namespace kvplan::io

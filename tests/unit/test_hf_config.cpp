@@ -1,0 +1,128 @@
+// config.json ingestion: family rules, wrappers, defaults, and the exact error lines bad input gets.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "helpers.hpp"
+
+using namespace kvplan;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    kvtest::from_text(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const char* kLlama = R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,
+  "num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":8192})";
+
+std::string with(const std::string& key, const std::string& value) {
+  std::string s = kLlama;
+  const auto pos = s.find("\"" + key + "\":");
+  if (pos == std::string::npos) return s.substr(0, s.size() - 1) + ",\"" + key + "\":" + value + "}";
+  const auto start = pos + key.size() + 3;
+  const auto end = s.find_first_of(",}", start);
+  return s.substr(0, start) + value + s.substr(end);
+}
+
+}  // namespace
+
+TEST_CASE("a plain llama config reads", "[hf]") {
+  const auto m = kvtest::from_text(kLlama);
+  CHECK(m.layers.size() == 32);
+  CHECK(m.layers[0].kv_heads == 8);
+  CHECK(m.layers[0].k_head_dim == 4096 / 32);
+  CHECK(m.dtype == ElemFormat::bf16);  // no torch_dtype: bf16
+  CHECK_FALSE(m.dtype_from_config);
+  CHECK(m.warnings.empty());
+}
+
+TEST_CASE("missing num_key_value_heads means MHA", "[hf]") {
+  std::string s = kLlama;
+  s.erase(s.find("\"num_key_value_heads\":8,"), std::string("\"num_key_value_heads\":8,").size());
+  const auto m = kvtest::from_text(s);
+  CHECK(m.layers[0].kv_heads == 32);
+  // GQA with kv_heads == heads equals the MHA formula 2 x hidden x layers x bytes
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 2 * 4096 * 32 * 2);
+}
+
+TEST_CASE("multimodal wrappers read the nested text_config", "[hf]") {
+  const auto g = kvtest::load("gemma-3-27b-it");
+  CHECK(g.model_type == "gemma3_text");
+  CHECK(g.layers.size() == 62);
+  CHECK(g.layers[0].k_head_dim == 128);  // 5376 / 32 = 168, head_dim 128
+  CHECK(g.vision.present);
+  // sparse text_config: vocab_size comes from Gemma3TextConfig's default, and says so
+  CHECK(g.vocab == 262208);
+  bool noted = false;
+  for (const auto& n : g.notes) noted |= n.find("text_config.vocab_size absent") != std::string::npos;
+  CHECK(noted);
+
+  const auto llava = kvtest::load("llava-1.5-7b");  // text_config without sizes: LlamaConfig defaults
+  CHECK(llava.layers.size() == 32);
+  CHECK(kvtest::kv(llava, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 32 * 2 * 4096 * 2);
+
+  const auto vl = kvtest::load("qwen2.5-vl-7b-instruct");  // flat layout: text keys at the top
+  CHECK(vl.layers.size() == 28);
+  CHECK(vl.layers[0].kv == KvKind::full);
+  CHECK(vl.vision.present);
+}
+
+TEST_CASE("unknown model_type falls back to the generic keys with a warning", "[hf]") {
+  const auto m = kvtest::from_text(with("model_type", "\"my_new_arch\""));
+  REQUIRE(m.warnings.size() == 1);
+  CHECK(m.warnings[0].rfind("unknown model_type 'my_new_arch': assumed", 0) == 0);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+}
+
+TEST_CASE("Infinity and NaN in a config are read", "[hf]") {
+  const auto m = kvtest::from_text(with("router_aux_loss_coef", "NaN").substr(0) );
+  CHECK(m.layers.size() == 32);
+  CHECK(kvtest::from_text(with("rope_theta", "Infinity")).layers.size() == 32);
+}
+
+TEST_CASE("bad configs give one line naming the path and the fix", "[hf][errors]") {
+  CHECK(error_of(with("num_key_value_heads", "0")) ==
+        "config.json: /num_key_value_heads: expected integer in [1, 1048576], got 0");
+  CHECK(error_of(with("num_key_value_heads", "5")) ==
+        "config.json: /num_key_value_heads: num_attention_heads 32 is not divisible by 5 KV heads; fix the head counts");
+  CHECK(error_of(with("num_hidden_layers", "10000000")) ==
+        "config.json: /num_hidden_layers: expected integer in [1, 100000], got 10000000");
+  CHECK(error_of(with("hidden_size", "\"4096\"")) ==
+        "config.json: /hidden_size: expected integer in [1, 16777216], got string \"4096\"");
+  CHECK(error_of(with("hidden_size", "-4096")) ==
+        "config.json: /hidden_size: expected integer in [1, 16777216], got -4096");
+  CHECK(error_of(with("hidden_size", "NaN")) == "config.json: /hidden_size: expected integer in [1, 16777216], got NaN");
+  CHECK(error_of(with("hidden_size", "4096.5")) ==
+        "config.json: /hidden_size: expected integer in [1, 16777216], got 4096.5");
+  CHECK(error_of(with("torch_dtype", "\"float12\"")) ==
+        "config.json: /torch_dtype: unknown dtype \"float12\"; use float32, float16 or bfloat16");
+  CHECK(error_of(R"({"model_type":"llama","hidden_size":4096})") ==
+        "config.json: /num_hidden_layers: missing (or n_layer, num_layers); expected integer in [1, 100000]; add it to the config");
+  CHECK(error_of("[1,2]") == "config.json: expected a JSON object at the top level; pass a config.json");
+  CHECK(error_of(with("hidden_size", "4100")) ==
+        "config.json: /hidden_size: hidden_size 4100 is not divisible by num_attention_heads 32 and no head_dim is given; add head_dim");
+  CHECK(error_of(with("layer_types", "[\"full_attention\"]")) ==
+        "config.json: /layer_types: has 1 entries but num_hidden_layers is 32; make them agree");
+  CHECK(error_of(R"({"model_type":"nemotron_h","hidden_size":64,"num_hidden_layers":2,"vocab_size":10,
+      "num_attention_heads":2,"hybrid_override_pattern":"MQ","mamba_num_heads":2,"mamba_head_dim":8,"ssm_state_size":4})") ==
+        "config.json: /hybrid_override_pattern: unknown block 'Q' at layer 1; use M, *, - or E");
+}
+
+TEST_CASE("a directory without config.json is an error naming it", "[hf][errors]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "kvplan-test-empty-snapshot";
+  fs::create_directories(dir);
+  try {
+    io::resolve_config_path(dir.string());
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == dir.string() + ": directory has no config.json; pass a model snapshot folder or the config.json itself");
+  }
+  fs::remove_all(dir);
+}

@@ -1,0 +1,113 @@
+// Parameter counts against published totals (source in each comment) and hand arithmetic;
+// weight bytes by format and quantization_config.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "kvplan/core/weights.hpp"
+
+using namespace kvplan;
+
+namespace {
+double rel_err(i64 got, double want) { return std::abs(static_cast<double>(got) - want) / want; }
+}  // namespace
+
+TEST_CASE("Llama-3.1-8B: 8.030 B parameters (llama.cpp 'model params = 8.030 B')", "[weights]") {
+  // cases.json lc-llama31-8b-1k-kiq4nl-vf16 (ik_llama.cpp #103). By hand: embeddings and lm_head
+  // 2 x 128256 x 4096; per layer q,o 4096x4096, k,v 4096x1024, MLP 3 x 4096 x 14336, 2 norms; final norm.
+  const auto p = count_params(kvtest::load("llama-3.1-8b"));
+  const i64 layer = 2 * 4096LL * 4096 + 2 * 4096LL * 1024 + 3 * 4096LL * 14336 + 2 * 4096;
+  CHECK(p.total == 2 * 128256LL * 4096 + 32 * layer + 4096);
+  CHECK(rel_err(p.total, 8.030e9) < 0.0005);
+  CHECK(p.active == p.total);
+}
+
+TEST_CASE("Qwen3-30B-A3B: 30.532 B total (llama.cpp), about 3.3 B active", "[weights][moe]") {
+  // cases.json lc-qwen3-30b-a3b-4k-f16: "model params = 30.532 B"
+  const auto p = count_params(kvtest::load("qwen3-30b-a3b"));
+  CHECK(rel_err(p.total, 30.532e9) < 0.005);
+  // Qwen3 model card: 3.3B activated
+  CHECK(rel_err(p.active, 3.3e9) < 0.03);
+  // routed experts not used by a token: 48 layers x (128 - 8) x 3 x 2048 x 768
+  CHECK(p.total - p.active == 48LL * 120 * 3 * 2048 * 768);
+}
+
+TEST_CASE("DeepSeek-V2-Lite: 15.706 B (llama.cpp 'model params = 15.706 B')", "[weights][mla]") {
+  // cases.json lc-dscoder-v2-lite-512-f16 (ik_llama.cpp #230)
+  const auto p = count_params(kvtest::load("deepseek-v2-lite"));
+  CHECK(rel_err(p.total, 15.706e9) < 0.005);
+}
+
+TEST_CASE("Gemma-3-1B: 999,885,952 parameters (KerasHub preset gemma3_1b)", "[weights][gemma3]") {
+  // cases.json pub-keras-hub-gemma3-params: keras_hub/src/models/gemma3/gemma3_presets.py
+  const auto p = count_params(kvtest::load("gemma-3-1b-it"));
+  CHECK(p.total == 999885952);
+}
+
+TEST_CASE("Mixtral-8x7B: 46.7 B total, 12.9 B active (Mistral AI announcement)", "[weights][moe]") {
+  // mistral.ai/news/mixtral-of-experts: "46.7B total parameters but only uses 12.9B parameters per token"
+  const auto p = count_params(kvtest::load("mixtral-8x7b"));
+  CHECK(rel_err(p.total, 46.7e9) < 0.005);
+  CHECK(rel_err(p.active, 12.9e9) < 0.005);
+}
+
+TEST_CASE("GPT-2: 124,439,808 parameters (transformers num_parameters of openai-community/gpt2)", "[weights]") {
+  // By hand: wte 50257 x 768 + wpe 1024 x 768 + 12 x (ln 2x2x768 + c_attn 768x2304+2304 + c_proj 768x768+768
+  //          + c_fc 768x3072+3072 + c_proj 3072x768+768) + ln_f 2x768; lm_head tied.
+  const i64 layer = 4 * 768 + (768 * 2304 + 2304) + (768 * 768 + 768) + (768 * 3072 + 3072) + (3072 * 768 + 768);
+  const auto p = count_params(kvtest::load("gpt2"));
+  CHECK(p.total == 50257LL * 768 + 1024 * 768 + 12 * layer + 2 * 768);
+  CHECK(p.total == 124439808);
+}
+
+TEST_CASE("Gemma-7B: 8.54 B (Gemma report, Table 1: 7B model = 8.54B incl. embeddings)", "[weights]") {
+  const auto p = count_params(kvtest::load("gemma-7b-awq"));
+  CHECK(rel_err(p.total, 8.54e9) < 0.005);
+}
+
+TEST_CASE("gpt-oss-20b: 20.91 B total, 3.61 B active (OpenAI gpt-oss model card, Table 1)", "[weights][moe]") {
+  const auto p = count_params(kvtest::load("gpt-oss-20b"));
+  CHECK(rel_err(p.total, 20.91e9) < 0.005);
+  // the model card's active count leaves out the input embedding table (a lookup): 201088 x 2880
+  CHECK(rel_err(p.active - 201088LL * 2880, 3.61e9) < 0.01);
+}
+
+TEST_CASE("Falcon-7B by hand: fused qkv (71 + 2 x 1 heads) x 64, one LayerNorm per layer, tied", "[weights]") {
+  const i64 layer = 4544LL * (71 + 2) * 64 + 4544LL * 4544 + 2 * 4544LL * 4 * 4544 + 2 * 4544;
+  CHECK(count_params(kvtest::load("falcon-7b-instruct")).total == 65024LL * 4544 + 32 * layer + 2 * 4544);
+}
+
+TEST_CASE("weight bytes: bf16 is 2 B per parameter", "[weights][bytes]") {
+  const auto m = kvtest::load("llama-3.1-8b");
+  const auto p = count_params(m);
+  CHECK(weight_bytes(m, p).total == 2 * p.total);
+}
+
+TEST_CASE("weight bytes: AWQ 4-bit g128 packs linear layers, embeddings stay f16", "[weights][bytes]") {
+  const auto m = kvtest::load("gemma-7b-awq");
+  REQUIRE(m.quant.method == "awq");
+  // 4 bits + (16-bit scale + 4-bit zero) / 128 per weight
+  CHECK(m.quant.linear_bits == Approx(4.0 + 20.0 / 128.0));
+  const auto p = count_params(m);
+  i64 linear = 0, other = 0;
+  for (const auto& part : p.parts) {
+    if (part.quantisable) { linear += part.matrix; other += part.vector; }
+    else other += part.total();
+  }
+  const auto w = weight_bytes(m, p);
+  CHECK(w.total == static_cast<i64>(std::ceil(static_cast<double>(linear) * (4.0 + 20.0 / 128.0) / 8.0)) + 2 * other);
+}
+
+TEST_CASE("weight bytes: gpt-oss mxfp4 packs experts only (attention, router, embeddings bf16)", "[weights][bytes]") {
+  const auto m = kvtest::load("gpt-oss-20b");
+  REQUIRE(m.quant.method == "mxfp4");
+  CHECK_FALSE(m.quant.attention_quantised);
+  const auto w = weight_bytes(m, count_params(m));
+  // published checkpoint is about 13 GB (OpenAI: "runs within 16GB of memory"); experts at 4.25 bits
+  CHECK(w.total > 12.5e9);
+  CHECK(w.total < 14.5e9);
+}
+
+TEST_CASE("group quantisation bits", "[weights][bytes]") {
+  CHECK(group_quant_bits(4, 128, 16, 4) == Approx(4.15625));
+  CHECK(group_quant_bits(8, 0, 16, 0) == Approx(8.0));
+}
