@@ -19,6 +19,9 @@ struct Globals {
 void register_kv(CLI::App& app, Globals& g);
 void register_models(CLI::App& app, Globals& g);
 void register_gpus(CLI::App& app, Globals& g);
+void register_plan(CLI::App& app, Globals& g);
+void register_sweep(CLI::App& app, Globals& g);
+void register_fit(CLI::App& app, Globals& g);
 
 /// Writes a warning line to stderr ("kvplan: warning: ...").
 void warn(const std::string& msg);

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(cli::kVersion) + " (" + cli::kGitSha + ")");
   app.add_option("--profiles", g.profiles_dir, "Folder with models/<id>.json and gpus/<id>.json that add to and override the built-in profiles");
   app.require_subcommand(1, 1);
+  cli::register_plan(app, g);
+  cli::register_sweep(app, g);
+  cli::register_fit(app, g);
   cli::register_kv(app, g);
   cli::register_models(app, g);
   cli::register_gpus(app, g);

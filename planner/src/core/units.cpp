@@ -1,7 +1,11 @@
 // Count parsing and human-readable units (see units.hpp).
 #include "kvplan/core/units.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace kvplan {
 
@@ -21,6 +25,34 @@ i64 parse_count(std::string_view text, std::string_view what) {
     v = add(mul(v, 10, w), c - '0', w);
   }
   return mul(v, mult, w);
+}
+
+i64 parse_bytes(std::string_view text, std::string_view what) {
+  const std::string w(what);
+  std::string t(text);
+  size_t i = 0;
+  while (i < t.size() && ((t[i] >= '0' && t[i] <= '9') || t[i] == '.')) ++i;
+  const std::string num = t.substr(0, i);
+  std::string unit = t.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  if (num.empty() || std::count(num.begin(), num.end(), '.') > 1)
+    throw InputError(w, "'" + t + "' is not a byte count", "use bytes or a unit: 85045477376, 79.22GiB, 512MiB, 80GB");
+  long double mult = 1;
+  if (unit.empty() || unit == "b") mult = 1;
+  else if (unit == "kib") mult = 1024.0L;
+  else if (unit == "mib") mult = 1024.0L * 1024;
+  else if (unit == "gib") mult = 1024.0L * 1024 * 1024;
+  else if (unit == "tib") mult = 1024.0L * 1024 * 1024 * 1024;
+  else if (unit == "kb") mult = 1e3L;
+  else if (unit == "mb") mult = 1e6L;
+  else if (unit == "gb") mult = 1e9L;
+  else if (unit == "tb") mult = 1e12L;
+  else throw InputError(w, "unknown unit '" + unit + "' in '" + t + "'", "use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB");
+  const long double v = std::strtold(num.c_str(), nullptr) * mult;
+  if (!(v < 9.2e18L)) throw OverflowError(w + ": " + t + " is more than 2^63 bytes");
+  if (num.find('.') == std::string::npos && unit.empty()) return parse_count(num, what);
+  return static_cast<i64>(std::floor(v));
 }
 
 std::string human_bytes(i64 bytes) {

@@ -139,9 +139,12 @@ void mlp_params(const ModelSpec& m, const Layer& l, Acc& a) {
 
 ParamCount count_params(const ModelSpec& m) {
   Acc a;
-  a.embedding.matrix = mul(m.vocab, m.hidden, "embedding params");
-  a.positions.matrix = mul(m.learned_positions, m.hidden, "position embedding params");
-  if (!m.tied_embeddings) a.lm_head.matrix = mul(m.vocab, m.hidden, "lm_head params");
+  if (m.has_embedding) {
+    a.embedding.matrix = mul(m.vocab, m.hidden, "embedding params");
+    a.positions.matrix = mul(m.learned_positions, m.hidden, "position embedding params");
+  }
+  // a tied lm_head shares the embedding matrix, unless the embedding lives on another pipeline stage
+  if (m.has_lm_head && (!m.tied_embeddings || !m.has_embedding)) a.lm_head.matrix = mul(m.vocab, m.hidden, "lm_head params");
   for (const Layer& l : m.layers) {
     switch (l.mixer) {
       case Mixer::attention: attention_params(m, l, a); break;
@@ -154,7 +157,7 @@ ParamCount count_params(const ModelSpec& m) {
     mlp_params(m, l, a);
     a.norms.vector = add(a.norms.vector, mul(l.norms, norm_size(m, m.hidden)));
   }
-  if (m.final_norm) a.norms.vector = add(a.norms.vector, norm_size(m, m.hidden));
+  if (m.final_norm && m.has_lm_head) a.norms.vector = add(a.norms.vector, norm_size(m, m.hidden));
   a.vision.matrix = m.vision.params;
 
   ParamCount p;

@@ -105,6 +105,8 @@ struct ModelSpec {
   i64 learned_positions = 0;  // rows of a learned position embedding (gpt2)
   NormKind norm = NormKind::rms;
   bool final_norm = true;
+  bool has_embedding = true;  // false on pipeline stages after the first
+  bool has_lm_head = true;    // false on pipeline stages before the last
   std::vector<Layer> layers;
   VisionTower vision;
   WeightQuant quant;

@@ -1,0 +1,194 @@
+// `kvplan plan MODEL`: one deployment point: the per-GPU budget, what the engine will report,
+// whether the workload fits (and the largest setting that would), paging waste, performance.
+// Exit 0 when it fits, 1 when it does not.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "deploy_options.hpp"
+#include "kvplan/core/paging.hpp"
+#include "kvplan/core/units.hpp"
+#include "output.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+std::string fmt_double(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string fmt_time(double s) {
+  if (s < 1e-3) return fmt_double(s * 1e6, 1) + " us";
+  if (s < 1) return fmt_double(s * 1e3, 2) + " ms";
+  return fmt_double(s, 2) + " s";
+}
+
+struct PlanArgs {
+  DeployArgs d;
+  std::string format = "table";
+};
+
+// Paging compared with contiguous max-length reservation (PagedAttention paper, s3).
+ojson paging_json(const Deployment& d, const Planner& p) {
+  const i64 block = p.engine().block_size > 0 ? p.engine().block_size : 1;
+  const i64 reserve = d.spec.engine.kind == EngineKind::llamacpp ? p.max_len() : d.spec.engine.max_model_len;
+  const i64 pages = pages_for_tokens(d.tokens, block);
+  return {{"block_tokens", block},
+          {"tokens_per_request", d.tokens},
+          {"paged_tokens_reserved", mul(pages, block)},
+          {"paged_waste_tokens", page_waste_tokens(d.tokens, block)},
+          {"paged_utilization", static_cast<double>(d.tokens) / static_cast<double>(mul(pages, block))},
+          {"contiguous_tokens_reserved", reserve},
+          {"contiguous_utilization", reserve > 0 ? static_cast<double>(d.tokens) / static_cast<double>(reserve) : 0.0}};
+}
+
+ojson perf_json(const PerfResult& r) {
+  return {{"decode_context_tokens", r.decode_context},
+          {"batch_per_replica", r.batch_per_replica},
+          {"weight_bytes_read_per_step", r.weight_bytes_read},
+          {"kv_bytes_read_per_step", r.kv_bytes_read},
+          {"decode_flops_per_step", r.decode_flops},
+          {"memory_time_s", r.memory_time_s},
+          {"compute_time_s", r.compute_time_s},
+          {"decode_step_s", r.decode_step_s},
+          {"tpot_s", r.tpot_s},
+          {"decode_tokens_per_s_per_gpu", r.decode_tokens_per_s_per_gpu},
+          {"decode_tokens_per_s", r.decode_tokens_per_s},
+          {"ttft_s", r.ttft_s < 0 ? ojson(nullptr) : ojson(r.ttft_s)},
+          {"decode_bound", r.decode_bound},
+          {"prefill_bound", r.prefill_bound},
+          {"bandwidth_efficiency", r.bandwidth_efficiency},
+          {"compute_efficiency", r.compute_efficiency},
+          {"step_overhead_s", r.step_overhead_s}};
+}
+
+void run_plan(const PlanArgs& a, const CLI::App* app, Globals& g) {
+  const Format fmt = parse_format_flag(a.format);
+  const auto profiles = io::Profiles::load(g.profiles_dir);
+  const Deployment d = resolve_deployment(a.d, app, profiles);
+  for (const auto& w : d.model.spec.warnings) warn(w);
+  const Planner p(d.spec);
+  const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
+  const i64 max_conc = p.max_concurrency(d.tokens, d.shared_prefix);
+  const i64 max_ctx = p.max_context(d.concurrency, d.shared_prefix);
+  const PerfResult perf = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
+  const EngineReport& r = p.engine();
+  g.exit_code = c.fits ? 0 : 1;
+
+  ojson fit = {{"fits", c.fits},
+               {"limiting_factor", c.limiting},
+               {"tokens_per_request", d.tokens},
+               {"concurrency", d.concurrency},
+               {"kv_bytes_per_gpu", c.kv_bytes},
+               {"total_bytes_per_gpu", c.total_bytes},
+               {"headroom_bytes", c.headroom_bytes},
+               {"pool_units_needed", c.units_needed},
+               {"pool_units_available", c.units_available},
+               {"max_concurrency_at_tokens", max_conc},
+               {"max_tokens_at_concurrency", max_ctx}};
+  if (fmt == Format::json) {
+    ojson results = {{"engine", engine_json(p)}, {"budget", budget_json(p)}, {"fit", fit},
+                     {"paging", paging_json(d, p)}, {"performance", perf_json(perf)},
+                     {"critical_pipeline_stage", p.critical_stage()}, {"warnings", d.model.spec.warnings}};
+    std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2) << "\n";
+    return;
+  }
+  const auto& s = d.spec;
+  Table b;
+  b.title = d.model.spec.id + " on " + std::to_string(s.parallel.gpus()) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
+            ", PP " + std::to_string(s.parallel.pp) + ", DP " + std::to_string(s.parallel.dp) + "), " + engine_name(s.engine.kind) +
+            ", KV " + std::string(format_info(s.kv.k_format).name) + "/" + std::string(format_info(s.kv.v_format).name) +
+            " - budget of the most loaded GPU";
+  b.columns = {"term", "bytes", "human", "basis"};
+  b.right_align = {false, true, true, false};
+  for (const auto& t : p.budget()) b.rows.push_back({t.name, grouped(t.bytes), human_bytes(t.bytes), t.basis});
+
+  Table e;
+  e.title = "engine report (" + r.rules_version + ")";
+  e.columns = {"quantity", "value"};
+  e.right_align = {false, true};
+  auto row = [&](const std::string& k, const std::string& v) { e.rows.push_back({k, v}); };
+  switch (r.kind) {
+    case EngineKind::vllm:
+      row("available KV cache memory", grouped(r.available_kv_bytes) + " B (" + human_bytes(r.available_kv_bytes) + ")");
+      row("block size / page bytes per layer", std::to_string(r.block_size) + " / " + grouped(r.page_bytes));
+      row("KV cache groups x layers per group", std::to_string(r.num_groups) + " x " + std::to_string(r.group_size));
+      row("# GPU blocks", grouped(r.num_gpu_blocks));
+      row("GPU KV cache size", grouped(r.kv_cache_tokens) + " tokens");
+      row("Maximum concurrency for " + grouped(s.engine.max_model_len) + " tokens per request", fmt_double(r.max_concurrency, 2) + "x");
+      break;
+    case EngineKind::sglang:
+      row("available KV memory", grouped(r.available_kv_bytes) + " B (" + human_bytes(r.available_kv_bytes) + ")");
+      row("cell size (bytes per token)", grouped(r.cell_size));
+      row("max_total_num_tokens", grouped(r.max_total_num_tokens));
+      break;
+    case EngineKind::trtllm:
+      row("KV memory (free x fraction)", grouped(r.available_kv_bytes) + " B (" + human_bytes(r.available_kv_bytes) + ")");
+      row("bytes per token", grouped(r.page_bytes));
+      row("blocks x tokens per block", grouped(r.num_gpu_blocks) + " x " + std::to_string(r.block_size));
+      row("tokens in paged KV cache", grouped(r.max_tokens));
+      break;
+    case EngineKind::llamacpp:
+      row("n_ctx (cells)", grouped(r.n_ctx));
+      row("context per sequence", grouped(r.n_ctx_seq));
+      if (r.swa_cells > 0) row("SWA cache cells", grouped(r.swa_cells));
+      row("KV size", human_bytes(r.kv_bytes) + " (K " + human_bytes(r.k_bytes) + ", V " + human_bytes(r.v_bytes) + ")");
+      if (r.state_bytes > 0) row("recurrent state", human_bytes(r.state_bytes));
+      row("KV on the GPU", human_bytes(r.gpu_kv_bytes));
+      break;
+    case EngineKind::generic:
+      row("available KV memory", grouped(r.available_kv_bytes) + " B (" + human_bytes(r.available_kv_bytes) + ")");
+      break;
+  }
+  row("starts (one max-length request fits)", r.startup_ok ? "yes" : "NO");
+  if (!r.startup_ok && r.estimated_max_model_len > 0) row("largest max-model-len that would start", grouped(r.estimated_max_model_len));
+
+  Table f;
+  f.title = "workload: " + grouped(d.concurrency) + " requests x " + grouped(d.tokens) + " tokens" +
+            (d.shared_prefix > 0 ? " (" + grouped(d.shared_prefix) + " shared prefix)" : "");
+  f.columns = {"quantity", "value"};
+  f.right_align = {false, true};
+  f.rows.push_back({"fits", c.fits ? "yes" : "NO (limited by " + c.limiting + ")"});
+  f.rows.push_back({"KV for these requests per GPU", human_bytes(c.kv_bytes)});
+  f.rows.push_back({"total per GPU", human_bytes(c.total_bytes) + " of " + human_bytes(p.total_bytes())});
+  f.rows.push_back({c.headroom_bytes >= 0 ? "KV headroom" : "KV short by", human_bytes(c.headroom_bytes >= 0 ? c.headroom_bytes : -c.headroom_bytes)});
+  f.rows.push_back({"max concurrency at " + grouped(d.tokens) + " tokens", grouped(max_conc)});
+  f.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", grouped(max_ctx)});
+  const ojson pg = paging_json(d, p);
+  f.rows.push_back({"paged: tokens used / reserved", fmt_double(100.0 * pg["paged_utilization"].get<double>(), 1) + "%"});
+  f.rows.push_back({"contiguous max-length reservation: used / reserved", fmt_double(100.0 * pg["contiguous_utilization"].get<double>(), 1) + "%"});
+
+  Table pf;
+  pf.title = "performance (roofline model, decode at " + grouped(perf.decode_context) + " tokens)";
+  pf.columns = {"quantity", "value"};
+  pf.right_align = {false, true};
+  pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)"});
+  pf.rows.push_back({"decode tokens/s per GPU", fmt_double(perf.decode_tokens_per_s_per_gpu, 1)});
+  pf.rows.push_back({"decode tokens/s (deployment)", fmt_double(perf.decode_tokens_per_s, 1)});
+  pf.rows.push_back({"TTFT (one " + grouped(d.prompt) + "-token prompt)",
+                     perf.ttft_s < 0 ? perf.prefill_bound : fmt_time(perf.ttft_s) + " (" + perf.prefill_bound + " bound)"});
+  pf.rows.push_back({"efficiencies (bandwidth / compute / step overhead)",
+                     fmt_double(perf.bandwidth_efficiency, 2) + " / " + fmt_double(perf.compute_efficiency, 2) + " / " + fmt_time(perf.step_overhead_s)});
+
+  if (fmt == Format::csv) {
+    std::cout << render(b, fmt);
+    return;
+  }
+  std::cout << render(b, fmt) << "\n" << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);
+  for (const auto& n : r.notes) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<PlanArgs>();
+  auto* c = app.add_subcommand("plan", "One deployment point: per-GPU budget, engine report, fit and performance (exit 1 when it does not fit)");
+  add_deploy_options(c, a->d);
+  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->callback([a, c, &g] { run_plan(*a, c, g); });
+}
+
+}  // namespace kvplan::cli

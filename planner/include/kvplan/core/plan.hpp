@@ -1,0 +1,153 @@
+// Capacity planning for one deployment point: the per-GPU memory budget (every term shown and
+// overridable), the engine's own KV sizing (blocks, tokens, concurrency as the engine prints them),
+// parallel layouts (the most loaded rank decides), paging waste, shared prefixes, and whether a
+// workload (tokens per request x concurrency) fits, with the term that limits it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/engine.hpp"
+#include "kvplan/core/gpu.hpp"
+#include "kvplan/core/kv.hpp"
+#include "kvplan/core/parallel.hpp"
+
+namespace kvplan {
+
+/// Overrides for budget terms (bytes per GPU); unset terms use the modelled defaults.
+struct BudgetOverrides {
+  std::optional<i64> weights;        // --weight-bytes
+  std::optional<i64> activation;     // --activation-bytes
+  std::optional<i64> non_torch;      // --non-torch-bytes (library workspaces, NCCL buffers)
+  std::optional<i64> cuda_context;   // --cuda-context-bytes
+  std::optional<i64> cuda_graph;     // --cuda-graph-bytes
+  std::optional<i64> extra;          // --overhead-bytes (anything else you reserve)
+  std::optional<i64> gpu_memory;     // --gpu-memory-bytes (replace the profile's total)
+};
+
+struct PlanSpec {
+  ModelSpec model;
+  KvOptions kv;  // formats (context is per call)
+  GpuSpec gpu;
+  Parallel parallel;
+  EngineSettings engine;  // resolved (resolve_engine_defaults)
+  BudgetOverrides overrides;
+};
+
+/// One line of the per-GPU budget. `inside` = counted inside the engine's usable memory
+/// (e.g. vLLM's total x utilization); otherwise it must fit in what the engine leaves free.
+struct BudgetTerm {
+  std::string name;
+  i64 bytes = 0;
+  std::string basis;  // formula or source
+  bool inside = true;
+  bool overridden = false;
+};
+
+/// Cache geometry of one group of identical layers on one rank (paged engines).
+struct CacheGroup {
+  KvKind kind = KvKind::full;
+  i64 layers = 0;               // layers of this kind on the rank
+  i64 window = 0;               // sliding window / chunk
+  i64 bytes_per_token = 0;      // per layer (K + V)
+  i64 state_bytes = 0;          // per layer, per sequence (ssm)
+  i64 page_bytes = 0;           // per layer page (vLLM)
+  i64 groups = 0;               // vLLM kv_cache_groups of this kind
+};
+
+/// What the engine itself would report at start-up.
+struct EngineReport {
+  EngineKind kind = EngineKind::vllm;
+  std::string rules_version;
+  i64 available_kv_bytes = 0;   // KV pool bytes per GPU
+  i64 kv_pool_bytes = 0;        // bytes the pool actually allocates (whole blocks/tokens)
+  i64 block_size = 0;           // tokens per page (vLLM block_size after hybrid adjustment)
+  i64 page_bytes = 0;           // vLLM per-layer page; SGLang/TRT bytes per token
+  i64 group_size = 0;           // vLLM layers per KV cache group (tensors)
+  i64 num_groups = 0;           // vLLM KV cache groups
+  i64 padding_layers = 0;       // vLLM padding layers added to equalise groups
+  i64 num_gpu_blocks = 0;       // vLLM "# GPU blocks"; TRT blocks
+  i64 kv_cache_tokens = 0;      // vLLM "GPU KV cache size: N tokens"
+  double max_concurrency = 0;   // vLLM "Maximum concurrency for L tokens per request: X"
+  i64 max_total_num_tokens = 0; // SGLang
+  i64 cell_size = 0;            // SGLang bytes per token (all layers of the rank)
+  i64 max_tokens = 0;           // TensorRT-LLM tokens in the paged KV cache
+  // llama.cpp
+  i64 n_ctx = 0, n_ctx_seq = 0, kv_cells = 0, swa_cells = 0;
+  i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
+  i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers)
+  bool startup_ok = true;       // one max-length request fits
+  i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len)
+  std::vector<std::string> notes;
+};
+
+/// The result of one (tokens per request, concurrency) point.
+struct Cell {
+  i64 tokens = 0;               // tokens per request (prompt + output)
+  i64 concurrency = 0;          // requests (whole deployment; split across data-parallel replicas)
+  i64 kv_bytes = 0;             // KV the requests occupy on the most loaded GPU (whole pages)
+  i64 total_bytes = 0;          // everything on that GPU: fixed terms + kv_bytes
+  i64 headroom_bytes = 0;       // pool bytes left (negative: short by)
+  bool fits = false;
+  std::string limiting;         // "fits", or the term that limits: kv_cache, max_num_seqs, max_model_len, weights, ...
+  i64 units_needed = 0, units_available = 0;  // blocks / tokens / slots
+};
+
+class Planner {
+ public:
+  explicit Planner(PlanSpec spec);
+
+  const PlanSpec& spec() const { return spec_; }
+  /// Budget of the most loaded GPU (the stage with the smallest KV pool).
+  const std::vector<BudgetTerm>& budget() const { return budget_; }
+  const EngineReport& engine() const { return report_; }
+  i64 total_bytes() const { return total_; }
+  i64 fixed_bytes() const { return fixed_; }  // every non-KV term on the most loaded GPU
+  i64 critical_stage() const { return stage_; }
+  const std::vector<CacheGroup>& groups() const { return groups_; }
+  const ModelSpec& rank_model() const { return rank_model_; }
+
+  /// Pool units (blocks, tokens or slots) one request of `tokens` needs, excluding a shared prefix.
+  i64 units_per_request(i64 tokens, i64 shared_prefix = 0) const;
+  /// Units the shared prefix holds once for all requests.
+  i64 shared_units(i64 shared_prefix) const;
+  /// Bytes of one pool unit on the most loaded GPU.
+  i64 unit_bytes() const { return unit_bytes_; }
+  i64 pool_units() const { return pool_units_; }
+  i64 max_seqs() const { return max_seqs_; }  // per replica
+  i64 max_len() const { return max_len_; }
+
+  /// Does `concurrency` requests of `tokens` tokens fit? (requests split across dp replicas)
+  Cell cell(i64 tokens, i64 concurrency, i64 shared_prefix = 0) const;
+  /// Largest concurrency that fits at `tokens` (0 if none).
+  i64 max_concurrency(i64 tokens, i64 shared_prefix = 0) const;
+  /// Longest tokens per request that fit at `concurrency` (0 if none).
+  i64 max_context(i64 concurrency, i64 shared_prefix = 0) const;
+
+ private:
+  void build_vllm(const ModelSpec& rank, i64 available);
+  void build_sglang(const ModelSpec& rank, i64 available);
+  void build_trtllm(const ModelSpec& rank, i64 available);
+  void build_generic(const ModelSpec& rank, i64 available);
+  void build_llamacpp();
+  i64 vllm_blocks_for(i64 tokens) const;
+
+  PlanSpec spec_;
+  std::vector<BudgetTerm> budget_;
+  EngineReport report_;
+  std::vector<CacheGroup> groups_;
+  ModelSpec rank_model_;
+  i64 total_ = 0, fixed_ = 0, stage_ = 0;
+  i64 unit_bytes_ = 0, pool_units_ = 0, max_seqs_ = 0, max_len_ = 0;
+  i64 unit_tokens_ = 1;  // tokens per unit (block size / page size / 1)
+  bool slots_ = false;   // llama.cpp: one unit per request up to n_ctx_seq tokens
+  std::string startup_limit_;  // a limit that stops any request (weights, headroom)
+};
+
+/// Activation peak of a profiling forward pass over `tokens` tokens on one rank:
+/// tokens x 4 x I_eff x act_bytes, I_eff the widest MLP of the rank (dense width, or
+/// experts_per_token x expert width + shared width for MoE), plus max_num_seqs x vocab x 4 B of fp32 logits.
+i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act);
+
+}  // namespace kvplan

@@ -1,0 +1,79 @@
+// Parallel layouts (see parallel.hpp).
+#include "kvplan/core/parallel.hpp"
+
+#include <string>
+
+namespace kvplan {
+
+std::pair<i64, i64> stage_layers(i64 num_layers, i64 pp, i64 stage) {
+  std::vector<i64> parts(static_cast<size_t>(pp), num_layers / pp);
+  const i64 rem = num_layers % pp;
+  for (i64 i = 2; i < rem + 2; ++i) parts[static_cast<size_t>(pp - i)] += 1;
+  i64 first = 0;
+  for (i64 s = 0; s < stage; ++s) first += parts[static_cast<size_t>(s)];
+  return {first, first + parts[static_cast<size_t>(stage)]};
+}
+
+void check_parallel(const ModelSpec& m, const Parallel& p) {
+  if (p.tp < 1) throw InputError("--tensor-parallel-size", "must be >= 1");
+  if (p.pp < 1) throw InputError("--pipeline-parallel-size", "must be >= 1");
+  if (p.dp < 1) throw InputError("--data-parallel-size", "must be >= 1");
+  if (p.ep < 1) throw InputError("--expert-parallel-size", "must be >= 1");
+  const i64 layers = static_cast<i64>(m.layers.size());
+  if (p.pp > layers)
+    throw InputError("--pipeline-parallel-size", std::to_string(p.pp) + " stages exceed the model's " + std::to_string(layers) + " layers",
+                     "use at most " + std::to_string(layers));
+  for (const Layer& l : m.layers) {
+    if (l.mixer == Mixer::attention || l.mixer == Mixer::mla) {
+      if (l.q_heads % p.tp != 0)
+        throw InputError("--tensor-parallel-size", std::to_string(p.tp) + " does not divide num_attention_heads " + std::to_string(l.q_heads),
+                         "use a tensor-parallel size that divides " + std::to_string(l.q_heads));
+      const bool kv_ok = l.kv_heads >= p.tp ? l.kv_heads % p.tp == 0 : p.tp % l.kv_heads == 0;
+      if (l.mixer == Mixer::attention && !kv_ok)
+        throw InputError("--tensor-parallel-size", std::to_string(p.tp) + " neither divides nor is a multiple of num_key_value_heads " +
+                                                       std::to_string(l.kv_heads),
+                         "use a tensor-parallel size that divides " + std::to_string(l.kv_heads) + " or a multiple of it");
+    }
+    if (l.mlp == MlpKind::moe && p.ep > 1 && l.experts % p.ep != 0)
+      throw InputError("--expert-parallel-size", std::to_string(p.ep) + " does not divide the " + std::to_string(l.experts) + " routed experts",
+                       "use a size that divides " + std::to_string(l.experts));
+  }
+}
+
+ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
+  ModelSpec r = m;
+  const auto [first, last] = stage_layers(static_cast<i64>(m.layers.size()), p.pp, stage);
+  r.layers.assign(m.layers.begin() + first, m.layers.begin() + last);
+  r.has_embedding = m.has_embedding && stage == 0;
+  r.has_lm_head = m.has_lm_head && stage == p.pp - 1;
+  if (stage != 0) r.vision = VisionTower{};
+  const i64 tp = p.tp;
+  r.vocab = ceil_div(m.vocab, tp);
+  r.vision.params = ceil_div(r.vision.params, tp);
+  for (Layer& l : r.layers) {
+    if (l.mixer == Mixer::attention || l.mixer == Mixer::mla) {
+      l.q_heads = l.q_heads / tp;
+      if (l.kv != KvKind::mla_latent) l.kv_heads = l.kv_heads >= tp ? l.kv_heads / tp : 1;
+    }
+    l.intermediate = ceil_div(l.intermediate, tp);
+    l.shared_intermediate = ceil_div(l.shared_intermediate, tp);
+    if (p.ep > 1) {
+      l.experts = ceil_div(l.experts, p.ep);
+      l.experts_active = std::min(l.experts_active, l.experts);
+    } else {
+      l.expert_intermediate = ceil_div(l.expert_intermediate, tp);
+    }
+    if (l.mixer == Mixer::mamba1 || l.mixer == Mixer::mamba2 || l.mixer == Mixer::gated_deltanet) {
+      l.d_inner = ceil_div(l.d_inner, tp);
+      l.ssm_heads = ceil_div(l.ssm_heads, tp);
+      if (l.n_groups % tp == 0) l.n_groups /= tp;
+      l.lin_k_heads = ceil_div(l.lin_k_heads, tp);
+      l.lin_v_heads = ceil_div(l.lin_v_heads, tp);
+      l.conv_state_elems = ceil_div(l.conv_state_elems, tp);
+      l.ssm_state_elems = ceil_div(l.ssm_state_elems, tp);
+    }
+  }
+  return r;
+}
+
+}  // namespace kvplan

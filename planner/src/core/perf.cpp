@@ -1,0 +1,85 @@
+// Roofline performance model (formulas in perf.hpp).
+#include "kvplan/core/perf.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvplan/core/weights.hpp"
+
+namespace kvplan {
+
+namespace {
+
+double part_bytes(const ModelSpec& m, const ParamPart& part) {
+  const double elem = static_cast<double>(format_info(m.dtype).block_bytes);
+  const bool packed = m.quant.linear_bits > 0 && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
+  const double mat = packed ? static_cast<double>(part.matrix) * m.quant.linear_bits / 8.0 : static_cast<double>(part.matrix) * elem;
+  return mat + static_cast<double>(part.vector) * elem;
+}
+
+}  // namespace
+
+PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens, i64 concurrency, const PerfParams& params) {
+  const PlanSpec& s = p.spec();
+  const ModelSpec& rank = p.rank_model();
+  PerfResult r;
+  r.bandwidth_efficiency = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : 0.80;
+  r.compute_efficiency = params.compute_efficiency > 0 ? params.compute_efficiency : 0.60;
+  r.step_overhead_s = params.step_overhead_s >= 0 ? params.step_overhead_s : 300e-6;
+  r.bandwidth_bytes_per_s = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s);
+  const auto tflops = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
+  r.peak_flops = tflops ? *tflops * 1e12 : 0;
+
+  const i64 B = std::max<i64>(1, ceil_div(std::max<i64>(concurrency, 1), s.parallel.dp));
+  r.batch_per_replica = B;
+  r.decode_context = prompt_tokens + output_tokens / 2;
+
+  // bytes of weights read per step: everything but routed experts, plus the experts a batch touches
+  const ParamCount pc = count_params(rank);
+  double routed = 0, other = 0;
+  for (const auto& part : pc.parts) (part.name == "routed_experts" ? routed : other) += part_bytes(rank, part);
+  double touched = 1.0;
+  i64 experts = 0, k = 0;
+  for (const Layer& l : rank.layers)
+    if (l.mlp == MlpKind::moe) { experts = l.experts; k = l.experts_active; break; }
+  if (experts > 0) touched = 1.0 - std::pow(1.0 - static_cast<double>(k) / static_cast<double>(experts), static_cast<double>(B));
+  r.weight_bytes_read = other + routed * touched;
+
+  KvOptions o = s.kv;
+  o.context = r.decode_context;
+  const KvResult kv = compute_kv(rank, o);
+  r.kv_bytes_read = static_cast<double>(B) * static_cast<double>(add(kv.sequence_kv_bytes, kv.state_bytes));
+
+  double attn_width = 0, held_width = 0;  // sum over layers of q_heads x head_dim (x tokens held)
+  for (const Layer& l : rank.layers) {
+    if (l.kv == KvKind::ssm || l.kv == KvKind::none) continue;
+    const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
+    attn_width += w;
+    held_width += w * static_cast<double>(layer_tokens_held(l, r.decode_context, s.kv.encoder_tokens));
+  }
+  const double active = static_cast<double>(pc.active);
+  r.decode_flops = 2.0 * active * static_cast<double>(B) + 4.0 * static_cast<double>(B) * held_width;
+  r.memory_time_s = (r.weight_bytes_read + r.kv_bytes_read) / (r.bandwidth_bytes_per_s * r.bandwidth_efficiency);
+  r.compute_time_s = r.peak_flops > 0 ? r.decode_flops / (r.peak_flops * r.compute_efficiency) : 0;
+  r.decode_bound = r.compute_time_s > r.memory_time_s ? "compute" : "memory bandwidth";
+  if (r.peak_flops == 0) r.decode_bound = "memory bandwidth (compute not checked: no TFLOP/s in the GPU profile)";
+  r.decode_step_s = std::max(r.memory_time_s, r.compute_time_s) + r.step_overhead_s;
+  r.tpot_s = r.decode_step_s * static_cast<double>(s.parallel.pp);
+  const double gpus_per_replica = static_cast<double>(s.parallel.tp * s.parallel.pp);
+  r.decode_tokens_per_s = static_cast<double>(B) / r.tpot_s * static_cast<double>(s.parallel.dp);
+  r.decode_tokens_per_s_per_gpu = static_cast<double>(B) / r.tpot_s / gpus_per_replica;
+
+  const double P = static_cast<double>(prompt_tokens);
+  r.prefill_flops = 2.0 * active * P + 2.0 * P * P * attn_width;
+  const double prefill_compute = r.peak_flops > 0 ? r.prefill_flops / (r.peak_flops * r.compute_efficiency) : 0;
+  const double prefill_memory = (other + routed) / (r.bandwidth_bytes_per_s * r.bandwidth_efficiency);
+  r.prefill_bound = prefill_compute > prefill_memory ? "compute" : "memory bandwidth";
+  r.ttft_s = std::max(prefill_compute, prefill_memory) * static_cast<double>(s.parallel.pp) + r.step_overhead_s;
+  if (r.peak_flops == 0) {
+    r.prefill_bound = "unknown (no TFLOP/s in the GPU profile)";
+    r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
+  }
+  return r;
+}
+
+}  // namespace kvplan

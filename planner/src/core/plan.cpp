@@ -1,0 +1,546 @@
+// Capacity planning: per-GPU budget and each engine's KV sizing rule. Every formula is stated
+// where it is coded; docs/engine-rules.md gives the engines' sources.
+#include "kvplan/core/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "kvplan/core/paging.hpp"
+#include "kvplan/core/units.hpp"
+#include "kvplan/core/weights.hpp"
+
+namespace kvplan {
+
+namespace {
+
+constexpr i64 kMiB = 1LL << 20;
+constexpr i64 kGiB = 1LL << 30;
+
+// Default overheads (bytes per GPU). Sources: ../shared/reference/engines.md "Fixed overheads":
+// CUDA context ~290-670 MB; vLLM non-torch memory 0.16-0.4 GiB on one GPU (more with NCCL);
+// CUDA graphs 0.2-0.4 GiB.
+constexpr i64 kCudaContext = 512 * kMiB;
+constexpr i64 kNonTorchSingle = 384 * kMiB;
+constexpr i64 kNonTorchMulti = 1 * kGiB;
+constexpr i64 kCudaGraph = 384 * kMiB;
+
+i64 floor_fraction(i64 total, double f) { return static_cast<i64>(std::floor(static_cast<long double>(total) * f)); }
+
+i64 layer_bytes_per_token(const Layer& l, const KvOptions& o) {
+  return add(layer_k_bytes_per_token(l, o.k_format), layer_v_bytes_per_token(l, o.v_format), "KV bytes per token per layer");
+}
+
+bool holds_tokens(KvKind k) { return k != KvKind::ssm && k != KvKind::none; }
+
+// Widest MLP of the rank in the units a profiling pass materialises: dense I, or top_k x expert I + shared I.
+i64 effective_intermediate(const ModelSpec& m) {
+  i64 widest = 0;
+  for (const Layer& l : m.layers) {
+    i64 w = 0;
+    if (l.mlp == MlpKind::gated || l.mlp == MlpKind::plain) w = l.intermediate;
+    if (l.mlp == MlpKind::moe) w = add(mul(l.experts_active, l.expert_intermediate), l.shared_intermediate);
+    widest = std::max(widest, w);
+  }
+  return widest;
+}
+
+}  // namespace
+
+i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act) {
+  const i64 elem = format_info(act).block_bytes;
+  const i64 mlp = mul(mul(tokens, mul(4, effective_intermediate(rank))), elem, "activation bytes");
+  const i64 logits = rank.has_lm_head ? mul(mul(max_seqs, rank.vocab), 4, "logits bytes") : 0;
+  return add(mlp, logits, "activation bytes");
+}
+
+Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
+  const ModelSpec& m = spec_.model;
+  const EngineSettings& e = spec_.engine;
+  const BudgetOverrides& ov = spec_.overrides;
+  total_ = ov.gpu_memory.value_or(spec_.gpu.memory_bytes);
+  if (total_ <= 0) throw InputError("--gpu-memory-bytes", "must be > 0");
+  max_seqs_ = e.max_num_seqs;
+  if (e.kind == EngineKind::llamacpp) {
+    if (spec_.parallel.tp != 1 || spec_.parallel.pp != 1)
+      throw InputError("--tensor-parallel-size", "kvplan models llama.cpp on one GPU per replica",
+                       "use --tensor-parallel-size 1 and --pipeline-parallel-size 1 with --engine llama.cpp");
+    build_llamacpp();
+    return;
+  }
+  check_parallel(m, spec_.parallel);
+  max_len_ = e.max_model_len;
+
+  bool first = true;
+  for (i64 stage = 0; stage < spec_.parallel.pp; ++stage) {
+    Planner trial = *this;  // state for this stage; the stage with the fewest pool units wins
+    trial.budget_.clear();
+    trial.groups_.clear();
+    trial.report_ = EngineReport{};
+    trial.startup_limit_.clear();
+    trial.stage_ = stage;
+    const ModelSpec rank = rank_shard(m, spec_.parallel, stage);
+    trial.rank_model_ = rank;
+    const bool multi = spec_.parallel.tp * spec_.parallel.pp > 1;
+    auto term = [&](const std::string& name, std::optional<i64> override_v, i64 modelled, const std::string& basis, bool inside) {
+      trial.budget_.push_back({name, override_v.value_or(modelled), override_v ? "given" : basis, inside, override_v.has_value()});
+      return trial.budget_.back().bytes;
+    };
+    trial.budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
+    const ParamCount pc = count_params(rank);
+    const i64 weights = term("weights", ov.weights, weight_bytes(rank, pc).total,
+                             "this rank's parameters (" + weight_bytes(rank, pc).basis + ")", true);
+    const i64 act_tokens = e.max_num_batched_tokens;
+    const i64 activation = term("activation_peak", ov.activation, activation_peak_bytes(rank, act_tokens, e.max_num_seqs, m.dtype),
+                                std::to_string(act_tokens) + " batched tokens x 4 x widest MLP x " +
+                                    std::string(format_info(m.dtype).name) + " + max_num_seqs x vocab/tp x 4 B logits",
+                                e.kind != EngineKind::sglang);
+    const i64 non_torch = term("non_torch", ov.non_torch, multi ? kNonTorchMulti : kNonTorchSingle,
+                               multi ? "cuBLAS/attention workspaces + NCCL buffers (estimate)" : "cuBLAS/attention workspaces (estimate, vLLM logs 0.16-0.4 GiB)", true);
+    const bool sglang = e.kind == EngineKind::sglang;
+    const i64 context = term("cuda_context", ov.cuda_context, kCudaContext, "CUDA context (estimate: 290-670 MB)",
+                             sglang || e.kind == EngineKind::trtllm || e.kind == EngineKind::generic);
+    const i64 graphs = term("cuda_graphs", ov.cuda_graph, e.enforce_eager ? 0 : kCudaGraph,
+                            e.enforce_eager ? "enforce eager: none" : "CUDA graph pool (estimate: 0.2-0.4 GiB)", e.kind == EngineKind::generic);
+    const i64 extra = term("extra", ov.extra, 0, "--overhead-bytes", true);
+
+    // What the engine may spend on KV on this rank.
+    i64 available = 0;
+    std::string avail_basis;
+    switch (e.kind) {
+      case EngineKind::vllm: {
+        // gpu_worker.determine_available_memory: total x utilization - (weights + torch peak + non-torch);
+        // the CUDA context and graphs live in the (1 - utilization) share left outside.
+        const i64 usable = floor_fraction(total_, e.memory_fraction);
+        available = usable - weights - activation - non_torch - extra;
+        avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) +
+                      ") - weights - activation_peak - non_torch - extra";
+        if (context + graphs > total_ - usable)
+          trial.report_.notes.push_back("CUDA context + graphs (" + human_bytes(context + graphs) + ") exceed the " +
+                                        human_bytes(total_ - usable) + " vLLM leaves outside gpu_memory_utilization: risk of OOM");
+        break;
+      }
+      case EngineKind::sglang:
+        // profile_max_num_token: rest = free_after_weights - free_before_weights x (1 - mem_fraction_static),
+        // free_before_weights = total - cuda_context, free_after_weights = that - weights - non-torch
+        available = floor_fraction(total_ - context, e.memory_fraction) - weights - non_torch - extra;
+        avail_basis = "(total - cuda_context) x mem_fraction_static - weights - non_torch - extra";
+        break;
+      case EngineKind::trtllm: {
+        // KV gets free_gpu_memory_fraction of the memory free after the engine and weights load
+        const i64 free_after = total_ - context - weights - activation - non_torch - extra;
+        available = floor_fraction(std::max<i64>(free_after, 0), e.memory_fraction);
+        avail_basis = "(total - cuda_context - weights - activation_peak - non_torch - extra) x free_gpu_memory_fraction";
+        break;
+      }
+      default:
+        available = floor_fraction(total_, e.memory_fraction) - weights - activation - non_torch - context - graphs - extra;
+        avail_basis = "total x fraction - every other term";
+        break;
+    }
+    if (e.kv_cache_memory_bytes) {
+      available = *e.kv_cache_memory_bytes;
+      avail_basis = "--kv-cache-memory-bytes";
+    }
+    if (available <= 0) trial.startup_limit_ = "weights";
+    trial.budget_.push_back({"kv_cache_available", std::max<i64>(available, 0), avail_basis, true, e.kv_cache_memory_bytes.has_value()});
+    trial.report_.available_kv_bytes = std::max<i64>(available, 0);
+    trial.report_.kind = e.kind;
+    trial.report_.rules_version = engine_rules_version(e.kind);
+    const i64 avail = std::max<i64>(available, 0);
+    switch (e.kind) {
+      case EngineKind::vllm: trial.build_vllm(rank, avail); break;
+      case EngineKind::sglang: trial.build_sglang(rank, avail); break;
+      case EngineKind::trtllm: trial.build_trtllm(rank, avail); break;
+      default: trial.build_generic(rank, avail); break;
+    }
+    // every non-KV byte on this GPU, inside or outside the engine's usable share
+    trial.fixed_ = 0;
+    for (const auto& t : trial.budget_)
+      if (t.name != "gpu_total" && t.name != "kv_cache_available") trial.fixed_ = add(trial.fixed_, t.bytes);
+    if (trial.fixed_ > total_ && trial.startup_limit_.empty()) trial.startup_limit_ = "gpu_memory";
+    if (first || trial.pool_units_ < pool_units_) {
+      *this = std::move(trial);
+      first = false;
+    }
+  }
+  if (spec_.parallel.pp > 1)
+    report_.notes.push_back("pipeline stage " + std::to_string(stage_) + " has the smallest KV pool; every stage uses its block count");
+}
+
+// ---------------------------------------------------------------- vLLM V1
+// Per layer page = block_size x (K row + V row) bytes (MLA: one latent row, coefficient 1).
+// Layers with identical specs form a type; with several types vLLM splits them into groups of
+// group_size layers (the smallest type's count, or the largest when it is < 1.5 x the smallest),
+// padding the last group of a type. The pool has group_size tensors of num_blocks pages:
+// num_blocks = available // (page x group_size).
+void Planner::build_vllm(const ModelSpec& rank, i64 available) {
+  const EngineSettings& e = spec_.engine;
+  i64 block = e.block_size;
+  // Hybrid attention + Mamba: attention block size grows (in multiples of 16) until its page holds a
+  // Mamba state; Mamba pages are padded to the attention page (HybridAttentionMambaModelConfig).
+  i64 attn_pt = 0, state = 0;
+  for (const Layer& l : rank.layers) {
+    if (holds_tokens(l.kv) && l.kv != KvKind::cross) attn_pt = std::max(attn_pt, layer_bytes_per_token(l, spec_.kv));
+    if (l.kv == KvKind::ssm) state = std::max(state, layer_state_bytes(l, spec_.kv.state_format));
+  }
+  if (attn_pt > 0 && state > 0) {
+    const i64 attn_block = mul(16, ceil_div(state, mul(16, attn_pt)));
+    if (attn_block > block) {
+      report_.notes.push_back("hybrid Mamba model: attention block size raised from " + std::to_string(block) + " to " +
+                              std::to_string(attn_block) + " so one page holds a Mamba state");
+      block = attn_block;
+    }
+  }
+  struct Type { KvKind kind; i64 window; i64 bpt; i64 page; i64 n = 0; };
+  std::vector<Type> types;
+  i64 max_page = 0;
+  for (const Layer& l : rank.layers) {
+    if (l.kv == KvKind::none) continue;
+    Type t{l.kv, l.window, 0, 0};
+    if (l.kv == KvKind::ssm) {
+      t.page = layer_state_bytes(l, spec_.kv.state_format);
+    } else {
+      t.bpt = layer_bytes_per_token(l, spec_.kv);
+      t.page = mul(block, t.bpt, "vLLM page bytes");
+    }
+    if (t.kind == KvKind::mla_expanded) t.kind = KvKind::full;
+    auto it = std::find_if(types.begin(), types.end(), [&](const Type& x) {
+      return x.kind == t.kind && x.window == t.window && x.bpt == t.bpt && x.page == t.page;
+    });
+    if (it == types.end()) { types.push_back(t); it = types.end() - 1; }
+    ++it->n;
+    max_page = std::max(max_page, t.page);
+  }
+  if (types.empty()) throw InputError("model", "has no layer that keeps a cache", "check the config");
+  // Uniform page size: Mamba pages are padded to the attention page; smaller attention pages are
+  // not unified here (vLLM raises their block size) - the page is taken as the largest.
+  for (auto& t : types) {
+    if (t.page < max_page && t.kind == KvKind::ssm)
+      report_.notes.push_back("Mamba state page " + std::to_string(t.page) + " B padded to the attention page " + std::to_string(max_page) + " B");
+    t.page = max_page;
+  }
+  i64 group_size = 0, num_groups = 0, layers = 0;
+  if (types.size() == 1) {
+    group_size = types[0].n;
+    num_groups = 1;
+    layers = types[0].n;
+  } else {
+    i64 mn = types[0].n, mx = types[0].n;
+    for (const auto& t : types) { mn = std::min(mn, t.n); mx = std::max(mx, t.n); layers += t.n; }
+    group_size = static_cast<double>(mx) < 1.5 * static_cast<double>(mn) ? mx : mn;
+    for (const auto& t : types) num_groups += ceil_div(t.n, group_size);
+  }
+  report_.padding_layers = num_groups * group_size - layers;
+  if (report_.padding_layers > 0)
+    report_.notes.push_back("vLLM adds " + std::to_string(report_.padding_layers) + " padding layers to equalise KV cache groups");
+  groups_.clear();
+  for (const auto& t : types)
+    groups_.push_back({t.kind, t.n, t.window, t.bpt, t.kind == KvKind::ssm ? t.page : 0, t.page, ceil_div(t.n, group_size)});
+  unit_bytes_ = mul(max_page, group_size, "vLLM block bytes");
+  unit_tokens_ = block;
+  pool_units_ = pages_in_bytes(available, unit_bytes_);
+  report_.block_size = block;
+  report_.page_bytes = max_page;
+  report_.group_size = group_size;
+  report_.num_groups = num_groups;
+  report_.num_gpu_blocks = pool_units_;
+  report_.kv_pool_bytes = pages_bytes(pool_units_, unit_bytes_);
+  // _report_kv_cache_config: tokens = num_blocks // num_groups x block_size
+  report_.kv_cache_tokens = mul(pool_units_ / num_groups, block);
+  const i64 per_req = vllm_blocks_for(e.max_model_len);
+  report_.max_concurrency = per_req > 0 ? static_cast<double>(pool_units_) / static_cast<double>(per_req) : 0;
+  report_.startup_ok = per_req <= pool_units_;
+  if (!report_.startup_ok) {
+    i64 lo = 0, hi = e.max_model_len;
+    while (lo < hi) {
+      const i64 mid = lo + (hi - lo + 1) / 2;
+      if (vllm_blocks_for(mid) <= pool_units_) lo = mid; else hi = mid - 1;
+    }
+    report_.estimated_max_model_len = lo;
+  }
+}
+
+// Blocks one request of `tokens` tokens needs (vLLM max_memory_usage_bytes per group, in blocks):
+// full/MLA cdiv(tokens, block); sliding cdiv(min(window - 1 + max_num_batched_tokens, tokens), block) + 1;
+// chunked cdiv(min(chunk + max_num_batched_tokens, tokens), block); Mamba 1; cross cdiv(encoder, block).
+i64 Planner::vllm_blocks_for(i64 tokens) const {
+  const i64 block = unit_tokens_;
+  const i64 mnbt = spec_.engine.max_num_batched_tokens;
+  i64 blocks = 0;
+  for (const auto& g : groups_) {
+    i64 b = 0;
+    switch (g.kind) {
+      case KvKind::sliding: b = pages_for_tokens(std::min(g.window - 1 + mnbt, tokens), block) + 1; break;
+      case KvKind::chunked: b = pages_for_tokens(std::min(g.window + mnbt, tokens), block); break;
+      case KvKind::ssm: b = 1; break;
+      case KvKind::cross: b = pages_for_tokens(spec_.kv.encoder_tokens, block); break;
+      default: b = pages_for_tokens(tokens, block); break;
+    }
+    blocks = add(blocks, mul(b, g.groups), "blocks per request");
+  }
+  return blocks;
+}
+
+// ---------------------------------------------------------------- SGLang
+// cell_size = sum over the rank's layers of (K row + V row) bytes per token (MLA: the latent);
+// max_total_num_tokens = available // cell_size, aligned down to page_size; --max-total-tokens caps it.
+void Planner::build_sglang(const ModelSpec& rank, i64 available) {
+  const EngineSettings& e = spec_.engine;
+  i64 cell = 0, state = 0;
+  for (const Layer& l : rank.layers) {
+    if (holds_tokens(l.kv) && l.kv != KvKind::cross) cell = add(cell, layer_bytes_per_token(l, spec_.kv));
+    state = add(state, layer_state_bytes(l, spec_.kv.state_format));
+  }
+  if (cell == 0) throw InputError("--engine sglang", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
+  for (const Layer& l : rank.layers)
+    if (l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
+      report_.notes.push_back("SGLang sizes sliding-window layers like full layers here (its hybrid SWA pool ratio is not modelled)");
+      break;
+    }
+  if (state > 0) {
+    // Mamba/linear-attention state pool: one state per running request, taken before the KV pool
+    const i64 pool = mul(state, e.max_num_seqs == 4096 ? 0 : e.max_num_seqs);
+    if (pool > 0) available -= pool;
+    report_.state_bytes = state;
+    report_.notes.push_back("recurrent state " + human_bytes(state) + " per request is held in a separate pool");
+  }
+  const i64 page = e.block_size;
+  i64 tokens = available > 0 ? available / cell : 0;
+  tokens = tokens / page * page;
+  if (e.max_total_tokens) tokens = std::min(tokens, *e.max_total_tokens / page * page);
+  report_.cell_size = cell;
+  report_.page_bytes = cell;
+  report_.block_size = page;
+  report_.max_total_num_tokens = tokens;
+  report_.kv_pool_bytes = mul(tokens, cell);
+  unit_tokens_ = page;
+  unit_bytes_ = mul(cell, page);
+  pool_units_ = tokens / page;
+  report_.startup_ok = pool_units_ >= pages_for_tokens(e.max_model_len, page);
+  groups_ = {{KvKind::full, static_cast<i64>(rank.layers.size()), 0, cell, 0, 0, 1}};
+}
+
+// ---------------------------------------------------------------- TensorRT-LLM
+// bytes per token = sum of (K row + V row) over the rank's layers; tokens = min(kv_bytes // bytes per
+// token, max_tokens); blocks = cdiv(tokens, tokens_per_block) (KVCacheManager rounds up to whole blocks).
+void Planner::build_trtllm(const ModelSpec& rank, i64 available) {
+  const EngineSettings& e = spec_.engine;
+  i64 bpt = 0;
+  for (const Layer& l : rank.layers)
+    if (holds_tokens(l.kv) && l.kv != KvKind::cross) bpt = add(bpt, layer_bytes_per_token(l, spec_.kv));
+  if (bpt == 0) throw InputError("--engine trtllm", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
+  const i64 tpb = e.block_size;
+  const i64 block_bytes = mul(bpt, tpb, "TRT block bytes");
+  i64 tokens = pages_in_bytes(available, bpt);
+  if (e.max_tokens) tokens = std::min(tokens, *e.max_tokens);
+  const i64 blocks = pages_for_tokens(tokens, tpb);
+  report_.page_bytes = bpt;
+  report_.block_size = tpb;
+  report_.num_gpu_blocks = blocks;
+  report_.max_tokens = mul(blocks, tpb);
+  report_.kv_pool_bytes = mul(blocks, block_bytes);
+  unit_tokens_ = tpb;
+  unit_bytes_ = block_bytes;
+  pool_units_ = blocks;
+  report_.startup_ok = pool_units_ >= pages_for_tokens(e.max_model_len, tpb);
+  groups_ = {{KvKind::full, static_cast<i64>(rank.layers.size()), 0, bpt, 0, 0, 1}};
+}
+
+// ---------------------------------------------------------------- generic paged engine
+// Pages of block_size tokens per layer; sliding and chunked layers hold at most their window.
+// Pool and requests are counted in bytes.
+void Planner::build_generic(const ModelSpec& rank, i64 available) {
+  groups_.clear();
+  for (const Layer& l : rank.layers) {
+    if (l.kv == KvKind::none) continue;
+    const i64 bpt = l.kv == KvKind::ssm ? 0 : layer_bytes_per_token(l, spec_.kv);
+    const i64 st = layer_state_bytes(l, spec_.kv.state_format);
+    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const CacheGroup& g) {
+      return g.kind == l.kv && g.window == l.window && g.bytes_per_token == bpt && g.state_bytes == st;
+    });
+    if (it == groups_.end()) { groups_.push_back({l.kv, 0, l.window, bpt, st, 0, 1}); it = groups_.end() - 1; }
+    ++it->layers;
+  }
+  unit_tokens_ = spec_.engine.block_size;
+  unit_bytes_ = 1;
+  pool_units_ = available;
+  report_.block_size = unit_tokens_;
+  report_.kv_pool_bytes = available;
+  report_.startup_ok = units_per_request(spec_.engine.max_model_len) <= pool_units_;
+}
+
+// ---------------------------------------------------------------- llama.cpp
+// n_ctx padded to 256 cells (current mainline; mid-2025 builds padded to 32 without flash attention); one cache of n_ctx cells shared by the
+// --parallel slots (kv_unified) or n_ctx_seq = pad(n_ctx / parallel) cells per slot. Full layers hold
+// n_ctx cells; sliding layers pad(min(n_ctx, n_swa x (unified ? parallel : 1) + n_ubatch), 256) unless
+// --swa-full. Bytes per layer: ggml_row_size(type_k, n_embd_k_gqa) x cells, likewise V. MLA (latent):
+// K rows of kv_lora_rank + qk_rope_head_dim, V rows of kv_lora_rank. Recurrent state in f32 per slot.
+void Planner::build_llamacpp() {
+  const EngineSettings& e = spec_.engine;
+  const ModelSpec& m = spec_.model;
+  rank_model_ = m;
+  i64 n_ctx = round_up(e.ctx_size, 256, "n_ctx");
+  i64 n_ctx_seq = n_ctx;
+  if (!e.kv_unified && e.parallel > 1) {
+    n_ctx_seq = round_up(n_ctx / e.parallel, 256, "n_ctx_seq");
+    n_ctx = mul(n_ctx_seq, e.parallel, "n_ctx");
+  }
+  const i64 n_layer = static_cast<i64>(m.layers.size());
+  const i64 ngl = e.n_gpu_layers < 0 ? n_layer + 1 : std::min(e.n_gpu_layers, n_layer + 1);
+  const i64 first_gpu_layer = n_layer - std::min(ngl, n_layer);  // llama.cpp offloads the last ngl layers
+  i64 k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0;
+  for (i64 i = 0; i < n_layer; ++i) {
+    const Layer& l = m.layers[static_cast<size_t>(i)];
+    i64 cells = 0, krow = 0, vrow = 0;
+    switch (l.kv) {
+      case KvKind::sliding:
+      case KvKind::chunked:
+        cells = e.swa_full ? n_ctx : round_up(std::min(n_ctx, add(mul(l.window, e.kv_unified ? e.parallel : 1), e.ubatch_size)), 256);
+        swa_cells = cells;
+        break;
+      case KvKind::ssm:
+      case KvKind::none:
+      case KvKind::cross:
+        cells = 0;
+        break;
+      default:
+        cells = n_ctx;
+    }
+    if (l.kv == KvKind::mla_latent) {
+      krow = row_bytes(spec_.kv.k_format, add(l.kv_lora_rank, l.qk_rope_head_dim), "K row (kv_lora_rank + qk_rope_head_dim)");
+      vrow = row_bytes(spec_.kv.v_format, l.kv_lora_rank, "V row (kv_lora_rank)");
+    } else if (cells > 0) {
+      krow = row_bytes(spec_.kv.k_format, mul(l.kv_heads, l.k_head_dim), "K row (n_embd_k_gqa)");
+      vrow = row_bytes(spec_.kv.v_format, mul(l.kv_heads, l.v_head_dim), "V row (n_embd_v_gqa)");
+      if (format_info(spec_.kv.k_format).block_elems > 1) row_bytes(spec_.kv.k_format, l.k_head_dim, "K head row (head_dim)");
+    }
+    const i64 lk = mul(krow, cells), lv = mul(vrow, cells);
+    const i64 ls = mul(layer_state_bytes(l, ElemFormat::f32), e.parallel, "recurrent state");
+    k = add(k, lk);
+    v = add(v, lv);
+    state = add(state, ls);
+    if (i >= first_gpu_layer) gpu_kv = add(gpu_kv, add(add(lk, lv), ls));
+  }
+  report_.kind = e.kind;
+  report_.rules_version = engine_rules_version(e.kind);
+  report_.n_ctx = n_ctx;
+  report_.n_ctx_seq = e.kv_unified ? n_ctx : n_ctx_seq;
+  report_.kv_cells = n_ctx;
+  report_.swa_cells = swa_cells;
+  report_.k_bytes = k;
+  report_.v_bytes = v;
+  report_.state_bytes = state;
+  report_.kv_bytes = add(k, v);
+  report_.gpu_kv_bytes = gpu_kv;
+  report_.kv_pool_bytes = gpu_kv;
+  report_.available_kv_bytes = gpu_kv;
+
+  const BudgetOverrides& ov = spec_.overrides;
+  const ParamCount pc = count_params(m);
+  const i64 all_weights = weight_bytes(m, pc).total;
+  // weights on the GPU: the offloaded share of the layers (the output layer counts as one more)
+  const i64 gpu_weights = static_cast<i64>(static_cast<long double>(all_weights) * ngl / (n_layer + 1));
+  // compute buffer: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations)
+  const i64 compute = mul(e.ubatch_size, mul(add(m.vocab, mul(4, effective_intermediate(m))), 4), "compute buffer");
+  budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
+  budget_.push_back({"weights", ov.weights.value_or(gpu_weights), ov.weights ? "given" : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + weight_bytes(m, pc).basis + ")", true, ov.weights.has_value()});
+  budget_.push_back({"kv_cache", gpu_kv, "K + V (+ recurrent state) of the offloaded layers", true, false});
+  budget_.push_back({"compute_buffer", ov.activation.value_or(compute), ov.activation ? "given" : "n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, ov.activation.has_value()});
+  budget_.push_back({"cuda_context", ov.cuda_context.value_or(kCudaContext), ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
+  budget_.push_back({"extra", ov.extra.value_or(0), "--overhead-bytes", true, ov.extra.has_value()});
+  fixed_ = 0;
+  for (const auto& t : budget_)
+    if (t.name != "gpu_total" && t.name != "kv_cache") fixed_ = add(fixed_, t.bytes);
+  if (add(fixed_, gpu_kv) > total_) startup_limit_ = "gpu_memory";
+  unit_tokens_ = 1;
+  unit_bytes_ = 0;  // the buffer is allocated whole: cells used cost nothing extra
+  pool_units_ = n_ctx;
+  max_len_ = report_.n_ctx_seq;
+  max_seqs_ = e.parallel;
+  slots_ = !e.kv_unified;
+  groups_ = {{KvKind::full, n_layer, 0, 0, 0, 0, 1}};
+  report_.startup_ok = startup_limit_.empty();
+}
+
+i64 Planner::shared_units(i64 shared_prefix) const {
+  if (shared_prefix <= 0) return 0;
+  const EngineKind k = spec_.engine.kind;
+  if (k == EngineKind::llamacpp) return 0;
+  if (k == EngineKind::generic) {
+    i64 b = 0;
+    for (const auto& g : groups_)
+      if (g.kind == KvKind::full || g.kind == KvKind::mla_latent || g.kind == KvKind::mla_expanded)
+        b = add(b, mul(mul(shared_prefix / unit_tokens_ * unit_tokens_, g.bytes_per_token), g.layers));
+    return b;
+  }
+  // whole pages of the prefix are held once (vLLM prefix caching shares full blocks only)
+  i64 groups = 0;
+  for (const auto& g : groups_)
+    if (g.kind == KvKind::full || g.kind == KvKind::mla_latent || g.kind == KvKind::mla_expanded) groups += g.groups;
+  return mul(shared_prefix / unit_tokens_, groups);
+}
+
+i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
+  const EngineKind k = spec_.engine.kind;
+  i64 units = 0;
+  switch (k) {
+    case EngineKind::vllm: units = vllm_blocks_for(tokens); break;
+    case EngineKind::sglang:
+    case EngineKind::trtllm: units = pages_for_tokens(tokens, unit_tokens_); break;
+    case EngineKind::llamacpp: return slots_ ? report_.n_ctx_seq : tokens;
+    case EngineKind::generic:
+      for (const auto& g : groups_) {
+        i64 held = tokens;
+        if (g.kind == KvKind::sliding || g.kind == KvKind::chunked) held = std::min(tokens, g.window);
+        if (g.kind == KvKind::cross) held = spec_.kv.encoder_tokens;
+        const i64 bytes = g.kind == KvKind::ssm ? g.state_bytes
+                                                : pages_bytes(pages_for_tokens(held, unit_tokens_), mul(unit_tokens_, g.bytes_per_token));
+        units = add(units, mul(bytes, g.layers), "bytes per request");
+      }
+      break;
+  }
+  return std::max<i64>(units - shared_units(shared_prefix), 0);
+}
+
+Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
+  Cell c;
+  c.tokens = tokens;
+  c.concurrency = concurrency;
+  const i64 per_replica = ceil_div(concurrency, spec_.parallel.dp);
+  c.units_available = pool_units_;
+  const i64 per_req = units_per_request(tokens, shared_prefix);
+  c.units_needed = add(shared_units(std::min(shared_prefix, tokens)), mul(per_replica, per_req, "pool units needed"), "pool units needed");
+  const bool llama = spec_.engine.kind == EngineKind::llamacpp;
+  c.kv_bytes = llama ? report_.gpu_kv_bytes : mul(c.units_needed, unit_bytes_, "KV bytes");
+  c.total_bytes = add(fixed_, c.kv_bytes, "GPU bytes");
+  c.headroom_bytes = llama ? total_ - c.total_bytes : mul(pool_units_ - c.units_needed, unit_bytes_, "headroom");
+  if (!startup_limit_.empty()) c.limiting = startup_limit_;
+  else if (tokens > max_len_) c.limiting = llama ? "ctx_size" : "max_model_len";
+  else if (per_replica > max_seqs_) c.limiting = llama ? "parallel" : "max_num_seqs";
+  else if (c.units_needed > pool_units_) c.limiting = "kv_cache";
+  c.fits = c.limiting.empty();
+  if (c.fits) c.limiting = "fits";
+  return c;
+}
+
+i64 Planner::max_concurrency(i64 tokens, i64 shared_prefix) const {
+  if (!startup_limit_.empty() || tokens > max_len_) return 0;
+  const i64 per = units_per_request(tokens, shared_prefix);
+  const i64 avail = pool_units_ - shared_units(std::min(shared_prefix, tokens));
+  i64 n = per > 0 ? std::max<i64>(avail, 0) / per : max_seqs_;
+  n = std::min(n, max_seqs_);
+  return mul(n, spec_.parallel.dp);
+}
+
+i64 Planner::max_context(i64 concurrency, i64 shared_prefix) const {
+  if (!cell(1, concurrency, shared_prefix).fits) return 0;
+  i64 lo = 1, hi = max_len_;
+  while (lo < hi) {
+    const i64 mid = lo + (hi - lo + 1) / 2;
+    if (cell(mid, concurrency, shared_prefix).fits) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+}  // namespace kvplan
