@@ -9,36 +9,64 @@ namespace kvplan::cli {
 
 namespace {
 
-// Which engines accept each engine-specific flag, and what to use instead elsewhere.
-struct FlagRule {
-  const char* flag;
-  std::vector<EngineKind> engines;
-  const char* instead;  // for the other engines
+// Engine-specific flags: each row lists one setting under every engine's own name ("" where the
+// engine has none). A flag given with another engine is an error that names that engine's flag.
+struct FlagFamily {
+  const char* vllm;
+  const char* sglang;
+  const char* trtllm;
+  const char* llamacpp;
+  const char* generic;
+  const char* name(EngineKind k) const {
+    switch (k) {
+      case EngineKind::vllm: return vllm;
+      case EngineKind::sglang: return sglang;
+      case EngineKind::trtllm: return trtllm;
+      case EngineKind::llamacpp: return llamacpp;
+      case EngineKind::generic: return generic;
+    }
+    return "";
+  }
 };
 
-const std::vector<FlagRule>& flag_rules() {
-  using E = EngineKind;
-  static const std::vector<FlagRule> r = {
-      {"--gpu-memory-utilization", {E::vllm, E::generic}, "--mem-fraction-static (sglang) or --kv-cache-free-gpu-mem-fraction (trtllm)"},
-      {"--mem-fraction-static", {E::sglang}, "--gpu-memory-utilization (vllm) or --kv-cache-free-gpu-mem-fraction (trtllm)"},
-      {"--kv-cache-free-gpu-mem-fraction", {E::trtllm}, "--gpu-memory-utilization (vllm) or --mem-fraction-static (sglang)"},
-      {"--block-size", {E::vllm, E::generic}, "--page-size (sglang) or --tokens-per-block (trtllm)"},
-      {"--page-size", {E::sglang}, "--block-size (vllm) or --tokens-per-block (trtllm)"},
-      {"--tokens-per-block", {E::trtllm}, "--block-size (vllm) or --page-size (sglang)"},
-      {"--kv-cache-memory-bytes", {E::vllm, E::sglang, E::trtllm, E::generic}, "--ctx-size (llama.cpp sizes its cache from the context)"},
-      {"--max-total-tokens", {E::sglang}, "--kv-cache-memory-bytes (vllm) or --max-tokens (trtllm)"},
-      {"--max-tokens", {E::trtllm}, "--kv-cache-memory-bytes (vllm) or --max-total-tokens (sglang)"},
-      {"--ctx-size", {E::llamacpp}, "--max-model-len"},
-      {"--parallel", {E::llamacpp}, "--max-num-seqs"},
-      {"--n-gpu-layers", {E::llamacpp}, "nothing: other engines keep every layer on the GPU"},
-      {"--ubatch-size", {E::llamacpp}, "--max-num-batched-tokens"},
-      {"--swa-full", {E::llamacpp}, "--ignore-windows"},
-      {"--no-kv-unified", {E::llamacpp}, "nothing"},
-      {"--max-model-len", {E::vllm, E::sglang, E::trtllm, E::generic}, "--ctx-size (llama.cpp)"},
-      {"--max-num-seqs", {E::vllm, E::sglang, E::trtllm, E::generic}, "--parallel (llama.cpp)"},
-      {"--max-num-batched-tokens", {E::vllm, E::sglang, E::trtllm, E::generic}, "--ubatch-size (llama.cpp)"},
+const std::vector<FlagFamily>& flag_families() {
+  static const std::vector<FlagFamily> f = {
+      {"--gpu-memory-utilization", "--mem-fraction-static", "--kv-cache-free-gpu-mem-fraction", "", "--gpu-memory-utilization"},
+      {"--block-size", "--page-size", "--tokens-per-block", "", "--block-size"},
+      {"--kv-cache-memory-bytes", "--kv-cache-memory-bytes", "--kv-cache-memory-bytes", "", "--kv-cache-memory-bytes"},
+      {"", "--max-total-tokens", "--max-tokens", "", ""},
+      {"--max-model-len", "--max-model-len", "--max-model-len", "--ctx-size", "--max-model-len"},
+      {"--max-num-seqs", "--max-num-seqs", "--max-num-seqs", "--parallel", "--max-num-seqs"},
+      {"--max-num-batched-tokens", "--max-num-batched-tokens", "--max-num-batched-tokens", "--ubatch-size", "--max-num-batched-tokens"},
+      {"", "", "", "--n-gpu-layers", ""},
+      {"", "", "", "--swa-full", ""},
+      {"", "", "", "--no-kv-unified", ""},
   };
-  return r;
+  return f;
+}
+
+const char* engine_label(EngineKind k) {
+  switch (k) {
+    case EngineKind::vllm: return "vLLM";
+    case EngineKind::sglang: return "SGLang";
+    case EngineKind::trtllm: return "TensorRT-LLM";
+    case EngineKind::llamacpp: return "llama.cpp";
+    case EngineKind::generic: return "generic";
+  }
+  return "?";
+}
+
+void check_engine_flags(const CLI::App* c, EngineKind kind) {
+  for (const auto& fam : flag_families()) {
+    for (EngineKind owner : {EngineKind::vllm, EngineKind::sglang, EngineKind::trtllm, EngineKind::llamacpp, EngineKind::generic}) {
+      const std::string flag = fam.name(owner);
+      if (flag.empty() || c->count(flag) == 0 || flag == fam.name(kind)) continue;
+      const std::string mine = fam.name(kind);
+      throw InputError(flag, std::string("is not a ") + engine_label(kind) + " setting",
+                       mine.empty() ? std::string(engine_label(kind)) + " has no equivalent; drop it"
+                                    : "with --engine " + std::string(engine_name(kind)) + " use " + mine);
+    }
+  }
 }
 
 std::optional<i64> opt_count(const std::string& v, const char* flag) {
@@ -126,12 +154,7 @@ Deployment resolve_deployment(const DeployArgs& a, const CLI::App* c, const io::
   Deployment d;
   const auto kind = parse_engine(a.engine);
   if (!kind) throw InputError("--engine", "unknown engine '" + a.engine + "'", "use vllm, sglang, trtllm, llama.cpp or generic");
-  for (const auto& r : flag_rules()) {
-    if (c->count(r.flag) == 0) continue;
-    if (std::find(r.engines.begin(), r.engines.end(), *kind) == r.engines.end())
-      throw InputError(r.flag, std::string("is not a ") + engine_name(*kind) + " flag", std::string("with --engine ") +
-                                                                                          engine_name(*kind) + " use " + r.instead);
-  }
+  check_engine_flags(c, *kind);
   d.model = resolve_model(a.model, profiles);
   const GpuSpec& gpu = profiles.gpu(a.gpu);
   Parallel par;

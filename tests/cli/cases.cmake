@@ -30,3 +30,35 @@ kvplan_cli_test(unknown_gpu_profiles EXIT 2 STDOUT_EMPTY ARGS --profiles ${KVPLA
 kvplan_cli_test(profiles_override EXIT 0 ARGS --profiles ${KVPLAN_DATA}/profiles-extra models --format csv STDOUT_CONTAINS "tiny-llama,llama,2,")
 kvplan_cli_test(gpus_list EXIT 0 ARGS gpus STDOUT_CONTAINS "h100-sxm")
 kvplan_cli_test(help EXIT 0 ARGS --help STDOUT_CONTAINS "Exit codes")
+
+# plan / sweep / fit
+kvplan_cli_test(plan_fits EXIT 0 ARGS plan llama-3.1-8b --gpu h100 --context 8k --concurrency 32 STDOUT_CONTAINS "fits")
+kvplan_cli_test(plan_does_not_fit EXIT 1 ARGS plan llama-3.1-70b --gpu l4 --context 1k STDOUT_CONTAINS "NO (limited by weights)")
+kvplan_cli_test(plan_json_engine EXIT 0 ARGS plan llama-3.1-8b --gpu rtx-3090 --max-model-len 20000 --kv-cache-memory-bytes 4094689280 --format json
+  STDOUT_CONTAINS "\"num_gpu_blocks\": 1952")
+kvplan_cli_test(plan_wrong_engine_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --gpu-memory-utilization 0.8
+  STDERR "kvplan: error: --gpu-memory-utilization: is not a SGLang setting; with --engine sglang use --mem-fraction-static")
+kvplan_cli_test(plan_llamacpp_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --n-gpu-layers 8
+  STDERR "kvplan: error: --n-gpu-layers: is not a vLLM setting; vLLM has no equivalent; drop it")
+kvplan_cli_test(plan_bad_tp EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --tensor-parallel-size 3
+  STDERR "kvplan: error: --tensor-parallel-size: 3 does not divide num_attention_heads 32; use a tensor-parallel size that divides 32")
+kvplan_cli_test(plan_bad_util EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-memory-utilization 1.2
+  STDERR "kvplan: error: --gpu-memory-utilization: must be in (0, 1], got 1.200000; use a fraction such as 0.9")
+kvplan_cli_test(plan_long_context EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --max-model-len 16k
+  STDERR "kvplan: error: --max-model-len: 16384 exceeds the model's max_position_embeddings 8192; lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does")
+kvplan_cli_test(plan_long_context_allowed EXIT 0 ARGS plan llama-3-8b --max-model-len 16k --allow-long-context STDOUT_CONTAINS "16,384")
+kvplan_cli_test(plan_pp_too_big EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --pipeline-parallel-size 40
+  STDERR "kvplan: error: --pipeline-parallel-size: 40 stages exceed the model's 32 layers; use at most 32")
+kvplan_cli_test(plan_block_size EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --block-size 24
+  STDERR "kvplan: error: --block-size: 24 is not supported by vLLM; use 1, 8, 16, 32, 64 or 128")
+kvplan_cli_test(plan_unknown_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h10
+  STDERR "kvplan: error: unknown GPU 'h10'; did you mean 'h100'? (kvplan gpus lists them)")
+kvplan_cli_test(plan_unknown_engine EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --engine tgi
+  STDERR "kvplan: error: --engine: unknown engine 'tgi'; use vllm, sglang, trtllm, llama.cpp or generic")
+kvplan_cli_test(sweep_csv EXIT 0 ARGS sweep llama-3.1-8b --gpu h100,l4 --context 1k..4k*2 --concurrency 1,8 --format csv
+  STDOUT_CONTAINS "l4,1,bf16,4096,8,")
+kvplan_cli_test(sweep_bad_range EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 8k..1k
+  STDERR "kvplan: error: --context: range '8k..1k' ends before it starts; write A..B with A <= B")
+kvplan_cli_test(fit_concurrency EXIT 0 ARGS fit llama-3.1-8b --gpu l4 --context 8k STDOUT_CONTAINS "max concurrency at 8,192 tokens")
+kvplan_cli_test(fit_fewest EXIT 0 ARGS fit llama-3.1-70b --context 32k --concurrency 64 --fewest-gpus --format json STDOUT_CONTAINS "\"found\": true")
+kvplan_cli_test(fit_none EXIT 1 ARGS fit llama-3.1-405b --gpu l4 --context 128k --concurrency 64 --fewest-gpus --max-gpus 4 STDOUT_CONTAINS "none within 4 GPUs")

@@ -1,0 +1,139 @@
+// Fit semantics against brute force, shared prefixes, paging arithmetic, sweep grammar, layout
+// search and the performance model's arithmetic.
+#include <catch2/catch.hpp>
+
+#include "kvplan/core/paging.hpp"
+#include "kvplan/core/perf.hpp"
+#include "kvplan/core/sweep.hpp"
+#include "kvplan/core/units.hpp"
+#include "plan_helpers.hpp"
+
+using namespace kvplan;
+using kvtest::GiB;
+
+TEST_CASE("max concurrency and max context agree with brute force", "[plan][fit]") {
+  for (EngineKind k : {EngineKind::vllm, EngineKind::sglang, EngineKind::trtllm, EngineKind::generic}) {
+    auto e = kvtest::engine(k);
+    e.kv_cache_memory_bytes = 3 * GiB + 777;
+    e.max_num_seqs = 64;
+    const Planner p(kvtest::spec("mistral-7b-v0.1", "l40s", e));
+    for (i64 tokens : {1, 100, 4096, 5000, 32768}) {
+      const i64 n = p.max_concurrency(tokens);
+      INFO(engine_name(k) << " tokens " << tokens << " n " << n);
+      i64 brute = 0;
+      while (brute < 1000 && p.cell(tokens, brute + 1).fits) ++brute;
+      CHECK(n == brute);
+    }
+    for (i64 conc : {1, 3, 17, 64}) {
+      const i64 L = p.max_context(conc);
+      INFO(engine_name(k) << " conc " << conc << " L " << L);
+      if (L > 0) CHECK(p.cell(L, conc).fits);
+      CHECK_FALSE(p.cell(L + 1, conc).fits);
+    }
+  }
+}
+
+TEST_CASE("a deployment that does not fit names the limiting term", "[plan][fit]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  e.max_num_seqs = 8;
+  const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  CHECK(p.cell(4096, 9).limiting == "max_num_seqs");
+  CHECK(p.cell(200000, 1).limiting == "max_model_len");
+  const Planner big(kvtest::spec("llama-3.1-70b", "l4", kvtest::engine(EngineKind::vllm)));
+  CHECK(big.cell(1024, 1).limiting == "weights");
+  CHECK(big.max_concurrency(1024) == 0);
+}
+
+TEST_CASE("a shared prefix is held once, in whole blocks", "[plan][prefix]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  e.kv_cache_memory_bytes = 4 * GiB;
+  const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  // 10 requests of 4096 tokens sharing 1000 prefix tokens: floor(1000/16) = 62 shared blocks,
+  // each request 256 - 62 = 194 blocks
+  const Cell c = p.cell(4096, 10, 1000);
+  CHECK(c.units_needed == 62 + 10 * (256 - 62));
+  CHECK(p.max_concurrency(4096, 1000) >= p.max_concurrency(4096));
+}
+
+TEST_CASE("paging arithmetic", "[paging]") {
+  CHECK(pages_for_tokens(0, 16) == 0);
+  CHECK(pages_for_tokens(1, 16) == 1);
+  CHECK(pages_for_tokens(16, 16) == 1);
+  CHECK(pages_for_tokens(17, 16) == 2);
+  CHECK(page_waste_tokens(17, 16) == 15);
+  CHECK(pages_in_bytes(100, 30) == 3);
+  CHECK(pages_in_bytes(-5, 30) == 0);
+}
+
+TEST_CASE("sweep grammar: lists and ranges", "[sweep]") {
+  CHECK(expand_counts("1k,4k,32k", "--context") == std::vector<i64>{1024, 4096, 32768});
+  CHECK(expand_counts("1k..128k*2", "--context") == std::vector<i64>{1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072});
+  CHECK(expand_counts("8..32+8", "--concurrency") == std::vector<i64>{8, 16, 24, 32});
+  CHECK(expand_counts("1..4", "--concurrency") == std::vector<i64>{1, 2, 3, 4});
+  CHECK(expand_counts("1..100*10, 7", "--concurrency") == std::vector<i64>{1, 10, 100, 7});
+  CHECK_THROWS_WITH(expand_counts("4k..1k", "--context"), "--context: range '4k..1k' ends before it starts; write A..B with A <= B");
+  CHECK_THROWS_WITH(expand_counts("1..8*1", "--context"), "--context: geometric range '1..8*1' needs A >= 1 and a factor >= 2; e.g. 1k..128k*2");
+  CHECK_THROWS_WITH(expand_counts("1,,2", "--context"), "--context: empty item in '1,,2'; separate values with single commas");
+  CHECK_THROWS_WITH(expand_counts("1..10000000", "--concurrency"), "--concurrency: expands to more than 1000000 values; use a coarser range");
+  CHECK_THROWS_WITH(expand_counts("abc", "--context"), "--context: 'abc' is not a count; use digits with an optional k or m suffix, e.g. 32k");
+}
+
+TEST_CASE("byte counts with units", "[units]") {
+  CHECK(parse_bytes("85045477376", "x") == 85045477376);
+  CHECK(parse_bytes("512MiB", "x") == 512LL << 20);
+  CHECK(parse_bytes("1.5GiB", "x") == 3LL << 29);
+  CHECK(parse_bytes("80GB", "x") == 80000000000LL);
+  CHECK_THROWS_WITH(parse_bytes("12XB", "--weight-bytes"), "--weight-bytes: unknown unit 'xb' in '12XB'; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB");
+  CHECK_THROWS_AS(parse_bytes("99999999999TiB", "x"), OverflowError);
+}
+
+TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {
+  auto make_for = [](i64 tokens, i64 conc) {
+    return [](const Parallel& par) {
+      auto e = kvtest::engine(EngineKind::vllm);
+      return Planner(kvtest::spec("llama-3.1-70b", "h100-sxm", e, par));
+    };
+  };
+  const auto m = kvtest::load("llama-3.1-70b");
+  const auto r = fewest_gpus(make_for(32768, 64), m, 32768, 64, 0, 16, 8);
+  REQUIRE(r.found);
+  CHECK(r.cell.fits);
+  // no smaller count fits with any layout
+  for (i64 n = 1; n < r.parallel.gpus(); ++n)
+    for (i64 tp = 1; tp <= std::min<i64>(n, 8); ++tp) {
+      if (n % tp) continue;
+      for (i64 pp = 1; pp <= n / tp; ++pp) {
+        if ((n / tp) % pp) continue;
+        Parallel par{tp, pp, n / tp / pp, 1};
+        try { check_parallel(m, par); } catch (const InputError&) { continue; }
+        CHECK_FALSE(make_for(0, 0)(par).cell(32768, 64).fits);
+      }
+    }
+}
+
+TEST_CASE("performance model arithmetic: memory-bound decode of a dense model", "[perf]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  PerfParams pp;
+  pp.bandwidth_efficiency = 0.5;
+  pp.step_overhead_s = 0;
+  const PerfResult r = estimate_perf(p, 1000, 0, 1, pp);
+  const double weights = 2.0 * 8030261248.0;
+  const double kv = 1000.0 * 131072;
+  CHECK(r.weight_bytes_read == Approx(weights));
+  CHECK(r.kv_bytes_read == Approx(kv));
+  CHECK(r.tpot_s == Approx((weights + kv) / (3.35e12 * 0.5)));
+  CHECK(r.decode_bound == "memory bandwidth");
+  CHECK(r.decode_tokens_per_s_per_gpu == Approx(1.0 / r.tpot_s));
+  // a bigger batch reads the same weights once: throughput rises
+  CHECK(estimate_perf(p, 1000, 0, 64, pp).decode_tokens_per_s_per_gpu > 30 * r.decode_tokens_per_s_per_gpu);
+}
+
+TEST_CASE("MoE decode reads only the experts a batch touches", "[perf][moe]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  const Planner p(kvtest::spec("qwen3-30b-a3b", "h100-sxm", e));
+  const PerfResult one = estimate_perf(p, 100, 0, 1, {});
+  const PerfResult many = estimate_perf(p, 100, 0, 256, {});
+  // batch 1 touches 8 of 128 experts per layer; batch 256 touches almost all
+  CHECK(one.weight_bytes_read < 0.2 * many.weight_bytes_read);
+}
