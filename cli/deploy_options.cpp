@@ -210,7 +210,7 @@ PlanSpec respec(const Deployment& d, const DeployArgs& a, const GpuSpec& gpu, co
   PlanSpec s;
   s.model = d.model.spec;
   s.kv = d.model.kv_options;
-  if (kv_dtype) {
+  if (kv_dtype && *kv_dtype != "auto") {
     const auto f = parse_format(*kv_dtype);
     if (!f) throw InputError("--kv-dtype", "unknown format '" + *kv_dtype + "'", "use one of " + format_names());
     s.kv.k_format = s.kv.v_format = *f;

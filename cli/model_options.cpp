@@ -13,7 +13,7 @@ void warn(const std::string& msg) { std::cerr << "kvplan: warning: " << msg << "
 
 void add_model_options(CLI::App* c, ModelArgs& a) {
   c->add_option("MODEL", a.model, "Built-in model id (kvplan models), a config.json path, or a snapshot folder")->required();
-  auto* kv = c->add_option("--kv-dtype", a.kv_dtype, "KV cache element format for K and V (f16, bf16, fp8_e4m3, q8_0, ...); default: the model dtype");
+  auto* kv = c->add_option("--kv-dtype,--kv-cache-dtype", a.kv_dtype, "KV cache element format for K and V (auto, f16, bf16, fp8, fp8_e4m3, fp8_e5m2, q8_0, ...); default auto: the model dtype");
   auto* ck = c->add_option("--cache-type-k", a.cache_type_k, "K cache format (llama.cpp style; q8_0, q4_0, ...)");
   auto* cv = c->add_option("--cache-type-v", a.cache_type_v, "V cache format");
   kv->excludes(ck)->excludes(cv);
@@ -25,7 +25,8 @@ void add_model_options(CLI::App* c, ModelArgs& a) {
 
 namespace {
 
-ElemFormat kv_format(const std::string& flag, const std::string& v) {
+ElemFormat kv_format(const std::string& flag, const std::string& v, ElemFormat model_dtype) {
+  if (v == "auto") return model_dtype;  // vLLM --kv-cache-dtype auto: the model's dtype
   if (auto f = parse_format(v)) return *f;
   throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names());
 }
@@ -43,10 +44,10 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
 
   KvOptions& o = rm.kv_options;
   o.k_format = o.v_format = o.state_format = m.dtype;
-  if (!a.kv_dtype.empty()) o.k_format = o.v_format = kv_format("--kv-dtype", a.kv_dtype);
-  if (!a.cache_type_k.empty()) o.k_format = kv_format("--cache-type-k", a.cache_type_k);
-  if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v);
-  if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype);
+  if (!a.kv_dtype.empty()) o.k_format = o.v_format = kv_format("--kv-dtype", a.kv_dtype, m.dtype);
+  if (!a.cache_type_k.empty()) o.k_format = kv_format("--cache-type-k", a.cache_type_k, m.dtype);
+  if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v, m.dtype);
+  if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype, m.dtype);
 
   if (!a.weight_format.empty()) {
     const std::string& w = a.weight_format;
