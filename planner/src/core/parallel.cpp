@@ -42,6 +42,7 @@ void check_parallel(const ModelSpec& m, const Parallel& p) {
 
 ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
   ModelSpec r = m;
+  r.sharded = p.tp > 1 || p.pp > 1 || p.ep > 1;
   const auto [first, last] = stage_layers(static_cast<i64>(m.layers.size()), p.pp, stage);
   r.layers.assign(m.layers.begin() + first, m.layers.begin() + last);
   r.has_embedding = m.has_embedding && stage == 0;

@@ -178,6 +178,18 @@ double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits) {
 WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
   const i64 elem = format_info(m.dtype).block_bytes;
   WeightBytes w;
+  if (m.exact_weight_bytes) {
+    // a weights file's tensor table: exact for the whole model; a rank's share is its parameters at
+    // the file's average bytes per parameter
+    if (!m.sharded || !m.exact_params || *m.exact_params <= 0) {
+      w.total = *m.exact_weight_bytes;
+      w.basis = "tensor table of the weights file (exact)";
+    } else {
+      w.total = static_cast<i64>(std::ceil(static_cast<long double>(*m.exact_weight_bytes) * p.total / *m.exact_params));
+      w.basis = "this rank's parameters at the weights file's average bytes per parameter";
+    }
+    return w;
+  }
   const bool quant = m.quant.linear_bits > 0;
   for (const auto& part : p.parts) {
     const bool packed = quant && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);

@@ -3,6 +3,7 @@
 // Filled from a Hugging Face config.json by io/hf_config, or built directly in tests.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,11 @@ struct ModelSpec {
   bool has_lm_head = true;    // false on pipeline stages before the last
   std::vector<Layer> layers;
   VisionTower vision;
+  // Exact figures from a weights file (GGUF tensor table) when known; the geometric count is kept
+  // for the per-component split and for sharding (a rank's share scales by its computed share).
+  std::optional<i64> exact_weight_bytes;
+  std::optional<i64> exact_params;
+  bool sharded = false;  // set by rank_shard: this is one rank's part of the model
   WeightQuant quant;
   std::vector<std::string> warnings;  // assumptions the reader made (fallbacks)
   std::vector<std::string> notes;     // facts worth printing (e.g. sliding window ignored)
