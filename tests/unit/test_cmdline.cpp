@@ -1,0 +1,2 @@
+// cmdline tests (being written).
+#include <catch2/catch.hpp>

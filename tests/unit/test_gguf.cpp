@@ -1,0 +1,2 @@
+// gguf tests (being written).
+#include <catch2/catch.hpp>

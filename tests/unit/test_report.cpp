@@ -1,0 +1,2 @@
+// report tests (being written).
+#include <catch2/catch.hpp>
