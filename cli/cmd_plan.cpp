@@ -9,6 +9,8 @@
 #include "kvplan/core/paging.hpp"
 #include "kvplan/core/units.hpp"
 #include "output.hpp"
+#include "report_build.hpp"
+#include "version.hpp"
 
 namespace kvplan::cli {
 
@@ -29,6 +31,8 @@ std::string fmt_time(double s) {
 struct PlanArgs {
   DeployArgs d;
   std::string format = "table";
+  OutputFiles out;
+  bool report_only = false;  // `kvplan report`: the report is the output
 };
 
 // Paging compared with contiguous max-length reservation (PagedAttention paper, s3).
@@ -65,12 +69,30 @@ ojson perf_json(const PerfResult& r) {
           {"step_overhead_s", r.step_overhead_s}};
 }
 
+Report make_report(const Deployment& d, const Planner& p) {
+  Report rep;
+  rep.title = "kvplan capacity report: " + d.model.spec.id;
+  rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
+  rep.sections.push_back(build_section(d, p, d.model.spec.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
+                                                 " (" + engine_name(d.spec.engine.kind) + ")"));
+  return rep;
+}
+
 void run_plan(const PlanArgs& a, const CLI::App* app, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
+  a.out.check();
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const Deployment d = resolve_deployment(a.d, app, profiles);
   for (const auto& w : d.model.spec.warnings) warn(w);
   const Planner p(d.spec);
+  if (!a.out.html.empty() || !a.out.markdown.empty() || a.report_only) {
+    const Report rep = make_report(d, p);
+    write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
+    if (a.report_only) {
+      if (a.out.html.empty() && a.out.markdown.empty()) std::cout << render_markdown(rep);
+      return;
+    }
+  }
   const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
   const i64 max_conc = p.max_concurrency(d.tokens, d.shared_prefix);
   const i64 max_ctx = p.max_context(d.concurrency, d.shared_prefix);
@@ -187,7 +209,19 @@ void register_plan(CLI::App& app, Globals& g) {
   auto a = std::make_shared<PlanArgs>();
   auto* c = app.add_subcommand("plan", "One deployment point: per-GPU budget, engine report, fit and performance (exit 1 when it does not fit)");
   add_deploy_options(c, a->d);
+  a->out.add_options(c, false);
   c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->callback([a, c, &g] { run_plan(*a, c, g); });
+}
+
+void register_report(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<PlanArgs>();
+  a->report_only = true;
+  auto* c = app.add_subcommand("report", "Capacity-review report for a deployment: self-contained HTML (--html FILE) with a context x "
+                                         "concurrency heatmap, the per-GPU budget, throughput and the assumptions; Markdown to "
+                                         "--markdown FILE or to stdout");
+  add_deploy_options(c, a->d);
+  a->out.add_options(c, false);
   c->callback([a, c, &g] { run_plan(*a, c, g); });
 }
 

@@ -11,6 +11,8 @@
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
 #include "output.hpp"
+#include "report_build.hpp"
+#include "version.hpp"
 
 namespace kvplan::cli {
 
@@ -20,11 +22,16 @@ struct SweepArgs {
   DeployArgs d;
   std::string format = "table";
   bool perf = false;
+  OutputFiles out;
 };
 
 void run_sweep(SweepArgs a, const CLI::App* app, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
+  a.out.check();
   const auto profiles = io::Profiles::load(g.profiles_dir);
+  Report rep;
+  rep.title = "kvplan sweep";
+  rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
   const std::vector<i64> contexts = expand_counts(a.d.context.empty() ? "1k,4k,16k,32k" : a.d.context, "--context");
   const std::vector<i64> concs = expand_counts(a.d.concurrency.empty() ? "1,8,32,128" : a.d.concurrency, "--concurrency");
   const std::vector<std::string> gpus = split_names(a.d.gpu);
@@ -60,6 +67,9 @@ void run_sweep(SweepArgs a, const CLI::App* app, Globals& g) {
       for (const auto& dt : dtypes) {
         const Planner p(respec(d, a.d, gpu, par, dt));
         const std::string dtname = std::string(format_info(p.spec().kv.k_format).name);
+        if (!a.out.html.empty() || !a.out.markdown.empty())
+          rep.sections.push_back(build_section(d, p, d.model.spec.id + " on " + gpu.id + ", TP " + std::to_string(tp) + ", KV " + dtname,
+                                               contexts, concs));
         for (i64 ctx : contexts)
           for (i64 conc : concs) {
             const Cell c = p.cell(ctx, conc, d.shared_prefix);
@@ -96,6 +106,7 @@ void run_sweep(SweepArgs a, const CLI::App* app, Globals& g) {
       }
     }
   }
+  write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
   if (fmt == Format::json) {
     ojson inputs = deployment_inputs_json(d);
     inputs["contexts"] = contexts;
@@ -118,6 +129,7 @@ void register_sweep(CLI::App& app, Globals& g) {
       "--gpu, --kv-dtype and --tensor-parallel-size also take lists");
   add_deploy_options(c, a->d);
   c->add_flag("--perf", a->perf, "Add TPOT and decode tokens/s per GPU to every cell");
+  a->out.add_options(c, false);
   c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
   c->callback([a, c, &g] { run_sweep(*a, c, g); });
 }

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "kvplan/core/suggest.hpp"
+#include "kvplan/io/files.hpp"
+#include "kvplan/io/gguf.hpp"
 #include "kvplan/io/hf_config.hpp"
 
 namespace kvplan::io {
@@ -140,14 +142,57 @@ const GpuSpec& Profiles::gpu(const std::string& name) const {
                    s ? "did you mean '" + *s + "'? (kvplan gpus lists them)" : "kvplan gpus lists them");
 }
 
+namespace {
+
+// "meta-llama/Meta-Llama-3.1-8B-Instruct" -> "llama-3.1-8b": the name a built-in profile would have.
+std::string profile_name_of(const std::string& repo_id) {
+  std::string n = lower(repo_id.substr(repo_id.find('/') + 1));
+  for (const char* prefix : {"meta-"}) if (n.rfind(prefix, 0) == 0) n.erase(0, std::string(prefix).size());
+  for (const char* suffix : {"-instruct", "-hf", "-chat", "-base"})
+    if (n.size() > std::string(suffix).size() && n.ends_with(suffix)) n.erase(n.size() - std::string(suffix).size());
+  return n;
+}
+
+bool looks_like_repo_id(const std::string& s) {
+  const auto slash = s.find('/');
+  return slash != std::string::npos && slash > 0 && s.find('/', slash + 1) == std::string::npos && s[0] != '.' &&
+         !s.ends_with(".json") && !s.ends_with(".gguf");
+}
+
+}  // namespace
+
 ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
   if (const auto it = models_.find(arg); it != models_.end()) {
     if (origin) *origin = it->second.origin == "built-in" ? "built-in profile " + arg : it->second.origin;
     const std::string label = it->second.origin == "built-in" ? "profiles/models/" + arg + ".json" : it->second.origin;
     return model_from_hf_config(it->second.config, label, arg);
   }
-  const bool looks_like_path = arg.find('/') != std::string::npos || arg.find(".json") != std::string::npos ||
-                               std::filesystem::exists(arg);
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(arg, ec);
+  if (exists && !std::filesystem::is_directory(arg, ec) && is_gguf_file(arg)) {
+    if (origin) *origin = arg;
+    return model_from_gguf(arg, arg, nullptr);
+  }
+  if (!exists && looks_like_repo_id(arg)) {
+    // a Hugging Face id: the local cache only, never the network
+    std::string looked;
+    const std::string cached = find_in_hf_cache(arg, &looked);
+    if (!cached.empty()) {
+      if (origin) *origin = cached;
+      return model_from_hf_config(parse_json_file(cached), cached, arg);
+    }
+    const std::string guess = profile_name_of(arg);
+    if (const auto it = models_.find(guess); it != models_.end()) {
+      ModelSpec m = model(guess, origin);
+      m.id = arg;
+      m.warnings.push_back("model '" + arg + "' is not in the local Hugging Face cache (" + looked +
+                           "); using the built-in profile '" + guess + "'");
+      return m;
+    }
+    throw InputError("", "model '" + arg + "' not found in the local Hugging Face cache (looked in " + looked + ")",
+                     "download it (huggingface-cli download " + arg + " config.json), or give a config.json path or a built-in id");
+  }
+  const bool looks_like_path = exists || arg.find('/') != std::string::npos || arg.find(".json") != std::string::npos;
   if (!looks_like_path) {
     std::vector<std::string> ids;
     for (const auto& [id, _] : models_) ids.push_back(id);

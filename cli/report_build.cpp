@@ -1,0 +1,102 @@
+// Report sections from plans, and atomic output files (see report_build.hpp).
+#include "report_build.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "kvplan/core/units.hpp"
+#include "kvplan/io/files.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+std::vector<i64> geometric(i64 lo, i64 hi, size_t max_values) {
+  std::vector<i64> v;
+  for (i64 x = lo; x <= hi && v.size() < max_values; x *= 2) v.push_back(x);
+  if (v.empty() || v.back() != hi) {
+    if (v.size() == max_values) v.back() = hi;
+    else v.push_back(hi);
+  }
+  return v;
+}
+
+std::string fmt(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+}  // namespace
+
+ReportSection build_section(const Deployment& d, const Planner& p, const std::string& title, const std::vector<i64>& contexts,
+                            const std::vector<i64>& concurrencies) {
+  ReportSection s;
+  s.title = title;
+  const PlanSpec& spec = p.spec();
+  const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
+  s.summary = {{"model", d.model.spec.id + " (" + d.model.spec.model_type + ")"},
+               {"GPUs", std::to_string(spec.parallel.gpus()) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
+                            ", PP " + std::to_string(spec.parallel.pp) + ", DP " + std::to_string(spec.parallel.dp) + ")"},
+               {"engine", std::string(engine_name(spec.engine.kind)) + " — " + p.engine().rules_version},
+               {"KV cache", std::string(format_info(spec.kv.k_format).name) + " / " + std::string(format_info(spec.kv.v_format).name)},
+               {"workload", std::to_string(d.concurrency) + " requests x " + std::to_string(d.tokens) + " tokens"},
+               {"fits", c.fits ? "yes" : "no (limited by " + c.limiting + ")"},
+               {"max concurrency at " + std::to_string(d.tokens) + " tokens", std::to_string(p.max_concurrency(d.tokens, d.shared_prefix))}};
+  // grid: contexts from 1k (or less) to the longest request, concurrency from 1 past the largest that fits
+  const i64 max_len = std::max<i64>(p.max_len(), 1);
+  s.contexts = contexts.empty() ? geometric(std::min<i64>(1024, max_len), max_len, 10) : contexts;
+  const i64 most = std::max<i64>({p.max_concurrency(s.contexts.front(), d.shared_prefix), d.concurrency, 4});
+  s.concurrencies = concurrencies.empty() ? geometric(1, std::min<i64>(most * 2, 1LL << 20), 12) : concurrencies;
+  const double pool = static_cast<double>(std::max<i64>(p.engine().kv_pool_bytes, 1));
+  for (i64 ctx : s.contexts) {
+    std::vector<bool> fits;
+    std::vector<double> head;
+    for (i64 n : s.concurrencies) {
+      const Cell cc = p.cell(ctx, n, std::min(d.shared_prefix, ctx));
+      fits.push_back(cc.fits);
+      head.push_back(static_cast<double>(cc.headroom_bytes) / pool);
+    }
+    s.fits.push_back(fits);
+    s.headroom_fraction.push_back(head);
+  }
+  for (const auto& t : p.budget())
+    if (t.name != "gpu_total") s.budget.emplace_back(t.name, t.bytes);
+  s.gpu_total_bytes = p.total_bytes();
+  for (i64 n : s.concurrencies) {
+    if (!p.cell(d.tokens, n, d.shared_prefix).fits && n > 1) break;
+    s.throughput.emplace_back(n, estimate_perf(p, d.prompt, d.output, n, d.perf).decode_tokens_per_s_per_gpu);
+  }
+  for (const auto& t : p.budget()) s.assumptions.push_back(t.name + ": " + t.basis);
+  const PerfResult pr = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
+  s.assumptions.push_back("decode step = max((weights read + KV read) / (bandwidth x " + fmt(pr.bandwidth_efficiency, 2) +
+                          "), FLOPs / (peak x " + fmt(pr.compute_efficiency, 2) + ")) + " + fmt(pr.step_overhead_s * 1e6, 0) + " us");
+  s.assumptions.push_back("engine rules: " + p.engine().rules_version + " (docs/engine-rules.md)");
+  for (const auto& n : p.engine().notes) s.assumptions.push_back(n);
+  return s;
+}
+
+void OutputFiles::add_options(CLI::App* c, bool json_and_junit) {
+  c->add_option("--html", html, "Write a self-contained HTML report (charts, assumptions) to FILE");
+  c->add_option("--markdown", markdown, "Write the report as Markdown to FILE");
+  if (json_and_junit) {
+    c->add_option("--json", json, "Write the JSON result to FILE");
+    c->add_option("--junit", junit, "Write JUnit XML (GitHub, GitLab, Jenkins) to FILE");
+  }
+}
+
+void OutputFiles::check() const {
+  if (!html.empty()) io::check_writable(html, "--html");
+  if (!markdown.empty()) io::check_writable(markdown, "--markdown");
+  if (!json.empty()) io::check_writable(json, "--json");
+  if (!junit.empty()) io::check_writable(junit, "--junit");
+}
+
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::pair<std::string, std::string>> real;
+  for (const auto& f : files)
+    if (!f.first.empty()) real.push_back(f);
+  io::write_files_atomically(real);
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,31 @@
+// Builds report sections from a deployment's plan (heatmap grid, budget bar, throughput curve,
+// assumptions), and writes requested output files atomically. Shared by plan, sweep, check, report.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "deploy_options.hpp"
+#include "report.hpp"
+
+namespace kvplan::cli {
+
+/// One section for a deployment: summary, a context x concurrency grid around the workload, the
+/// budget of the most loaded GPU, decode tokens/s per GPU against concurrency, and the assumptions.
+/// `contexts` / `concurrencies` choose the grid (empty: around the workload).
+ReportSection build_section(const Deployment& d, const Planner& p, const std::string& title,
+                            const std::vector<i64>& contexts = {}, const std::vector<i64>& concurrencies = {});
+
+/// Output files a command was asked to write (--html, --markdown, --json, --junit).
+struct OutputFiles {
+  std::string html, markdown, json, junit;
+  void add_options(CLI::App* c, bool json_and_junit);
+  /// Checks every path before any work (missing folder: exit 2; not writable: exit 3).
+  void check() const;
+};
+
+/// Writes (path, content) pairs atomically, skipping empty paths.
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace kvplan::cli

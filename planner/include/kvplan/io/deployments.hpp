@@ -1,0 +1,45 @@
+// Deployment files (YAML or JSON): one or more deployments, each a model, GPUs, an engine with its
+// settings (as fields or as the engine's own command line), the expected traffic and requirements.
+// Field reference: docs/deployment-files.md. Errors name file:line:column (YAML) or the JSON path.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvplan/core/checked.hpp"
+
+namespace kvplan::io {
+
+struct DeploymentDoc {
+  std::string name;
+  std::string file;
+  std::string where;     // "file:line:col" (YAML) or "file: /deployments/0" (JSON)
+  std::string model;     // built-in id, config.json path, snapshot folder, .gguf file, or ORG/NAME (HF cache)
+  std::string gpu;
+  std::optional<i64> gpus;  // total GPUs; must equal TP x PP x DP when given
+  std::string engine;
+  std::vector<std::string> command;  // the engine's command line (argv), empty when not given
+  std::string command_where;
+  /// kvplan deployment flags ("--tensor-parallel-size") with values, in file order
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::map<std::string, std::string> setting_where;
+  // traffic
+  std::optional<i64> prompt_tokens, output_tokens, context, concurrency, shared_prefix;
+  // requirements
+  std::optional<bool> starts;
+  std::optional<i64> min_concurrency;
+  std::optional<i64> min_concurrency_tokens;  // tokens per request for min_concurrency (default: traffic)
+  std::optional<double> min_headroom;         // fraction of the KV pool left at the traffic
+  std::optional<double> max_tpot_ms, max_ttft_ms;
+  std::string requirements_where;
+};
+
+/// Reads a deployment file (.yaml/.yml parsed as YAML, anything else as JSON). Throws InputError
+/// with file:line:column for syntax errors, unknown keys (with "did you mean"), wrong types and
+/// out-of-range values; bounded against alias bombs and deep nesting.
+std::vector<DeploymentDoc> read_deployment_file(const std::string& path);
+
+}  // namespace kvplan::io

@@ -1,0 +1,24 @@
+// Output files written atomically (temporary file in the same folder, then rename): after any
+// error no partial file remains and an existing file is untouched.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kvplan::io {
+
+/// Checks that `path` can be written (its folder exists and is writable; it is not a directory).
+/// Missing folder or a directory: InputError (exit 2). Permission denied: RuntimeFailure (exit 3).
+void check_writable(const std::string& path, const std::string& flag);
+
+/// Writes every (path, content) pair atomically. All are first written to temporary files; only
+/// when all succeeded are they renamed into place. On failure every temporary file is removed.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
+
+/// Where a Hugging Face model id (ORG/NAME) is cached: $HF_HUB_CACHE, else $HF_HOME/hub, else
+/// ~/.cache/huggingface/hub; models--ORG--NAME/snapshots/<rev>/config.json, the revision from
+/// refs/main when present (else the last snapshot). Empty when absent; `looked` gets the folder.
+std::string find_in_hf_cache(const std::string& repo_id, std::string* looked);
+
+}  // namespace kvplan::io

@@ -1,0 +1,81 @@
+// Atomic output files and the Hugging Face cache lookup (see files.hpp).
+#include "kvplan/io/files.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "kvplan/core/error.hpp"
+
+namespace kvplan::io {
+
+namespace fs = std::filesystem;
+
+void check_writable(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty()) throw InputError(flag, "empty output path", "give a file name");
+  if (fs::is_directory(p, ec)) throw InputError(flag, "'" + path + "' is a directory", "give a file name");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw InputError(flag, "folder '" + dir.string() + "' does not exist", "create it or write elsewhere");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw RuntimeFailure(flag + ": folder '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")");
+  if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0)
+    throw RuntimeFailure(flag + ": '" + path + "' is not writable (" + std::strerror(errno) + ")");
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temps;
+  auto cleanup = [&] {
+    std::error_code ec;
+    for (const auto& t : temps) fs::remove(t, ec);
+  };
+  std::random_device rd;
+  try {
+    for (const auto& [path, content] : files) {
+      const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 100000);
+      temps.push_back(tmp);
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) throw RuntimeFailure(path + ": cannot create a temporary file (" + std::strerror(errno) + ")");
+      out.write(content.data(), static_cast<std::streamsize>(content.size()));
+      out.flush();
+      if (!out) throw RuntimeFailure(path + ": write failed (" + std::strerror(errno) + ")");
+    }
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::error_code ec;
+      fs::rename(temps[i], files[i].first, ec);
+      if (ec) throw RuntimeFailure(files[i].first + ": cannot replace the file (" + ec.message() + ")");
+    }
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+}
+
+std::string find_in_hf_cache(const std::string& repo_id, std::string* looked) {
+  fs::path hub;
+  if (const char* c = std::getenv("HF_HUB_CACHE"); c && *c) hub = c;
+  else if (const char* h = std::getenv("HF_HOME"); h && *h) hub = fs::path(h) / "hub";
+  else if (const char* home = std::getenv("HOME"); home && *home) hub = fs::path(home) / ".cache" / "huggingface" / "hub";
+  std::string folder = "models--";
+  for (char c : repo_id) folder += c == '/' ? std::string("--") : std::string(1, c);
+  const fs::path repo = hub / folder;
+  if (looked) *looked = repo.string();
+  std::error_code ec;
+  if (!fs::is_directory(repo / "snapshots", ec)) return {};
+  std::string rev;
+  if (std::ifstream ref(repo / "refs" / "main"); ref) std::getline(ref, rev);
+  if (!rev.empty() && fs::exists(repo / "snapshots" / rev / "config.json", ec)) return (repo / "snapshots" / rev / "config.json").string();
+  std::string best;
+  for (const auto& e : fs::directory_iterator(repo / "snapshots", ec))
+    if (fs::exists(e.path() / "config.json", ec) && e.path().string() > best) best = e.path().string();
+  return best.empty() ? std::string() : (fs::path(best) / "config.json").string();
+}
+
+}  // namespace kvplan::io
