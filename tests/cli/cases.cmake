@@ -62,3 +62,38 @@ kvplan_cli_test(sweep_bad_range EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --co
 kvplan_cli_test(fit_concurrency EXIT 0 ARGS fit llama-3.1-8b --gpu l4 --context 8k STDOUT_CONTAINS "max concurrency at 8,192 tokens")
 kvplan_cli_test(fit_fewest EXIT 0 ARGS fit llama-3.1-70b --context 32k --concurrency 64 --fewest-gpus --format json STDOUT_CONTAINS "\"found\": true")
 kvplan_cli_test(fit_none EXIT 1 ARGS fit llama-3.1-405b --gpu l4 --context 128k --concurrency 64 --fewest-gpus --max-gpus 4 STDOUT_CONTAINS "none within 4 GPUs")
+
+# check: deployment files
+set(DEP ${KVPLAN_DATA}/deploy)
+kvplan_cli_test(check_pass EXIT 0 ARGS check ${DEP}/pass.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(check_yaml_syntax EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/syntax.yaml
+  STDERR "kvplan: error: ${DEP}/syntax.yaml:5:1: invalid YAML (end of sequence flow not found); fix the YAML syntax")
+kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
+  STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
+kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml
+  STDERR "kvplan: error: ${DEP}/unknown-setting.yaml:4:37: unknown setting 'tensor-paralel-size'; did you mean 'tensor-parallel-size'? (the flags of kvplan plan --help)")
+kvplan_cli_test(check_wrong_type EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/wrong-type.yaml
+  STDERR "kvplan: error: ${DEP}/wrong-type.yaml:4:28: concurrency: expected an integer in [1, 1099511627776], got string \"lots\"")
+kvplan_cli_test(check_wrong_type_json EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/wrong-type.json
+  STDERR "kvplan: error: ${DEP}/wrong-type.json: /deployments/0/gpu: gpu: expected a string, got 7")
+kvplan_cli_test(check_bad_headroom EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/bad-headroom.yaml
+  STDERR "kvplan: error: ${DEP}/bad-headroom.yaml:4:34: min_headroom: expected a number in [0.0, 1.0], got 1.5")
+kvplan_cli_test(check_gpus_mismatch EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/gpus-mismatch.yaml
+  STDERR "kvplan: error: ${DEP}/gpus-mismatch.yaml:2:5: gpus: 4 but the layout uses 2 (tensor 2 x pipeline 1 x data 1); make gpus equal the product, or set the parallel sizes")
+kvplan_cli_test(check_duplicate_name EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/duplicate-name.yaml
+  STDERR "kvplan: error: ${DEP}/duplicate-name.yaml:4:5: deployment name 'a' is used twice (first at ${DEP}/duplicate-name.yaml:2:5); give each deployment its own name")
+kvplan_cli_test(check_alias_bomb EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/alias-bomb.yaml
+  STDERR "kvplan: error: ${DEP}/alias-bomb.yaml: more than 200000 YAML nodes (an alias bomb?); write the deployments out plainly")
+kvplan_cli_test(check_missing_output_dir EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/pass.yaml --junit /nonexistent-kvplan-dir/x.xml
+  STDERR "kvplan: error: --junit: folder '/nonexistent-kvplan-dir' does not exist; create it or write elsewhere")
+kvplan_cli_test(check_missing_file EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/no-such-file.yaml
+  STDERR "kvplan: error: ${DEP}/no-such-file.yaml: no such file; check the path")
+
+# examples: every example runs with its expected exit code
+set(EX ${CMAKE_SOURCE_DIR}/examples)
+kvplan_cli_test(example_llama8b_l4 EXIT 0 ARGS check ${EX}/llama8b-l4-llamacpp.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(example_llama70b_4xh100 EXIT 0 ARGS check ${EX}/llama70b-4xh100-vllm-fp8.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(example_deepseek_v3 EXIT 0 ARGS check ${EX}/deepseek-v3-8xh200-sglang.json STDOUT_CONTAINS "PASS")
+kvplan_cli_test(example_qwen3_4090 EXIT 0 ARGS check ${EX}/qwen3-30b-a3b-rtx4090.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(example_gpt_oss_120b EXIT 0 ARGS check ${EX}/gpt-oss-120b-h100.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(example_fails EXIT 1 ARGS check ${EX}/fails-llama70b-2xl40s.yaml STDOUT_CONTAINS "FAIL")

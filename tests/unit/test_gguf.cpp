@@ -1,2 +1,710 @@
-// gguf tests (being written).
+// GGUF reading: small files written here (header, metadata, tensor table, alignment padding, a
+// sparse data section of the exact size), read back into models whose KV and weight bytes are
+// checked against hand arithmetic, and the exact error lines malformed files get.
 #include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "helpers.hpp"
+#include "kvplan/io/gguf.hpp"
+
+using namespace kvplan;
+namespace fs = std::filesystem;
+
+namespace {
+
+// GGUF metadata value types (ggml docs/gguf.md) and the ggml tensor types these tests use.
+enum : std::uint32_t { U8 = 0, I8, U16, I16, U32, I32, F32, BOOL, STR, ARR, U64, I64, F64 };
+enum : std::uint32_t { T_F32 = 0, T_F16 = 1, T_Q4_0 = 2, T_Q8_0 = 8, T_Q4_K = 12, T_BF16 = 30, T_MXFP4 = 39 };
+
+// Bytes of n elements (ggml-common.h blocks: q4_0 18 B / 32, q8_0 34 B / 32, q4_K 144 B / 256,
+// mxfp4 17 B / 32); the writer uses it only to lay out offsets.
+i64 type_bytes(std::uint32_t type, i64 n) {
+  switch (type) {
+    case T_F32: return n * 4;
+    case T_F16:
+    case T_BF16: return n * 2;
+    case T_Q4_0: return n / 32 * 18;
+    case T_Q8_0: return n / 32 * 34;
+    case T_Q4_K: return n / 256 * 144;
+    case T_MXFP4: return n / 32 * 17;
+    default: return 0;
+  }
+}
+
+void le(std::string& s, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+void str_(std::string& s, const std::string& v) {
+  le(s, v.size(), 8);
+  s += v;
+}
+
+fs::path test_dir() {
+  static const fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("kvplan-gguf-test-" + std::to_string(::getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+// A little-endian GGUF writer: metadata entries, tensor infos with offsets aligned to 32, padding,
+// then the data section as zeros (a sparse extension of the file).
+class Writer {
+ public:
+  std::uint32_t version = 3;
+  std::uint64_t alignment = 32;
+
+  // low-level pieces, for entries a well-formed writer would not produce
+  Writer& key(const std::string& k, std::uint32_t type) {
+    ++n_kv_;
+    str_(kv_, k);
+    le(kv_, type, 4);
+    return *this;
+  }
+  Writer& put(std::uint64_t v, int bytes) {
+    le(kv_, v, bytes);
+    return *this;
+  }
+  Writer& put_str(const std::string& s) {
+    str_(kv_, s);
+    return *this;
+  }
+
+  Writer& u32(const std::string& k, std::uint32_t v) { return key(k, U32).put(v, 4); }
+  Writer& u64(const std::string& k, std::uint64_t v) { return key(k, U64).put(v, 8); }
+  Writer& i32(const std::string& k, std::int32_t v) { return key(k, I32).put(static_cast<std::uint32_t>(v), 4); }
+  Writer& f32(const std::string& k, float v) {
+    std::uint32_t u;
+    std::memcpy(&u, &v, 4);
+    return key(k, F32).put(u, 4);
+  }
+  Writer& boolean(const std::string& k, bool v) { return key(k, BOOL).put(v ? 1 : 0, 1); }
+  Writer& str(const std::string& k, const std::string& v) { return key(k, STR).put_str(v); }
+  Writer& arr_i32(const std::string& k, const std::vector<std::int32_t>& v) {
+    key(k, ARR).put(I32, 4).put(v.size(), 8);
+    for (auto x : v) put(static_cast<std::uint32_t>(x), 4);
+    return *this;
+  }
+  Writer& arr_str(const std::string& k, const std::vector<std::string>& v) {
+    key(k, ARR).put(STR, 4).put(v.size(), 8);
+    for (const auto& s : v) put_str(s);
+    return *this;
+  }
+
+  Writer& tensor(const std::string& name, std::vector<std::uint64_t> dims, std::uint32_t type) {
+    tensors_.push_back({name, std::move(dims), type});
+    return *this;
+  }
+
+  // Byte offset where the tensor infos start (after the 24-byte header and the metadata).
+  i64 infos_at() const { return 24 + static_cast<i64>(kv_.size()); }
+
+  std::string save(const std::string& name) const {
+    std::string out = "GGUF";
+    le(out, version, 4);
+    le(out, tensors_.size(), 8);
+    le(out, n_kv_, 8);
+    out += kv_;
+    std::uint64_t offset = 0;
+    for (const auto& t : tensors_) {
+      str_(out, t.name);
+      le(out, t.dims.size(), 4);
+      i64 n = 1;
+      for (auto d : t.dims) {
+        le(out, d, 8);
+        n *= static_cast<i64>(d);
+      }
+      le(out, t.type, 4);
+      le(out, offset, 8);
+      offset += (static_cast<std::uint64_t>(type_bytes(t.type, n)) + alignment - 1) / alignment * alignment;
+    }
+    while (out.size() % alignment != 0) out += '\0';
+    const fs::path p = test_dir() / name;
+    {
+      std::ofstream f(p, std::ios::binary | std::ios::trunc);
+      f.write(out.data(), static_cast<std::streamsize>(out.size()));
+    }
+    fs::resize_file(p, out.size() + offset);  // zeros, without writing them
+    return p.string();
+  }
+
+ private:
+  struct Info {
+    std::string name;
+    std::vector<std::uint64_t> dims;
+    std::uint32_t type;
+  };
+  std::string kv_;
+  std::uint64_t n_kv_ = 0;
+  std::vector<Info> tensors_;
+};
+
+std::vector<std::string> tokens(int n) {
+  std::vector<std::string> v;
+  for (int i = 0; i < n; ++i) v.push_back("t" + std::to_string(i));
+  return v;
+}
+
+// A 2-layer llama: 4 query heads, 2 KV heads of 64, 32 tokens.
+Writer tiny_llama() {
+  Writer w;
+  w.str("general.architecture", "llama")
+      .str("general.name", "tiny")
+      .u32("general.file_type", 2)
+      .u32("llama.block_count", 2)
+      .u32("llama.context_length", 4096)
+      .u32("llama.embedding_length", 256)
+      .u32("llama.feed_forward_length", 512)
+      .u32("llama.attention.head_count", 4)
+      .u32("llama.attention.head_count_kv", 2)
+      .u32("llama.attention.key_length", 64)
+      .u32("llama.attention.value_length", 64)
+      .arr_str("tokenizer.ggml.tokens", tokens(32));
+  return w;
+}
+
+ModelSpec load(const std::string& path, io::GgufInfo* info = nullptr) { return io::model_from_gguf(path, "test", info); }
+
+std::string error_of(const std::string& path) {
+  try {
+    load(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool has_note(const ModelSpec& m, const std::string& part) {
+  for (const auto& n : m.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("is_gguf_file looks at the magic", "[gguf]") {
+  CHECK(io::is_gguf_file(tiny_llama().save("magic.gguf")));
+  const fs::path other = test_dir() / "not.gguf";
+  std::ofstream(other) << "{\"model_type\":\"llama\"}";
+  CHECK_FALSE(io::is_gguf_file(other.string()));
+  CHECK_FALSE(io::is_gguf_file((test_dir() / "absent.gguf").string()));
+  CHECK_FALSE(io::is_gguf_file(test_dir().string()));
+}
+
+TEST_CASE("a llama GGUF: geometry, KV bytes and exact tensor bytes", "[gguf]") {
+  Writer w = tiny_llama();
+  w.tensor("token_embd.weight", {256, 32}, T_F16)
+      .tensor("blk.0.ffn_down.weight", {4096, 4096}, T_Q4_0)
+      .tensor("output_norm.weight", {256}, T_F32);
+  io::GgufInfo info;
+  const auto m = load(w.save("llama.gguf"), &info);
+  CHECK(m.model_type == "llama");
+  CHECK(m.layers.size() == 2);
+  CHECK(m.hidden == 256);
+  CHECK(m.vocab == 32);  // length of tokenizer.ggml.tokens
+  CHECK(m.max_context == 4096);
+  CHECK(m.dtype == ElemFormat::f16);  // llama.cpp's default cache type
+  CHECK(m.tied_embeddings);           // no output.weight
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].q_heads == 4);
+  CHECK(m.layers[0].kv_heads == 2);
+  CHECK(m.layers[0].k_head_dim == 64);
+  CHECK(m.layers[1].intermediate == 512);
+  const auto kv = kvtest::kv(m, 1000, ElemFormat::f16, ElemFormat::f16);
+  CHECK(kv.kv_bytes_per_token == 2 * 2 * 2 * 64 * 2);  // layers * kv_heads * (K+V) * head_dim * f16
+  CHECK(kv.sequence_kv_bytes == 2 * 2 * 2 * 64 * 2 * 1000);
+
+  const i64 q4 = 4096LL * 4096 / 32 * 18;  // q4_0: 18 bytes per 32 elements
+  CHECK(info.bytes_by_type.at("q4_0") == q4);
+  CHECK(info.bytes_by_type.at("f16") == 256 * 32 * 2);
+  CHECK(info.bytes_by_type.at("f32") == 256 * 4);
+  CHECK(info.tensor_bytes == q4 + 256 * 32 * 2 + 256 * 4);
+  CHECK(info.tensor_elements == 4096LL * 4096 + 256 * 32 + 256);
+  CHECK(m.exact_weight_bytes == info.tensor_bytes);
+  CHECK(m.exact_params == info.tensor_elements);
+  CHECK(info.tensor_count == 3);
+  CHECK(info.architecture == "llama");
+  CHECK(info.name == "tiny");
+  CHECK(info.version == 3);
+  CHECK(info.file_type == "Q4_0");  // llama_ftype 2
+}
+
+TEST_CASE("block formats: q4_K, q8_0 and mxfp4 tensor bytes", "[gguf]") {
+  Writer w = tiny_llama();
+  w.tensor("a", {4096, 1024}, T_Q4_K).tensor("b", {4096, 1024}, T_Q8_0).tensor("c", {2880, 32, 4}, T_MXFP4);
+  w.tensor("output.weight", {256, 32}, T_BF16);
+  io::GgufInfo info;
+  const auto m = load(w.save("blocks.gguf"), &info);
+  CHECK(info.bytes_by_type.at("q4_K") == 4096LL * 1024 / 256 * 144);
+  CHECK(info.bytes_by_type.at("q8_0") == 4096LL * 1024 / 32 * 34);
+  CHECK(info.bytes_by_type.at("mxfp4") == 2880LL * 32 * 4 / 32 * 17);
+  CHECK(info.bytes_by_type.at("bf16") == 256 * 32 * 2);
+  CHECK_FALSE(m.tied_embeddings);  // output.weight present
+}
+
+TEST_CASE("every metadata value type is read, and sizes may use any integer type", "[gguf]") {
+  Writer w;
+  w.str("general.architecture", "llama")
+      .key("x.u8", U8).put(7, 1)
+      .key("x.i8", I8).put(0xff, 1)
+      .key("x.u16", U16).put(65535, 2)
+      .key("x.i16", I16).put(0x8000, 2)
+      .f32("x.f32", 1.5f)
+      .boolean("x.bool", true)
+      .str("x.string", "hello")
+      .key("x.f64", F64).put(0x3ff8000000000000ULL, 8)
+      .key("x.u64", U64).put(~0ULL, 8)  // above INT64_MAX: fine while nothing needs it
+      .key("x.nested", ARR).put(ARR, 4).put(2, 8)
+      .put(U8, 4).put(3, 8).put(1, 1).put(2, 1).put(3, 1)
+      .put(STR, 4).put(1, 8).put_str("deep")
+      .key("x.f64s", ARR).put(F64, 4).put(1, 8).put(0, 8)
+      .key("llama.block_count", U64).put(2, 8)
+      .key("llama.context_length", I32).put(8192, 4)
+      .key("llama.embedding_length", U16).put(512, 2)
+      .key("llama.attention.head_count", U8).put(8, 1)
+      .key("llama.attention.head_count_kv", I64).put(4, 8)
+      .key("llama.feed_forward_length", I16).put(1024, 2)
+      .u32("llama.vocab_size", 1000)  // wins over the tokenizer's length
+      .arr_str("tokenizer.ggml.tokens", tokens(3));
+  const auto m = load(w.save("types.gguf"));
+  CHECK(m.layers.size() == 2);
+  CHECK(m.max_context == 8192);
+  CHECK(m.vocab == 1000);
+  CHECK(m.layers[0].k_head_dim == 512 / 8);  // no key_length: embedding_length / head_count
+  CHECK(kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 4 * 2 * 64 * 2);
+}
+
+TEST_CASE("per-layer head_count_kv and feed_forward_length arrays", "[gguf]") {
+  Writer w;
+  w.str("general.architecture", "llama")
+      .u32("llama.block_count", 3)
+      .u32("llama.context_length", 4096)
+      .u32("llama.embedding_length", 256)
+      .arr_i32("llama.feed_forward_length", {100, 200, 300})
+      .u32("llama.attention.head_count", 8)
+      .arr_i32("llama.attention.head_count_kv", {8, 4, 2})
+      .u32("llama.attention.key_length", 32)
+      .u32("llama.attention.value_length", 32)
+      .u32("llama.vocab_size", 100);
+  const auto m = load(w.save("arrays.gguf"));
+  CHECK(m.layers[0].kv_heads == 8);
+  CHECK(m.layers[1].kv_heads == 4);
+  CHECK(m.layers[2].kv_heads == 2);
+  CHECK(m.layers[2].intermediate == 300);
+  CHECK(kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == (8 + 4 + 2) * 2 * 32 * 2);
+
+  Writer bad;
+  bad.str("general.architecture", "llama")
+      .u32("llama.block_count", 3)
+      .u32("llama.context_length", 4096)
+      .u32("llama.embedding_length", 256)
+      .u32("llama.attention.head_count", 8)
+      .arr_i32("llama.attention.head_count_kv", {8, 4})
+      .u32("llama.vocab_size", 100);
+  const std::string p = bad.save("arrays-bad.gguf");
+  CHECK(error_of(p) == p + ": llama.attention.head_count_kv: has 2 entries but llama.block_count is 3; make them agree");
+}
+
+TEST_CASE("gemma3 and gemma2 sliding-window layers follow llama.cpp's patterns", "[gguf]") {
+  Writer w;
+  w.str("general.architecture", "gemma3")
+      .u32("gemma3.block_count", 8)
+      .u32("gemma3.context_length", 32768)
+      .u32("gemma3.embedding_length", 128)
+      .u32("gemma3.feed_forward_length", 512)
+      .u32("gemma3.attention.head_count", 2)
+      .u32("gemma3.attention.head_count_kv", 1)
+      .u32("gemma3.attention.key_length", 256)
+      .u32("gemma3.attention.value_length", 256)
+      .u32("gemma3.attention.sliding_window", 512)
+      .u32("gemma3.vocab_size", 1000);
+  const auto m = load(w.save("gemma3.gguf"));
+  // set_swa_pattern(6): layer il is sliding when il % 6 < 5
+  for (int i : {0, 1, 2, 3, 4, 6, 7}) {
+    CHECK(m.layers[i].kv == KvKind::sliding);
+    CHECK(m.layers[i].window == 512);
+  }
+  CHECK(m.layers[5].kv == KvKind::full);
+  CHECK(m.layers[0].qk_norm);
+  CHECK(m.layers[0].norms == 4);
+  const auto kv = kvtest::kv(m, 2000, ElemFormat::f16, ElemFormat::f16);
+  const i64 row = 1 * 256 * 2 * 2;  // kv_heads * head_dim * (K+V) * f16
+  CHECK(kv.kv_bytes_per_token == 8 * row);
+  CHECK(kv.sequence_kv_bytes == 7 * 512 * row + 1 * 2000 * row);
+
+  Writer g2;
+  g2.str("general.architecture", "gemma2")
+      .u32("gemma2.block_count", 4)
+      .u32("gemma2.context_length", 8192)
+      .u32("gemma2.embedding_length", 128)
+      .u32("gemma2.feed_forward_length", 512)
+      .u32("gemma2.attention.head_count", 2)
+      .u32("gemma2.attention.head_count_kv", 1)
+      .u32("gemma2.vocab_size", 1000);
+  const auto m2 = load(g2.save("gemma2.gguf"));
+  CHECK(m2.layers[0].kv == KvKind::sliding);
+  CHECK(m2.layers[0].window == 4096);  // llama.cpp's gemma2 default when the key is absent
+  CHECK(m2.layers[1].kv == KvKind::full);
+  CHECK(m2.layers[2].kv == KvKind::sliding);
+  CHECK(m2.layers[3].kv == KvKind::full);
+}
+
+TEST_CASE("deepseek2 caches the MLA latent, or the expanded K/V for old conversions", "[gguf]") {
+  auto base = [](bool mla) {
+    Writer w;
+    w.str("general.architecture", "deepseek2")
+        .u32("deepseek2.block_count", 3)
+        .u32("deepseek2.context_length", 163840)
+        .u32("deepseek2.embedding_length", 512)
+        .u32("deepseek2.feed_forward_length", 10944)
+        .u32("deepseek2.attention.head_count", 16)
+        .u32("deepseek2.attention.q_lora_rank", 1536)
+        .u32("deepseek2.attention.kv_lora_rank", 512)
+        .u32("deepseek2.rope.dimension_count", 64)
+        .u32("deepseek2.leading_dense_block_count", 1)
+        .u32("deepseek2.expert_count", 64)
+        .u32("deepseek2.expert_used_count", 6)
+        .u32("deepseek2.expert_feed_forward_length", 1408)
+        .u32("deepseek2.expert_shared_count", 2)
+        .u32("deepseek2.vocab_size", 1000);
+    if (mla) {  // convert_hf_to_gguf.py since llama.cpp PR 12801
+      w.u32("deepseek2.attention.head_count_kv", 1)
+          .u32("deepseek2.attention.key_length", 512 + 64)
+          .u32("deepseek2.attention.value_length", 512)
+          .u32("deepseek2.attention.key_length_mla", 128 + 64)
+          .u32("deepseek2.attention.value_length_mla", 128);
+    } else {
+      w.u32("deepseek2.attention.head_count_kv", 16)
+          .u32("deepseek2.attention.key_length", 128 + 64)
+          .u32("deepseek2.attention.value_length", 128);
+    }
+    return w;
+  };
+  const auto m = load(base(true).save("ds-mla.gguf"));
+  const Layer& l = m.layers[1];
+  CHECK(l.kv == KvKind::mla_latent);
+  CHECK(l.mixer == Mixer::mla);
+  CHECK(l.kv_lora_rank == 512);
+  CHECK(l.qk_rope_head_dim == 64);
+  CHECK(l.qk_nope_head_dim == 128);
+  CHECK(l.v_head_dim == 128);
+  CHECK(l.q_heads == 16);
+  CHECK(l.q_lora_rank == 1536);
+  CHECK(m.layers[0].mlp == MlpKind::gated);  // leading dense block
+  CHECK(m.layers[0].intermediate == 10944);
+  CHECK(l.mlp == MlpKind::moe);
+  CHECK(l.experts == 64);
+  CHECK(l.experts_active == 6);
+  CHECK(l.shared_intermediate == 2 * 1408);
+  const auto kv = kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16);
+  CHECK(kv.k_bytes_per_token == 3 * (512 + 64) * 2);  // layers * (kv_lora_rank + rope) * f16
+  CHECK(kv.v_bytes_per_token == 0);
+
+  const auto old = load(base(false).save("ds-old.gguf"));
+  CHECK(old.layers[0].kv == KvKind::mla_expanded);
+  CHECK(kvtest::kv(old, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 3 * 16 * (192 + 128) * 2);
+  CHECK(has_note(old, "no deepseek2.attention.key_length_mla"));
+}
+
+TEST_CASE("gpt-oss: sliding window on even layers, sinks and MoE from the tensor table", "[gguf]") {
+  Writer w;
+  w.str("general.architecture", "gpt-oss")
+      .u32("gpt-oss.block_count", 4)
+      .u32("gpt-oss.context_length", 131072)
+      .u32("gpt-oss.embedding_length", 2880)
+      .u32("gpt-oss.feed_forward_length", 2880)
+      .u32("gpt-oss.attention.head_count", 64)
+      .u32("gpt-oss.attention.head_count_kv", 8)
+      .u32("gpt-oss.attention.key_length", 64)
+      .u32("gpt-oss.attention.value_length", 64)
+      .u32("gpt-oss.attention.sliding_window", 128)
+      .u32("gpt-oss.expert_count", 32)
+      .u32("gpt-oss.expert_used_count", 4)
+      .u32("gpt-oss.expert_feed_forward_length", 2880)
+      .u32("gpt-oss.vocab_size", 201088);
+  w.tensor("blk.0.attn_sinks.weight", {64}, T_F32)
+      .tensor("blk.0.attn_q.bias", {4096}, T_F32)
+      .tensor("blk.0.ffn_gate_inp.bias", {32}, T_F32)
+      .tensor("blk.0.attn_norm.weight", {2880}, T_F32)
+      .tensor("blk.0.post_attention_norm.weight", {2880}, T_F32);
+  const auto m = load(w.save("gpt-oss.gguf"));
+  CHECK(m.layers[0].kv == KvKind::sliding);
+  CHECK(m.layers[0].window == 128);
+  CHECK(m.layers[1].kv == KvKind::full);
+  CHECK(m.layers[2].kv == KvKind::sliding);
+  CHECK(m.layers[0].attn_sinks);
+  CHECK(m.layers[0].qkv_bias);
+  CHECK_FALSE(m.layers[0].o_bias);  // no attn_output.bias tensor in this table
+  CHECK(m.layers[0].router_bias);
+  CHECK(m.layers[0].norms == 2);
+  CHECK(m.layers[3].experts == 32);
+  CHECK(m.layers[3].experts_active == 4);
+  // cases.json pub-gguf-parser-gpt-oss-20b: per layer 8 x 64 x 2 x 2 = 2048
+  CHECK(kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 4 * 8 * 64 * 2 * 2);
+}
+
+TEST_CASE("llama4: chunked attention on 3 of every 4 layers, MoE every step", "[gguf]") {
+  auto make = [](bool no_chunks) {
+    Writer w;
+    w.str("general.architecture", "llama4")
+        .u32("llama4.block_count", 4)
+        .u32("llama4.context_length", 10485760)
+        .u32("llama4.embedding_length", 512)
+        .u32("llama4.feed_forward_length", 1024)
+        .u32("llama4.attention.head_count", 8)
+        .u32("llama4.attention.head_count_kv", 2)
+        .u32("llama4.expert_count", 16)
+        .u32("llama4.expert_used_count", 1)
+        .u32("llama4.expert_feed_forward_length", 256)
+        .u32("llama4.interleave_moe_layer_step", 2)
+        .u32("llama4.vocab_size", 1000);
+    if (no_chunks) w.u32("llama4.attention.sliding_window", 0);
+    return w;
+  };
+  const auto m = load(make(false).save("llama4.gguf"));
+  for (int i : {0, 1, 2}) {
+    CHECK(m.layers[i].kv == KvKind::chunked);
+    CHECK(m.layers[i].window == 8192);
+  }
+  CHECK(m.layers[3].kv == KvKind::full);
+  CHECK(m.layers[0].mlp == MlpKind::gated);
+  CHECK(m.layers[1].mlp == MlpKind::moe);
+  CHECK(m.layers[1].shared_intermediate == 256);
+  const auto off = load(make(true).save("llama4-off.gguf"));
+  for (const auto& l : off.layers) CHECK(l.kv == KvKind::full);
+}
+
+TEST_CASE("recurrent and hybrid architectures: mamba2, jamba, nemotron_h", "[gguf]") {
+  Writer w;
+  w.str("general.architecture", "mamba2")
+      .u32("mamba2.block_count", 2)
+      .u32("mamba2.context_length", 1048576)
+      .u32("mamba2.embedding_length", 256)
+      .u32("mamba2.ssm.conv_kernel", 4)
+      .u32("mamba2.ssm.inner_size", 512)
+      .u32("mamba2.ssm.state_size", 128)
+      .u32("mamba2.ssm.time_step_rank", 8)
+      .u32("mamba2.ssm.group_count", 1)
+      .u32("mamba2.vocab_size", 1000);
+  const auto m = load(w.save("mamba2.gguf"));
+  CHECK(m.layers[0].kv == KvKind::ssm);
+  CHECK(m.layers[0].mixer == Mixer::mamba2);
+  CHECK(m.layers[0].ssm_heads == 8);
+  CHECK(m.layers[0].conv_state_elems == (4 - 1) * (512 + 2 * 1 * 128));  // (d_conv-1) x (d_inner + 2 groups d_state)
+  CHECK(m.layers[0].ssm_state_elems == 512 * 128);                        // d_inner x d_state
+  const auto kv = kvtest::kv(m, 1000);
+  CHECK(kv.kv_bytes_per_token == 0);
+  CHECK(kv.state_bytes == 2 * ((4 - 1) * (512 + 2 * 128) + 512 * 128) * 2);  // layers * elems * f16
+
+  Writer j;
+  j.str("general.architecture", "jamba")
+      .u32("jamba.block_count", 8)
+      .u32("jamba.context_length", 262144)
+      .u32("jamba.embedding_length", 64)
+      .u32("jamba.feed_forward_length", 256)
+      .u32("jamba.attention.head_count", 4)
+      .arr_i32("jamba.attention.head_count_kv", {0, 0, 0, 0, 2, 0, 0, 0})
+      .u32("jamba.ssm.conv_kernel", 4)
+      .u32("jamba.ssm.inner_size", 128)
+      .u32("jamba.ssm.state_size", 16)
+      .u32("jamba.ssm.time_step_rank", 4)
+      .u32("jamba.expert_count", 4)
+      .u32("jamba.expert_used_count", 2)
+      .u32("jamba.vocab_size", 1000);
+  for (int i : {1, 3, 5, 7}) j.tensor("blk." + std::to_string(i) + ".ffn_gate_inp.weight", {64, 4}, T_F32);
+  const auto jm = load(j.save("jamba.gguf"));
+  CHECK(jm.layers[4].kv == KvKind::full);
+  CHECK(jm.layers[4].kv_heads == 2);
+  CHECK(jm.layers[0].kv == KvKind::ssm);
+  CHECK(jm.layers[0].mixer == Mixer::mamba1);
+  CHECK(jm.layers[0].conv_state_elems == 3 * 128);
+  CHECK(jm.layers[0].ssm_state_elems == 128 * 16);
+  CHECK(jm.layers[1].mlp == MlpKind::moe);
+  CHECK(jm.layers[2].mlp == MlpKind::gated);
+  CHECK(kvtest::kv(jm, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 1 * 2 * 16 * 2 * 2);
+
+  Writer nh;
+  nh.str("general.architecture", "nemotron_h")
+      .u32("nemotron_h.block_count", 4)
+      .u32("nemotron_h.context_length", 8192)
+      .u32("nemotron_h.embedding_length", 64)
+      .arr_i32("nemotron_h.feed_forward_length", {0, 256, 0, 256})
+      .u32("nemotron_h.attention.head_count", 4)
+      .arr_i32("nemotron_h.attention.head_count_kv", {0, 0, 2, 0})
+      .u32("nemotron_h.attention.key_length", 16)
+      .u32("nemotron_h.attention.value_length", 16)
+      .u32("nemotron_h.ssm.conv_kernel", 4)
+      .u32("nemotron_h.ssm.inner_size", 128)
+      .u32("nemotron_h.ssm.state_size", 16)
+      .u32("nemotron_h.ssm.time_step_rank", 4)
+      .u32("nemotron_h.ssm.group_count", 2)
+      .u32("nemotron_h.vocab_size", 1000);
+  const auto nm = load(nh.save("nemotron_h.gguf"));
+  CHECK(nm.layers[0].mixer == Mixer::mamba2);
+  CHECK(nm.layers[0].conv_state_elems == 3 * (128 + 2 * 2 * 16));
+  CHECK(nm.layers[1].kv == KvKind::none);
+  CHECK(nm.layers[1].mlp == MlpKind::plain);
+  CHECK(nm.layers[2].kv == KvKind::full);
+  CHECK(nm.layers[2].mlp == MlpKind::none);
+  CHECK(kvtest::kv(nm, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 16 * 2 * 2);
+}
+
+TEST_CASE("an unknown architecture reads the generic keys with a warning", "[gguf]") {
+  Writer w;
+  w.str("general.architecture", "mynewarch")
+      .u32("mynewarch.block_count", 2)
+      .u32("mynewarch.context_length", 4096)
+      .u32("mynewarch.embedding_length", 256)
+      .u32("mynewarch.feed_forward_length", 512)
+      .u32("mynewarch.attention.head_count", 4)
+      .u32("mynewarch.attention.head_count_kv", 1)
+      .u32("mynewarch.vocab_size", 1000);
+  const auto m = load(w.save("unknown.gguf"));
+  REQUIRE(m.warnings.size() == 1);
+  CHECK(m.warnings[0].rfind("unknown GGUF architecture 'mynewarch': assumed", 0) == 0);
+  CHECK(m.layers[0].kv == KvKind::full);
+  CHECK(kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 1 * 2 * 64 * 2);
+}
+
+TEST_CASE("split models sum the tensor tables of every part", "[gguf]") {
+  Writer first = tiny_llama();
+  first.u32("split.no", 0).u32("split.count", 2).u32("split.tensors.count", 2);
+  first.tensor("token_embd.weight", {256, 32}, T_F16);
+  Writer second;
+  second.u32("split.no", 1).u32("split.count", 2).u32("split.tensors.count", 2);
+  second.tensor("blk.0.ffn_down.weight", {4096, 4096}, T_Q4_0);
+  const std::string p1 = first.save("split-00001-of-00002.gguf");
+  const std::string p2 = second.save("split-00002-of-00002.gguf");
+  io::GgufInfo info;
+  const auto m = load(p1, &info);
+  CHECK(info.tensor_count == 2);
+  CHECK(*m.exact_weight_bytes == 256 * 32 * 2 + 4096LL * 4096 / 32 * 18);
+  CHECK(error_of(p2) == p2 + ": split.no: is 1: this is not the first split; pass the first part, " + p1);
+  fs::remove(p2);
+  CHECK(error_of(p1) == p2 + ": missing: split 2 of 2 of " + p1 + "; download every part of the model");
+}
+
+TEST_CASE("malformed files get exact errors naming the file and byte offset", "[gguf]") {
+  SECTION("truncated header") {
+    const std::string p = tiny_llama().save("trunc.gguf");
+    fs::resize_file(p, 11);
+    CHECK(error_of(p) == p + ": truncated: tensor_count at byte 8 needs 8 bytes but the file ends at byte 11; "
+                             "the file is incomplete; download it again");
+  }
+  SECTION("every cut of a header is reported as truncated") {
+    Writer w = tiny_llama();
+    w.tensor("token_embd.weight", {256, 32}, T_F16);
+    const std::string whole = w.save("cuts.gguf");
+    const auto size = fs::file_size(whole);
+    for (std::uintmax_t cut = 0; cut < size; cut += 7) {
+      const fs::path p = test_dir() / "cut.gguf";
+      fs::copy_file(whole, p, fs::copy_options::overwrite_existing);
+      fs::resize_file(p, cut);
+      const std::string e = error_of(p.string());
+      INFO("cut at " << cut << ": " << e);
+      CHECK(e.find(": truncated: ") != std::string::npos);
+    }
+  }
+  SECTION("tensor data beyond the end of the file") {
+    Writer w = tiny_llama();
+    w.tensor("token_embd.weight", {256, 32}, T_F16);
+    const std::string p = w.save("short-data.gguf");
+    const i64 end = static_cast<i64>(fs::file_size(p));
+    fs::resize_file(p, end - 1);
+    CHECK(error_of(p) == p + ": truncated: tensor 'token_embd.weight' data ends at byte " + std::to_string(end) +
+                             " but the file ends at byte " + std::to_string(end - 1) +
+                             "; the file is incomplete; download it again");
+  }
+  SECTION("bad magic") {
+    const fs::path p = test_dir() / "magic.bin";
+    std::ofstream(p, std::ios::binary) << "GGML and more";
+    CHECK(error_of(p.string()) == p.string() + ": not a GGUF file: it starts with \"GGML\", expected \"GGUF\"; "
+                                               "pass a .gguf model file (or a config.json / model folder)");
+  }
+  SECTION("unsupported version") {
+    Writer w = tiny_llama();
+    w.version = 1;
+    const std::string p = w.save("v1.gguf");
+    CHECK(error_of(p) == p + ": unsupported GGUF version 1 at byte 4; supported: 2, 3; "
+                             "convert the model again with a current llama.cpp");
+  }
+  SECTION("absurd string length") {
+    Writer w;
+    w.key("general.architecture", STR).put(1ULL << 40, 8);
+    const std::string p = w.save("long-string.gguf");
+    const i64 at = 24 + 8 + 20 + 4;  // header, key length, "general.architecture", value type
+    CHECK(error_of(p) == p + ": value of 'general.architecture' at byte " + std::to_string(at) +
+                             ": string length 1099511627776 exceeds the limit of 16777216 bytes (16 MiB); "
+                             "the file is corrupt or not a GGUF model");
+  }
+  SECTION("absurd array length") {
+    Writer w;
+    w.key("tokenizer.ggml.tokens", ARR).put(STR, 4).put(1ULL << 30, 8);
+    const std::string p = w.save("long-array.gguf");
+    const i64 at = 24 + 8 + 21 + 4;  // header, key length, "tokenizer.ggml.tokens", value type
+    CHECK(error_of(p) == p + ": array 'tokenizer.ggml.tokens' at byte " + std::to_string(at) +
+                             ": 1073741824 items exceed the limit of 268435456; the file is corrupt or not a GGUF model");
+  }
+  SECTION("unknown metadata value type") {
+    Writer w;
+    w.key("x", 99);
+    const std::string p = w.save("bad-type.gguf");
+    CHECK(error_of(p) == p + ": value type of 'x' at byte 33: unknown metadata value type 99; "
+                             "the file is corrupt or not a GGUF model");  // 24 + 8 + 1
+  }
+  SECTION("unknown tensor type") {
+    Writer w = tiny_llama();
+    w.tensor("blk.0.attn_q.weight", {64, 64}, 99);
+    const std::string p = w.save("unknown-type.gguf");
+    CHECK(error_of(p) == p + ": tensor 'blk.0.attn_q.weight' at byte " + std::to_string(w.infos_at()) +
+                             ": unknown ggml type 99; this file uses a tensor type newer than kvplan's table "
+                             "(ggml.h, ggml-common.h); re-quantise it with a listed type or update kvplan");
+  }
+  SECTION("too many dimensions") {
+    Writer w = tiny_llama();
+    w.tensor("x", {2, 2, 2, 2, 2}, T_F32);
+    const std::string p = w.save("dims.gguf");
+    CHECK(error_of(p) == p + ": tensor 'x' at byte " + std::to_string(w.infos_at()) +
+                             ": n_dims 5 exceeds 4; the file is corrupt or not a GGUF model");
+  }
+  SECTION("rows of partial blocks") {
+    Writer w = tiny_llama();
+    w.tensor("x", {100, 2}, T_Q4_0);
+    const std::string p = w.save("partial-block.gguf");
+    CHECK(error_of(p) == p + ": tensor 'x' at byte " + std::to_string(w.infos_at()) +
+                             ": row of 100 elements is not a multiple of q4_0's block of 32; "
+                             "the file is corrupt or not a GGUF model");
+  }
+  SECTION("absurd tensor count") {
+    std::string bytes = "GGUF";
+    le(bytes, 3, 4);        // version
+    le(bytes, 2000000, 8);  // tensor_count
+    le(bytes, 0, 8);        // metadata_kv_count
+    const fs::path p = test_dir() / "many-tensors.gguf";
+    std::ofstream(p, std::ios::binary) << bytes;
+    CHECK(error_of(p.string()) == p.string() + ": tensor_count 2000000 at byte 8 exceeds the limit of 1000000; "
+                                               "the file is corrupt or not a GGUF model");
+  }
+  SECTION("missing required key") {
+    Writer w;
+    w.str("general.architecture", "llama").u32("llama.block_count", 2).u32("llama.embedding_length", 256);
+    const std::string p = w.save("missing.gguf");
+    CHECK(error_of(p) == p + ": llama.context_length: missing; expected integer in [1, 1099511627776]; llama.cpp "
+                             "needs this key for architecture 'llama'; convert the model with a current "
+                             "convert_hf_to_gguf.py");
+  }
+  SECTION("a directory") {
+    CHECK(error_of(test_dir().string()) ==
+          test_dir().string() + ": is a directory, expected a .gguf file; name the file itself");
+  }
+}

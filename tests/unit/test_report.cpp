@@ -1,2 +1,261 @@
-// report tests (being written).
+// Capacity-review reports: HTML is self-contained (no script, no URL), escaped, and draws one heatmap
+// cell per (context, concurrency); Markdown carries the same content; charts are skipped for empty
+// inputs; output is byte-stable. Set KVPLAN_REPORT_SAMPLE=DIR to also write the sample report to
+// DIR/report-sample.html and DIR/report-sample.md (for scripts/screenshot-report.sh).
 #include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "report.hpp"
+
+using namespace kvplan;
+using namespace kvplan::cli;
+
+namespace {
+
+constexpr i64 GiB = i64{1} << 30;
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size())) ++n;
+  return n;
+}
+
+ReportSection passing_section() {
+  ReportSection s;
+  s.title = "llama-3.1-70b on 4 x h100-sxm (vllm)";
+  s.status = "PASS";
+  s.summary = {{"model", "llama-3.1-70b (bf16 weights, fp8 KV)"}, {"GPUs", "4 x h100-sxm, tensor parallel 4"},
+               {"max context at concurrency 16", "32k"}};
+  s.contexts = {8 * 1024, 32 * 1024, 128 * 1024};
+  s.concurrencies = {1, 4, 16, 64};
+  s.fits = {{true, true, true, true}, {true, true, true, false}, {true, true, false, false}};
+  s.headroom_fraction = {{0.97, 0.9, 0.61, 0.08}, {0.9, 0.61, 0.42, -0.12}, {0.61, 0.2, -0.56, -2.5}};
+  s.budget = {{"weights", 36 * GiB},
+              {"KV pool", 30 * GiB},
+              {"activations", 2 * GiB},
+              {"cuda graphs", 0},  // zero: skipped
+              {"runtime", 3 * GiB / 2}};
+  s.gpu_total_bytes = 80 * GiB;
+  s.throughput = {{1, 38.46}, {4, 140.2}, {16, 480.0}, {64, 1210.7}};
+  Table t;
+  t.title = "Requirements";
+  t.columns = {"context", "concurrency", "KV per GPU"};
+  t.right_align = {true, true, true};
+  t.rows = {{"32k", "16", "12.50 GiB"}, {"128k", "4", "12.50 GiB"}};
+  s.tables.push_back(t);
+  s.assumptions = {"KV bytes per token = layers * kv_heads * head_dim * 2 (K+V) * bytes per element",
+                   "activation peak < 2 GiB at 8k prefill chunk"};
+  return s;
+}
+
+ReportSection failing_section() {
+  ReportSection s;
+  s.title = "Tom's <b>\"big\" & bold</b>";
+  s.status = "FAIL";
+  s.summary = {{"limiting factor", "weights > GPU memory"}};
+  s.contexts = {4096, 1536};
+  s.concurrencies = {1, 2};
+  s.fits = {{false, false}, {false, false}};
+  s.headroom_fraction = {{-0.3, -0.7}, {-0.2, -0.5}};
+  s.budget = {{"weights", 90 * GiB}};
+  s.gpu_total_bytes = 80 * GiB;
+  s.throughput = {{1, 10.0}, {2, 19.5}, {8, 60.25}};  // 8x range: linear x axis
+  return s;
+}
+
+Report sample_report() {
+  Report r;
+  r.title = "Capacity review";
+  r.generated_by = "kvplan 0.1.0 (test)";
+  r.sections = {passing_section(), failing_section()};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("HTML report is self-contained: no script, no URL, inline style and SVG", "[report]") {
+  const std::string h = render_html(sample_report());
+  CHECK(h.rfind("<!doctype html>\n", 0) == 0);
+  CHECK(h.find("<meta charset=\"utf-8\">") != std::string::npos);
+  CHECK(h.find("<style>") != std::string::npos);
+  CHECK(h.find("<svg") != std::string::npos);
+  CHECK(h.find("<script") == std::string::npos);
+  CHECK(h.find("http://") == std::string::npos);
+  CHECK(h.find("https://") == std::string::npos);
+  CHECK(h.find("@import") == std::string::npos);
+  CHECK(h.find("url(") == std::string::npos);
+  CHECK(h.find("</html>\n") == h.size() - 8);
+}
+
+TEST_CASE("HTML report escapes every text value", "[report]") {
+  Report r = sample_report();
+  r.sections[1].assumptions = {"a < b && c > d"};
+  r.sections[1].tables.push_back(Table{"<t>", {"<c>"}, {false}, {{"<v>"}}});
+  const std::string h = render_html(r);
+  CHECK(h.find("Tom&#39;s &lt;b&gt;&quot;big&quot; &amp; bold&lt;/b&gt;") != std::string::npos);
+  CHECK(h.find("<b>") == std::string::npos);
+  CHECK(h.find("a &lt; b &amp;&amp; c &gt; d") != std::string::npos);
+  CHECK(h.find("<caption>&lt;t&gt;</caption>") != std::string::npos);
+  CHECK(h.find("<th>&lt;c&gt;</th>") != std::string::npos);
+  CHECK(h.find("<td>&lt;v&gt;</td>") != std::string::npos);
+  CHECK(h.find("<v>") == std::string::npos);
+}
+
+TEST_CASE("HTML report has status badges and the summary", "[report]") {
+  const std::string h = render_html(sample_report());
+  CHECK(h.find("<span class=\"badge pass\">PASS</span>") != std::string::npos);
+  CHECK(h.find("<span class=\"badge fail\">FAIL</span>") != std::string::npos);
+  CHECK(h.find("<dt>GPUs</dt><dd>4 x h100-sxm, tensor parallel 4</dd>") != std::string::npos);
+}
+
+TEST_CASE("HTML heatmap draws one cell per context x concurrency", "[report]") {
+  const std::string h = render_html(sample_report());
+  CHECK(count(h, "class=\"cell ") == 3 * 4 + 2 * 2);  // section 1: 3 contexts x 4 concurrencies; section 2: 2 x 2
+  CHECK(count(h, "class=\"cell fit\"") == 4 + 3 + 2);  // fitting cells per row of section 1
+  CHECK(count(h, "class=\"cell nofit\"") == 0 + 1 + 2 + 4);
+  // human axis labels
+  CHECK(h.find(">8k</text>") != std::string::npos);
+  CHECK(h.find(">32k</text>") != std::string::npos);
+  CHECK(h.find(">128k</text>") != std::string::npos);
+  CHECK(h.find(">1.5k</text>") != std::string::npos);  // 1536 = 1.5 * 1024
+  // cell labels: headroom percent with the mark
+  CHECK(h.find(">✓ 42%</text>") != std::string::npos);
+  CHECK(h.find(">✗ -12%</text>") != std::string::npos);
+  CHECK(h.find(">✗ -250%</text>") != std::string::npos);
+  CHECK(h.find("does not fit</text>") != std::string::npos);  // legend
+}
+
+TEST_CASE("HTML budget bar labels each nonzero term in GiB and shows free space", "[report]") {
+  const std::string h = render_html(sample_report());
+  CHECK(h.find(">weights</text>") != std::string::npos);
+  CHECK(h.find(">36.00 GiB</text>") != std::string::npos);
+  CHECK(h.find(">KV pool</text>") != std::string::npos);
+  CHECK(h.find(">runtime</text>") != std::string::npos);
+  CHECK(h.find(">1.50 GiB</text>") != std::string::npos);
+  CHECK(h.find("cuda graphs") == std::string::npos);  // 0 bytes: skipped
+  CHECK(h.find(">free</text>") != std::string::npos);
+  CHECK(h.find(">10.50 GiB</text>") != std::string::npos);  // 80 - (36 + 30 + 2 + 1.5)
+  CHECK(h.find(">80.00 GiB</text>") != std::string::npos);
+  CHECK(h.find(">45.0%</text>") != std::string::npos);   // 36 / 80
+  CHECK(h.find(">13.1%</text>") != std::string::npos);   // 10.5 / 80 = 13.125%
+  CHECK(h.find("over the GPU total by") != std::string::npos);  // section 2: 90 GiB on 80
+  CHECK(h.find(">10.00 GiB</text>") != std::string::npos);      // 90 - 80
+}
+
+TEST_CASE("HTML throughput chart uses a log x axis only beyond a 16x range", "[report]") {
+  Report r = sample_report();
+  r.sections.resize(1);
+  const std::string wide = render_html(r);  // 1 .. 64: 64x
+  CHECK(wide.find("(log scale)") != std::string::npos);
+  CHECK(wide.find("decode tokens/s per GPU</text>") != std::string::npos);
+  CHECK(wide.find(">1,211</text>") != std::string::npos);  // 1210.7 rounded
+  CHECK(count(wide, "<g class=\"pt\">") == 4);
+  r.sections[0] = failing_section();  // 1 .. 8: 8x
+  const std::string narrow = render_html(r);
+  CHECK(narrow.find("(log scale)") == std::string::npos);
+  CHECK(count(narrow, "<g class=\"pt\">") == 3);
+  CHECK(narrow.find(">60.2</text>") != std::string::npos);  // 60.25 to one decimal, ties to even
+}
+
+TEST_CASE("Markdown report carries the same content", "[report]") {
+  const std::string m = render_markdown(sample_report());
+  CHECK(m.rfind("# Capacity review\n", 0) == 0);
+  CHECK(m.find("## llama-3.1-70b on 4 x h100-sxm (vllm) — PASS\n") != std::string::npos);
+  CHECK(m.find("— FAIL\n") != std::string::npos);
+  CHECK(m.find("| GPUs | 4 x h100-sxm, tensor parallel 4 |") != std::string::npos);
+  CHECK(m.find("| context / concurrency | 1 | 4 | 16 | 64 |\n| --- | :---: | :---: | :---: | :---: |\n") !=
+        std::string::npos);
+  CHECK(m.find("| 32k | ✓ 90% | ✓ 61% | ✓ 42% | ✗ -12% |\n") != std::string::npos);
+  CHECK(m.find("| 128k | ✓ 61% | ✓ 20% | ✗ -56% | ✗ -250% |\n") != std::string::npos);
+  CHECK(count(m, "✓ ") == 4 + 3 + 2 + 2);  // fitting cells of section 1 + the legend line of both heatmaps
+  CHECK(m.find("| weights | 36.00 | 45.0% |") != std::string::npos);
+  CHECK(m.find("| free | 10.50 | 13.1% |") != std::string::npos);
+  CHECK(m.find("| **GPU total** | **80.00** | **100.0%** |") != std::string::npos);
+  CHECK(m.find("cuda graphs") == std::string::npos);
+  CHECK(m.find("| **over the GPU total by** | **10.00** | **12.5%** |") != std::string::npos);
+  CHECK(m.find("| Concurrency | Decode tokens/s per GPU |") != std::string::npos);
+  CHECK(m.find("| 64 | 1,211 |") != std::string::npos);
+  CHECK(m.find("| 1 | 38.5 |") != std::string::npos);
+  CHECK(m.find("### Requirements\n\n| context | concurrency | KV per GPU |") != std::string::npos);
+  CHECK(m.find("- activation peak < 2 GiB at 8k prefill chunk\n") != std::string::npos);
+}
+
+TEST_CASE("empty inputs skip the charts", "[report]") {
+  Report r;
+  r.title = "empty";
+  ReportSection s;
+  s.title = "nothing planned";
+  r.sections.push_back(s);
+  // degenerate inputs: contexts without concurrencies, zero budget terms, unusable throughput points
+  s.title = "degenerate";
+  s.contexts = {4096};
+  s.budget = {{"weights", 0}};
+  s.gpu_total_bytes = 80 * GiB;
+  s.throughput = {{0, 10.0}, {-4, 5.0}};
+  r.sections.push_back(s);
+  const std::string h = render_html(r);
+  CHECK(h.find("<svg") == std::string::npos);
+  CHECK(h.find("<h3>") == std::string::npos);
+  CHECK(h.find("nothing planned") != std::string::npos);
+  CHECK(h.find("badge pass") == std::string::npos);
+  const std::string m = render_markdown(r);
+  CHECK(m.find("###") == std::string::npos);
+  CHECK(m.find("## nothing planned\n") != std::string::npos);
+  CHECK(m.find("## degenerate\n") != std::string::npos);
+  // no sections at all still makes a page
+  const std::string bare = render_html(Report{});
+  CHECK(bare.find("</html>") != std::string::npos);
+  CHECK(bare.find("<svg") == std::string::npos);
+}
+
+TEST_CASE("ragged heatmap data draws missing cells as n/a", "[report]") {
+  Report r;
+  ReportSection s = passing_section();
+  s.fits.pop_back();  // last context row has no data
+  r.sections.push_back(s);
+  const std::string h = render_html(r);
+  CHECK(count(h, "class=\"cell ") == 3 * 4);
+  CHECK(count(h, "class=\"cell na\"") == 4);
+  CHECK(render_markdown(r).find("| 128k | – | – | – | – |") != std::string::npos);
+}
+
+TEST_CASE("report output is byte-identical across calls", "[report]") {
+  const Report r = sample_report();
+  const std::string h1 = render_html(r), h2 = render_html(r);
+  const std::string m1 = render_markdown(r), m2 = render_markdown(r);
+  CHECK(h1 == h2);
+  CHECK(m1 == m2);
+  if (const char* dir = std::getenv("KVPLAN_REPORT_SAMPLE")) {
+    Report full = r;
+    ReportSection empty;
+    empty.title = "empty section (charts skipped)";
+    full.sections.push_back(empty);
+    ReportSection big = passing_section();  // a large grid: 4k .. 1M contexts x 1 .. 512 sequences
+    big.title = "large sweep";
+    big.contexts.clear();
+    big.concurrencies.clear();
+    big.fits.clear();
+    big.headroom_fraction.clear();
+    big.throughput.clear();
+    for (i64 c = 4096; c <= 1024 * 1024; c *= 2) big.contexts.push_back(c);
+    for (i64 n = 1; n <= 512; n *= 2) {
+      big.concurrencies.push_back(n);
+      big.throughput.emplace_back(n, 40.0 * static_cast<double>(n) / (1.0 + static_cast<double>(n) / 64.0));
+    }
+    for (i64 c : big.contexts) {
+      big.fits.emplace_back();
+      big.headroom_fraction.emplace_back();
+      for (i64 n : big.concurrencies) {
+        const double h = 1.0 - static_cast<double>(c) * static_cast<double>(n) / (2.0 * 1024 * 1024);
+        big.fits.back().push_back(h >= 0);
+        big.headroom_fraction.back().push_back(h);
+      }
+    }
+    full.sections.push_back(big);
+    std::ofstream(std::string(dir) + "/report-sample.html") << render_html(full);
+    std::ofstream(std::string(dir) + "/report-sample.md") << render_markdown(full);
+  }
+}
