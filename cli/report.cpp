@@ -197,6 +197,7 @@ h3 { font-size: 16px; margin: 24px 0 8px; color: #24292f; }
 nav.toc ol { margin: 8px 0 0; padding-left: 22px; }
 nav.toc a { color: #0b5cad; text-decoration: none; }
 section.deployment { border-top: 1px solid #d0d7de; padding-top: 24px; margin-top: 28px; }
+header.report + section.deployment { border-top: none; padding-top: 8px; margin-top: 16px; }
 .badge { display: inline-block; font-size: 13px; font-weight: 700; letter-spacing: .04em; padding: 2px 10px;
   border-radius: 999px; border: 1px solid; vertical-align: middle; }
 .badge.pass { background: #dafbe1; color: #116329; border-color: #4ac26b; }
