@@ -88,14 +88,12 @@ TEST_CASE("byte counts with units", "[units]") {
 }
 
 TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {
-  auto make_for = [](i64 tokens, i64 conc) {
-    return [](const Parallel& par) {
-      auto e = kvtest::engine(EngineKind::vllm);
-      return Planner(kvtest::spec("llama-3.1-70b", "h100-sxm", e, par));
-    };
+  auto make = [](const Parallel& par) {
+    auto e = kvtest::engine(EngineKind::vllm);
+    return Planner(kvtest::spec("llama-3.1-70b", "h100-sxm", e, par));
   };
   const auto m = kvtest::load("llama-3.1-70b");
-  const auto r = fewest_gpus(make_for(32768, 64), m, 32768, 64, 0, 16, 8);
+  const auto r = fewest_gpus(make, m, 32768, 64, 0, 16, 8);
   REQUIRE(r.found);
   CHECK(r.cell.fits);
   // no smaller count fits with any layout
@@ -106,7 +104,7 @@ TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {
         if ((n / tp) % pp) continue;
         Parallel par{tp, pp, n / tp / pp, 1};
         try { check_parallel(m, par); } catch (const InputError&) { continue; }
-        CHECK_FALSE(make_for(0, 0)(par).cell(32768, 64).fits);
+        CHECK_FALSE(make(par).cell(32768, 64).fits);
       }
     }
 }
