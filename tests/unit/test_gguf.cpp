@@ -9,10 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "helpers.hpp"
+#include "kvplan/core/weights.hpp"
 #include "kvplan/io/gguf.hpp"
 
 using namespace kvplan;
@@ -48,13 +51,19 @@ void str_(std::string& s, const std::string& v) {
   s += v;
 }
 
+// One folder per test run, removed when the test binary exits.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("kvplan-gguf-test-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 fs::path test_dir() {
-  static const fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("kvplan-gguf-test-" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
+  static const TempDir d;
+  return d.path;
 }
 
 // A little-endian GGUF writer: metadata entries, tensor infos with offsets aligned to 32, padding,
@@ -109,7 +118,8 @@ class Writer {
   // Byte offset where the tensor infos start (after the 24-byte header and the metadata).
   i64 infos_at() const { return 24 + static_cast<i64>(kv_.size()); }
 
-  std::string save(const std::string& name) const {
+  // Header, metadata, tensor infos and padding; *data_bytes receives the size of the data section.
+  std::string header(std::uint64_t* data_bytes = nullptr) const {
     std::string out = "GGUF";
     le(out, version, 4);
     le(out, tensors_.size(), 8);
@@ -129,12 +139,19 @@ class Writer {
       offset += (static_cast<std::uint64_t>(type_bytes(t.type, n)) + alignment - 1) / alignment * alignment;
     }
     while (out.size() % alignment != 0) out += '\0';
+    if (data_bytes) *data_bytes = offset;
+    return out;
+  }
+
+  std::string save(const std::string& name) const {
+    std::uint64_t data = 0;
+    const std::string out = header(&data);
     const fs::path p = test_dir() / name;
     {
       std::ofstream f(p, std::ios::binary | std::ios::trunc);
       f.write(out.data(), static_cast<std::streamsize>(out.size()));
     }
-    fs::resize_file(p, out.size() + offset);  // zeros, without writing them
+    fs::resize_file(p, out.size() + data);  // zeros, without writing them
     return p.string();
   }
 
@@ -237,6 +254,98 @@ TEST_CASE("a llama GGUF: geometry, KV bytes and exact tensor bytes", "[gguf]") {
   CHECK(info.name == "tiny");
   CHECK(info.version == 3);
   CHECK(info.file_type == "Q4_0");  // llama_ftype 2
+}
+
+TEST_CASE("a complete llama tensor table has as many elements as the layers count", "[gguf]") {
+  // qwen2 shapes (q/k/v biases): the model built from the metadata and the tensor table must agree
+  Writer w;
+  w.str("general.architecture", "qwen2")
+      .u32("qwen2.block_count", 2)
+      .u32("qwen2.context_length", 32768)
+      .u32("qwen2.embedding_length", 256)
+      .u32("qwen2.feed_forward_length", 512)
+      .u32("qwen2.attention.head_count", 4)
+      .u32("qwen2.attention.head_count_kv", 2)
+      .arr_str("tokenizer.ggml.tokens", tokens(32));
+  w.tensor("token_embd.weight", {256, 32}, T_Q8_0).tensor("output_norm.weight", {256}, T_F32);
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    w.tensor(b + "attn_norm.weight", {256}, T_F32)
+        .tensor(b + "attn_q.weight", {256, 256}, T_Q4_K)
+        .tensor(b + "attn_q.bias", {256}, T_F32)
+        .tensor(b + "attn_k.weight", {256, 128}, T_Q8_0)
+        .tensor(b + "attn_k.bias", {128}, T_F32)
+        .tensor(b + "attn_v.weight", {256, 128}, T_Q8_0)
+        .tensor(b + "attn_v.bias", {128}, T_F32)
+        .tensor(b + "attn_output.weight", {256, 256}, T_Q4_K)
+        .tensor(b + "ffn_norm.weight", {256}, T_F32)
+        .tensor(b + "ffn_gate.weight", {256, 512}, T_Q4_K)
+        .tensor(b + "ffn_up.weight", {256, 512}, T_Q4_K)
+        .tensor(b + "ffn_down.weight", {512, 256}, T_Q4_K);
+  }
+  io::GgufInfo info;
+  const auto m = load(w.save("qwen2-full.gguf"), &info);
+  CHECK(m.tied_embeddings);
+  CHECK(m.layers[0].qkv_bias);
+  CHECK_FALSE(m.layers[0].o_bias);
+  // 32x256 embedding + 256 final norm + per layer: 2 norms, q/o 256x256, k/v 256x128 with biases, 3 x 256x512
+  const i64 per_layer = 2 * 256 + 2 * 256 * 256 + 256 + 2 * (256 * 128 + 128) + 3 * 256 * 512;
+  CHECK(info.tensor_elements == 32 * 256 + 256 + 2 * per_layer);
+  CHECK(count_params(m).total == info.tensor_elements);
+}
+
+TEST_CASE("the tensor table decides biases, norms, MLP shape and learned positions", "[gguf]") {
+  Writer phi;
+  phi.str("general.architecture", "phi3")
+      .u32("phi3.block_count", 1)
+      .u32("phi3.context_length", 4096)
+      .u32("phi3.embedding_length", 256)
+      .u32("phi3.feed_forward_length", 512)
+      .u32("phi3.attention.head_count", 4)
+      .u32("phi3.attention.head_count_kv", 4)
+      .u32("phi3.attention.sliding_window", 2047)
+      .u32("phi3.vocab_size", 100);
+  phi.tensor("blk.0.attn_qkv.weight", {256, 768}, T_F16)
+      .tensor("blk.0.ffn_up.weight", {256, 1024}, T_F16)  // gate and up fused: 2 x 512
+      .tensor("blk.0.ffn_down.weight", {512, 256}, T_F16);
+  const auto pm = load(phi.save("phi3.gguf"));
+  CHECK(pm.layers[0].mlp == MlpKind::gated);
+  CHECK_FALSE(pm.layers[0].qkv_bias);
+  CHECK(pm.layers[0].kv == KvKind::full);  // llama.cpp disables Phi-3 SWA
+  CHECK(has_note(pm, "phi3.attention.sliding_window = 2047 is not used"));
+
+  Writer falcon;
+  falcon.str("general.architecture", "falcon")
+      .u32("falcon.block_count", 1)
+      .u32("falcon.context_length", 2048)
+      .u32("falcon.embedding_length", 256)
+      .u32("falcon.feed_forward_length", 1024)
+      .u32("falcon.attention.head_count", 4)
+      .u32("falcon.attention.head_count_kv", 1)
+      .u32("falcon.vocab_size", 100);
+  falcon.tensor("blk.0.attn_norm.weight", {256}, T_F32)
+      .tensor("blk.0.attn_norm_2.weight", {256}, T_F32)
+      .tensor("blk.0.ffn_up.weight", {256, 1024}, T_F16)
+      .tensor("blk.0.ffn_down.weight", {1024, 256}, T_F16);
+  const auto fm = load(falcon.save("falcon.gguf"));
+  CHECK(fm.norm == NormKind::layer);
+  CHECK(fm.layers[0].norms == 2);  // attn_norm and attn_norm_2 (the 40B layout)
+  CHECK(fm.layers[0].mlp == MlpKind::plain);
+  CHECK(fm.layers[0].kv_heads == 1);
+
+  Writer gpt2;
+  gpt2.str("general.architecture", "gpt2")
+      .u32("gpt2.block_count", 1)
+      .u32("gpt2.context_length", 1024)
+      .u32("gpt2.embedding_length", 64)
+      .u32("gpt2.feed_forward_length", 256)
+      .u32("gpt2.attention.head_count", 4);
+  gpt2.tensor("token_embd.weight", {64, 50257}, T_F32).tensor("position_embd.weight", {64, 1024}, T_F32);
+  const auto gm = load(gpt2.save("gpt2.gguf"));
+  CHECK(gm.vocab == 50257);  // no vocab_size key and no tokenizer: token_embd rows
+  CHECK(has_note(gm, "vocabulary size from token_embd.weight"));
+  CHECK(gm.learned_positions == 1024);
+  CHECK(gm.layers[0].kv_heads == 4);  // head_count_kv defaults to head_count
 }
 
 TEST_CASE("block formats: q4_K, q8_0 and mxfp4 tensor bytes", "[gguf]") {
@@ -703,8 +812,45 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
                              "needs this key for architecture 'llama'; convert the model with a current "
                              "convert_hf_to_gguf.py");
   }
+  SECTION("a multimodal projector") {
+    Writer w;
+    w.str("general.architecture", "clip");
+    const std::string p = w.save("mmproj.gguf");
+    CHECK(error_of(p) == p + ": general.architecture: is \"clip\": this is a multimodal projector (mmproj) file, "
+                             "not a language model; pass the model's own GGUF (llama-server -m), not its --mmproj file");
+  }
   SECTION("a directory") {
     CHECK(error_of(test_dir().string()) ==
           test_dir().string() + ": is a directory, expected a .gguf file; name the file itself");
   }
+}
+
+TEST_CASE("corrupted headers fail with an input error, never a crash", "[gguf]") {
+  Writer w = tiny_llama();
+  w.u32("general.alignment", 64).tensor("token_embd.weight", {256, 32}, T_Q8_0).tensor("output.weight", {256, 32}, T_F16);
+  const std::string whole = w.save("fuzz-src.gguf");
+  std::string bytes;
+  {
+    std::ifstream in(whole, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::size_t header = w.header().size();  // corrupt only the header: the data is never read
+  std::mt19937 rng(20240607);  // fixed seed: the same corruptions every run
+  const fs::path p = test_dir() / "fuzz.gguf";
+  int rejected = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string b = bytes;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f) b[rng() % header] = static_cast<char>(rng() & 0xff);
+    {
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      out.write(b.data(), static_cast<std::streamsize>(b.size()));
+    }
+    try {
+      load(p.string());
+    } catch (const InputError&) {
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 0);
 }

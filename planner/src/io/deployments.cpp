@@ -249,6 +249,7 @@ std::vector<DeploymentDoc> read_deployment_file(const std::string& path) {
   const Doc doc = load_doc(path);
   const Node root{doc, doc.root, ""};
   std::vector<DeploymentDoc> out;
+  if (doc.root.is_null()) throw InputError(doc.file, "empty document", "list deployments under 'deployments:' (docs/deployment-files.md)");
   if (!doc.root.is_object()) throw InputError(doc.at(""), "expected a mapping with 'deployments:' at the top", "see docs/deployment-files.md");
   if (doc.root.contains("deployments")) {
     root.only({"version", "deployments"});
@@ -258,7 +259,8 @@ std::vector<DeploymentDoc> read_deployment_file(const std::string& path) {
     }
     const json& list = doc.root["deployments"];
     if (!list.is_array() || list.empty())
-      root.fail("deployments", "deployments: expected a non-empty list, got " + describe_value(list), "list one or more deployments");
+      root.fail("deployments", "deployments: expected a non-empty list, got " + (list.is_array() ? std::string("an empty list") : describe_value(list)),
+                "list one or more deployments");
     for (size_t i = 0; i < list.size(); ++i) out.push_back(read_one(Node{doc, list[i], "/deployments/" + std::to_string(i)}, i));
   } else {
     out.push_back(read_one(root, 0));  // a single deployment at the top level

@@ -77,6 +77,16 @@ json parse_json_text(const std::string& text, const std::string& label) {
     const auto colon = what.find(": ", p == std::string::npos ? 0 : p);
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) detail = "empty document";
+    std::string clean;  // the parser quotes input bytes: keep the error line printable ASCII
+    for (unsigned char c : detail) {
+      if (c >= 0x20 && c < 0x7f) {
+        clean += static_cast<char>(c);
+      } else {
+        static const char* hex = "0123456789abcdef";
+        clean += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+      }
+    }
+    detail = clean;
     throw InputError(label, "line " + std::to_string(line) + ", column " + std::to_string(col) +
                                 ": invalid JSON (" + detail + ")",
                      "fix the JSON syntax");
