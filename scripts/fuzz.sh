@@ -20,7 +20,7 @@ mkdir -p "$corpus" "$findings"
 seeds="build/fuzz/seeds-${target}"
 rm -rf "$seeds" && mkdir -p "$seeds"
 case "$target" in
-  hf_config) cp tests/data/configs/*.json profiles/models/*.json "$seeds"/ ;;
+  hf_config) for f in tests/data/configs/*.json tests/data/bad/*.json profiles/models/*.json; do cp "$f" "$seeds/$(echo "$f" | tr / _)"; done ;;
   deployments)
     i=0; for f in tests/data/deploy/*.yaml examples/*.yaml; do i=$((i+1)); { printf '\001'; cat "$f"; } > "$seeds/y$i"; done
     for f in tests/data/deploy/*.json examples/*.json; do i=$((i+1)); { printf '\000'; cat "$f"; } > "$seeds/j$i"; done ;;
