@@ -779,6 +779,13 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
                              ": unknown ggml type 99; this file uses a tensor type newer than kvplan's table "
                              "(ggml.h, ggml-common.h); re-quantise it with a listed type or update kvplan");
   }
+  SECTION("bytes from the file are shown as printable ASCII") {
+    Writer w = tiny_llama();
+    w.tensor(std::string("bad\x01name\xff"), {64, 64}, 99);
+    const std::string p = w.save("unprintable.gguf");
+    const std::string e = error_of(p);
+    CHECK(e.rfind(p + ": tensor 'bad\\x01name\\xff' at byte ", 0) == 0);
+  }
   SECTION("too many dimensions") {
     Writer w = tiny_llama();
     w.tensor("x", {2, 2, 2, 2, 2}, T_F32);

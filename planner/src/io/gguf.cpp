@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 namespace kvplan::io {
@@ -40,6 +42,23 @@ constexpr i64 kMaxExperts = 1 << 16;
 
 const char* const kFixTruncated = "the file is incomplete; download it again";
 const char* const kFixCorrupt = "the file is corrupt or not a GGUF model";
+
+// File bytes shown in a message: printable ASCII, others as \xNN, long names cut (error lines stay
+// one printable line, docs/bad-input.md).
+std::string shown(const std::string& s, std::size_t cap = 120) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (cap > 0 && i == cap) return out + "...";
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 // ---- ggml tensor types: bytes per block of elements ----
 // Type ids: ggml/include/ggml.h enum ggml_type. Block sizes: ggml/src/ggml.c type_traits (blck_size,
@@ -186,22 +205,13 @@ class Source {
     read(b, sizeof(T), what);
     std::uint64_t v = 0;
     for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<std::uint64_t>(b[i]) << (8 * i);
-    T out;
-    if constexpr (sizeof(T) == 8) {
-      std::memcpy(&out, &v, 8);
+    if constexpr (std::is_same_v<T, float>) {
+      return std::bit_cast<float>(static_cast<std::uint32_t>(v));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return std::bit_cast<double>(v);
     } else {
-      const auto narrow = static_cast<std::uint32_t>(v);
-      if constexpr (sizeof(T) == 4) {
-        std::memcpy(&out, &narrow, 4);
-      } else if constexpr (sizeof(T) == 2) {
-        const auto n16 = static_cast<std::uint16_t>(narrow);
-        std::memcpy(&out, &n16, 2);
-      } else {
-        const auto n8 = static_cast<std::uint8_t>(narrow);
-        std::memcpy(&out, &n8, 1);
-      }
+      return static_cast<T>(v);  // modular conversion (C++20) gives the two's-complement value
     }
-    return out;
   }
 
   template <class What>
@@ -321,7 +331,7 @@ VType read_vtype(Source& src, const What& what) {
 // Array body: element type, count, items. Integer items are kept when short; strings and nested
 // arrays are walked (each length checked) and dropped.
 void read_array(Source& src, const std::string& key, Value& v, int depth) {
-  auto what = [&] { return "array '" + key + "'"; };
+  auto what = [&] { return "array '" + shown(key) + "'"; };
   const i64 at = src.pos();
   v.elem = read_vtype(src, [&] { return "element type of " + what(); });
   v.count = src.read_le<std::uint64_t>([&] { return "item count of " + what(); });
@@ -390,20 +400,9 @@ Header read_header(const std::string& path) {
   h.path = path;
   char magic[4] = {0, 0, 0, 0};
   src.read(magic, 4, [] { return std::string("magic"); });
-  if (std::memcmp(magic, "GGUF", 4) != 0) {
-    std::string shown;
-    for (char c : magic) {
-      const auto u = static_cast<unsigned char>(c);
-      if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
-        shown += c;
-      } else {
-        static const char* const kHex = "0123456789abcdef";
-        shown += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
-      }
-    }
-    src.fail("not a GGUF file: it starts with \"" + shown + "\", expected \"GGUF\"",
+  if (std::memcmp(magic, "GGUF", 4) != 0)
+    src.fail("not a GGUF file: it starts with \"" + shown(std::string(magic, 4)) + "\", expected \"GGUF\"",
              "pass a .gguf model file (or a config.json / model folder)");
-  }
   const auto version = src.read_le<std::uint32_t>([] { return std::string("version"); });
   if (version != 2 && version != 3) {
     if ((version & 0xffff) == 0 && ((version >> 24) == 2 || (version >> 24) == 3))
@@ -425,11 +424,11 @@ Header read_header(const std::string& path) {
   for (std::uint64_t e = 0; e < n_kv; ++e) {
     const i64 at = src.pos();
     std::string key = src.read_string([&] { return "key of metadata entry " + std::to_string(e); });
-    if (h.kv.count(key)) src.fail("duplicate metadata key '" + key + "' at byte " + std::to_string(at));
+    if (h.kv.count(key)) src.fail("duplicate metadata key '" + shown(key) + "' at byte " + std::to_string(at));
     Value v;
-    v.type = read_vtype(src, [&] { return "value type of '" + key + "'"; });
+    v.type = read_vtype(src, [&] { return "value type of '" + shown(key) + "'"; });
     v.offset = src.pos();
-    auto what = [&] { return "value of '" + key + "'"; };
+    auto what = [&] { return "value of '" + shown(key) + "'"; };
     if (v.type == VType::string) {
       v.s = src.read_string(what);
     } else if (v.type == VType::array) {
@@ -456,16 +455,16 @@ Header read_header(const std::string& path) {
     Tensor t;
     const i64 at = src.pos();
     t.name = src.read_string([&] { return "name of tensor " + std::to_string(k); });
-    auto what = [&](const char* field) { return [&t, field] { return std::string(field) + " of tensor '" + t.name + "'"; }; };
-    if (!names.insert(t.name).second) src.fail("duplicate tensor '" + t.name + "' at byte " + std::to_string(at));
+    auto what = [&](const char* field) { return [&t, field] { return std::string(field) + " of tensor '" + shown(t.name) + "'"; }; };
+    if (!names.insert(t.name).second) src.fail("duplicate tensor '" + shown(t.name) + "' at byte " + std::to_string(at));
     t.n_dims = src.read_le<std::uint32_t>(what("n_dims"));
     if (t.n_dims > kMaxDims)
-      src.fail("tensor '" + t.name + "' at byte " + std::to_string(at) + ": n_dims " + std::to_string(t.n_dims) +
+      src.fail("tensor '" + shown(t.name) + "' at byte " + std::to_string(at) + ": n_dims " + std::to_string(t.n_dims) +
                " exceeds " + std::to_string(kMaxDims));
     for (std::uint32_t d = 0; d < t.n_dims; ++d) {
       const auto ne = src.read_le<std::uint64_t>(what("dimensions"));
       if (ne > static_cast<std::uint64_t>(INT64_MAX))
-        src.fail("tensor '" + t.name + "' at byte " + std::to_string(at) + ": dimension " + std::to_string(d) + " is " +
+        src.fail("tensor '" + shown(t.name) + "' at byte " + std::to_string(at) + ": dimension " + std::to_string(d) + " is " +
                  std::to_string(ne) + ", beyond 64-bit element counts");
       t.dims[d] = static_cast<i64>(ne);
     }
@@ -473,18 +472,18 @@ Header read_header(const std::string& path) {
     const auto offset = src.read_le<std::uint64_t>(what("offset"));
     const GgmlType* gt = ggml_type(t.type);
     if (!gt)
-      src.fail("tensor '" + t.name + "' at byte " + std::to_string(at) + ": unknown ggml type " + std::to_string(t.type),
+      src.fail("tensor '" + shown(t.name) + "' at byte " + std::to_string(at) + ": unknown ggml type " + std::to_string(t.type),
                "this file uses a tensor type newer than kvplan's table (ggml.h, ggml-common.h); "
                "re-quantise it with a listed type or update kvplan");
     // ggml_nbytes: elements / block_elems * block_bytes; ggml requires rows of whole blocks
     t.elements = 1;
-    for (i64 ne : t.dims) t.elements = mul(t.elements, ne, "elements of tensor '" + t.name + "'");
+    for (i64 ne : t.dims) t.elements = mul(t.elements, ne, "elements of tensor '" + shown(t.name) + "'");
     if (t.dims[0] % gt->block_elems != 0)
-      src.fail("tensor '" + t.name + "' at byte " + std::to_string(at) + ": row of " + std::to_string(t.dims[0]) +
+      src.fail("tensor '" + shown(t.name) + "' at byte " + std::to_string(at) + ": row of " + std::to_string(t.dims[0]) +
                " elements is not a multiple of " + gt->name + "'s block of " + std::to_string(gt->block_elems));
-    t.bytes = mul(t.elements / gt->block_elems, gt->block_bytes, "bytes of tensor '" + t.name + "'");
+    t.bytes = mul(t.elements / gt->block_elems, gt->block_bytes, "bytes of tensor '" + shown(t.name) + "'");
     if (offset > static_cast<std::uint64_t>(INT64_MAX) || offset % static_cast<std::uint64_t>(h.alignment) != 0)
-      src.fail("tensor '" + t.name + "' at byte " + std::to_string(at) + ": data offset " + std::to_string(offset) +
+      src.fail("tensor '" + shown(t.name) + "' at byte " + std::to_string(at) + ": data offset " + std::to_string(offset) +
                " is not a multiple of the alignment " + std::to_string(h.alignment));
     t.offset = static_cast<i64>(offset);
     h.tensors.push_back(std::move(t));
@@ -494,7 +493,7 @@ Header read_header(const std::string& path) {
   for (const Tensor& t : h.tensors) {
     const i64 end = add(add(h.data_start, t.offset, "tensor data offset"), t.bytes, "tensor data end");
     if (end > src.size())
-      src.fail("truncated: tensor '" + t.name + "' data ends at byte " + std::to_string(end) +
+      src.fail("truncated: tensor '" + shown(t.name) + "' data ends at byte " + std::to_string(end) +
                    " but the file ends at byte " + std::to_string(src.size()),
                kFixTruncated);
   }
@@ -505,7 +504,7 @@ Header read_header(const std::string& path) {
 
 std::string describe(const Value& v) {
   switch (v.type) {
-    case VType::string: return "string \"" + (v.s.size() > 40 ? v.s.substr(0, 40) + "..." : v.s) + "\"";
+    case VType::string: return "string \"" + shown(v.s, 40) + "\"";
     case VType::array: return std::string("array of ") + std::to_string(v.count) + " " + vtype_name(v.elem);
     case VType::boolean: return v.i ? "true" : "false";
     case VType::f32:
@@ -529,7 +528,7 @@ struct Meta {
   bool has(const std::string& key) const { return find(key) != nullptr; }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what, const std::string& fix = {}) const {
-    throw InputError(h.path + ": " + key, what, fix);
+    throw InputError(h.path + ": " + shown(key), shown(what, 0), shown(fix, 0));
   }
 
   i64 as_int(const std::string& key, const Value& v, i64 lo, i64 hi) const {
@@ -564,7 +563,7 @@ struct Meta {
       fail(key, "expected an array of integers, got " + describe(*v));
     for (std::size_t i = 0; i < v->ints.size(); ++i)
       if (v->ints[i] < lo || v->ints[i] > hi)
-        throw InputError(h.path + ": " + key + "[" + std::to_string(i) + "]",
+        throw InputError(h.path + ": " + shown(key) + "[" + std::to_string(i) + "]",
                          "expected " + range_text(lo, hi) + ", got " + std::to_string(v->ints[i]));
     return v->ints;
   }
@@ -605,17 +604,22 @@ struct Builder {
   const Meta& md;
   Arch arch;
   ModelSpec& m;
-  std::set<std::string> tensor_names;
+  std::map<std::string, const Tensor*> tensors;  // every split's table, by name
 
   i64 n = 0, hidden = 0, k_dim = 0, v_dim = 0;
   std::vector<i64> heads, kv_heads, ff;
 
-  bool has_tensor(const std::string& name) const { return tensor_names.count(name) != 0; }
-  bool has_blk(i64 i, const std::string& suffix) const { return has_tensor("blk." + std::to_string(i) + "." + suffix); }
+  const Tensor* tensor(const std::string& name) const {
+    auto it = tensors.find(name);
+    return it == tensors.end() ? nullptr : it->second;
+  }
+  bool has_tensor(const std::string& name) const { return tensor(name) != nullptr; }
+  const Tensor* blk(i64 i, const std::string& suffix) const { return tensor("blk." + std::to_string(i) + "." + suffix); }
+  bool has_blk(i64 i, const std::string& suffix) const { return blk(i, suffix) != nullptr; }
   bool has_blk_prefix(i64 i, const std::string& stem) const {
     const std::string p = "blk." + std::to_string(i) + "." + stem;
-    auto it = tensor_names.lower_bound(p);
-    return it != tensor_names.end() && it->compare(0, p.size(), p) == 0;
+    auto it = tensors.lower_bound(p);
+    return it != tensors.end() && it->first.compare(0, p.size(), p) == 0;
   }
   bool layer_has_tensors(i64 i) const { return has_blk_prefix(i, ""); }
 
@@ -656,12 +660,11 @@ struct Builder {
       m.vocab = static_cast<i64>(t->count);
       return;
     }
-    for (const Tensor& t : md.h.tensors)
-      if (t.name == "token_embd.weight" && t.n_dims >= 2) {
-        m.vocab = t.dims[1];
-        note("vocabulary size from token_embd.weight (" + std::to_string(m.vocab) + " rows)");
-        return;
-      }
+    if (const Tensor* t = tensor("token_embd.weight"); t && t->n_dims >= 2) {
+      m.vocab = t->dims[1];
+      note("vocabulary size from token_embd.weight (" + std::to_string(m.vocab) + " rows)");
+      return;
+    }
     md.fail(md.k("vocab_size"), "missing, and no tokenizer.ggml.tokens array or token_embd.weight tensor",
             "the file has no vocabulary; convert the model again");
   }
@@ -762,8 +765,7 @@ struct Builder {
     m.norm = NormKind::layer;
     if (learned_positions) {
       m.learned_positions = m.max_context;
-      for (const Tensor& t : md.h.tensors)
-        if (t.name == "position_embd.weight" && t.n_dims >= 2) m.learned_positions = t.dims[1];
+      if (const Tensor* t = tensor("position_embd.weight"); t && t->n_dims >= 2) m.learned_positions = t->dims[1];
     }
   }
 
@@ -966,7 +968,7 @@ struct Builder {
 
   void read_generic() {
     for (i64 i = 0; i < n; ++i) {
-      if (kv_heads[i] == 0 && heads[i] == 0) {
+      if (kv_heads[i] == 0) {  // llama.cpp's mark of a layer without KV cache (recurrent in hybrids)
         Layer l;
         l.kv = KvKind::none;
         l.mixer = Mixer::none;
@@ -999,8 +1001,10 @@ struct Builder {
         l.proj_bias = has_blk(i, "ssm_in.bias");
         if (l.mixer == Mixer::mamba1) l.mamba_inner_norms = has_blk(i, "ssm_dt_norm.weight");
       }
-      if ((l.mlp == MlpKind::gated || l.mlp == MlpKind::plain) && has_blk(i, "ffn_up.weight")) {
-        l.mlp = has_blk(i, "ffn_gate.weight") ? MlpKind::gated : MlpKind::plain;
+      if (const Tensor* up = blk(i, "ffn_up.weight"); up && (l.mlp == MlpKind::gated || l.mlp == MlpKind::plain)) {
+        // gate and up fused into one ffn_up of twice the width (phi3) is still a gated MLP
+        const bool fused = l.intermediate > 0 && up->n_dims == 2 && up->dims[1] == mul(2, l.intermediate);
+        l.mlp = has_blk(i, "ffn_gate.weight") || fused ? MlpKind::gated : MlpKind::plain;
         l.mlp_bias = has_blk(i, "ffn_up.bias");
       }
       if (l.mlp == MlpKind::moe) {
@@ -1108,6 +1112,10 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
         throw InputError(p, "missing: split " + std::to_string(s + 1) + " of " + std::to_string(n_split) + " of " + path,
                          "download every part of the model");
       parts.push_back(read_header(p));
+      const Meta pm{parts.back(), ""};
+      if (pm.int_or("split.count", 0, 0, 10000) != n_split || pm.int_or("split.no", -1, -1, 10000) != s)
+        throw InputError(p, "split.no / split.count do not say split " + std::to_string(s + 1) + " of " +
+                                std::to_string(n_split), "the parts come from different models; download them again");
     }
   }
 
@@ -1115,16 +1123,19 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
     md.fail("general.architecture", "missing; expected a string", "this GGUF is not a llama.cpp model file");
   md.arch = md.string_or("general.architecture", "");
   if (md.arch.empty()) md.fail("general.architecture", "is empty", "this GGUF is not a llama.cpp model file");
+  if (md.arch == "clip")
+    md.fail("general.architecture", "is \"clip\": this is a multimodal projector (mmproj) file, not a language model",
+            "pass the model's own GGUF (llama-server -m), not its --mmproj file");
   const auto arch = arch_of(md.arch);
   ModelSpec m;
   m.id = id;
-  m.model_type = md.arch;
-  m.architecture = md.arch;
+  m.model_type = shown(md.arch);
+  m.architecture = shown(md.arch);
   m.dtype = ElemFormat::f16;  // llama.cpp's default K and V cache type
   m.dtype_from_config = false;
   if (!arch)
-    m.warnings.push_back("unknown GGUF architecture '" + md.arch + "': assumed a decoder of full-attention layers (" +
-                         md.arch + ".block_count, embedding_length, attention.head_count, head_count_kv, key_length, "
+    m.warnings.push_back("unknown GGUF architecture '" + shown(md.arch) + "': assumed a decoder of full-attention layers (" +
+                         shown(md.arch) + ".block_count, embedding_length, attention.head_count, head_count_kv, key_length, "
                          "value_length, feed_forward_length, expert_count) with a gated MLP and RMSNorm; sliding "
                          "windows and recurrent layers are not recognised");
 
@@ -1138,8 +1149,8 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
   for (const Header& p : parts) all.push_back(&p);
   for (const Header* hp : all) {
     for (const Tensor& t : hp->tensors) {
-      if (!b.tensor_names.insert(t.name).second)
-        throw InputError(hp->path, "tensor '" + t.name + "' also appears in another split", kFixCorrupt);
+      if (!b.tensors.emplace(t.name, &t).second)
+        throw InputError(hp->path, "tensor '" + shown(t.name) + "' also appears in another split", kFixCorrupt);
       gi.tensor_count += 1;
       gi.tensor_bytes = add(gi.tensor_bytes, t.bytes, "tensor bytes");
       gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
