@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "deploy_options.hpp"
 #include "kvplan/core/suggest.hpp"
+#include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/cmdline.hpp"
 #include "kvplan/io/deployments.hpp"
@@ -54,8 +55,9 @@ std::string pct(double f) {
 }
 
 // Builds the argv a `kvplan plan` command line would have and parses it with the same options.
-Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profiles, std::vector<std::string>& warnings) {
-  auto args = std::make_shared<DeployArgs>();
+Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profiles, std::vector<std::string>& warnings,
+                       std::shared_ptr<DeployArgs>& args) {
+  args = std::make_shared<DeployArgs>();
   CLI::App sub{"deployment"};
   add_deploy_options(&sub, *args);
   std::vector<std::string> known;
@@ -138,7 +140,8 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
 Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, bool strict) {
   Evaluated ev;
   ev.doc = doc;
-  ev.d = resolve_doc(doc, profiles, ev.warnings);
+  std::shared_ptr<DeployArgs> args;
+  ev.d = resolve_doc(doc, profiles, ev.warnings, args);
   const Deployment& d = ev.d;
   for (const auto& w : d.model.spec.warnings) ev.warnings.push_back(w);
   const Planner p(d.spec);
@@ -153,8 +156,15 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.actual = q.pass ? "starts" : "does not start (" + c.limiting + ")";
     q.required = "starts";
     q.detail = "KV pool " + human_bytes(r.kv_pool_bytes) + " per GPU";
-    if (!q.pass && r.estimated_max_model_len > 0) q.suggestion = "max-model-len " + std::to_string(r.estimated_max_model_len) + " starts";
-    else if (!q.pass) q.suggestion = "more GPUs or a smaller model / weight format (limited by " + c.limiting + ")";
+    if (!q.pass && r.estimated_max_model_len > 0) {
+      q.suggestion = "max-model-len " + std::to_string(r.estimated_max_model_len) + " starts";
+    } else if (!q.pass) {
+      const auto search = fewest_gpus([&](const Parallel& par) { return Planner(respec(d, *args, d.spec.gpu, par, std::nullopt)); },
+                                      d.model.spec, std::max<i64>(p.max_len(), 1), 1, 0, 64, 8);
+      q.suggestion = search.found ? std::to_string(search.parallel.gpus()) + " x " + d.spec.gpu.id + " (TP " + std::to_string(search.parallel.tp) +
+                                        ", PP " + std::to_string(search.parallel.pp) + ") would start"
+                                  : "no layout of up to 64 " + d.spec.gpu.id + " starts; a smaller weight format";
+    }
     ev.reqs.push_back(q);
   }
   if (has_traffic) {

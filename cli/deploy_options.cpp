@@ -148,6 +148,7 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
   p->add_option("--bw-efficiency", a.bw_efficiency, "Fraction of datasheet memory bandwidth reached (default 0.80)");
   p->add_option("--compute-efficiency", a.compute_efficiency, "Fraction of dense bf16 peak reached (default 0.60)");
   p->add_option("--step-overhead-us", a.step_overhead_us, "Fixed time per decode step in microseconds (default 300)");
+  p->add_option("--calibration", a.calibration, "A kvplan calibrate file: measured attention bandwidth and step overhead replace the defaults");
 }
 
 Deployment resolve_deployment(const DeployArgs& a, const CLI::App* c, const io::Profiles& profiles) {
@@ -202,6 +203,28 @@ Deployment resolve_deployment(const DeployArgs& a, const CLI::App* c, const io::
   d.perf.bandwidth_efficiency = a.bw_efficiency;
   d.perf.compute_efficiency = a.compute_efficiency;
   d.perf.step_overhead_s = a.step_overhead_us >= 0 ? a.step_overhead_us * 1e-6 : -1;
+  if (!a.calibration.empty()) {
+    // calibrated on a device: efficiency = measured attention bandwidth / the profile's datasheet bandwidth
+    const auto j = io::parse_json_file(a.calibration);
+    const io::JsonView root(j, a.calibration);
+    const auto schema = root.object("schema");
+    if (!schema || schema->string_or("name", "") != "kvplan.calibration")
+      throw InputError("--calibration", "'" + a.calibration + "' is not a kvplan calibration (schema.name kvplan.calibration)", "pass what kvplan calibrate wrote");
+    const auto res = root.object("results");
+    if (!res) throw InputError(a.calibration, "/results: missing", "pass what kvplan calibrate wrote");
+    if (res->string_or("backend", "") != "cuda")
+      throw InputError("--calibration", "'" + a.calibration + "' was measured on the " + res->string_or("backend", "?") + " backend, not a GPU",
+                       "calibrate with kvplan probe --backend cuda on the GPU you plan for");
+    const double bw = res->get_number("attention_bandwidth_bytes_per_s");
+    const double t0 = res->get_number("step_overhead_s");
+    const std::string measured_on = res->string_or("gpu", "");
+    if (!measured_on.empty() && measured_on != d.spec.gpu.id)
+      d.model.spec.warnings.push_back("calibration measured on " + measured_on + ", applied to " + d.spec.gpu.id);
+    const double eff = bw / static_cast<double>(d.spec.gpu.memory_bandwidth_bytes_per_s);
+    if (!(eff > 0.05 && eff <= 1.5)) throw InputError(a.calibration, "/results/attention_bandwidth_bytes_per_s: " + std::to_string(bw) + " is not plausible for " + d.spec.gpu.id, "calibrate on this GPU");
+    if (a.bw_efficiency == 0) d.perf.bandwidth_efficiency = std::min(eff, 1.0);
+    if (a.step_overhead_us < 0) d.perf.step_overhead_s = t0;
+  }
   return d;
 }
 

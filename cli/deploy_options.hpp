@@ -31,6 +31,7 @@ struct DeployArgs {
   std::string context, prompt_tokens, output_tokens, concurrency, shared_prefix;
   // performance
   double bw_efficiency = 0, compute_efficiency = 0, step_overhead_us = -1;
+  std::string calibration;  // kvplan calibrate output
 };
 
 /// Registers every deployment option on `c` (workload options only when `workload`).

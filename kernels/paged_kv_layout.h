@@ -1,6 +1,8 @@
-// Paged KV-cache layout shared by host code and CUDA kernels (no CUDA types here).
-// One layer's pool is [num_blocks, 2 (K,V), page_size, kv_heads, head_dim] elements; a sequence's
-// pages are listed in CSR form: pages of sequence s are page_indices[page_indptr[s] .. page_indptr[s+1]).
+// Paged KV-cache layout and the kernels' argument structs, shared by host code and CUDA kernels
+// (no CUDA types here). One layer's pool is [num_blocks, 2 (K,V), page_size, kv_heads, head_dim]
+// elements; a sequence's pages are listed in CSR form: pages of sequence s are
+// page_indices[page_indptr[s] .. page_indptr[s+1]), its last page holding last_page_len[s] tokens.
+// The host builds these structs and passes them by value; every pointer is caller-owned device memory.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +15,19 @@
 
 namespace kvplan::kernels {
 
+/// Element type of the cache. fp8 is OCP e4m3 (FN) with one scale per tensor (K and V).
+enum class KvDtype : int32_t { bf16 = 0, f16 = 1, fp8_e4m3 = 2 };
+
+/// Bytes of one cache element.
+KVPLAN_HD constexpr int32_t kv_dtype_bytes(KvDtype d) { return d == KvDtype::fp8_e4m3 ? 1 : 2; }
+
 struct PagedKvLayout {
   int64_t num_blocks = 0;
   int32_t page_size = 16;
   int32_t kv_heads = 0;
   int32_t head_dim = 0;
-  int32_t elem_bytes = 2;
+  int32_t elem_bytes = 2;                // must equal kv_dtype_bytes(dtype); launchers check
+  KvDtype dtype = KvDtype::bf16;
 
   /// Elements of one page of K (or V): page_size * kv_heads * head_dim.
   KVPLAN_HD int64_t page_elems() const { return int64_t(page_size) * kv_heads * head_dim; }
@@ -28,14 +37,86 @@ struct PagedKvLayout {
   }
 };
 
-/// Arguments of the append kernel, built on the host and passed by value.
+/// Arguments of the append kernel: token t's K and V rows go to slot slot_mapping[t]
+/// (= block * page_size + slot; negative = padding, skipped), converted to layout.dtype
+/// (bf16/f16: round to nearest even; fp8: x / scale, round to nearest even, saturated to +-448).
 struct KvAppendArgs {
   PagedKvLayout layout;
-  const void* k_new = nullptr;          // [num_tokens, kv_heads, head_dim]
-  const void* v_new = nullptr;          // [num_tokens, kv_heads, head_dim]
-  const int64_t* slot_mapping = nullptr;  // per token: block * page_size + slot
+  const float* k_new = nullptr;           // [num_tokens, kv_heads, head_dim]
+  const float* v_new = nullptr;           // [num_tokens, kv_heads, head_dim]
+  const int64_t* slot_mapping = nullptr;  // [num_tokens]
   int64_t num_tokens = 0;
-  void* pool = nullptr;                 // the layer's pool
+  void* pool = nullptr;                   // the layer's pool
+  float k_scale = 1.0f, v_scale = 1.0f;   // fp8 only
+};
+
+/// Arguments of the synthetic fill: every token t of every sequence s of the page table gets, at
+/// (kv, head, dim), synthetic_value(seed, s, t, kv, head, dim) (kvplan/probe/backend.hpp; the device
+/// copy is in kernel_common.cuh), converted like the append kernel. One CTA per page.
+struct FillSyntheticArgs {
+  PagedKvLayout layout;
+  int32_t num_seqs = 0;
+  const int32_t* page_indptr = nullptr;    // [num_seqs + 1]
+  const int32_t* page_indices = nullptr;   // [page_indptr[num_seqs]]
+  const int32_t* last_page_len = nullptr;  // [num_seqs]
+  int32_t total_pages = 0;                 // page_indptr[num_seqs] (the grid: one CTA per page)
+  uint64_t seed = 0;
+  void* pool = nullptr;
+  float k_scale = 1.0f, v_scale = 1.0f;    // fp8 only
+};
+
+/// How decode work is cut into CTAs (host-computed by plan_decode / plan_paged_gather).
+/// Sequence s is cut into chunks of pages_per_chunk pages; its chunks are
+/// [chunk_indptr[s], chunk_indptr[s+1]) (at least one, even for an empty sequence).
+struct SplitPlan {
+  int32_t pages_per_chunk = 0;
+  int32_t total_chunks = 0;     // chunk_indptr[num_seqs]
+  int32_t heads_per_cta = 1;    // query heads one decode CTA serves (all of a KV head's group when they fit)
+  int32_t head_groups = 1;      // CTAs per KV head per chunk (1 unless the GQA group is wider than a CTA)
+  int32_t ctas_per_sm = 0;      // occupancy the plan assumed
+  /// True when some sequence has more than one chunk: the decode needs the workspace and the merge.
+  KVPLAN_HD bool split(int32_t num_seqs) const { return total_chunks > num_seqs; }
+};
+
+/// Decode attention: one query token per sequence, softmax(q K^T * sm_scale) V in fp32.
+struct DecodeArgs {
+  PagedKvLayout layout;
+  int32_t num_q_heads = 0;      // a multiple of layout.kv_heads; q head h reads KV head h / group
+  int32_t num_seqs = 0;
+  const void* pool = nullptr;
+  const float* q = nullptr;     // [num_seqs, num_q_heads, head_dim]
+  float* out = nullptr;         // [num_seqs, num_q_heads, head_dim]
+  const int32_t* page_indptr = nullptr;    // [num_seqs + 1]
+  const int32_t* page_indices = nullptr;   // [page_indptr[num_seqs]]
+  const int32_t* last_page_len = nullptr;  // [num_seqs], 1..page_size
+  float sm_scale = 0.0f;        // usually 1 / sqrt(head_dim)
+  float k_scale = 1.0f, v_scale = 1.0f;    // fp8 dequantisation scales (ignored for bf16/f16)
+  SplitPlan plan;
+  const int32_t* chunk_indptr = nullptr;   // [num_seqs + 1], device copy of the plan's chunks
+  float* tmp_out = nullptr;     // workspace when plan.split(): [total_chunks, num_q_heads, head_dim]
+  float* tmp_lse = nullptr;     // workspace when plan.split(): [total_chunks, num_q_heads] (log2 domain)
+};
+
+/// The paged gather without the math: reads every K and V row of every token of every sequence
+/// (the same pages, rows and CTA split as the decode), XOR-reducing them into *sink.
+struct PagedGatherArgs {
+  PagedKvLayout layout;
+  int32_t num_seqs = 0;
+  const void* pool = nullptr;
+  const int32_t* page_indptr = nullptr;
+  const int32_t* page_indices = nullptr;
+  const int32_t* last_page_len = nullptr;
+  SplitPlan plan;
+  const int32_t* chunk_indptr = nullptr;
+  uint32_t* sink = nullptr;     // one word, XOR-accumulated
+};
+
+/// A contiguous streaming read of `bytes` (a multiple of 16) at `data`, XOR-reduced into *sink.
+struct ContiguousReadArgs {
+  const void* data = nullptr;
+  int64_t bytes = 0;
+  uint32_t* sink = nullptr;
+  int32_t num_ctas = 0;         // grid size; contiguous_read_ctas() gives one full wave
 };
 
 }  // namespace kvplan::kernels

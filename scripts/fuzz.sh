@@ -12,8 +12,12 @@ if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang libclang-rt-14-dev libfuzzer-14-dev >&2
 fi
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target "fuzz_${target}" >&2
+mkdir -p build
+(  # several fuzzers may start at once: configure and build one at a time
+  flock 9
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz --target "fuzz_${target}" >&2
+) 9>build/.fuzz.lock
 corpus="fuzz/corpus/${target}"
 findings="fuzz/findings/${target}"
 mkdir -p "$corpus" "$findings"

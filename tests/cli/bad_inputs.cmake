@@ -69,3 +69,6 @@ kvplan_cli_test(bad_deploy_nan_headroom_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BA
   STDERR "kvplan: error: ${BAD}/deploy-nan-headroom.yaml:4:34: min_headroom: expected a number in [0.0, 1.0], got NaN")
 kvplan_cli_test(bad_deploy_model_missing_json EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-model-missing.json
   STDERR "kvplan: error: ${BAD}/deploy-model-missing.json: /deployments/0: deployment 'x' has neither model nor command<SEMI> add model: or command:")
+# fuzzing regressions (fuzz/findings): each once crashed a harness
+kvplan_cli_test(fuzz_hf_config_number_overflow EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json --context 1k
+  STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json: invalid JSON (number overflow parsing '1e3333333333333333333333333333333333333333333333333333333333333333333333333333333333333')<SEMI> fix the value")

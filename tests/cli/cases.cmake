@@ -97,3 +97,16 @@ kvplan_cli_test(example_deepseek_v3 EXIT 0 ARGS check ${EX}/deepseek-v3-8xh200-s
 kvplan_cli_test(example_qwen3_4090 EXIT 0 ARGS check ${EX}/qwen3-30b-a3b-rtx4090.yaml STDOUT_CONTAINS "PASS")
 kvplan_cli_test(example_gpt_oss_120b EXIT 0 ARGS check ${EX}/gpt-oss-120b-h100.yaml STDOUT_CONTAINS "PASS")
 kvplan_cli_test(example_fails EXIT 1 ARGS check ${EX}/fails-llama70b-2xl40s.yaml STDOUT_CONTAINS "FAIL")
+
+# probe (CPU backend end to end) and calibrate
+kvplan_cli_test(probe_cpu EXIT 0 ARGS probe llama-3.1-8b --backend cpu --threads 2 --seqs 2 --contexts 300 --seconds 0.05 --live-steps 8
+  STDOUT_CONTAINS "\"schema\": {")
+kvplan_cli_test(probe_bad_backend EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend tpu
+  STDERR "kvplan: error: --backend: unknown backend 'tpu'; use cuda or cpu")
+kvplan_cli_test(probe_unsupported_dtype EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend cpu --kv-dtype q8_0
+  STDERR "kvplan: error: --kv-dtype: the probe kernels do not support a q8_0 cache; supported cache types: bf16, f16, fp8_e4m3")
+kvplan_cli_test(probe_unsupported_head_dim EXIT 2 STDOUT_EMPTY ARGS probe phi-3-mini-4k-instruct --backend cpu
+  STDERR "kvplan: error: probe shape: head_dim 96 is not supported by the kernels; supported head dims: 64, 128, 256")
+kvplan_cli_test(calibrate_fit EXIT 0 ARGS calibrate ${KVPLAN_DATA}/probe-synthetic-h200.json STDOUT_CONTAINS "\"attention_bandwidth_bytes_per_s\": 4000000000000.0")
+kvplan_cli_test(calibrate_not_probe EXIT 2 STDOUT_EMPTY ARGS calibrate ${KVPLAN_DATA}/deploy/wrong-type.json
+  STDERR "kvplan: error: ${KVPLAN_DATA}/deploy/wrong-type.json: not a kvplan probe report (schema.name must be kvplan.probe); pass the JSON kvplan probe wrote")

@@ -109,4 +109,6 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   check("check", "check " + data + "/deploy/pass.yaml --format json");
   check("models", "models --format json");
   check("gpus", "gpus --format json");
+  check("probe", "probe llama-3.1-8b --backend cpu --threads 2 --seqs 2 --contexts 200 --seconds 0.05 --live-steps 8");
+  check("calibration", "calibrate " + data + "/probe-synthetic-h200.json");
 }

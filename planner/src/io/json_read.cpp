@@ -90,6 +90,13 @@ json parse_json_text(const std::string& text, const std::string& label) {
     throw InputError(label, "line " + std::to_string(line) + ", column " + std::to_string(col) +
                                 ": invalid JSON (" + detail + ")",
                      "fix the JSON syntax");
+  } catch (const json::exception& e) {
+    // e.g. out_of_range 406: a number literal beyond double's range (found by fuzzing)
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    if (what.size() > 120) what = what.substr(0, 117) + "...";
+    throw InputError(label, "invalid JSON (" + what + ")", "fix the value");
   }
 }
 

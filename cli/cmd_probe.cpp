@@ -1,0 +1,249 @@
+// `kvplan probe MODEL` (same model/engine/parallel options as plan): puts the plan on a device -
+// allocates the KV pool the plan predicts, fills it, runs decode attention, measures memory,
+// bandwidth ceilings and time, and writes a versioned JSON report. `kvplan calibrate PROBE.json`
+// fits t = t0 + bytes / BW_eff per kernel and dtype and writes a calibration file that plan, sweep
+// and check accept (--calibration FILE).
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <iostream>
+
+#include "commands.hpp"
+#include "deploy_options.hpp"
+#include "kvplan/core/sweep.hpp"
+#include "kvplan/core/units.hpp"
+#include "kvplan/io/files.hpp"
+#include "kvplan/probe/probe.hpp"
+#include "output.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+struct ProbeArgs {
+  DeployArgs d;
+  std::string backend = "cuda";
+  int threads = 0;
+  std::string seqs, contexts, dtypes;
+  bool no_contiguous_control = false;
+  int live_steps = 64;
+  double seconds = 2.0;
+  double time_cap = 420;
+  std::string output;
+};
+
+probe::CacheDtype probe_dtype(ElemFormat f, const std::string& flag) {
+  switch (f) {
+    case ElemFormat::bf16: return probe::CacheDtype::bf16;
+    case ElemFormat::f16: return probe::CacheDtype::f16;
+    case ElemFormat::fp8_e4m3: return probe::CacheDtype::fp8_e4m3;
+    default:
+      throw InputError(flag, std::string("the probe kernels do not support a ") + std::string(format_info(f).name) + " cache",
+                       "supported cache types: bf16, f16, fp8_e4m3");
+  }
+}
+
+ojson timing_json(const probe::TimingStats& t) {
+  return {{"median_s", t.median_s}, {"mean_s", t.mean_s}, {"min_s", t.min_s}, {"max_s", t.max_s}, {"rel_stdev", t.rel_stdev}, {"repeats", t.repeats}};
+}
+
+void run_probe_cmd(const ProbeArgs& a, const CLI::App* app, Globals& g) {
+  if (!a.output.empty()) io::check_writable(a.output, "--output");
+  const auto profiles = io::Profiles::load(g.profiles_dir);
+  const Deployment d = resolve_deployment(a.d, app, profiles);
+  const Planner plan(d.spec);
+  // the geometry of one attention layer on the most loaded rank
+  const Layer* layer = nullptr;
+  for (const auto& l : plan.rank_model().layers)
+    if (l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked) { layer = &l; break; }
+  if (!layer) throw InputError("MODEL", "the probe needs a layer with per-head K and V", "MLA latent and state-space layers are not probed yet");
+  probe::ProbeOptions o;
+  o.shape.num_q_heads = static_cast<int>(layer->q_heads);
+  o.shape.num_kv_heads = static_cast<int>(layer->kv_heads);
+  o.shape.head_dim = static_cast<int>(layer->k_head_dim);
+  const i64 block = d.spec.engine.block_size;
+  o.shape.page_size = block == 32 || block == 64 ? static_cast<int>(block) : 16;
+  probe::check_supported(o.shape);
+  const std::vector<i64> seqs = expand_counts(a.seqs.empty() ? std::to_string(d.concurrency) : a.seqs, "--seqs", 64);
+  const std::vector<i64> ctxs = expand_counts(a.contexts.empty() ? std::to_string(d.tokens) : a.contexts, "--contexts", 64);
+  std::vector<probe::CacheDtype> dtypes;
+  for (const auto& s : split_names(a.dtypes)) {
+    const auto f = parse_format(s);
+    if (!f) throw InputError("--dtypes", "unknown format '" + s + "'", "use bf16, f16 or fp8_e4m3");
+    dtypes.push_back(probe_dtype(*f, "--dtypes"));
+  }
+  if (dtypes.empty()) dtypes.push_back(probe_dtype(d.spec.kv.k_format, "--kv-dtype"));
+  for (auto dt : dtypes)
+    for (i64 c : ctxs)
+      for (i64 n : seqs) o.cases.push_back({static_cast<int>(n), c, dt, true});
+  if (!a.no_contiguous_control && !o.cases.empty()) {
+    probe::ProbeCase control = o.cases.front();
+    control.shuffled = false;
+    o.cases.push_back(control);
+  }
+  o.live_steps = a.live_steps;
+  o.seconds_per_timing = a.seconds;
+  o.time_cap_s = a.time_cap;
+  o.bandwidth_efficiency = estimate_perf(plan, d.prompt, d.output, 1, d.perf).bandwidth_efficiency;
+  auto backend = probe::make_backend(a.backend, a.threads);
+  if (a.backend == "cuda") o.datasheet_bandwidth = static_cast<double>(d.spec.gpu.memory_bandwidth_bytes_per_s);
+  probe::ProbeResult r;
+  try {
+    r = probe::run_probe(*backend, o, [](const std::string& s) { std::cerr << "kvplan probe: " << s << "\n"; });
+  } catch (...) {
+    backend->release_all();
+    throw;
+  }
+  const auto& dev = r.device;
+  ojson cases = ojson::array();
+  for (const auto& c : r.cases)
+    cases.push_back({{"kernel", "decode_attention"},
+                     {"num_seqs", c.c.num_seqs},
+                     {"context_tokens", c.c.context},
+                     {"dtype", probe::cache_dtype_name(c.c.dtype)},
+                     {"pages", c.c.shuffled ? "random permutation" : "contiguous"},
+                     {"blocks", c.blocks},
+                     {"predicted_pool_bytes", c.predicted_pool_bytes},
+                     {"measured_pool_bytes", c.ledger_pool_bytes},
+                     {"timing", timing_json(c.timing)},
+                     {"bytes_moved", c.bytes_moved},
+                     {"flops", c.flops},
+                     {"achieved_bytes_per_s", c.achieved_bytes_per_s},
+                     {"fraction_of_contiguous_ceiling", c.fraction_of_contiguous},
+                     {"fraction_of_paged_ceiling", c.fraction_of_paged},
+                     {"correctness", {{"pairs_checked", c.pairs_checked}, {"max_abs_err", c.max_abs_err}, {"max_rel_err", c.max_rel_err},
+                                      {"output_finite", c.finite}}},
+                     {"predicted_s", c.predicted_s},
+                     {"predicted_error", c.predicted_error}});
+  ojson ledger = ojson::array();
+  i64 ledger_total = 0;
+  for (const auto& e : r.ledger_at_peak) {
+    ledger.push_back({{"what", e.what}, {"bytes", e.bytes}});
+    ledger_total += e.bytes;
+  }
+  const i64 measured_drop = r.free_before_pool - r.free_after_pool;
+  ojson results = {
+      {"device", {{"backend", dev.backend}, {"name", dev.name}, {"sm_count", dev.sm_count}, {"l2_bytes", dev.l2_bytes},
+                  {"memory_clock_khz", dev.memory_clock_khz}, {"bus_width_bits", dev.bus_width_bits},
+                  {"runtime_total_bytes", dev.runtime_total_bytes}, {"runtime_free_bytes", dev.runtime_free_bytes},
+                  {"nvml_total_bytes", dev.nvml_total_bytes}, {"nvml_used_before_bytes", dev.nvml_used_before_bytes},
+                  {"context_bytes", dev.context_bytes}, {"runtime_version", dev.runtime_version}}},
+      {"ceilings", {{"contiguous_read_bytes_per_s", r.contiguous_bytes_per_s}, {"paged_gather_bytes_per_s", r.paged_bytes_per_s},
+                    {"contiguous_timing", timing_json(r.contiguous)}, {"paged_timing", timing_json(r.paged)}}},
+      {"memory", {{"ledger", ledger}, {"ledger_bytes", ledger_total}, {"free_before_pool_bytes", r.free_before_pool},
+                  {"free_after_pool_bytes", r.free_after_pool}, {"measured_drop_bytes", measured_drop},
+                  {"unexplained_bytes", measured_drop - ledger_total},
+                  {"predicted_pool_bytes", r.cases.empty() ? 0 : r.cases.front().predicted_pool_bytes},
+                  {"measured_pool_bytes", r.cases.empty() ? 0 : r.cases.front().ledger_pool_bytes}}},
+      {"cases", cases},
+      {"live", {{"steps", r.live.steps}, {"sequences_started", r.live.sequences_started}, {"sequences_finished", r.live.sequences_finished},
+                {"peak_blocks_used", r.live.peak_blocks_used}, {"blocks_reused", r.live.blocks_reused},
+                {"internal_fragmentation", r.live.internal_fragmentation}, {"max_abs_err", r.live.max_abs_err},
+                {"step_timing", timing_json(r.live.step_timing)}}},
+      {"capacity", {{"free_bytes", r.capacity.free_bytes}, {"max_blocks", r.capacity.max_blocks},
+                    {"max_concurrency_at_first_context", r.capacity.max_concurrency}}},
+      {"time_capped", r.time_capped}};
+  ojson inputs = deployment_inputs_json(d);
+  inputs["backend"] = a.backend;
+  inputs["probe_shape"] = {{"num_q_heads", o.shape.num_q_heads}, {"num_kv_heads", o.shape.num_kv_heads},
+                           {"head_dim", o.shape.head_dim}, {"page_size", o.shape.page_size}};
+  const std::string text = envelope("kvplan.probe", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2) + "\n";
+  if (a.output.empty()) std::cout << text;
+  else io::write_files_atomically({{a.output, text}});
+}
+
+// ---------------------------------------------------------------- calibrate
+struct CalibrateArgs {
+  std::string input;
+  std::string output;
+};
+
+void run_calibrate(const CalibrateArgs& a, Globals& g) {
+  if (!a.output.empty()) io::check_writable(a.output, "--output");
+  const auto j = io::parse_json_file(a.input);
+  const io::JsonView root(j, a.input);
+  const auto schema = root.object("schema");
+  if (!schema || schema->string_or("name", "") != "kvplan.probe")
+    throw InputError(a.input, "not a kvplan probe report (schema.name must be kvplan.probe)", "pass the JSON kvplan probe wrote");
+  // group points by (kernel, dtype): t = t0 + bytes x (1 / BW_eff), least squares over the cases
+  std::map<std::string, std::vector<std::pair<double, double>>> groups;
+  for (const auto& c : j["results"]["cases"]) {
+    const std::string key = c.value("kernel", "decode_attention") + "/" + c.value("dtype", "?");
+    groups[key].emplace_back(c["bytes_moved"].get<double>(), c["timing"]["median_s"].get<double>());
+  }
+  if (groups.empty()) throw InputError(a.input, "/results/cases: no cases", "run kvplan probe with at least two sizes");
+  const std::string backend = j["inputs"].value("backend", "?");
+  const double datasheet = backend == "cuda" && j["inputs"].contains("gpu") ? 0 : 0;
+  (void)datasheet;
+  ojson fits = ojson::array();
+  double eff_sum = 0, t0_sum = 0;
+  int n_fit = 0;
+  const double contiguous = j["results"]["ceilings"].value("contiguous_read_bytes_per_s", 0.0);
+  for (const auto& [key, pts] : groups) {
+    if (pts.size() < 2) {
+      fits.push_back({{"kernel_dtype", key}, {"points", pts.size()}, {"fitted", false}, {"reason", "needs two or more sizes"}});
+      continue;
+    }
+    Eigen::MatrixXd A(static_cast<Eigen::Index>(pts.size()), 2);
+    Eigen::VectorXd b(static_cast<Eigen::Index>(pts.size()));
+    for (size_t i = 0; i < pts.size(); ++i) {
+      A(static_cast<Eigen::Index>(i), 0) = 1.0;
+      A(static_cast<Eigen::Index>(i), 1) = pts[i].first;
+      b(static_cast<Eigen::Index>(i)) = pts[i].second;
+    }
+    const Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
+    const double t0 = std::max(0.0, x(0)), inv_bw = x(1);
+    if (!(inv_bw > 0)) {
+      fits.push_back({{"kernel_dtype", key}, {"points", pts.size()}, {"fitted", false}, {"reason", "time does not grow with bytes"}});
+      continue;
+    }
+    ojson residuals = ojson::array();
+    for (const auto& [bytes, t] : pts) residuals.push_back({{"bytes", bytes}, {"measured_s", t}, {"fitted_s", t0 + bytes * inv_bw},
+                                                             {"relative_error", (t0 + bytes * inv_bw - t) / t}});
+    const double bw_eff = 1.0 / inv_bw;
+    fits.push_back({{"kernel_dtype", key}, {"points", pts.size()}, {"fitted", true}, {"t0_s", t0}, {"bandwidth_bytes_per_s", bw_eff},
+                    {"fraction_of_contiguous_ceiling", contiguous > 0 ? bw_eff / contiguous : 0.0}, {"residuals", residuals}});
+    eff_sum += bw_eff;
+    t0_sum += t0;
+    ++n_fit;
+  }
+  if (n_fit == 0) throw InputError(a.input, "/results/cases: no kernel and dtype has two or more sizes to fit", "probe at least two contexts or batch sizes");
+  const std::string gpu = j["inputs"].value("gpu", "");
+  ojson cal = {{"gpu", gpu},
+               {"backend", backend},
+               {"attention_bandwidth_bytes_per_s", eff_sum / n_fit},
+               {"step_overhead_s", t0_sum / n_fit},
+               {"fits", fits}};
+  const std::string text = envelope("kvplan.calibration", "1.0.0", g.argv, {"built-in"}, {{"probe_report", a.input}}, cal).dump(2) + "\n";
+  if (a.output.empty()) std::cout << text;
+  else io::write_files_atomically({{a.output, text}});
+}
+
+}  // namespace
+
+void register_probe(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<ProbeArgs>();
+  auto* c = app.add_subcommand("probe", "Measure the plan on a device: allocate the predicted KV pool, run paged decode attention, "
+                                        "report memory, ceilings, time and correctness as JSON (exit 3 on device faults)");
+  add_deploy_options(c, a->d);
+  c->add_option("--backend", a->backend, "cuda | cpu (cpu only when asked: no silent fallback)")->capture_default_str();
+  c->add_option("--threads", a->threads, "CPU backend threads (0: all)");
+  c->add_option("--seqs", a->seqs, "Batch sizes to probe (list; default --concurrency)");
+  c->add_option("--contexts", a->contexts, "Tokens per sequence to probe (list; default the plan's tokens per request)");
+  c->add_option("--dtypes", a->dtypes, "Cache types to probe (bf16,f16,fp8_e4m3; default the plan's)");
+  c->add_flag("--no-contiguous-control", a->no_contiguous_control, "Skip the contiguous-pages control case");
+  c->add_option("--live-steps", a->live_steps, "Decode steps of the live mode (sequences grow, finish, reuse pages)")->capture_default_str();
+  c->add_option("--seconds", a->seconds, "Time budget per timing (median of repeats, 2% relative-stdev stop)")->capture_default_str();
+  c->add_option("--time-cap", a->time_cap, "Hard cap for the whole run, seconds")->capture_default_str();
+  c->add_option("--output", a->output, "Write the JSON report to FILE (atomically) instead of stdout");
+  c->callback([a, c, &g] { run_probe_cmd(*a, c, g); });
+
+  auto ca = std::make_shared<CalibrateArgs>();
+  auto* k = app.add_subcommand("calibrate", "Fit t = t0 + bytes / BW_eff per kernel and dtype from a probe report; "
+                                            "write a calibration file for --calibration");
+  k->add_option("PROBE_JSON", ca->input, "A report written by kvplan probe")->required();
+  k->add_option("--output", ca->output, "Write the calibration to FILE (atomically) instead of stdout");
+  k->callback([ca, &g] { run_calibrate(*ca, g); });
+}
+
+}  // namespace kvplan::cli

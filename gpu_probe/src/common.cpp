@@ -1,0 +1,171 @@
+// Shared probe pieces: element conversions, pool arithmetic, supported shapes, the block allocator
+// and the double-precision reference.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "kvplan/core/error.hpp"
+#include "kvplan/core/paging.hpp"
+#include "kvplan/probe/probe.hpp"
+
+namespace kvplan::probe {
+
+const char* cache_dtype_name(CacheDtype d) {
+  switch (d) {
+    case CacheDtype::bf16: return "bf16";
+    case CacheDtype::f16: return "f16";
+    case CacheDtype::fp8_e4m3: return "fp8_e4m3";
+  }
+  return "?";
+}
+
+int cache_dtype_bytes(CacheDtype d) { return d == CacheDtype::fp8_e4m3 ? 1 : 2; }
+
+// One page of K and V for every KV head: 2 x page_size x kv_heads x head_dim elements; the pool is
+// num_blocks of them (the same per-layer page the planner's vLLM rule counts).
+i64 PoolSpec::pool_bytes() const {
+  const i64 page = kvplan::mul(kvplan::mul(2LL * page_size, num_kv_heads), kvplan::mul(head_dim, cache_dtype_bytes(dtype)), "probe page bytes");
+  return kvplan::pages_bytes(num_blocks, page);
+}
+
+i64 PageTable::tokens(int s, int page_size) const {
+  const i64 pages = indptr[static_cast<size_t>(s) + 1] - indptr[static_cast<size_t>(s)];
+  return pages == 0 ? 0 : (pages - 1) * page_size + last_page_len[static_cast<size_t>(s)];
+}
+
+void check_supported(const PoolSpec& s) {
+  const bool hd = s.head_dim == 64 || s.head_dim == 128 || s.head_dim == 256;
+  const bool ps = s.page_size == 16 || s.page_size == 32 || s.page_size == 64;
+  if (!hd) throw InputError("probe shape", "head_dim " + std::to_string(s.head_dim) + " is not supported by the kernels", "supported head dims: 64, 128, 256");
+  if (!ps) throw InputError("probe shape", "page size " + std::to_string(s.page_size) + " is not supported by the kernels", "supported page sizes: 16, 32, 64");
+  if (s.num_kv_heads < 1 || s.num_q_heads < 1 || s.num_q_heads % s.num_kv_heads != 0)
+    throw InputError("probe shape", "query heads " + std::to_string(s.num_q_heads) + " must be a multiple of KV heads " + std::to_string(s.num_kv_heads),
+                     "use the model's per-rank heads");
+  if (s.num_q_heads / s.num_kv_heads > 64) throw InputError("probe shape", "more than 64 query heads per KV head", "supported GQA groups: 1 to 64");
+}
+
+// ---- conversions ----
+std::uint16_t to_bf16(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if (std::isnan(x)) return 0x7fc0;
+  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+float from_bf16(std::uint16_t x) {
+  const std::uint32_t u = static_cast<std::uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::uint16_t to_f16(float x) {
+  const _Float16 h = static_cast<_Float16>(x);
+  std::uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+
+float from_f16(std::uint16_t x) {
+  _Float16 h;
+  std::memcpy(&h, &x, 2);
+  return static_cast<float>(h);
+}
+
+// OCP fp8 e4m3 (FN): bias 7, no infinities, 0x7f/0xff NaN, largest finite 448.
+std::uint8_t to_fp8_e4m3(float x) {
+  if (std::isnan(x)) return 0x7f;
+  const std::uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  float a = std::fabs(x);
+  if (a >= 448.0f) return sign | 0x7e;
+  if (a < std::ldexp(1.0f, -6)) {  // subnormal: m x 2^-9
+    const int m = static_cast<int>(std::nearbyint(a / std::ldexp(1.0f, -9)));
+    if (m >= 8) return sign | 0x08;  // rounds up to the smallest normal
+    return sign | static_cast<std::uint8_t>(m);
+  }
+  int e = 0;
+  const float f = std::frexp(a, &e);  // a = f x 2^e, f in [0.5, 1)
+  int E = e - 1;                      // a = (2f) x 2^E, 2f in [1, 2)
+  int m = static_cast<int>(std::nearbyint((2.0f * f - 1.0f) * 8.0f));
+  if (m == 8) { m = 0; ++E; }
+  if (E > 8 || (E == 8 && m > 6)) return sign | 0x7e;
+  return sign | static_cast<std::uint8_t>(((E + 7) << 3) | m);
+}
+
+float from_fp8_e4m3(std::uint8_t x) {
+  const int e = (x >> 3) & 0xf, m = x & 7;
+  const float s = (x & 0x80) ? -1.0f : 1.0f;
+  if (e == 15 && m == 7) return std::nanf("");
+  if (e == 0) return s * std::ldexp(static_cast<float>(m), -9);
+  return s * std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
+}
+
+float quantise(float x, CacheDtype d, float scale) {
+  switch (d) {
+    case CacheDtype::bf16: return from_bf16(to_bf16(x));
+    case CacheDtype::f16: return from_f16(to_f16(x));
+    case CacheDtype::fp8_e4m3: return from_fp8_e4m3(to_fp8_e4m3(x / scale)) * scale;
+  }
+  return x;
+}
+
+// ---- block allocator ----
+BlockAllocator::BlockAllocator(i64 num_blocks, bool shuffled, std::uint64_t seed)
+    : total_(num_blocks), free_(static_cast<size_t>(num_blocks)), ever_used_(static_cast<size_t>(num_blocks), false) {
+  std::iota(free_.begin(), free_.end(), 0);
+  if (shuffled) std::shuffle(free_.begin(), free_.end(), std::mt19937_64(seed));
+  std::reverse(free_.begin(), free_.end());  // pop_back hands out the permutation in order
+}
+
+std::int32_t BlockAllocator::allocate_one() {
+  if (free_.empty()) return -1;
+  const std::int32_t b = free_.back();
+  free_.pop_back();
+  if (ever_used_[static_cast<size_t>(b)]) ++reused_;
+  ever_used_[static_cast<size_t>(b)] = true;
+  return b;
+}
+
+std::vector<std::int32_t> BlockAllocator::allocate(i64 tokens, int page_size) {
+  const i64 n = pages_for_tokens(tokens, page_size);
+  if (n > free_blocks()) return {};
+  std::vector<std::int32_t> out;
+  out.reserve(static_cast<size_t>(n));
+  for (i64 i = 0; i < n; ++i) out.push_back(allocate_one());
+  return out;
+}
+
+void BlockAllocator::release(const std::vector<std::int32_t>& pages) {
+  for (auto it = pages.rbegin(); it != pages.rend(); ++it) free_.push_back(*it);
+}
+
+// ---- reference ----
+std::vector<double> reference_attention(const std::vector<float>& q_row, const std::vector<float>& k_tokens,
+                                        const std::vector<float>& v_tokens, i64 tokens, int kv_head, const PoolSpec& spec,
+                                        const Fp8Scales& scales) {
+  const int d = spec.head_dim;
+  const size_t row = static_cast<size_t>(spec.num_kv_heads) * static_cast<size_t>(d);
+  std::vector<double> logits(static_cast<size_t>(tokens));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  double mx = -INFINITY;
+  for (i64 t = 0; t < tokens; ++t) {
+    double s = 0;
+    const float* k = &k_tokens[static_cast<size_t>(t) * row + static_cast<size_t>(kv_head) * static_cast<size_t>(d)];
+    for (int i = 0; i < d; ++i) s += static_cast<double>(q_row[static_cast<size_t>(i)]) * quantise(k[i], spec.dtype, scales.k);
+    logits[static_cast<size_t>(t)] = s * scale;
+    mx = std::max(mx, logits[static_cast<size_t>(t)]);
+  }
+  double sum = 0;
+  for (auto& l : logits) { l = std::exp(l - mx); sum += l; }
+  std::vector<double> out(static_cast<size_t>(d), 0.0);
+  for (i64 t = 0; t < tokens; ++t) {
+    const float* v = &v_tokens[static_cast<size_t>(t) * row + static_cast<size_t>(kv_head) * static_cast<size_t>(d)];
+    const double p = logits[static_cast<size_t>(t)] / sum;
+    for (int i = 0; i < d; ++i) out[static_cast<size_t>(i)] += p * quantise(v[i], spec.dtype, scales.v);
+  }
+  return out;
+}
+
+}  // namespace kvplan::probe
