@@ -52,7 +52,7 @@ kvplan_cli_test(bad_deploy_list_empty_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}
 kvplan_cli_test(bad_deploy_not_mapping_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-not-mapping.yaml
   STDERR "kvplan: error: ${BAD}/deploy-not-mapping.yaml:1:1: expected a mapping with 'deployments:' at the top<SEMI> see docs/deployment-files.md")
 kvplan_cli_test(bad_deploy_deep_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-deep.yaml
-  STDERR "kvplan: error: ${BAD}/deploy-deep.yaml: /deployments/0/settings/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0: nesting deeper than 64 levels<SEMI> flatten the document")
+  STDERR "kvplan: error: ${BAD}/deploy-deep.yaml: /deployments/0/settings/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0...: nesting deeper than 64 levels<SEMI> flatten the document")
 kvplan_cli_test(bad_deploy_tab_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-tab.yaml
   STDERR "kvplan: error: ${BAD}/deploy-tab.yaml:2:2: invalid YAML (illegal block entry)<SEMI> fix the YAML syntax")
 kvplan_cli_test(bad_deploy_engine_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-engine-unknown.yaml
@@ -72,3 +72,5 @@ kvplan_cli_test(bad_deploy_model_missing_json EXIT 2 STDOUT_EMPTY ARGS check ${B
 # fuzzing regressions (fuzz/findings): each once crashed a harness
 kvplan_cli_test(fuzz_hf_config_number_overflow EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json --context 1k
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json: invalid JSON (number overflow parsing '1e3333333333333333333333333333333333333333333333333333333333333333333333333333333333333')<SEMI> fix the value")
+kvplan_cli_test(fuzz_deployments_recursive_alias EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml
+  STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml: more than 20000 YAML nodes (an alias bomb?)<SEMI> write the deployments out plainly")

@@ -14,7 +14,7 @@ namespace kvplan::io {
 
 namespace {
 
-constexpr size_t kMaxNodes = 200000;  // alias bombs expand past this
+constexpr size_t kMaxNodes = 20000;  // alias bombs expand past this (100 deployments of 50 keys are 5,000)
 constexpr int kMaxDepth = 64;
 
 // A parsed document as JSON plus the source location of every JSON path.
@@ -25,6 +25,7 @@ struct Doc {
   bool yaml = false;
   std::string at(const std::string& path) const {
     if (auto it = where.find(path); it != where.end()) return it->second;
+    if (path.size() > 80) return file + ": " + path.substr(0, 77) + "...";
     return file + ": " + (path.empty() ? "/" : path);
   }
 };
