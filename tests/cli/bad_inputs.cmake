@@ -74,3 +74,12 @@ kvplan_cli_test(fuzz_hf_config_number_overflow EXIT 2 STDOUT_EMPTY ARGS kv ${KVP
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json: invalid JSON (number overflow parsing '1e3333333333333333333333333333333333333333333333333333333333333333333333333333333333333')<SEMI> fix the value")
 kvplan_cli_test(fuzz_deployments_recursive_alias EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml: more than 20000 YAML nodes (an alias bomb?)<SEMI> write the deployments out plainly")
+# extreme sizes: an overflow error naming the operation, never a wrapped number
+kvplan_cli_test(extreme_context_concurrency EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --context 1000000000000 --concurrency 1000000000 --allow-long-context --max-model-len 1000000000000
+  STDERR "kvplan: error: arithmetic: pool units needed: 1000000000 * 62500000000 overflows 64-bit bytes<SEMI> the inputs describe more bytes than 2^63<SEMI> reduce context, concurrency or sizes")
+kvplan_cli_test(extreme_gpu_bytes EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-memory-bytes 99999999999999999999 --context 8k
+  STDERR "kvplan: error: arithmetic: --gpu-memory-bytes: 99999999999999999999 is beyond the 64-bit byte range<SEMI> the inputs describe more bytes than 2^63<SEMI> reduce context, concurrency or sizes")
+kvplan_cli_test(extreme_sweep EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 1m --concurrency 1000000000 --format csv
+  STDERR "kvplan: error: arithmetic: KV bytes: 65536000000000 * 2097152 overflows 64-bit bytes<SEMI> the inputs describe more bytes than 2^63<SEMI> reduce context, concurrency or sizes")
+# the probe under faults: asking for more memory than there is ends cleanly with exit 3 and no report
+kvplan_cli_test(probe_too_big EXIT 3 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend cpu --seqs 64 --contexts 16m --seconds 0.1)

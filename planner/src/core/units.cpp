@@ -50,7 +50,7 @@ i64 parse_bytes(std::string_view text, std::string_view what) {
   else if (unit == "tb") mult = 1e12L;
   else throw InputError(w, "unknown unit '" + unit + "' in '" + t + "'", "use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB");
   const long double v = std::strtold(num.c_str(), nullptr) * mult;
-  if (!(v < 9.2e18L)) throw OverflowError(w + ": " + t + " is more than 2^63 bytes");
+  if (!(v < 9.2e18L)) throw OverflowError(w + ": " + t + " is beyond the 64-bit byte range");
   if (num.find('.') == std::string::npos && unit.empty()) return parse_count(num, what);
   return static_cast<i64>(std::floor(v));
 }
