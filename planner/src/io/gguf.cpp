@@ -4,6 +4,8 @@
 // Format: ggml docs/gguf.md, versions 2 and 3, little-endian.
 #include "kvplan/io/gguf.hpp"
 
+#include "kvplan/io/limits.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -33,12 +35,7 @@ constexpr int kMaxArrayDepth = 4;                     // arrays of arrays
 constexpr std::size_t kStoredArray = 1 << 17;         // integer arrays kept (per-layer values); longer ones keep their count
 constexpr i64 kChunk = 1 << 20;                       // read buffer
 
-constexpr i64 kMaxLayers = 100000;
-constexpr i64 kMaxHeads = 1 << 20;
-constexpr i64 kMaxDim = 1 << 24;
-constexpr i64 kMaxVocab = 1LL << 31;
-constexpr i64 kMaxTokens = 1LL << 40;
-constexpr i64 kMaxExperts = 1 << 16;
+using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 
 const char* const kFixTruncated = "the file is incomplete; download it again";
 const char* const kFixCorrupt = "the file is corrupt or not a GGUF model";

@@ -2,6 +2,8 @@
 // module shapes it mirrors; keys are read strictly (type and range checked, errors name the path).
 #include "kvplan/io/hf_config.hpp"
 
+#include "kvplan/io/limits.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -13,12 +15,7 @@ namespace kvplan::io {
 
 namespace {
 
-constexpr i64 kMaxLayers = 100000;
-constexpr i64 kMaxHeads = 1 << 20;
-constexpr i64 kMaxDim = 1 << 24;
-constexpr i64 kMaxVocab = 1LL << 31;
-constexpr i64 kMaxTokens = 1LL << 40;
-constexpr i64 kMaxExperts = 1 << 16;
+using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
