@@ -10,4 +10,4 @@ cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVPLAN_CUDA=ON 
 cmake --build build/device --target kvplan kvplan_gpu_tests >&2
 mkdir -p build/device/lib
 for lib in $(ldd build/device/kvplan | awk '/yaml-cpp|libcudart/ {print $3}'); do cp -L "$lib" build/device/lib/; done
-du -sh build/device/kvplan build/device/tests/kvplan_tests build/device/lib
+du -sh build/device/kvplan build/device/tests/kvplan_gpu_tests build/device/lib
