@@ -173,8 +173,6 @@ void run_calibrate(const CalibrateArgs& a, Globals& g) {
   }
   if (groups.empty()) throw InputError(a.input, "/results/cases: no cases", "run kvplan probe with at least two sizes");
   const std::string backend = j["inputs"].value("backend", "?");
-  const double datasheet = backend == "cuda" && j["inputs"].contains("gpu") ? 0 : 0;
-  (void)datasheet;
   ojson fits = ojson::array();
   double eff_sum = 0, t0_sum = 0;
   int n_fit = 0;

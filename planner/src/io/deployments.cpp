@@ -116,7 +116,7 @@ struct Node {
 
   std::string at(const std::string& key) const { return doc.at(path + "/" + key); }
   [[noreturn]] void fail(const std::string& key, const std::string& what, const std::string& fix = {}) const {
-    throw InputError(at(key), (doc.yaml ? "" : std::string()) + what, fix);
+    throw InputError(at(key), what, fix);
   }
   bool has(const std::string& key) const { return j.is_object() && j.contains(key) && !j[key].is_null(); }
 
@@ -254,10 +254,7 @@ std::vector<DeploymentDoc> read_deployment_file(const std::string& path) {
   if (!doc.root.is_object()) throw InputError(doc.at(""), "expected a mapping with 'deployments:' at the top", "see docs/deployment-files.md");
   if (doc.root.contains("deployments")) {
     root.only({"version", "deployments"});
-    if (root.has("version")) {
-      const auto v = root.count("version", 1, 1);
-      (void)v;
-    }
+    (void)root.count("version", 1, 1);  // only format version 1 exists: checks the value when given
     const json& list = doc.root["deployments"];
     if (!list.is_array() || list.empty())
       root.fail("deployments", "deployments: expected a non-empty list, got " + (list.is_array() ? std::string("an empty list") : describe_value(list)),
