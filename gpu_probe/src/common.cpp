@@ -45,6 +45,32 @@ void check_supported(const PoolSpec& s) {
   if (s.num_q_heads / s.num_kv_heads > 64) throw InputError("probe shape", "more than 64 query heads per KV head", "supported GQA groups: 1 to 64");
 }
 
+// ---- timing statistics ----
+double relative_stdev(const std::vector<double>& s) {
+  if (s.empty()) return 0;
+  double mean = 0, var = 0;
+  for (double x : s) mean += x;
+  mean /= static_cast<double>(s.size());
+  for (double x : s) var += (x - mean) * (x - mean);
+  return mean > 0 ? std::sqrt(var / static_cast<double>(s.size())) / mean : 0;
+}
+
+TimingStats summarise_timings(std::vector<double> s) {
+  TimingStats t;
+  if (s.empty()) return t;
+  t.repeats = static_cast<int>(s.size());
+  double mean = 0;
+  for (double x : s) mean += x;
+  t.mean_s = mean / static_cast<double>(s.size());
+  t.rel_stdev = relative_stdev(s);
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  t.median_s = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  t.min_s = s.front();
+  t.max_s = s.back();
+  return t;
+}
+
 // ---- conversions ----
 std::uint16_t to_bf16(float x) {
   std::uint32_t u;

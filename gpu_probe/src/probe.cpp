@@ -249,19 +249,7 @@ ProbeResult run_probe(Backend& b, const ProbeOptions& o, const std::function<voi
     }
     r.live.blocks_reused = alloc.reused();
     r.live.internal_fragmentation = r.live.steps > 0 ? frag_sum / r.live.steps : 0;
-    if (!step_times.empty()) {
-      std::sort(step_times.begin(), step_times.end());
-      r.live.step_timing.repeats = static_cast<int>(step_times.size());
-      r.live.step_timing.median_s = step_times[step_times.size() / 2];
-      r.live.step_timing.min_s = step_times.front();
-      r.live.step_timing.max_s = step_times.back();
-      double mean = 0, var = 0;
-      for (double x : step_times) mean += x;
-      mean /= static_cast<double>(step_times.size());
-      for (double x : step_times) var += (x - mean) * (x - mean);
-      r.live.step_timing.mean_s = mean;
-      r.live.step_timing.rel_stdev = std::sqrt(var / static_cast<double>(step_times.size())) / mean;
-    }
+    r.live.step_timing = summarise_timings(std::move(step_times));
     b.release_all();
   }
 

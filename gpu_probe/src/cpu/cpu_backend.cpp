@@ -51,30 +51,10 @@ TimingStats time_repeats(const std::function<void()>& run, const std::function<v
     const auto t0 = clk::now();
     run();
     s.push_back(std::chrono::duration<double>(clk::now() - t0).count());
-    if (s.size() >= 5) {
-      double mean = 0, var = 0;
-      for (double x : s) mean += x;
-      mean /= static_cast<double>(s.size());
-      for (double x : s) var += (x - mean) * (x - mean);
-      const double rsd = std::sqrt(var / static_cast<double>(s.size())) / mean;
-      if (rsd < 0.02) break;
-    }
+    if (s.size() >= 5 && relative_stdev(s) < 0.02) break;
     if (std::chrono::duration<double>(clk::now() - start).count() > max_seconds && s.size() >= 3) break;
   }
-  TimingStats t;
-  std::vector<double> sorted = s;
-  std::sort(sorted.begin(), sorted.end());
-  t.repeats = static_cast<int>(s.size());
-  t.median_s = sorted[sorted.size() / 2];
-  t.min_s = sorted.front();
-  t.max_s = sorted.back();
-  double mean = 0, var = 0;
-  for (double x : s) mean += x;
-  mean /= static_cast<double>(s.size());
-  for (double x : s) var += (x - mean) * (x - mean);
-  t.mean_s = mean;
-  t.rel_stdev = std::sqrt(var / static_cast<double>(s.size())) / mean;
-  return t;
+  return summarise_timings(std::move(s));
 }
 
 class CpuBackend final : public Backend {

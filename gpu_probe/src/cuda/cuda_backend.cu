@@ -162,34 +162,6 @@ struct EventPair {
   }
 };
 
-TimingStats summarise(std::vector<double> s) {
-  TimingStats t;
-  if (s.empty()) return t;
-  t.repeats = static_cast<int>(s.size());
-  double mean = 0;
-  for (double x : s) mean += x;
-  mean /= static_cast<double>(s.size());
-  double var = 0;
-  for (double x : s) var += (x - mean) * (x - mean);
-  var /= static_cast<double>(s.size());
-  std::sort(s.begin(), s.end());
-  const size_t n = s.size();
-  t.median_s = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-  t.mean_s = mean;
-  t.min_s = s.front();
-  t.max_s = s.back();
-  t.rel_stdev = mean > 0 ? std::sqrt(var) / mean : 0;
-  return t;
-}
-
-double rel_stdev(const std::vector<double>& s) {
-  double mean = 0, var = 0;
-  for (double x : s) mean += x;
-  mean /= static_cast<double>(s.size());
-  for (double x : s) var += (x - mean) * (x - mean);
-  return mean > 0 ? std::sqrt(var / static_cast<double>(s.size())) / mean : 0;
-}
-
 kk::KvDtype kernel_dtype(CacheDtype d) {
   switch (d) {
     case CacheDtype::bf16: return kk::KvDtype::bf16;
@@ -595,11 +567,11 @@ class CudaBackend final : public Backend {
     const auto start = clk::now();
     for (;;) {
       samples.push_back(once());
-      if (static_cast<int>(samples.size()) >= kMinRepeats && rel_stdev(samples) < kTargetRelStdev) break;
+      if (static_cast<int>(samples.size()) >= kMinRepeats && relative_stdev(samples) < kTargetRelStdev) break;
       if (std::chrono::duration<double>(clk::now() - start).count() >= max_seconds) break;
       if (static_cast<int>(samples.size()) >= kMaxRepeats) break;
     }
-    return summarise(std::move(samples));
+    return summarise_timings(std::move(samples));
   }
 
   DeviceInfo info_;

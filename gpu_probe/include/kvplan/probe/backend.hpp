@@ -63,6 +63,12 @@ struct TimingStats {
   int repeats = 0;
 };
 
+/// Statistics of repeated timings: median (the mean of the middle two for an even count), mean,
+/// min, max and the relative standard deviation (population). Shared by every backend and the probe.
+TimingStats summarise_timings(std::vector<double> seconds);
+/// Relative standard deviation of `seconds` (0 for an empty or zero-mean sample): the stop rule of repeats.
+double relative_stdev(const std::vector<double>& seconds);
+
 /// Scales of an fp8 cache (per tensor); ignored for bf16/f16.
 struct Fp8Scales {
   float k = 1.0f, v = 1.0f;
