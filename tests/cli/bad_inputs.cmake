@@ -73,7 +73,7 @@ kvplan_cli_test(bad_deploy_model_missing_json EXIT 2 STDOUT_EMPTY ARGS check ${B
 kvplan_cli_test(fuzz_hf_config_number_overflow EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json --context 1k
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/hf_config-number-overflow.json: invalid JSON (number overflow parsing '1e3333333333333333333333333333333333333333333333333333333333333333333333333333333333333')<SEMI> fix the value")
 kvplan_cli_test(fuzz_deployments_recursive_alias EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml
-  STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml: more than 20000 YAML nodes (an alias bomb?)<SEMI> write the deployments out plainly")
+  STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/deployments-recursive-alias.yaml: more than 20000 YAML nodes (an alias bomb?)<SEMI> write the document out plainly")
 # extreme sizes: an overflow error naming the operation, never a wrapped number
 kvplan_cli_test(extreme_context_concurrency EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --context 1000000000000 --concurrency 1000000000 --allow-long-context --max-model-len 1000000000000
   STDERR "kvplan: error: arithmetic: pool units needed: 1000000000 * 62500000000 overflows 64-bit bytes<SEMI> the inputs describe more bytes than 2^63<SEMI> reduce context, concurrency or sizes")

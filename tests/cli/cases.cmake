@@ -83,7 +83,7 @@ kvplan_cli_test(check_gpus_mismatch EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/gpus-m
 kvplan_cli_test(check_duplicate_name EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/duplicate-name.yaml
   STDERR "kvplan: error: ${DEP}/duplicate-name.yaml:4:5: deployment name 'a' is used twice (first at ${DEP}/duplicate-name.yaml:2:5); give each deployment its own name")
 kvplan_cli_test(check_alias_bomb EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/alias-bomb.yaml
-  STDERR "kvplan: error: ${DEP}/alias-bomb.yaml: more than 20000 YAML nodes (an alias bomb?); write the deployments out plainly")
+  STDERR "kvplan: error: ${DEP}/alias-bomb.yaml: more than 20000 YAML nodes (an alias bomb?); write the document out plainly")
 kvplan_cli_test(check_missing_output_dir EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/pass.yaml --junit /nonexistent-kvplan-dir/x.xml
   STDERR "kvplan: error: --junit: folder '/nonexistent-kvplan-dir' does not exist; create it or write elsewhere")
 kvplan_cli_test(check_missing_file EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/no-such-file.yaml

@@ -1,0 +1,203 @@
+// YAML/JSON documents with source locations (see yaml_doc.hpp).
+#include "kvplan/io/yaml_doc.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvplan/core/suggest.hpp"
+
+namespace kvplan::io {
+
+namespace {
+
+constexpr size_t kMaxNodes = 20000;  // alias bombs expand past this (100 deployments of 50 keys are 5,000)
+constexpr int kMaxDepth = 64;
+
+json yaml_scalar(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return s;  // quoted: always a string
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  const bool neg = s[0] == '-';
+  const std::string digits = neg || s[0] == '+' ? s.substr(1) : s;
+  if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (digits.size() <= 18) return (neg ? -1 : 1) * std::stoll(digits);
+    return s;  // too large: left as text, rejected by the typed reader with its value shown
+  }
+  if (s == ".nan" || s == ".NaN") return "NaN";
+  if (s == ".inf" || s == ".Inf") return "Infinity";
+  if (s.find_first_not_of("0123456789+-.eE") == std::string::npos) {
+    try {
+      size_t used = 0;
+      const double d = std::stod(s, &used);
+      if (used == s.size()) return d;
+    } catch (const std::exception&) {
+    }
+  }
+  return s;
+}
+
+void yaml_to_json(const YAML::Node& n, json& out, const std::string& path, LocatedDoc& doc, size_t& nodes, int depth) {
+  if (++nodes > kMaxNodes)
+    throw InputError(doc.file, "more than " + std::to_string(kMaxNodes) + " YAML nodes (an alias bomb?)", "write the document out plainly");
+  if (depth > kMaxDepth) throw InputError(doc.at(path), "nesting deeper than " + std::to_string(kMaxDepth) + " levels", "flatten the document");
+  const auto m = n.Mark();
+  doc.where[path] = doc.file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: out = nullptr; return;
+    case YAML::NodeType::Scalar: out = yaml_scalar(n); return;
+    case YAML::NodeType::Sequence: {
+      out = json::array();
+      size_t i = 0;
+      for (const auto& item : n) {
+        json v;
+        yaml_to_json(item, v, path + "/" + std::to_string(i++), doc, nodes, depth + 1);
+        out.push_back(std::move(v));
+      }
+      return;
+    }
+    case YAML::NodeType::Map: {
+      out = json::object();
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar()) throw InputError(doc.at(path), "mapping keys must be plain names");
+        const std::string key = kv.first.Scalar();
+        json v;
+        yaml_to_json(kv.second, v, path + "/" + pointer_token(key), doc, nodes, depth + 1);
+        out[key] = std::move(v);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string pointer_token(const std::string& key) {
+  if (key.find_first_of("~/") == std::string::npos) return key;
+  std::string t;
+  for (char c : key) {
+    if (c == '~') t += "~0";
+    else if (c == '/') t += "~1";
+    else t += c;
+  }
+  return t;
+}
+
+std::string LocatedDoc::at(const std::string& path) const {
+  if (auto it = where.find(path); it != where.end()) return it->second;
+  if (path.size() > 80) return file + ": " + path.substr(0, 77) + "...";
+  return file + ": " + (path.empty() ? "/" : path);
+}
+
+std::vector<LocatedDoc> parse_documents(const std::string& text, const std::string& file, bool yaml, bool all) {
+  std::vector<LocatedDoc> out;
+  if (!yaml) {
+    LocatedDoc d;
+    d.file = file;
+    d.root = parse_json_text(text, file);
+    out.push_back(std::move(d));
+    return out;
+  }
+  try {
+    std::vector<YAML::Node> nodes;
+    if (all) nodes = YAML::LoadAll(text);
+    else nodes.push_back(YAML::Load(text));
+    size_t count = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      LocatedDoc d;
+      d.file = file;
+      d.yaml = true;
+      d.index = static_cast<int>(i);
+      yaml_to_json(nodes[i], d.root, "", d, count, 0);
+      if (all && d.root.is_null()) continue;  // "---" followed by nothing
+      out.push_back(std::move(d));
+    }
+  } catch (const YAML::Exception& e) {
+    throw InputError(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
+                     "invalid YAML (" + e.msg + ")", "fix the YAML syntax");
+  }
+  if (out.empty() && !all) {
+    LocatedDoc d;
+    d.file = file;
+    d.yaml = true;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<LocatedDoc> load_documents(const std::string& path, bool all, std::int64_t max_bytes) {
+  const std::string text = read_text_file(path, max_bytes);
+  const bool yaml = path.size() > 4 && (path.ends_with(".yaml") || path.ends_with(".yml"));
+  return parse_documents(text, path, yaml, all);
+}
+
+void DocNode::fail(const std::string& key, const std::string& what, const std::string& fix) const {
+  throw InputError(at(key), what, fix);
+}
+
+void DocNode::only(const std::vector<std::string>& keys) const {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(keys.begin(), keys.end(), it.key()) != keys.end()) continue;
+    const auto s = closest(it.key(), keys);
+    std::string all;
+    for (const auto& k : keys) all += (all.empty() ? "" : ", ") + k;
+    fail(it.key(), "unknown key '" + it.key() + "'", s ? "did you mean '" + *s + "'?" : "known keys: " + all);
+  }
+}
+
+std::string DocNode::str(const std::string& key, bool required) const {
+  if (!has(key)) {
+    if (required) throw InputError(here(), "missing '" + key + "'", "add " + key + ":");
+    return {};
+  }
+  if (!j[key].is_string()) fail(key, key + ": expected a string, got " + describe_value(j[key]));
+  return j[key].get<std::string>();
+}
+
+std::optional<i64> DocNode::count(const std::string& key, i64 lo, i64 hi) const {
+  if (!has(key)) return std::nullopt;
+  const json& v = j[key];
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  if (!v.is_number_integer() && !v.is_number_unsigned()) fail(key, key + ": expected an integer in " + range + ", got " + describe_value(v));
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+    fail(key, key + ": expected an integer in " + range + ", got " + v.dump());
+  const i64 x = v.get<i64>();
+  if (x < lo || x > hi) fail(key, key + ": expected an integer in " + range + ", got " + std::to_string(x));
+  return x;
+}
+
+std::optional<double> DocNode::number(const std::string& key, double lo, double hi) const {
+  if (!has(key)) return std::nullopt;
+  const json& v = j[key];
+  const std::string range = "[" + json(lo).dump() + ", " + json(hi).dump() + "]";
+  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(key, key + ": expected a number in " + range + ", got " + describe_value(v));
+  const double x = v.get<double>();
+  if (x < lo || x > hi) fail(key, key + ": expected a number in " + range + ", got " + v.dump());
+  return x;
+}
+
+std::optional<bool> DocNode::boolean(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  if (!j[key].is_boolean()) fail(key, key + ": expected true or false, got " + describe_value(j[key]));
+  return j[key].get<bool>();
+}
+
+std::optional<DocNode> DocNode::object(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  if (!j[key].is_object()) fail(key, key + ": expected a mapping, got " + describe_value(j[key]));
+  return child(key);
+}
+
+std::string DocNode::scalar_text(const std::string& key) const {
+  const json& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number()) return v.dump();
+  fail(key, key + ": expected a scalar value, got " + describe_value(v));
+}
+
+}  // namespace kvplan::io
