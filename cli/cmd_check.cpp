@@ -11,6 +11,10 @@
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/cmdline.hpp"
 #include "kvplan/io/deployments.hpp"
+#include "kvplan/io/manifests.hpp"
+#include "kvplan/io/yaml_doc.hpp"
+
+#include <filesystem>
 #include "output.hpp"
 #include "report_build.hpp"
 #include "version.hpp"
@@ -21,6 +25,7 @@ namespace {
 
 struct CheckArgs {
   std::vector<std::string> files;
+  std::vector<std::string> set;
   OutputFiles out;
   bool strict = false;
   std::string format = "table";
@@ -54,96 +59,112 @@ std::string pct(double f) {
   return b;
 }
 
-// Builds the argv a `kvplan plan` command line would have and parses it with the same options.
-Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profiles, std::vector<std::string>& warnings,
-                       std::shared_ptr<DeployArgs>& args) {
-  args = std::make_shared<DeployArgs>();
-  CLI::App sub{"deployment"};
-  add_deploy_options(&sub, *args);
-  std::vector<std::string> known;
-  std::vector<CLI::App*> apps = sub.get_subcommands([](CLI::App*) { return true; });  // option groups
-  apps.push_back(&sub);
-  for (CLI::App* ap : apps)
-    for (const CLI::Option* o : ap->get_options())
-      for (const auto& l : o->get_lnames()) known.push_back("--" + l);
-
-  std::string engine = doc.engine, model = doc.model;
-  std::vector<std::pair<std::string, std::string>> settings;
-  std::map<std::string, std::string> where = doc.setting_where;
-  if (!doc.command.empty()) {
-    const io::EngineCommand cmd = io::parse_engine_command(doc.command, doc.engine, doc.command_where);
-    if (!engine.empty() && parse_engine(engine) && parse_engine(engine) != parse_engine(cmd.engine))
-      throw InputError(doc.command_where, "the command is a " + cmd.engine + " command but engine is '" + engine + "'",
-                       "drop engine: or make them agree");
-    engine = cmd.engine;
-    if (model.empty()) model = cmd.model;
-    for (const auto& w : cmd.warnings) warnings.push_back(w);
-    for (const auto& s : cmd.settings) {
-      settings.push_back(s);
-      where.emplace(s.first, doc.command_where);
-    }
-  }
-  if (model.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
-  for (const auto& s : doc.settings) {
-    if (std::find(known.begin(), known.end(), s.first) == known.end() || s.first == "--context" || s.first == "--concurrency") {
-      const auto sug = closest(s.first, known);
-      throw InputError(doc.setting_where.at(s.first), "unknown setting '" + s.first.substr(2) + "'",
-                       sug ? "did you mean '" + sug->substr(2) + "'? (the flags of kvplan plan --help)" : "use the flags of kvplan plan --help");
-    }
-    settings.push_back(s);  // explicit settings override the command's
-  }
-  std::vector<std::string> argv = {model};
-  if (!doc.gpu.empty()) argv.insert(argv.end(), {"--gpu", doc.gpu});
-  if (!engine.empty()) argv.insert(argv.end(), {"--engine", engine});
-  std::map<std::string, std::string> last;
-  for (const auto& [flag, value] : settings) last[flag] = value;
-  for (const auto& [flag, value] : last) {
-    const CLI::Option* o = sub.get_option_no_throw(flag);
-    if (o && o->get_expected_min() == 0) {  // a flag: true sets it, false leaves it off
-      if (value == "true" || value == "1") argv.push_back(flag);
-      else if (value != "false" && value != "0")
-        throw InputError(where[flag], flag.substr(2) + ": expected true or false, got '" + value + "'");
-      continue;
-    }
-    argv.insert(argv.end(), {flag, value});
-  }
-  auto add = [&](const char* flag, const std::optional<i64>& v) {
-    if (v) argv.insert(argv.end(), {flag, std::to_string(*v)});
+// The deployment a file describes: its command first, then its fields and settings: (which override
+// the command), its traffic, and the run's --set values.
+Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profiles, const std::vector<std::string>& set) {
+  DeploymentSource src;
+  src.command = doc.command;
+  src.command_where = doc.command_where;
+  src.engine_hint = doc.engine;
+  src.version_hint = doc.engine_version;
+  src.variables = doc.variables;
+  src.set_hint = "settings:";
+  src.base_dir = std::filesystem::path(doc.file).parent_path().string();
+  auto field = [&](const char* key, const std::string& value, const std::string& yaml_key) {
+    if (value.empty()) return;
+    const auto it = doc.field_where.find(yaml_key);
+    src.settings.emplace_back(key, value, io::Origin{io::Origin::Kind::file, it != doc.field_where.end() ? it->second : doc.where, yaml_key});
   };
-  add("--prompt-tokens", doc.prompt_tokens);
-  add("--output-tokens", doc.output_tokens);
-  add("--context", doc.context);
-  add("--concurrency", doc.concurrency);
-  add("--shared-prefix", doc.shared_prefix);
-  std::vector<std::string> rev(argv.rbegin(), argv.rend());
-  try {
-    sub.parse(rev);
-  } catch (const CLI::ParseError& e) {
-    throw InputError(doc.where, std::string("deployment '") + doc.name + "': " + e.what(), "check the settings");
+  if (doc.command.empty() && doc.engine.empty() && !doc.engine_version.empty())
+    throw InputError(doc.where, "engine_version without an engine", "add engine:");
+  if (!doc.command.empty() || !doc.engine.empty()) field("engine", doc.engine, "engine");
+  if (doc.command.empty()) field("engine_version", doc.engine_version, "engine_version");
+  field("model", doc.model, "model");
+  field("gpu", doc.gpu, "gpu");
+  src.env = doc.env;
+  src.env_where = doc.env_where;
+  for (const auto& st : doc.settings) src.settings.emplace_back(st.key, st.value, io::Origin{io::Origin::Kind::file, st.where, st.written});
+  auto traffic = [&](const char* key, const std::optional<i64>& v) {
+    if (!v) return;
+    const auto it = doc.field_where.find(std::string("traffic.") + key);
+    src.settings.emplace_back(key, std::to_string(*v), io::Origin{io::Origin::Kind::file, it != doc.field_where.end() ? it->second : doc.where, key});
+  };
+  traffic("prompt_tokens", doc.prompt_tokens);
+  traffic("output_tokens", doc.output_tokens);
+  traffic("context", doc.context);
+  traffic("concurrency", doc.concurrency);
+  traffic("shared_prefix", doc.shared_prefix);
+  for (const std::string& kv : set) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set", "'" + kv + "' is not KEY=VALUE", "write --set max-model-len=8192 or --set MAX_SEQ_LEN=8192");
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    if (const auto* def = io::find_setting(key)) src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
+    else src.variables[key] = value;
   }
-  try {
-    Deployment d = resolve_deployment(*args, &sub, profiles);
-    if (doc.gpus && *doc.gpus != d.spec.parallel.gpus())
-      throw InputError(doc.where, "gpus: " + std::to_string(*doc.gpus) + " but the layout uses " + std::to_string(d.spec.parallel.gpus()) +
-                                      " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " + std::to_string(d.spec.parallel.pp) +
-                                      " x data " + std::to_string(d.spec.parallel.dp) + ")",
-                       "make gpus equal the product, or set the parallel sizes");
-    return d;
-  } catch (const OverflowError&) {
-    throw;
-  } catch (const InputError& e) {
-    if (e.where().find(doc.file) == 0) throw;
-    throw InputError(doc.where, "deployment '" + doc.name + "': " + std::string(e.what()));
-  }
+  if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
+  Deployment d = resolve_source(src, profiles);
+  if (doc.model.empty() && d.command.model.empty() && !d.bag.has("model"))
+    throw InputError(doc.where, "no model: the command names none", "add model:");
+  for (const auto& w : doc.warnings) d.warnings.push_back(w);
+  if (doc.gpus && *doc.gpus != d.spec.parallel.gpus() && doc.gpus_soft) {
+    d.warnings.push_back("the manifest gives " + std::to_string(*doc.gpus) + " GPU(s) per pod but the layout uses " +
+                         std::to_string(d.spec.parallel.gpus()) + " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " +
+                         std::to_string(d.spec.parallel.pp) + " x data " + std::to_string(d.spec.parallel.dp) + ")");
+  } else if (doc.gpus && *doc.gpus != d.spec.parallel.gpus())
+    throw InputError(doc.where, "gpus: " + std::to_string(*doc.gpus) + " but the layout uses " + std::to_string(d.spec.parallel.gpus()) +
+                                    " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " + std::to_string(d.spec.parallel.pp) +
+                                    " x data " + std::to_string(d.spec.parallel.dp) + ")",
+                     "make gpus equal the product, or set the parallel sizes");
+  return d;
 }
 
-Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, bool strict) {
+// Deployment docs from a file: kvplan's own format, or the engine containers of manifests.
+std::vector<io::DeploymentDoc> read_any(const std::string& path) {
+  const bool yaml = path.ends_with(".yaml") || path.ends_with(".yml");
+  if (!yaml) return io::read_deployment_file(path);
+  const auto docs = io::load_documents(path, true);
+  if (docs.empty() || io::classify_document(docs.front()) == io::DocKind::deployment_file || io::classify_document(docs.front()) == io::DocKind::unknown)
+    return io::read_deployment_file(path);
+  std::vector<io::DeploymentDoc> out;
+  for (const io::ManifestDeployment& m : io::read_manifests(docs)) {
+    io::DeploymentDoc d;
+    d.name = m.name;
+    d.file = path;
+    d.where = m.where;
+    d.command = m.argv;
+    d.command_where = m.argv_where.empty() ? m.where : m.argv_where;
+    d.engine = m.engine_hint;
+    if (m.image.size()) {
+      // the image tag names the engine version (vllm/vllm-openai:v0.11.0); `latest` is the newest kvplan knows
+      const auto colon = m.image.find_last_of(':');
+      if (colon != std::string::npos && m.image.find('/', colon) == std::string::npos) {
+        std::string tag = m.image.substr(colon + 1);
+        if (tag == "latest") d.warnings.push_back("image " + m.image + ": 'latest' read as the newest engine version kvplan knows");
+      }
+    }
+    d.model = m.model;
+    d.env = std::vector<std::pair<std::string, std::string>>(m.env.begin(), m.env.end());
+    d.env_where = m.where;
+    if (!m.gpu_product.empty()) d.gpu = m.gpu_product;
+    if (m.gpu_count) {
+      d.gpus = m.gpu_count;
+      d.gpus_soft = true;
+    }
+    for (const auto& w : m.warnings) d.warnings.push_back(w);
+    if (d.command.empty() && d.engine.empty()) continue;
+    out.push_back(std::move(d));
+  }
+  if (out.empty()) throw InputError(path, "no engine container found", "kvplan reads containers that run vLLM, SGLang, llama-server or trtllm-serve");
+  return out;
+}
+
+Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, bool strict, const std::vector<std::string>& set) {
   Evaluated ev;
   ev.doc = doc;
-  std::shared_ptr<DeployArgs> args;
-  ev.d = resolve_doc(doc, profiles, ev.warnings, args);
+  ev.d = resolve_doc(doc, profiles, set);
   const Deployment& d = ev.d;
-  for (const auto& w : d.model.spec.warnings) ev.warnings.push_back(w);
+  for (const auto& w : d.warnings) ev.warnings.push_back(w);
   const Planner p(d.spec);
   const EngineReport& r = p.engine();
   const i64 unit = std::max<i64>(p.unit_bytes(), 1);
@@ -159,8 +180,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     if (!q.pass && r.estimated_max_model_len > 0) {
       q.suggestion = "max-model-len " + std::to_string(r.estimated_max_model_len) + " starts";
     } else if (!q.pass) {
-      const auto search = fewest_gpus([&](const Parallel& par) { return Planner(respec(d, *args, d.spec.gpu, par, std::nullopt)); },
-                                      d.model.spec, std::max<i64>(p.max_len(), 1), 1, 0, 64, 8);
+      const auto search = fewest_gpus([&](const Parallel& par) { return plan_variant(d, par); }, d.spec.model,
+                                      std::max<i64>(p.max_len(), 1), 1, 0, 64, 8);
       q.suggestion = search.found ? std::to_string(search.parallel.gpus()) + " x " + d.spec.gpu.id + " (TP " + std::to_string(search.parallel.tp) +
                                         ", PP " + std::to_string(search.parallel.pp) + ") would start"
                                   : "no layout of up to 64 " + d.spec.gpu.id + " starts; a smaller weight format";
@@ -270,7 +291,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
                     {"detail", q.detail}, {"suggestion", q.suggestion.empty() ? ojson(nullptr) : ojson(q.suggestion)}});
   ev.plan = {{"name", doc.name}, {"file", doc.file}, {"where", doc.where}, {"pass", ev.pass}, {"requirements", reqs},
              {"inputs", deployment_inputs_json(d)}, {"engine", engine_json(p)}, {"budget", budget_json(p)}, {"warnings", ev.warnings}};
-  ev.section = build_section(d, p, doc.name + ": " + d.model.spec.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id);
+  ev.section = build_section(d, p, doc.name + ": " + d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id);
   ev.section.status = ev.pass ? "PASS" : "FAIL";
   Table t;
   t.title = "requirements";
@@ -336,7 +357,7 @@ std::string markdown(const std::vector<Evaluated>& evs) {
     std::string fails;
     for (const auto& q : e.reqs)
       if (!q.pass) fails += (fails.empty() ? "" : "; ") + q.name + ": " + q.actual + (q.suggestion.empty() ? "" : " — " + q.suggestion);
-    s.rows.push_back({e.doc.name, e.pass ? "✅ PASS" : "❌ FAIL", e.d.model.spec.id,
+    s.rows.push_back({e.doc.name, e.pass ? "✅ PASS" : "❌ FAIL", e.d.spec.model.id,
                       std::to_string(e.d.spec.parallel.gpus()) + " x " + e.d.spec.gpu.id, engine_name(e.d.spec.engine.kind), fails});
   }
   o << render(s, Format::md) << "\n";
@@ -358,9 +379,18 @@ void run_check(const CheckArgs& a, Globals& g) {
   const auto profiles = io::Profiles::load(g.profiles_dir);
   std::vector<io::DeploymentDoc> docs;
   for (const auto& f : a.files)
-    for (auto& d : io::read_deployment_file(f)) docs.push_back(std::move(d));
+    for (auto& d : read_any(f)) docs.push_back(std::move(d));
+  if (!g.pasted.empty()) {
+    io::DeploymentDoc d;
+    d.name = "command";
+    d.file = "command";
+    d.where = d.command_where = "command";
+    d.command = g.pasted;
+    docs.push_back(std::move(d));
+  }
+  if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
   std::vector<Evaluated> evs;
-  for (const auto& doc : docs) evs.push_back(evaluate(doc, profiles, a.strict));
+  for (const auto& doc : docs) evs.push_back(evaluate(doc, profiles, a.strict, a.set));
   bool all = true;
   for (const auto& e : evs) {
     all = all && e.pass;
@@ -402,7 +432,10 @@ void register_check(CLI::App& app, Globals& g) {
   auto a = std::make_shared<CheckArgs>();
   auto* c = app.add_subcommand("check", "CI gate: check deployment files (YAML/JSON) against their requirements "
                                         "(exit 0 all pass, 1 any fail, 2 invalid file, 3 runtime failure)");
-  c->add_option("FILE", a->files, "Deployment files (.yaml, .yml or .json)")->required();
+  c->add_option("FILE", a->files,
+                "Deployment files (.yaml, .yml or .json), Kubernetes manifests (Deployment, StatefulSet, LeaderWorkerSet, KServe, KubeAI), "
+                "vLLM production-stack Helm values or docker compose files; or an engine command after --");
+  c->add_option("--set", a->set, "KEY=VALUE for every deployment: a setting (max-model-len=8192) or a variable the commands use (MAX_SEQ_LEN=8192)");
   a->out.add_options(c, true);
   c->add_flag("--strict", a->strict, "Warnings (model_type fallback, model not in the local cache, unexpanded variables) fail the check");
   c->add_option("--format", a->format, "stdout: table | md | csv | json")->capture_default_str();

@@ -21,13 +21,15 @@ struct FitArgs {
   std::string format = "table";
 };
 
-void run_fit(const FitArgs& a, const CLI::App* app, Globals& g) {
+void run_fit(const FitArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   const auto profiles = io::Profiles::load(g.profiles_dir);
-  const Deployment d = resolve_deployment(a.d, app, profiles);
-  for (const auto& w : d.model.spec.warnings) warn(w);
-  const bool have_ctx = !a.d.context.empty() || !a.d.prompt_tokens.empty() || !a.d.output_tokens.empty();
-  const bool have_conc = !a.d.concurrency.empty();
+  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
+  for (const auto& w : d.warnings) warn(w);
+  const auto strict = strict_failures(d, a.d.strict);
+  for (const auto& s : strict) warn("--strict: " + s);
+  const bool have_ctx = d.bag.has("context") || d.bag.has("prompt_tokens") || d.bag.has("output_tokens");
+  const bool have_conc = d.bag.has("concurrency");
   ojson results;
   Table t;
   t.columns = {"question", "answer"};
@@ -37,7 +39,7 @@ void run_fit(const FitArgs& a, const CLI::App* app, Globals& g) {
     const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
     if (max_gpus < 1 || max_tp < 1) throw InputError("--max-gpus", "must be >= 1");
     const auto search = fewest_gpus(
-        [&](const Parallel& par) { return Planner(respec(d, a.d, d.spec.gpu, par, std::nullopt)); }, d.model.spec, d.tokens,
+        [&](const Parallel& par) { return plan_variant(d, par); }, d.spec.model, d.tokens,
         d.concurrency, d.shared_prefix, max_gpus, max_tp);
     ok = search.found;
     results["fewest_gpus"] = {{"found", search.found},
@@ -68,7 +70,7 @@ void run_fit(const FitArgs& a, const CLI::App* app, Globals& g) {
       ok = ok && L > 0;
     }
   }
-  g.exit_code = ok ? 0 : 1;
+  g.exit_code = ok && strict.empty() ? 0 : 1;
   if (fmt == Format::json) {
     std::cout << envelope("kvplan.fit", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2) << "\n";
     return;
@@ -88,7 +90,7 @@ void register_fit(CLI::App& app, Globals& g) {
   c->add_option("--max-gpus", a->max_gpus, "Upper bound of the search")->capture_default_str();
   c->add_option("--max-tp", a->max_tp, "Largest tensor-parallel size (GPUs per node)")->capture_default_str();
   c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
-  c->callback([a, c, &g] { run_fit(*a, c, g); });
+  c->callback([a, &g] { run_fit(*a, g); });
 }
 
 }  // namespace kvplan::cli

@@ -71,19 +71,20 @@ ojson perf_json(const PerfResult& r) {
 
 Report make_report(const Deployment& d, const Planner& p) {
   Report rep;
-  rep.title = "kvplan capacity report: " + d.model.spec.id;
+  rep.title = "kvplan capacity report: " + d.spec.model.id;
   rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
-  rep.sections.push_back(build_section(d, p, d.model.spec.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
+  rep.sections.push_back(build_section(d, p, d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
                                                  " (" + engine_name(d.spec.engine.kind) + ")"));
   return rep;
 }
 
-void run_plan(const PlanArgs& a, const CLI::App* app, Globals& g) {
+void run_plan(const PlanArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   a.out.check();
   const auto profiles = io::Profiles::load(g.profiles_dir);
-  const Deployment d = resolve_deployment(a.d, app, profiles);
-  for (const auto& w : d.model.spec.warnings) warn(w);
+  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
+  for (const auto& w : d.warnings) warn(w);
+  const auto strict = strict_failures(d, a.d.strict);
   const Planner p(d.spec);
   if (!a.out.html.empty() || !a.out.markdown.empty() || a.report_only) {
     const Report rep = make_report(d, p);
@@ -98,7 +99,8 @@ void run_plan(const PlanArgs& a, const CLI::App* app, Globals& g) {
   const i64 max_ctx = p.max_context(d.concurrency, d.shared_prefix);
   const PerfResult perf = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
   const EngineReport& r = p.engine();
-  g.exit_code = c.fits ? 0 : 1;
+  g.exit_code = c.fits && strict.empty() ? 0 : 1;
+  for (const auto& s : strict) warn("--strict: " + s);
 
   ojson fit = {{"fits", c.fits},
                {"limiting_factor", c.limiting},
@@ -114,13 +116,13 @@ void run_plan(const PlanArgs& a, const CLI::App* app, Globals& g) {
   if (fmt == Format::json) {
     ojson results = {{"engine", engine_json(p)}, {"budget", budget_json(p)}, {"fit", fit},
                      {"paging", paging_json(d, p)}, {"performance", perf_json(perf)},
-                     {"critical_pipeline_stage", p.critical_stage()}, {"warnings", d.model.spec.warnings}};
+                     {"critical_pipeline_stage", p.critical_stage()}, {"warnings", d.warnings}};
     std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2) << "\n";
     return;
   }
   const auto& s = d.spec;
   Table b;
-  b.title = d.model.spec.id + " on " + std::to_string(s.parallel.gpus()) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
+  b.title = d.spec.model.id + " on " + std::to_string(s.parallel.gpus()) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
             ", PP " + std::to_string(s.parallel.pp) + ", DP " + std::to_string(s.parallel.dp) + "), " + engine_name(s.engine.kind) +
             ", KV " + std::string(format_info(s.kv.k_format).name) + "/" + std::string(format_info(s.kv.v_format).name) +
             " - budget of the most loaded GPU";
@@ -211,7 +213,7 @@ void register_plan(CLI::App& app, Globals& g) {
   add_deploy_options(c, a->d);
   a->out.add_options(c, false);
   c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
-  c->callback([a, c, &g] { run_plan(*a, c, g); });
+  c->callback([a, &g] { run_plan(*a, g); });
 }
 
 void register_report(CLI::App& app, Globals& g) {
@@ -222,7 +224,7 @@ void register_report(CLI::App& app, Globals& g) {
                                          "--markdown FILE or to stdout");
   add_deploy_options(c, a->d);
   a->out.add_options(c, false);
-  c->callback([a, c, &g] { run_plan(*a, c, g); });
+  c->callback([a, &g] { run_plan(*a, g); });
 }
 
 }  // namespace kvplan::cli

@@ -50,7 +50,7 @@ ojson timing_json(const probe::TimingStats& t) {
 void run_probe_cmd(const ProbeArgs& a, const CLI::App* app, Globals& g) {
   if (!a.output.empty()) io::check_writable(a.output, "--output");
   const auto profiles = io::Profiles::load(g.profiles_dir);
-  const Deployment d = resolve_deployment(a.d, app, profiles);
+  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
   const Planner plan(d.spec);
   // the geometry of one attention layer on the most loaded rank
   const Layer* layer = nullptr;

@@ -1,13 +1,17 @@
 // `kvplan sweep MODEL`: context x concurrency (optionally x GPU x KV dtype x TP) grid; every cell
 // has KV bytes, total bytes per GPU, fits, headroom and the limiting term. Rows are ordered GPU,
-// TP, KV dtype, context, concurrency (the last varies fastest).
+// TP, KV dtype, context, concurrency (the last varies fastest). The grid is validated whole first;
+// then csv, jsonl and json rows are written as they are computed (memory stays flat).
 #include <unistd.h>
 
+#include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
+#include "kvplan/core/format.hpp"
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
 #include "output.hpp"
@@ -22,101 +26,236 @@ struct SweepArgs {
   DeployArgs d;
   std::string format = "table";
   bool perf = false;
+  std::string max_cells = "100000000";
   OutputFiles out;
 };
 
-void run_sweep(SweepArgs a, const CLI::App* app, Globals& g) {
+// Buffered stdout writer: rows are formatted into one buffer flushed every 1 MiB.
+class Out {
+ public:
+  ~Out() { flush(); }
+  Out& operator<<(std::string_view s) {
+    buf_.append(s);
+    if (buf_.size() >= (1u << 20)) flush();
+    return *this;
+  }
+  Out& operator<<(char c) {
+    buf_.push_back(c);
+    return *this;
+  }
+  Out& num(i64 v) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    return *this << std::string_view(b, static_cast<std::size_t>(r.ptr - b));
+  }
+  Out& real(double v) {
+    char b[40];
+    const auto r = std::to_chars(b, b + sizeof b, v, std::chars_format::general, 9);
+    return *this << std::string_view(b, static_cast<std::size_t>(r.ptr - b));
+  }
+  void flush() {
+    if (!buf_.empty()) {
+      std::fwrite(buf_.data(), 1, buf_.size(), stdout);
+      buf_.clear();
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  std::string buf_;
+};
+
+std::string json_str(const std::string& s) { return ojson(s).dump(); }
+
+// Sweep axes that take lists are taken out of the flags: the base deployment is resolved without them.
+struct AxisTexts {
+  std::optional<std::string> gpu, tp, kv, context, concurrency;
+};
+
+AxisTexts take_axes(DeploymentSource& src) {
+  AxisTexts t;
+  std::vector<std::tuple<std::string, std::string, io::Origin>> rest;
+  for (auto& s : src.settings) {
+    const std::string& key = std::get<0>(s);
+    if (key == "gpu") t.gpu = std::get<1>(s);
+    else if (key == "tensor_parallel_size") t.tp = std::get<1>(s);
+    else if (key == "kv_cache_dtype") t.kv = std::get<1>(s);
+    else if (key == "context") t.context = std::get<1>(s);
+    else if (key == "concurrency") t.concurrency = std::get<1>(s);
+    else rest.push_back(s);
+  }
+  src.settings = rest;
+  // the first value of each list resolves the base deployment (so its errors surface as usual)
+  auto first = [](const std::string& list) { return split_names(list).empty() ? list : split_names(list).front(); };
+  if (t.gpu) src.settings.emplace_back("gpu", first(*t.gpu), io::Origin{io::Origin::Kind::flag, "--gpu", "--gpu"});
+  return t;
+}
+
+void run_sweep(const SweepArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   a.out.check();
   const auto profiles = io::Profiles::load(g.profiles_dir);
+  const i64 max_cells = parse_count(a.max_cells, "--max-cells");
+  if (max_cells < 1) throw InputError("--max-cells", "must be >= 1");
+
+  DeploymentSource src = flags_source(a.d, g.pasted);
+  const AxisTexts ax = take_axes(src);
+  const Deployment d = resolve_source(src, profiles);
+  for (const auto& w : d.warnings) warn(w);
+  const auto strict = strict_failures(d, a.d.strict);
+
+  SweepAxes axes;
+  axes.contexts = expand_counts(ax.context.value_or("1k,4k,16k,32k"), "--context", max_cells);
+  axes.concurrencies = expand_counts(ax.concurrency.value_or("1,8,32,128"), "--concurrency", max_cells);
+  for (const auto& name : split_names(ax.gpu.value_or(d.spec.gpu.id)))
+    axes.gpus.push_back(name == d.spec.gpu.id || name == d.bag.text("gpu") ? d.spec.gpu : profiles.gpu(name));
+  axes.tensor_parallel = expand_counts(ax.tp.value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
+  if (ax.kv) {
+    for (const auto& s : split_names(*ax.kv)) {
+      if (s == "auto") {
+        axes.kv_formats.emplace_back(std::nullopt);
+        continue;
+      }
+      const auto f = parse_format(s);
+      if (!f) throw InputError("--kv-dtype", "unknown format '" + s + "'", "use one of auto, " + format_names());
+      axes.kv_formats.emplace_back(*f);
+    }
+    if (axes.kv_formats.empty()) throw InputError("--kv-dtype", "empty list", "give formats such as fp8,auto");
+  }
+  if (axes.cells() > max_cells)
+    throw InputError("--max-cells", "the sweep has " + std::to_string(axes.cells()) + " cells, more than " + std::to_string(max_cells),
+                     "use coarser ranges or raise --max-cells");
+  io::at_origin(d.bag, d.base.engine.kind, [&] { validate_sweep(d.base, axes); });
+
+  // ---- everything is validated: rows may be written from here on ----
   Report rep;
   rep.title = "kvplan sweep";
   rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
-  const std::vector<i64> contexts = expand_counts(a.d.context.empty() ? "1k,4k,16k,32k" : a.d.context, "--context");
-  const std::vector<i64> concs = expand_counts(a.d.concurrency.empty() ? "1,8,32,128" : a.d.concurrency, "--concurrency");
-  const std::vector<std::string> gpus = split_names(a.d.gpu);
-  const std::vector<i64> tps = expand_counts(a.d.tp, "--tensor-parallel-size");
-  std::vector<std::optional<std::string>> dtypes;
-  for (const auto& s : split_names(a.d.model.kv_dtype)) dtypes.emplace_back(s);
-  if (dtypes.empty()) dtypes.emplace_back(std::nullopt);
-  // resolve the first point once for the model and workload flags
-  DeployArgs first = a.d;
-  first.context = std::to_string(contexts.front());
-  first.concurrency = std::to_string(concs.front());
-  first.gpu = gpus.empty() ? "" : gpus.front();
-  first.tp = std::to_string(tps.front());
-  first.model.kv_dtype = dtypes.front().value_or("");
-  const Deployment d = resolve_deployment(first, app, profiles);
-  for (const auto& w : d.model.spec.warnings) warn(w);
-
+  const bool reports = !a.out.html.empty() || !a.out.markdown.empty();
   const bool color = fmt == Format::table && isatty(STDOUT_FILENO);
+  const bool progress = isatty(STDERR_FILENO);
+  const i64 total = axes.cells();
+  const auto start = std::chrono::steady_clock::now();
+  i64 done = 0;
+  bool progress_shown = false;
+
   Table t;
-  t.columns = {"gpu", "tp", "kv_dtype", "context", "concurrency", "kv_bytes", "total_bytes", "fits", "headroom_bytes", "limiting"};
+  t.columns = {"gpu", "tp", "kv_dtype", "context", "concurrency", "kv", "total", "fits", "headroom", "limiting"};
   t.right_align = {false, true, false, true, true, true, true, false, true, false};
   if (a.perf) {
-    t.columns.insert(t.columns.end(), {"tpot_s", "decode_tok_s_per_gpu"});
+    t.columns.insert(t.columns.end(), {"tpot_ms", "decode_tok/s/gpu"});
     t.right_align.insert(t.right_align.end(), {true, true});
   }
-  ojson rows = ojson::array();
-  for (const auto& gname : gpus) {
-    const GpuSpec& gpu = profiles.gpu(gname);
-    for (i64 tp : tps) {
-      Parallel par = d.spec.parallel;
-      par.tp = tp;
-      if (a.d.enable_expert_parallel) par.ep = tp * par.dp;
-      for (const auto& dt : dtypes) {
-        const Planner p(respec(d, a.d, gpu, par, dt));
-        const std::string dtname = std::string(format_info(p.spec().kv.k_format).name);
-        if (!a.out.html.empty() || !a.out.markdown.empty())
-          rep.sections.push_back(build_section(d, p, d.model.spec.id + " on " + gpu.id + ", TP " + std::to_string(tp) + ", KV " + dtname,
-                                               contexts, concs));
-        for (i64 ctx : contexts)
-          for (i64 conc : concs) {
-            const Cell c = p.cell(ctx, conc, d.shared_prefix);
-            std::vector<std::string> row;
-            ojson jr = {{"gpu", gpu.id}, {"tensor_parallel_size", tp}, {"kv_dtype", dtname}, {"context_tokens", ctx},
-                        {"concurrency", conc}, {"kv_bytes", c.kv_bytes}, {"total_bytes", c.total_bytes}, {"fits", c.fits},
-                        {"headroom_bytes", c.headroom_bytes}, {"limiting_factor", c.limiting}};
-            PerfResult pr;
-            if (a.perf) {
-              pr = estimate_perf(p, ctx, 0, conc, d.perf);
-              jr["tpot_s"] = pr.tpot_s;
-              jr["decode_tokens_per_s_per_gpu"] = pr.decode_tokens_per_s_per_gpu;
-            }
-            if (fmt == Format::json) {
-              rows.push_back(std::move(jr));
-              continue;
-            }
-            const bool human = fmt != Format::csv;
-            std::string fits = c.fits ? "yes" : "NO";
-            if (color) fits = c.fits ? "\033[32myes\033[0m" : "\033[31mNO\033[0m";
-            row = {gpu.id, std::to_string(tp), dtname, human ? grouped(ctx) : std::to_string(ctx),
-                   human ? grouped(conc) : std::to_string(conc),
-                   human ? human_bytes(c.kv_bytes) : std::to_string(c.kv_bytes),
-                   human ? human_bytes(c.total_bytes) : std::to_string(c.total_bytes), fits,
-                   human ? human_bytes(c.headroom_bytes) : std::to_string(c.headroom_bytes), c.limiting};
-            if (a.perf) {
-              char b1[32], b2[32];
-              std::snprintf(b1, sizeof b1, "%.6f", pr.tpot_s);
-              std::snprintf(b2, sizeof b2, "%.1f", pr.decode_tokens_per_s_per_gpu);
-              row.insert(row.end(), {b1, b2});
-            }
-            t.rows.push_back(std::move(row));
-          }
-      }
-    }
-  }
-  write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
-  if (fmt == Format::json) {
+  Out o;
+  if (fmt == Format::csv) {
+    o << "gpu,tensor_parallel_size,kv_dtype,context_tokens,concurrency,kv_bytes,total_bytes,fits,headroom_bytes,limiting_factor";
+    if (a.perf) o << ",tpot_s,decode_tokens_per_s_per_gpu";
+    o << "\n";
+  } else if (fmt == Format::json) {
     ojson inputs = deployment_inputs_json(d);
-    inputs["contexts"] = contexts;
-    inputs["concurrencies"] = concs;
+    inputs["contexts"] = axes.contexts;
+    inputs["concurrencies"] = axes.concurrencies;
+    ojson gpus = ojson::array();
+    for (const auto& gp : axes.gpus) gpus.push_back(gp.id);
     inputs["gpus"] = gpus;
-    inputs["tensor_parallel_sizes"] = tps;
-    std::cout << envelope("kvplan.sweep", "1.0.0", g.argv, profiles.sources(), inputs, {{"rows", rows}}).dump(2) << "\n";
-    return;
+    inputs["tensor_parallel_sizes"] = axes.tensor_parallel;
+    inputs["cells"] = total;
+    std::string head = envelope("kvplan.sweep", "1.1.0", g.argv, profiles.sources(), inputs, ojson::object()).dump(2);
+    head.erase(head.rfind('}'));                           // reopen the envelope ...
+    head.erase(head.rfind("\"results\""));                 // ... and write results as a stream
+    o << head << "\"results\": {\n    \"rows\": [";
   }
-  std::cout << render(t, fmt);
+  bool first_row = true;
+  std::string gpu_id, dtname, gpu_json, dt_json;
+  const Planner* current = nullptr;
+  try {
+    run_sweep(
+        d.base, axes,
+        [&](const Planner& p) {
+          current = &p;
+          gpu_id = p.spec().gpu.id;
+          dtname = format_info(p.spec().kv.k_format).name;
+          gpu_json = json_str(gpu_id);
+          dt_json = json_str(dtname);
+          if (reports)
+            rep.sections.push_back(build_section(d, p,
+                                                 d.spec.model.id + " on " + gpu_id + ", TP " + std::to_string(p.spec().parallel.tp) + ", KV " + dtname,
+                                                 axes.contexts, axes.concurrencies));
+        },
+        [&](const SweepRow& r) {
+          const Cell& c = r.cell;
+          PerfResult pr;
+          if (a.perf) pr = estimate_perf(*current, r.context, 0, r.concurrency, d.perf);
+          switch (fmt) {
+            case Format::csv:
+              o << gpu_id << ',';
+              o.num(r.tensor_parallel) << ',' << dtname << ',';
+              o.num(r.context) << ',';
+              o.num(r.concurrency) << ',';
+              o.num(c.kv_bytes) << ',';
+              o.num(c.total_bytes) << ',' << (c.fits ? "true" : "false") << ',';
+              o.num(c.headroom_bytes) << ',' << c.limiting;
+              if (a.perf) {
+                o << ',';
+                o.real(pr.tpot_s) << ',';
+                o.real(pr.decode_tokens_per_s_per_gpu);
+              }
+              o << "\n";
+              break;
+            case Format::json:
+            case Format::jsonl:
+              o << (fmt == Format::json ? (first_row ? "\n      " : ",\n      ") : "");
+              o << "{\"gpu\": " << gpu_json << ", \"tensor_parallel_size\": ";
+              o.num(r.tensor_parallel) << ", \"kv_dtype\": " << dt_json << ", \"context_tokens\": ";
+              o.num(r.context) << ", \"concurrency\": ";
+              o.num(r.concurrency) << ", \"kv_bytes\": ";
+              o.num(c.kv_bytes) << ", \"total_bytes\": ";
+              o.num(c.total_bytes) << ", \"fits\": " << (c.fits ? "true" : "false") << ", \"headroom_bytes\": ";
+              o.num(c.headroom_bytes) << ", \"limiting_factor\": \"" << c.limiting << "\"";
+              if (a.perf) {
+                o << ", \"tpot_s\": ";
+                o.real(pr.tpot_s) << ", \"decode_tokens_per_s_per_gpu\": ";
+                o.real(pr.decode_tokens_per_s_per_gpu);
+              }
+              o << (fmt == Format::jsonl ? "}\n" : "}");
+              break;
+            default: {
+              std::string fits = c.fits ? "yes" : "NO";
+              if (color) fits = c.fits ? "\033[32myes\033[0m" : "\033[31mNO\033[0m";
+              std::vector<std::string> row = {gpu_id,          std::to_string(r.tensor_parallel), dtname, grouped(r.context), grouped(r.concurrency),
+                                              human_bytes(c.kv_bytes), human_bytes(c.total_bytes), fits, human_bytes(c.headroom_bytes), c.limiting};
+              if (a.perf) {
+                char b1[32], b2[32];
+                std::snprintf(b1, sizeof b1, "%.3f", pr.tpot_s * 1e3);
+                std::snprintf(b2, sizeof b2, "%.1f", pr.decode_tokens_per_s_per_gpu);
+                row.insert(row.end(), {b1, b2});
+              }
+              t.rows.push_back(std::move(row));
+            }
+          }
+          first_row = false;
+          if (progress && (++done & 0xffff) == 0) {
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (s > 2) {
+              std::fprintf(stderr, "\rkvplan sweep: %lld of %lld cells", static_cast<long long>(done), static_cast<long long>(total));
+              progress_shown = true;
+            }
+          }
+        });
+  } catch (const std::exception& e) {
+    // output has started: close what can be closed, then exit 3
+    if (fmt == Format::jsonl) o << "{\"error\": " << json_str(e.what()) << "}\n";
+    o.flush();
+    throw RuntimeFailure(std::string("sweep stopped after output began: ") + e.what());
+  }
+  if (progress_shown) std::fprintf(stderr, "\n");
+  if (fmt == Format::json) o << "\n    ]\n  }\n}\n";
+  if (fmt == Format::table || fmt == Format::md) o << render(t, fmt);
+  o.flush();
+  if (reports)
+    write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
+  for (const auto& s : strict) warn("--strict: " + s);
+  g.exit_code = strict.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -126,12 +265,13 @@ void register_sweep(CLI::App& app, Globals& g) {
   auto* c = app.add_subcommand(
       "sweep",
       "Context x concurrency grid (lists: 1k,4k,32k; ranges: 1k..128k*2 geometric, 8..64+8 arithmetic); "
-      "--gpu, --kv-dtype and --tensor-parallel-size also take lists");
+      "--gpu, --kv-dtype and --tensor-parallel-size also take lists; csv, jsonl and json stream");
   add_deploy_options(c, a->d);
   c->add_flag("--perf", a->perf, "Add TPOT and decode tokens/s per GPU to every cell");
+  c->add_option("--max-cells", a->max_cells, "Refuse sweeps with more cells than this")->capture_default_str();
   a->out.add_options(c, false);
-  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
-  c->callback([a, c, &g] { run_sweep(*a, c, g); });
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
+  c->callback([a, &g] { run_sweep(*a, g); });
 }
 
 }  // namespace kvplan::cli

@@ -13,6 +13,7 @@ namespace kvplan::cli {
 struct Globals {
   std::optional<std::string> profiles_dir;
   std::vector<std::string> argv;
+  std::vector<std::string> pasted;  // an engine command given after `--`
   int exit_code = 0;
 };
 
@@ -28,5 +29,9 @@ void register_probe(CLI::App& app, Globals& g);
 
 /// Writes a warning line to stderr ("kvplan: warning: ...").
 void warn(const std::string& msg);
+
+/// Rewrites the engine spellings CLI11 cannot take as options (-ctk, -np, -ngl, -ub, -fa, -tp, -kvu,
+/// ...) into their long kvplan flags, and gives a bare -fa / --flash-attn the value "on".
+std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args);
 
 }  // namespace kvplan::cli

@@ -1,61 +1,75 @@
-// Options shared by plan, sweep and fit: the model options, the GPU, the engine and its own flags
-// (named as each engine names them), budget overrides, workload and performance parameters.
+// The deployment front doors of plan, sweep, fit, check and report: kvplan's flags (generated from
+// the settings table, including the engine spellings people type), a command pasted after `--`,
+// and `--set KEY=VALUE`; all fill one SettingsBag, resolved once into a typed Deployment.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "kvplan/core/perf.hpp"
-#include "kvplan/core/plan.hpp"
+#include "kvplan/core/deployment.hpp"
+#include "kvplan/io/cmdline.hpp"
+#include "kvplan/io/deployment_build.hpp"
+#include "kvplan/io/settings.hpp"
 #include "model_options.hpp"
 
 namespace kvplan::cli {
 
 struct DeployArgs {
-  ModelArgs model;
-  std::string gpu = "h100-sxm";
-  std::string engine = "vllm";
-  // engine flags (strings so "not given" is empty and values parse with units)
-  std::string gpu_memory_utilization, mem_fraction_static, free_gpu_mem_fraction;
-  std::string max_model_len, max_num_seqs, max_num_batched_tokens, block_size, page_size, tokens_per_block;
-  std::string tp = "1", pp = "1", dp = "1", ep = "1";
-  bool enable_expert_parallel = false;
-  std::string kv_cache_memory_bytes, max_total_tokens, max_tokens;
-  std::string ctx_size, parallel = "1", n_gpu_layers = "-1", ubatch_size = "512";
-  bool swa_full = false, no_kv_unified = false, enforce_eager = false, allow_long_context = false;
-  // budget overrides
-  std::string weight_bytes, activation_bytes, non_torch_bytes, cuda_context_bytes, cuda_graph_bytes, overhead_bytes, gpu_memory_bytes;
-  // workload
-  std::string context, prompt_tokens, output_tokens, concurrency, shared_prefix;
-  // performance
-  double bw_efficiency = 0, compute_efficiency = 0, step_overhead_us = -1;
-  std::string calibration;  // kvplan calibrate output
+  io::SettingsBag flags;          // kvplan flags as given (CLI11 callbacks)
+  std::vector<std::string> set;   // --set KEY=VALUE
+  bool strict = false;
 };
 
-/// Registers every deployment option on `c` (workload options only when `workload`).
+/// Registers MODEL (optional when a command is pasted after --), every setting of the table as a
+/// kvplan flag (workload settings only when `workload`), --set and --strict.
 void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload = true);
 
-/// A resolved deployment: the model, the plan spec (engine defaults applied) and the workload.
-struct Deployment {
-  ResolvedModel model;
-  PlanSpec spec;
-  i64 tokens = 0;         // tokens per request (prompt + output)
-  i64 prompt = 0, output = 0;
-  i64 concurrency = 1;
-  i64 shared_prefix = 0;
-  PerfParams perf;
-  std::string tokens_source;
+/// Everything a deployment is described by, in the order settings apply: the engine command
+/// first, then explicit settings (deployment-file settings:, kvplan flags, --set KEY=VALUE).
+struct DeploymentSource {
+  std::vector<std::string> command;  // the engine's command line (argv), empty when none
+  std::string command_where;         // "command" (pasted) or file:line:col
+  std::string engine_hint;           // engine named outside the command ("" when none)
+  std::string version_hint;          // engine version named outside the command
+  std::map<std::string, std::string> variables;  // for $VAR expansion
+  std::vector<std::tuple<std::string, std::string, io::Origin>> settings;  // key, value, origin
+  std::vector<std::pair<std::string, std::string>> env;  // container env applied to the command
+  std::string env_where;
+  std::string base_dir;   // relative config files named by the command
+  std::string set_hint;   // how to supply a missing variable: "--set" or "settings:"
 };
 
-/// Resolves the arguments (throws InputError naming the flag; engine flags given to the wrong
-/// engine are errors that name the right flag). `c` tells which options were given.
-Deployment resolve_deployment(const DeployArgs& a, const CLI::App* c, const io::Profiles& profiles);
+/// A resolved deployment.
+struct Deployment {
+  io::SettingsBag bag;      // every setting with its origin
+  DeploymentSpec base;      // typed, engine defaults not yet filled (sweeps and searches vary it)
+  io::ModelInfo model;
+  std::string engine_version;  // the flag table read ("" without a command)
+  PlanSpec spec;            // plan_spec(base)
+  i64 tokens = 0, prompt = 0, output = 0, concurrency = 1, shared_prefix = 0;
+  std::string tokens_source;
+  PerfParams perf;
+  std::vector<std::string> warnings;  // model fallbacks, command flags not modelled or unknown
+  io::EngineCommand command;          // what the command said (empty when none)
+};
 
-/// Re-resolves the spec for another GPU / tensor-parallel size / KV dtype (sweeps, layout search).
-PlanSpec respec(const Deployment& d, const DeployArgs& a, const GpuSpec& gpu, const Parallel& par,
-                const std::optional<std::string>& kv_dtype);
+/// Builds a deployment from its source. Unexpanded variables in settings that change memory, with
+/// no value supplied, are one error naming them and how to supply them (exit 2).
+Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles);
+
+/// The source plan/sweep/fit/report build from their flags, --set and a pasted command.
+DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string>& pasted);
+
+/// Plans a variant: the deployment with another layout (searches) — engine defaults re-resolved.
+Planner plan_variant(const Deployment& d, const Parallel& par);
+
+/// Applies --strict: every warning fails (returns the failure lines; empty when none or not strict).
+std::vector<std::string> strict_failures(const Deployment& d, bool strict);
 
 /// JSON of the engine report (stable keys under results.engine) and of the budget terms.
 ojson engine_json(const Planner& p);

@@ -1,5 +1,6 @@
 // kvplan entry point: builds the CLI, registers subcommands, maps errors to exit codes
 // (0 ok / fits, 1 does not fit, 2 bad input or usage, 3 runtime failure).
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(cli::kVersion) + " (" + cli::kGitSha + ")");
   app.add_option("--profiles", g.profiles_dir, "Folder with models/<id>.json and gpus/<id>.json that add to and override the built-in profiles");
   app.require_subcommand(1, 1);
+  app.fallthrough();  // --profiles also after the subcommand
   cli::register_plan(app, g);
   cli::register_sweep(app, g);
   cli::register_fit(app, g);
@@ -26,7 +28,15 @@ int main(int argc, char** argv) {
   cli::register_models(app, g);
   cli::register_gpus(app, g);
   try {
-    app.parse(argc, argv);
+    // an engine command pasted after `--` is read by the deployment commands, not by CLI11
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (const auto dd = std::find(args.begin(), args.end(), "--"); dd != args.end()) {
+      g.pasted.assign(dd + 1, args.end());
+      args.erase(dd, args.end());
+    }
+    args = cli::rewrite_engine_spellings(args);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -14,7 +14,8 @@ Format parse_format_flag(const std::string& s) {
   if (s == "md" || s == "markdown") return Format::md;
   if (s == "csv") return Format::csv;
   if (s == "json") return Format::json;
-  throw InputError("--format", "unknown format '" + s + "'", "use table, md, csv or json");
+  if (s == "jsonl") return Format::jsonl;
+  throw InputError("--format", "unknown format '" + s + "'", "use table, md, csv, json or jsonl");
 }
 
 namespace {
@@ -44,6 +45,14 @@ std::string render(const Table& t, Format f) {
   std::ostringstream o;
   const size_t n = t.columns.size();
   auto right = [&](size_t i) { return i < t.right_align.size() && t.right_align[i]; };
+  if (f == Format::jsonl || f == Format::json) {  // one object per row, keyed by column
+    for (const auto& r : t.rows) {
+      ojson j = ojson::object();
+      for (size_t i = 0; i < n; ++i) j[t.columns[i]] = i < r.size() ? r[i] : "";
+      o << j.dump() << "\n";
+    }
+    return o.str();
+  }
   if (f == Format::csv) {
     for (size_t i = 0; i < n; ++i) o << (i ? "," : "") << csv_cell(t.columns[i]);
     o << "\n";

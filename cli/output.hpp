@@ -11,7 +11,7 @@ namespace kvplan::cli {
 
 using ojson = nlohmann::ordered_json;
 
-enum class Format { table, md, csv, json };
+enum class Format { table, md, csv, json, jsonl };
 
 /// Parses --format; throws InputError naming the flag.
 Format parse_format_flag(const std::string& s);

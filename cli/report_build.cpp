@@ -2,6 +2,7 @@
 #include "report_build.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "kvplan/core/units.hpp"
@@ -35,7 +36,7 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   s.title = title;
   const PlanSpec& spec = p.spec();
   const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
-  s.summary = {{"model", d.model.spec.id + " (" + d.model.spec.model_type + ")"},
+  s.summary = {{"model", d.spec.model.id + " (" + d.spec.model.model_type + ")"},
                {"GPUs", std::to_string(spec.parallel.gpus()) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
                             ", PP " + std::to_string(spec.parallel.pp) + ", DP " + std::to_string(spec.parallel.dp) + ")"},
                {"engine", std::string(engine_name(spec.engine.kind)) + " — " + p.engine().rules_version},
@@ -48,14 +49,28 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   s.contexts = contexts.empty() ? geometric(std::min<i64>(1024, max_len), max_len, 10) : contexts;
   const i64 most = std::max<i64>({p.max_concurrency(s.contexts.front(), d.shared_prefix), d.concurrency, 4});
   s.concurrencies = concurrencies.empty() ? geometric(1, std::min<i64>(most * 2, 1LL << 20), 12) : concurrencies;
-  const double pool = static_cast<double>(std::max<i64>(p.engine().kv_pool_bytes, 1));
+  // a big sweep's report shows at most kMaxAxis values per axis, evenly spaced with both ends kept
+  constexpr std::size_t kMaxAxis = 200;
+  auto thin = [&](std::vector<i64>& v, const char* what) {
+    if (v.size() <= kMaxAxis) return;
+    std::vector<i64> t;
+    for (std::size_t i = 0; i < kMaxAxis; ++i) t.push_back(v[i * (v.size() - 1) / (kMaxAxis - 1)]);
+    s.assumptions.push_back("heatmap: " + std::to_string(kMaxAxis) + " of " + std::to_string(v.size()) + " " + what +
+                            " shown, evenly spaced (the full grid is in the CSV/JSON output)");
+    v = std::move(t);
+  };
+  thin(s.contexts, "contexts");
+  thin(s.concurrencies, "concurrencies");
+  // headroom as a fraction of the KV pool; a deployment with no pool (it does not start) has none
+  const i64 pool_bytes = p.engine().kv_pool_bytes;
+  const double pool = static_cast<double>(std::max<i64>(pool_bytes, 1));
   for (i64 ctx : s.contexts) {
     std::vector<bool> fits;
     std::vector<double> head;
     for (i64 n : s.concurrencies) {
       const Cell cc = p.cell(ctx, n, std::min(d.shared_prefix, ctx));
       fits.push_back(cc.fits);
-      head.push_back(static_cast<double>(cc.headroom_bytes) / pool);
+      head.push_back(pool_bytes <= 0 ? std::nan("") : std::clamp(static_cast<double>(cc.headroom_bytes) / pool, -1.0, 1.0));
     }
     s.fits.push_back(fits);
     s.headroom_fraction.push_back(head);

@@ -56,13 +56,15 @@ kvplan_cli_test(bad_deploy_deep_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deplo
 kvplan_cli_test(bad_deploy_tab_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-tab.yaml
   STDERR "kvplan: error: ${BAD}/deploy-tab.yaml:2:2: invalid YAML (illegal block entry)<SEMI> fix the YAML syntax")
 kvplan_cli_test(bad_deploy_engine_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-engine-unknown.yaml
-  STDERR "kvplan: error: ${BAD}/deploy-engine-unknown.yaml:2:5: deployment 'x': --engine: unknown engine 'tgi'<SEMI> use vllm, sglang, trtllm, llama.cpp or generic")
+  STDERR "kvplan: error: ${BAD}/deploy-engine-unknown.yaml:4:13: unknown engine 'tgi'<SEMI> use vllm, sglang, trtllm, llama.cpp or generic")
 kvplan_cli_test(bad_deploy_gpu_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-gpu-unknown.yaml
-  STDERR "kvplan: error: ${BAD}/deploy-gpu-unknown.yaml:2:5: deployment 'x': unknown GPU 'h10'<SEMI> did you mean 'h100'? (kvplan gpus lists them)")
-kvplan_cli_test(bad_deploy_flag_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-flag-unknown.yaml
-  STDERR "kvplan: error: ${BAD}/deploy-flag-unknown.yaml:3:14: unknown vllm flag '--frobnicate'<SEMI> kvplan knows: --model, --tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size, --enable-expert-parallel, --gpu-memory-utilization, --max-model-len, --max-num-seqs, --max-num-batched-tokens, --block-size, --kv-cache-memory-bytes, --kv-cache-dtype, --quantization, --enforce-eager")
+  STDERR "kvplan: error: ${BAD}/deploy-gpu-unknown.yaml:4:10: unknown GPU 'h10'<SEMI> did you mean 'h100'? (kvplan gpus lists them)")
+# A flag the engine version does not have is a warning (the gate keeps working across engine upgrades);
+# --strict turns it into a failed requirement, exit 1.
+kvplan_cli_test(deploy_flag_unknown_warns EXIT 0 ARGS check ${BAD}/deploy-flag-unknown.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(deploy_flag_unknown_strict EXIT 1 ARGS check --strict ${BAD}/deploy-flag-unknown.yaml STDOUT_CONTAINS "no warnings (--strict)")
 kvplan_cli_test(bad_deploy_entry_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-entry-unknown.yaml
-  STDERR "kvplan: error: ${BAD}/deploy-entry-unknown.yaml:3:14: unsupported entry point 'text-generation-launcher'<SEMI> kvplan reads vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, sglang serve, llama-server and trtllm-serve command lines, or an engine's bare arguments when the engine is named")
+  STDERR "kvplan: error: ${BAD}/deploy-entry-unknown.yaml:3:14: unsupported entry point 'text-generation-launcher'<SEMI> kvplan reads vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, sglang serve, python -m dynamo.vllm|sglang|trtllm, llama-server, trtllm-serve, sh -c and docker run command lines, or an engine's bare arguments when the engine is named")
 kvplan_cli_test(bad_deploy_concurrency_huge_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-concurrency-huge.yaml
   STDERR "kvplan: error: ${BAD}/deploy-concurrency-huge.yaml:4:43: concurrency: expected an integer in [1, 1099511627776], got string \"99999999999999999999\"")
 kvplan_cli_test(bad_deploy_nan_headroom_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-nan-headroom.yaml

@@ -127,28 +127,28 @@ TEST_CASE("PP: vLLM layer partition puts the remainder before the last stage", "
   CHECK(stage_layers(80, 8, 7) == std::pair<i64, i64>{70, 80});
 }
 
-TEST_CASE("bad parallel layouts name the flag", "[engine][parallel][errors]") {
+TEST_CASE("bad parallel layouts name the setting", "[engine][parallel][errors]") {
   auto e = kvtest::engine(EngineKind::vllm);
   CHECK_THROWS_WITH(Planner(kvtest::spec("llama-3-8b", "h100-sxm", e, Parallel{3, 1, 1, 1})),
-                    "--tensor-parallel-size: 3 does not divide num_attention_heads 32; use a tensor-parallel size that divides 32");
+                    "tensor_parallel_size: 3 does not divide num_attention_heads 32; use a tensor-parallel size that divides 32");
   CHECK_THROWS_WITH(Planner(kvtest::spec("llama-3-8b", "h100-sxm", e, Parallel{1, 33, 1, 1})),
-                    "--pipeline-parallel-size: 33 stages exceed the model's 32 layers; use at most 32");
+                    "pipeline_parallel_size: 33 stages exceed the model's 32 layers; use at most 32");
 }
 
-TEST_CASE("engine settings out of range name the flag", "[engine][errors]") {
+TEST_CASE("engine settings out of range name the setting", "[engine][errors]") {
   auto e = kvtest::engine(EngineKind::vllm);
   e.memory_fraction = 1.5;
-  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "--gpu-memory-utilization: must be in (0, 1], got 1.500000; use a fraction such as 0.9");
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "memory_fraction: must be in (0, 1], got 1.500000; use a fraction such as 0.9");
   e.memory_fraction = 0;
   e.block_size = 24;
-  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "--block-size: 24 is not supported by vLLM; use 1, 8, 16, 32, 64 or 128");
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "block_size: 24 is not supported by vLLM; use 1, 8, 16, 32, 64 or 128");
   e.block_size = 0;
   e.max_model_len = 1000000;
   CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e),
-                    "--max-model-len: 1000000 exceeds the model's max_position_embeddings 8192; lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does");
+                    "max_model_len: 1000000 exceeds the model's max_position_embeddings 8192; lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does");
   auto t = kvtest::engine(EngineKind::trtllm);
   t.block_size = 48;
-  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", t), "--tokens-per-block: 48 is not a power of two; use 16, 32, 64 or 128");
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", t), "block_size: 48 is not a power of two; use 16, 32, 64 or 128");
 }
 
 TEST_CASE("SGLang: cell size and page-aligned max_total_num_tokens", "[engine][sglang]") {

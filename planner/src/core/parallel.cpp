@@ -15,27 +15,27 @@ std::pair<i64, i64> stage_layers(i64 num_layers, i64 pp, i64 stage) {
 }
 
 void check_parallel(const ModelSpec& m, const Parallel& p) {
-  if (p.tp < 1) throw InputError("--tensor-parallel-size", "must be >= 1");
-  if (p.pp < 1) throw InputError("--pipeline-parallel-size", "must be >= 1");
-  if (p.dp < 1) throw InputError("--data-parallel-size", "must be >= 1");
-  if (p.ep < 1) throw InputError("--expert-parallel-size", "must be >= 1");
+  if (p.tp < 1) throw InputError("tensor_parallel_size", "must be >= 1");
+  if (p.pp < 1) throw InputError("pipeline_parallel_size", "must be >= 1");
+  if (p.dp < 1) throw InputError("data_parallel_size", "must be >= 1");
+  if (p.ep < 1) throw InputError("expert_parallel_size", "must be >= 1");
   const i64 layers = static_cast<i64>(m.layers.size());
   if (p.pp > layers)
-    throw InputError("--pipeline-parallel-size", std::to_string(p.pp) + " stages exceed the model's " + std::to_string(layers) + " layers",
+    throw InputError("pipeline_parallel_size", std::to_string(p.pp) + " stages exceed the model's " + std::to_string(layers) + " layers",
                      "use at most " + std::to_string(layers));
   for (const Layer& l : m.layers) {
     if (l.mixer == Mixer::attention || l.mixer == Mixer::mla) {
       if (l.q_heads % p.tp != 0)
-        throw InputError("--tensor-parallel-size", std::to_string(p.tp) + " does not divide num_attention_heads " + std::to_string(l.q_heads),
+        throw InputError("tensor_parallel_size", std::to_string(p.tp) + " does not divide num_attention_heads " + std::to_string(l.q_heads),
                          "use a tensor-parallel size that divides " + std::to_string(l.q_heads));
       const bool kv_ok = l.kv_heads >= p.tp ? l.kv_heads % p.tp == 0 : p.tp % l.kv_heads == 0;
       if (l.mixer == Mixer::attention && !kv_ok)
-        throw InputError("--tensor-parallel-size", std::to_string(p.tp) + " neither divides nor is a multiple of num_key_value_heads " +
+        throw InputError("tensor_parallel_size", std::to_string(p.tp) + " neither divides nor is a multiple of num_key_value_heads " +
                                                        std::to_string(l.kv_heads),
                          "use a tensor-parallel size that divides " + std::to_string(l.kv_heads) + " or a multiple of it");
     }
     if (l.mlp == MlpKind::moe && p.ep > 1 && l.experts % p.ep != 0)
-      throw InputError("--expert-parallel-size", std::to_string(p.ep) + " does not divide the " + std::to_string(l.experts) + " routed experts",
+      throw InputError("expert_parallel_size", std::to_string(p.ep) + " does not divide the " + std::to_string(l.experts) + " routed experts",
                        "use a size that divides " + std::to_string(l.experts));
   }
 }

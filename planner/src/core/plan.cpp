@@ -59,11 +59,11 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
   const EngineSettings& e = spec_.engine;
   const BudgetOverrides& ov = spec_.overrides;
   total_ = ov.gpu_memory.value_or(spec_.gpu.memory_bytes);
-  if (total_ <= 0) throw InputError("--gpu-memory-bytes", "must be > 0");
+  if (total_ <= 0) throw InputError("gpu_memory_bytes", "must be > 0");
   max_seqs_ = e.max_num_seqs;
   if (e.kind == EngineKind::llamacpp) {
     if (spec_.parallel.tp != 1 || spec_.parallel.pp != 1)
-      throw InputError("--tensor-parallel-size", "kvplan models llama.cpp on one GPU per replica",
+      throw InputError("tensor_parallel_size", "kvplan models llama.cpp on one GPU per replica",
                        "use --tensor-parallel-size 1 and --pipeline-parallel-size 1 with --engine llama.cpp");
     build_llamacpp();
     return;
@@ -292,7 +292,7 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available) {
     if (holds_tokens(l.kv) && l.kv != KvKind::cross) cell = add(cell, layer_bytes_per_token(l, spec_.kv));
     state = add(state, layer_state_bytes(l, spec_.kv.state_format));
   }
-  if (cell == 0) throw InputError("--engine sglang", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
+  if (cell == 0) throw InputError("engine", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
   for (const Layer& l : rank.layers)
     if (l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
       report_.notes.push_back("SGLang sizes sliding-window layers like full layers here (its hybrid SWA pool ratio is not modelled)");
@@ -329,7 +329,7 @@ void Planner::build_trtllm(const ModelSpec& rank, i64 available) {
   i64 bpt = 0;
   for (const Layer& l : rank.layers)
     if (holds_tokens(l.kv) && l.kv != KvKind::cross) bpt = add(bpt, layer_bytes_per_token(l, spec_.kv));
-  if (bpt == 0) throw InputError("--engine trtllm", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
+  if (bpt == 0) throw InputError("engine", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
   const i64 tpb = e.block_size;
   const i64 block_bytes = mul(bpt, tpb, "TRT block bytes");
   i64 tokens = pages_in_bytes(available, bpt);

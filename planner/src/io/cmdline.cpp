@@ -1,15 +1,14 @@
-// Serving-engine command lines (see cmdline.hpp): a POSIX-shell word splitter, then one flag table per
-// engine saying which flags become kvplan deployment settings, which do not change GPU memory (ignored),
-// which change it in ways kvplan does not model and which recent engine versions removed (both ignored
-// with a warning). Flags match as each engine's own parser matches them: argparse (vLLM, SGLang) with
-// unique-prefix abbreviations, click (TensorRT-LLM) and llama.cpp exactly; "_" and "-" are the same in
-// long flag names. Flag names were checked against vllm/engine/arg_utils.py, sglang/srt/server_args.py,
-// tensorrt_llm/commands/serve.py and llama.cpp tools/server/README.md.
+// Serving-engine command lines (see cmdline.hpp): a POSIX-shell word splitter, the entry points, and a
+// reader that takes each flag as the engine's own parser does, against the flag table of the engine
+// version planned (engine_flags.hpp). A flag the settings table binds (settings.cpp) becomes a kvplan
+// setting; one the version lacks is a warning with "did you mean"; one that changes memory in a way
+// kvplan does not model is a warning naming it (<engine>.effects); the rest are accepted silently.
 #include "kvplan/io/cmdline.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -18,6 +17,9 @@
 #include "kvplan/core/checked.hpp"
 #include "kvplan/core/engine.hpp"
 #include "kvplan/core/suggest.hpp"
+#include "kvplan/io/engine_flags.hpp"
+#include "kvplan/io/settings.hpp"
+#include "kvplan/io/yaml_doc.hpp"
 
 namespace kvplan::io {
 
@@ -249,376 +251,31 @@ std::vector<std::string> shell_split(const std::string& text, const std::string&
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Engine flag tables
+// Words
 // ---------------------------------------------------------------------------------------------------
 
 namespace {
 
-enum class Arity { none, one, optional, many };  // optional: on/off/auto/true/false or a number may follow
-enum class Kind { setting, model, ignored, unmodelled, removed, config_file };
-enum class Conv {
-  plain,
-  boolean,           // switch: "true" when given (or =true), removed again by =false / --no-
-  boolean_inverted,  // switch that turns the kvplan switch off (llama.cpp --kv-unified)
-  human_int,         // vLLM integers: 32k = 32000, 32K = 32768; -1 / auto = let vLLM choose
-  quantization,      // vLLM / SGLang --quantization -> kvplan --weight-format
-  gpu_layers,        // llama.cpp -ngl: all = -1, auto = let llama.cpp choose
-  auto_count,        // -1 / auto = let the engine choose
-};
-
-struct Flag {
-  std::vector<std::string> names;  // as the engine spells them; the first names the flag in lists
-  Arity arity = Arity::one;
-  Kind kind = Kind::ignored;
-  std::string setting;  // kvplan flag for Kind::setting
-  Conv conv = Conv::plain;
-};
-
-struct EngineSpec {
-  std::string name;   // kvplan --engine name
-  std::string label;  // as people write it
+struct EngineInfo {
+  EngineKind kind;
+  std::string label;              // as people write it
   bool abbreviations = false;     // argparse: a unique prefix of a long flag selects it
   bool positional_model = false;  // vllm serve MODEL, trtllm-serve MODEL
   std::string model_hint;         // how the engine takes the model, for "unexpected argument"
-  std::vector<Flag> flags;
-  std::map<std::string, std::pair<std::size_t, std::size_t>> index;  // normalized name -> flag, name
-
-  const Flag& flag(std::pair<std::size_t, std::size_t> at) const { return flags[at.first]; }
-  const std::string& spelled(std::pair<std::size_t, std::size_t> at) const { return flags[at.first].names[at.second]; }
+  std::vector<std::string> config_flags;  // flags naming a file of more settings
 };
 
-std::vector<std::string> split_on(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t end = std::min(s.find(sep, start), s.size());
-    if (end > start) out.emplace_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
+const EngineInfo& engine_info(EngineKind k) {
+  static const std::map<EngineKind, EngineInfo> m = {
+      {EngineKind::vllm, {EngineKind::vllm, "vLLM", true, true, "vllm serve takes one positional argument, the model", {"--config"}}},
+      {EngineKind::sglang, {EngineKind::sglang, "SGLang", true, false, "SGLang takes the model as --model-path", {"--config"}}},
+      {EngineKind::trtllm,
+       {EngineKind::trtllm, "TensorRT-LLM", false, true, "trtllm-serve takes one positional argument, the model",
+        {"--config", "--extra_llm_api_options", "--extra-engine-args"}}},
+      {EngineKind::llamacpp, {EngineKind::llamacpp, "llama.cpp", false, false, "llama-server takes the model as -m/--model", {}}},
+  };
+  return m.at(k);
 }
-
-// Long flags compare with "_" read as "-": vLLM and llama.cpp read both, trtllm-serve spells them with "_".
-std::string normalize(std::string name) {
-  if (name.rfind("--", 0) == 0) std::replace(name.begin(), name.end(), '_', '-');
-  return name;
-}
-
-Flag to(const char* names, const char* setting, Conv conv = Conv::plain) {
-  return Flag{split_on(names, '|'), Arity::one, Kind::setting, setting, conv};
-}
-Flag on(const char* names, const char* setting, Conv conv = Conv::boolean) {
-  return Flag{split_on(names, '|'), Arity::none, Kind::setting, setting, conv};
-}
-Flag model(const char* names) { return Flag{split_on(names, '|'), Arity::one, Kind::model, "", Conv::plain}; }
-
-// A list of flags of one kind and arity: entries separated by spaces, aliases joined by '|'.
-struct Group {
-  Kind kind;
-  Arity arity;
-  const char* list;
-};
-
-EngineSpec build(EngineSpec e, std::vector<Flag> mapped, std::initializer_list<Group> groups) {
-  e.flags = std::move(mapped);
-  for (const Group& g : groups)
-    for (const std::string& entry : split_on(g.list, ' '))
-      e.flags.push_back(Flag{split_on(entry, '|'), g.arity, g.kind, "", Conv::plain});
-  for (std::size_t f = 0; f < e.flags.size(); ++f)
-    for (std::size_t n = 0; n < e.flags[f].names.size(); ++n)
-      if (!e.index.emplace(normalize(e.flags[f].names[n]), std::pair{f, n}).second)
-        throw std::logic_error("kvplan: " + e.name + " flag table lists " + e.flags[f].names[n] + " twice");
-  return e;
-}
-
-const EngineSpec& vllm_spec() {
-  static const EngineSpec e = build(
-      {"vllm", "vLLM", true, true, "vllm serve takes one positional argument, the model", {}, {}},
-      {
-          model("--model"),
-          to("--tensor-parallel-size|-tp", "--tensor-parallel-size"),
-          to("--pipeline-parallel-size|-pp", "--pipeline-parallel-size"),
-          to("--data-parallel-size|-dp", "--data-parallel-size"),
-          on("--enable-expert-parallel|-ep", "--enable-expert-parallel"),
-          to("--gpu-memory-utilization", "--gpu-memory-utilization"),
-          to("--max-model-len", "--max-model-len", Conv::human_int),
-          to("--max-num-seqs", "--max-num-seqs"),
-          to("--max-num-batched-tokens", "--max-num-batched-tokens", Conv::human_int),
-          to("--block-size", "--block-size"),
-          to("--kv-cache-memory-bytes", "--kv-cache-memory-bytes", Conv::human_int),
-          to("--kv-cache-dtype", "--kv-dtype"),
-          to("--quantization|-q", "--weight-format", Conv::quantization),
-          on("--enforce-eager", "--enforce-eager"),
-      },
-      {
-          {Kind::ignored, Arity::one,
-           "--host --port --uds --uvicorn-log-level --api-key --allowed-origins --allowed-methods --allowed-headers "
-           "--chat-template --chat-template-content-format --response-role --ssl-keyfile --ssl-certfile "
-           "--ssl-ca-certs --ssl-cert-reqs --root-path --middleware --tool-call-parser --tool-parser-plugin "
-           "--tool-server --log-config-file --max-log-len --h11-max-incomplete-event-size --h11-max-header-count "
-           "--api-server-count|-asc --tokenizer --tokenizer-mode --hf-config-path --download-dir --load-format "
-           "--config-format --dtype --seed --revision --code-revision --tokenizer-revision --hf-token "
-           "--rope-scaling --rope-theta --max-logprobs --logprobs-mode --logits-processor-pattern "
-           "--generation-config --override-generation-config --model-impl --override-attention-dtype "
-           "--io-processor-plugin --runner --convert --task --pooler-config --override-pooler-config "
-           "--reasoning-parser --reasoning-parser-plugin --structured-outputs-config --distributed-executor-backend "
-           "--data-parallel-rank|-dpn --data-parallel-start-rank|-dpr --data-parallel-size-local|-dpl "
-           "--data-parallel-address|-dpa --data-parallel-rpc-port|-dpp --data-parallel-backend|-dpb "
-           "--nnodes|-n --node-rank|-r --master-addr --master-port --eplb-config --num-redundant-experts "
-           "--expert-placement-strategy --max-parallel-loading-workers --worker-cls --worker-extension-cls "
-           "--prefix-caching-hash-algo --swap-space --limit-mm-per-prompt --media-io-kwargs --mm-processor-kwargs "
-           "--mm-processor-cache-gb --mm-processor-cache-type --mm-encoder-tp-mode --mm-encoder-attn-backend "
-           "--video-pruning-rate --allowed-local-media-path --allowed-media-domains --max-loras --max-lora-rank "
-           "--lora-extra-vocab-size --lora-dtype --max-cpu-loras --default-mm-loras --show-hidden-metrics-for-version "
-           "--otlp-traces-endpoint --collect-detailed-traces --max-num-partial-prefills --max-long-partial-prefills "
-           "--long-prefill-token-threshold --num-lookahead-slots --scheduling-policy --scheduler-cls "
-           "--scheduler-delay-factor --preemption-mode --compilation-config|-O --kv-transfer-config "
-           "--kv-events-config --ec-transfer-config --additional-config --model-loader-extra-config "
-           "--pt-load-map-location --safetensors-load-strategy --calculate-kv-scales --device"},
-          {Kind::ignored, Arity::many, "--served-model-name --lora-modules --cuda-graph-sizes --logits-processors --ignore-patterns"},
-          {Kind::ignored, Arity::none,
-           "--disable-log-requests --enable-log-requests --disable-log-stats --enable-log-outputs "
-           "--aggregate-engine-logging --trust-remote-code --skip-tokenizer-init --enable-prompt-embeds "
-           "--disable-cascade-attn --enable-prefix-caching --enable-chunked-prefill --disable-chunked-mm-input "
-           "--async-scheduling --enable-eplb --enable-dbo --ray-workers-use-nsight --disable-custom-all-reduce "
-           "--enable-multimodal-encoder-data-parallel --enable-lora-bias --fully-sharded-loras --enable-sleep-mode "
-           "--headless --data-parallel-hybrid-lb --data-parallel-external-lb --enable-auto-tool-choice "
-           "--exclude-tools-when-tool-choice-none --disable-uvicorn-access-log --allow-credentials "
-           "--return-tokens-as-token-ids --disable-frontend-multiprocessing --enable-request-id-headers "
-           "--disable-fastapi-docs --enable-prompt-tokens-details --enable-server-load-tracking "
-           "--enable-force-include-usage --enable-tokenizer-info-endpoint --enable-ssl-refresh --log-error-stack "
-           "--disable-mm-preprocessor-cache --interleave-mm-strings --skip-mm-profiling --use-tqdm-on-load"},
-          {Kind::unmodelled, Arity::one,
-           "--cpu-offload-gb --num-gpu-blocks-override --speculative-config --mamba-cache-dtype "
-           "--mamba-ssm-cache-dtype --hf-overrides"},
-          {Kind::unmodelled, Arity::none, "--enable-lora --disable-sliding-window --disable-hybrid-kv-cache-manager --kv-sharing-fast-prefill"},
-          {Kind::removed, Arity::one,
-           "--num-scheduler-steps --max-seq-len-to-capture --max-context-len-to-capture --tokenizer-pool-size "
-           "--tokenizer-pool-type --tokenizer-pool-extra-config --speculative-model --num-speculative-tokens "
-           "--speculative-draft-tensor-parallel-size --guided-decoding-backend --qlora-adapter-name-or-path "
-           "--long-lora-scaling-factors --override-neuron-config"},
-          {Kind::removed, Arity::none,
-           "--use-v2-block-manager --multi-step-stream-outputs --disable-async-output-proc --worker-use-ray --engine-use-ray"},
-          {Kind::config_file, Arity::one, "--config"},
-      });
-  return e;
-}
-
-const EngineSpec& sglang_spec() {
-  static const EngineSpec e = build(
-      {"sglang", "SGLang", true, false, "SGLang takes the model as --model-path", {}, {}},
-      {
-          model("--model-path|--model"),
-          to("--tensor-parallel-size|--tp-size|--tp", "--tensor-parallel-size"),
-          to("--pipeline-parallel-size|--pp-size", "--pipeline-parallel-size"),
-          to("--data-parallel-size|--dp-size|--dp", "--data-parallel-size"),
-          to("--expert-parallel-size|--ep-size|--ep", "--expert-parallel-size"),
-          to("--mem-fraction-static", "--mem-fraction-static"),
-          to("--page-size", "--page-size"),
-          to("--max-total-tokens", "--max-total-tokens"),
-          to("--context-length", "--max-model-len"),
-          to("--chunked-prefill-size", "--max-num-batched-tokens", Conv::auto_count),
-          to("--max-running-requests", "--max-num-seqs"),
-          to("--kv-cache-dtype", "--kv-dtype"),
-          to("--quantization", "--weight-format", Conv::quantization),
-          on("--disable-cuda-graph", "--enforce-eager"),
-      },
-      {
-          {Kind::ignored, Arity::one,
-           "--tokenizer-path --tokenizer-mode --tokenizer-worker-num --load-format --model-loader-extra-config "
-           "--revision --model-impl --host --port --warmups --nccl-port --dtype --quantization-param-path "
-           "--max-queued-requests --max-prefill-tokens --schedule-policy --priority-scheduling-preemption-threshold "
-           "--schedule-conservativeness --radix-eviction-policy --device --pp-max-micro-batch-size --stream-interval "
-           "--random-seed --constrained-json-whitespace-pattern --watchdog-timeout --dist-timeout --download-dir "
-           "--base-gpu-id --gpu-id-step --log-level --log-level-http --log-requests-level --crash-dump-folder "
-           "--tokenizer-metrics-custom-labels-header --gc-warning-threshold-secs --decode-log-interval "
-           "--kv-events-config --otlp-traces-endpoint --api-key --served-model-name --weight-version --chat-template "
-           "--completion-template --file-storage-path --reasoning-parser --tool-call-parser --tool-server "
-           "--sampling-defaults --load-balance-method --load-watch-interval --dist-init-addr|--nccl-init-addr "
-           "--nnodes --node-rank --json-model-override-args --preferred-sampling-params --max-lora-rank "
-           "--max-loras-per-batch --max-loaded-loras --lora-eviction-policy --lora-backend --max-lora-chunk-size "
-           "--attention-backend --prefill-attention-backend --decode-attention-backend --sampling-backend "
-           "--grammar-backend --mm-attention-backend --nsa-prefill-backend --nsa-decode-backend "
-           "--speculative-draft-model-path|--speculative-draft-model --speculative-draft-model-revision "
-           "--speculative-draft-load-format --speculative-num-steps --speculative-eagle-topk "
-           "--speculative-num-draft-tokens --speculative-accept-threshold-single --speculative-accept-threshold-acc "
-           "--speculative-token-map --speculative-attention-mode --speculative-moe-runner-backend "
-           "--moe-a2a-backend --moe-runner-backend --flashinfer-mxfp4-moe-precision --deepep-mode "
-           "--ep-num-redundant-experts --ep-dispatch-algorithm --init-expert-location --eplb-algorithm "
-           "--eplb-rebalance-num-iterations --eplb-rebalance-layers-per-chunk "
-           "--eplb-min-rebalancing-utilization-threshold --expert-distribution-recorder-mode "
-           "--expert-distribution-recorder-buffer-size --deepep-config --moe-dense-tp-size --elastic-ep-backend "
-           "--mooncake-ib-device --hicache-ratio --hicache-size --hicache-write-policy --hicache-io-backend "
-           "--hicache-mem-layout --hicache-storage-backend --hicache-storage-prefetch-policy "
-           "--hicache-storage-backend-extra-config --ds-channel-config-path --ds-heavy-channel-num "
-           "--ds-heavy-token-num --ds-heavy-channel-type --ds-sparse-decode-threshold --offload-group-size "
-           "--offload-num-in-group --offload-prefetch-step --offload-mode --multi-item-scoring-delimiter "
-           "--cuda-graph-max-bs --tbo-token-distribution-threshold --piecewise-cuda-graph-tokens "
-           "--piecewise-cuda-graph-compiler --torch-compile-max-bs --piecewise-cuda-graph-max-tokens "
-           "--triton-attention-num-kv-splits --triton-attention-split-tile-size --num-continuous-decode-steps "
-           "--scheduler-recv-interval --rl-on-policy-target --dynamic-batch-tokenizer-batch-size "
-           "--dynamic-batch-tokenizer-batch-timeout --debug-tensor-dump-output-folder --debug-tensor-dump-input-file "
-           "--debug-tensor-dump-inject --disaggregation-mode --disaggregation-transfer-backend "
-           "--disaggregation-bootstrap-port --disaggregation-decode-tp --disaggregation-decode-dp "
-           "--disaggregation-prefill-pp --disaggregation-ib-device --num-reserved-decode-tokens "
-           "--disaggregation-decode-polling-interval --remote-instance-weight-loader-seed-instance-ip "
-           "--remote-instance-weight-loader-seed-instance-service-port "
-           "--remote-instance-weight-loader-send-weights-group-ports --pdmux-config-path --sm-group-num "
-           "--mm-max-concurrent-calls --mm-per-request-timeout --decrypted-config-file --decrypted-draft-config-file "
-           "--kt-amx-weight-path --kt-amx-method --kt-cpuinfer --kt-threadpool-count --kt-num-gpu-experts "
-           "--kt-max-deferred-experts-per-token"},
-          {Kind::ignored, Arity::many,
-           "--tokenizer-metrics-allowed-custom-labels --bucket-time-to-first-token --bucket-inter-token-latency "
-           "--bucket-e2e-request-latency --prompt-tokens-buckets --generation-tokens-buckets --lora-target-modules "
-           "--lora-paths --cuda-graph-bs --numa-node --debug-tensor-dump-layers --custom-weight-loader"},
-          {Kind::ignored, Arity::optional, "--hybrid-kvcache-ratio"},
-          {Kind::ignored, Arity::none,
-           "--skip-tokenizer-init --trust-remote-code --is-embedding --enable-multimodal --grpc-mode "
-           "--skip-server-warmup --checkpoint-engine-wait-weights-before-ready --enable-fp32-lm-head "
-           "--quantize-and-serve --enable-priority-scheduling --abort-on-priority-when-disabled "
-           "--schedule-low-priority-values-first --stream-output --constrained-json-disable-any-whitespace "
-           "--sleep-on-idle --log-requests --show-time-cost --enable-metrics --enable-metrics-for-all-schedulers "
-           "--collect-tokens-histogram --enable-request-time-stats-logging --enable-trace --enable-cache-report "
-           "--prefill-round-robin-balance --enable-flashinfer-allreduce-fusion --enable-eplb "
-           "--enable-expert-distribution-metrics --enable-hierarchical-cache --enable-lmcache "
-           "--enable-double-sparsity --disable-radix-cache --disable-cuda-graph-padding --enable-profile-cuda-graph "
-           "--enable-cudagraph-gc --enable-nccl-nvls --enable-symm-mem --disable-flashinfer-cutlass-moe-fp4-allgather "
-           "--enable-tokenizer-batch-encode --disable-tokenizer-batch-decode --disable-outlines-disk-cache "
-           "--disable-custom-all-reduce --enable-mscclpp --enable-torch-symm-mem --disable-overlap-schedule "
-           "--enable-mixed-chunk --enable-dp-lm-head --enable-two-batch-overlap --enable-single-batch-overlap "
-           "--enable-torch-compile --enable-piecewise-cuda-graph --enable-nan-detection --enable-p2p-check "
-           "--triton-attention-reduce-in-fp32 --delete-ckpt-after-loading --enable-memory-saver "
-           "--enable-weights-cpu-backup --allow-auto-truncate --enable-custom-logit-processor "
-           "--flashinfer-mla-disable-ragged --disable-shared-experts-fusion --disable-chunked-prefix-cache "
-           "--disable-fast-image-processor --keep-mm-feature-on-device --enable-return-hidden-states "
-           "--enable-deterministic-inference --enable-dynamic-batch-tokenizer "
-           "--disaggregation-decode-enable-offload-kvcache --weight-loader-disable-mmap --enable-pdmux"},
-          {Kind::unmodelled, Arity::one,
-           "--cpu-offload-gb --speculative-algorithm --swa-full-tokens-ratio --max-mamba-cache-size "
-           "--mamba-ssm-dtype --mamba-full-memory-ratio --torchao-config --modelopt-quant "
-           "--modelopt-checkpoint-restore-path --modelopt-checkpoint-save-path --modelopt-export-path"},
-          {Kind::unmodelled, Arity::none, "--enable-lora --enable-dp-attention --disable-hybrid-swa-memory"},
-          {Kind::removed, Arity::none,
-           "--enable-ep-moe --enable-deepep-moe --enable-flashinfer-mla --enable-flashmla --disable-mla "
-           "--enable-flashinfer-moe --enable-flashinfer-cutlass-moe --enable-flashinfer-trtllm-moe "
-           "--enable-triton-kernel-moe"},
-          {Kind::config_file, Arity::one, "--config"},
-      });
-  return e;
-}
-
-const EngineSpec& trtllm_spec() {
-  static const EngineSpec e = build(
-      {"trtllm", "TensorRT-LLM", false, true, "trtllm-serve takes one positional argument, the model", {}, {}},
-      {
-          to("--tensor_parallel_size|--tp_size", "--tensor-parallel-size"),
-          to("--pipeline_parallel_size|--pp_size", "--pipeline-parallel-size"),
-          to("--moe_expert_parallel_size|--ep_size", "--expert-parallel-size"),
-          to("--max_batch_size", "--max-num-seqs"),
-          to("--max_num_tokens", "--max-num-batched-tokens"),
-          to("--max_seq_len", "--max-model-len"),
-          to("--kv_cache_free_gpu_memory_fraction|--free_gpu_memory_fraction", "--kv-cache-free-gpu-mem-fraction"),
-      },
-      {
-          {Kind::ignored, Arity::one,
-           "--tokenizer --custom_tokenizer --host --port --backend --custom_module_dirs --log_level --gpus_per_node "
-           "--num_postprocess_workers --revision --reasoning_parser --tool_parser --metadata_server_config_file "
-           "--server_role --otlp_traces_endpoint --disagg_cluster_uri --media_io_kwargs --chat_template"},
-          {Kind::ignored, Arity::none, "--trust_remote_code --fail_fast_on_attention_window_too_large --enable_chunked_prefill"},
-          {Kind::unmodelled, Arity::one,
-           "--max_beam_width --context_parallel_size|--cp_size --moe_cluster_parallel_size|--cluster_size"},
-          {Kind::config_file, Arity::one, "--config|--extra_llm_api_options"},
-      });
-  return e;
-}
-
-const EngineSpec& llamacpp_spec() {
-  static const EngineSpec e = build(
-      {"llama.cpp", "llama.cpp", false, false, "llama-server takes the model as -m/--model", {}, {}},
-      {
-          model("--model|-m"),
-          model("--hf-repo|-hf|-hfr"),
-          model("--model-url|-mu"),
-          model("--docker-repo|-dr"),
-          to("--ctx-size|-c", "--ctx-size"),
-          to("--parallel|-np", "--parallel", Conv::auto_count),
-          to("--cache-type-k|-ctk", "--cache-type-k"),
-          to("--cache-type-v|-ctv", "--cache-type-v"),
-          to("--n-gpu-layers|--gpu-layers|-ngl", "--n-gpu-layers", Conv::gpu_layers),
-          to("--ubatch-size|-ub", "--ubatch-size"),
-          on("--swa-full", "--swa-full"),
-          on("--kv-unified|-kvu", "--no-kv-unified", Conv::boolean_inverted),
-          on("--no-kv-unified|-no-kvu", "--no-kv-unified"),
-      },
-      {
-          {Kind::ignored, Arity::one,
-           "--threads|-t --threads-batch|-tb --cpu-mask|-C --cpu-range|-Cr --cpu-strict --prio --poll "
-           "--cpu-mask-batch|-Cb --cpu-range-batch|-Crb --cpu-strict-batch --prio-batch --poll-batch "
-           "--n-predict|--predict|-n --batch-size|-b --keep --rope-scaling --rope-scale --rope-freq-base "
-           "--rope-freq-scale --yarn-orig-ctx --yarn-ext-factor --yarn-attn-factor --yarn-beta-slow --yarn-beta-fast "
-           "--rpc --load-mode|-lm --lazy-mode|-lzm --numa --device|-dev --fit-target|-fitt --fit-ctx|-fitc "
-           "--override-kv --control-vector --control-vector-scaled --hf-file|-hff --hf-token|-hft --log-file "
-           "--verbosity|--log-verbosity|-lv --samplers --seed|-s --sampling-seq|--sampler-seq "
-           "--temp|--temperature --top-k --top-p --min-p --top-n-sigma|--top-nsigma --xtc-probability "
-           "--xtc-threshold --typical|--typical-p --repeat-last-n --repeat-penalty --presence-penalty "
-           "--frequency-penalty --dry-multiplier --dry-base --dry-allowed-length --dry-penalty-last-n "
-           "--dry-sequence-breaker --adaptive-target --adaptive-decay --dynatemp-range --dynatemp-exp --mirostat "
-           "--mirostat-lr --mirostat-ent --logit-bias|-l --grammar --grammar-file --json-schema|-j "
-           "--json-schema-file|-jf --lookup-cache-static|-lcs --lookup-cache-dynamic|-lcd "
-           "--ctx-checkpoints|--swa-checkpoints|-ctxcp --checkpoint-min-step|-cms --cache-ram|-cram "
-           "--reverse-prompt|-r --pooling --mmproj-device|-mmdev --image-min-tokens --image-max-tokens "
-           "--mtmd-batch-max-tokens --video-fps --video-timestamp-interval --video-ffmpeg-dir --alias|-a --tags "
-           "--embd-normalize --host --port --path --cors-origins --cors-methods --cors-headers --api-prefix "
-           "--ui-config|--webui-config --ui-config-file|--webui-config-file --tools --tools-runtime "
-           "--mcp-servers-config --mcp-servers-json --api-key --api-key-file --ssl-key-file --ssl-cert-file "
-           "--chat-template-kwargs --timeout|-to --sse-ping-interval --threads-http --cache-reuse --slot-save-path "
-           "--media-path --models-dir --models-preset --models-max --reasoning-format --reasoning-effort "
-           "--reasoning-budget --reasoning-budget-message --chat-template --chat-template-file "
-           "--slot-prompt-similarity|-sps --sleep-idle-seconds --log-prompts-dir "
-           "--spec-draft-threads|--threads-draft|-td --spec-draft-threads-batch|--threads-batch-draft|-tbd "
-           "--spec-draft-n-max --spec-draft-n-min --spec-draft-p-min|--draft-p-min "
-           "--spec-draft-p-split|--draft-p-split --spec-draft-sampling --spec-type "
-           "--spec-draft-device|--device-draft|-devd --spec-draft-type-k|--cache-type-k-draft|-ctkd "
-           "--spec-draft-type-v|--cache-type-v-draft|-ctvd --lora-scaled --grp-attn-n|-gan --grp-attn-w|-gaw"},
-          {Kind::ignored, Arity::many, "--control-vector-layer-range"},
-          {Kind::ignored, Arity::optional, "--flash-attn|-fa --fit|-fit --log-colors --reasoning|-rea"},
-          {Kind::ignored, Arity::none,
-           "--perf --no-perf --escape|-e --no-escape --kv-offload|-kvo --repack --no-repack|-nr --no-host "
-           "--list-devices --check-tensors --op-offload --no-op-offload --lora-init-without-apply --log-disable "
-           "--log-jsonl --no-log-jsonl --verbose|--log-verbose|-v --offline --log-prefix --no-log-prefix "
-           "--log-timestamps --no-log-timestamps --ignore-eos --backend-sampling|-bs --cache-idle-slots "
-           "--no-cache-idle-slots --context-shift --no-context-shift --special|-sp --warmup --no-warmup --spm-infill "
-           "--cont-batching|-cb --no-cont-batching|-nocb --mmproj-auto --no-mmproj --no-mmproj-auto --mmproj-offload "
-           "--no-mmproj-offload --reuse-port --cors-credentials --no-cors-credentials --ui|--webui --no-ui|--no-webui "
-           "--agent|-ag --no-agent|-no-ag --ui-mcp-proxy|--webui-mcp-proxy --no-ui-mcp-proxy|--no-webui-mcp-proxy "
-           "--embedding|--embeddings --rerank|--reranking --cache-prompt --no-cache-prompt --metrics --props --slots "
-           "--no-slots --models-autoload --no-models-autoload --jinja --no-jinja --skip-chat-parsing "
-           "--no-skip-chat-parsing --prefill-assistant --no-prefill-assistant --mlock --mmap --no-mmap "
-           "--spec-draft-backend-sampling --no-spec-draft-backend-sampling --spec-default"},
-          {Kind::unmodelled, Arity::one,
-           "--override-tensor|-ot --n-cpu-moe|-ncmoe --n-cpu-ffn|-ncffn --moe-cache-mib --split-mode|-sm "
-           "--tensor-split|-ts --main-gpu|-mg --lora --mmproj|-mm --mmproj-url|-mmu --kv-unified-per-slot "
-           "--spec-draft-model|--model-draft|-md --spec-draft-hf|--hf-repo-draft|-hfd|-hfrd "
-           "--spec-draft-ngl|--gpu-layers-draft|--n-gpu-layers-draft|-ngld "
-           "--spec-draft-override-tensor|--override-tensor-draft|-otd "
-           "--spec-draft-n-cpu-moe|--spec-draft-ncmoe|--n-cpu-moe-draft|-ncmoed"},
-          {Kind::unmodelled, Arity::none, "--no-kv-offload|-nkvo --cpu-moe|-cmoe --spec-draft-cpu-moe|--cpu-moe-draft|-cmoed"},
-          {Kind::removed, Arity::one, "--defrag-thold|-dt --draft|--draft-n|--draft-max --draft-min|--draft-n-min"},
-          {Kind::removed, Arity::none, "--penalize-nl --no-penalize-nl"},
-      });
-  return e;
-}
-
-const EngineSpec& spec_for(const std::string& engine) {
-  if (engine == "vllm") return vllm_spec();
-  if (engine == "sglang") return sglang_spec();
-  if (engine == "trtllm") return trtllm_spec();
-  return llamacpp_spec();
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Finding the command
-// ---------------------------------------------------------------------------------------------------
 
 bool is_flag(const std::string& w) {  // "-1" and "-" are values, not flags
   return w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1])) && w[1] != '.';
@@ -671,8 +328,7 @@ bool is_assignment(const std::string& w) {  // NAME=value before a command
   const std::size_t eq = w.find('=');
   if (eq == std::string::npos || eq == 0) return false;
   if (!std::isalpha(static_cast<unsigned char>(w[0])) && w[0] != '_') return false;
-  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
-                     [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
 bool is_python(const std::string& w) {
@@ -682,7 +338,123 @@ bool is_python(const std::string& w) {
   return std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; });
 }
 
-// The first unexpanded variable in s ($VAR, ${VAR}, $(cmd), `cmd`, %VAR%, {{ helm }}), or "".
+bool is_shell(const std::string& w) {
+  const std::string b = basename(w);
+  return b == "sh" || b == "bash" || b == "dash" || b == "zsh" || b == "ash";
+}
+
+// sh -c, bash -lc, bash -ec ...: a short-option cluster holding c
+bool is_shell_c(const std::string& w) {
+  return w.size() >= 2 && w[0] == '-' && w[1] != '-' && w.find('c') != std::string::npos &&
+         std::all_of(w.begin() + 1, w.end(), [](unsigned char ch) { return std::isalpha(ch); });
+}
+
+bool is_variable(const std::string& w) { return !w.empty() && unexpanded(w) == w; }
+
+struct Entry {
+  EngineKind kind = EngineKind::vllm;
+  std::size_t begin = 0;  // the entry point's first word
+  std::size_t args = 0;   // its first argument
+  bool wrapper = false;   // ${LLAMA_SERVER}-style stand-in for llama-server
+};
+
+// Whether cmd[i] begins an entry point kvplan reads.
+std::optional<Entry> entry_at(const std::vector<std::string>& cmd, std::size_t i, const std::string& where) {
+  const std::string& w = cmd[i];
+  const std::string b = basename(w);
+  const std::string next = i + 1 < cmd.size() ? cmd[i + 1] : "";
+  if (b == "vllm" && next == "serve") return Entry{EngineKind::vllm, i, i + 2, false};
+  if (b == "sglang" && next == "serve") return Entry{EngineKind::sglang, i, i + 2, false};
+  if (is_python(w)) {
+    std::size_t m = i + 1;  // past interpreter options: python3 -u -X dev -m ...
+    while (m < cmd.size() && is_flag(cmd[m]) && cmd[m] != "-m") m += cmd[m] == "-X" || cmd[m] == "-W" ? 2 : 1;
+    const std::string module = m + 1 < cmd.size() && cmd[m] == "-m" ? cmd[m + 1] : "";
+    if (module == "vllm.entrypoints.openai.api_server" || module == "vllm.entrypoints.api_server" || module == "dynamo.vllm")
+      return Entry{EngineKind::vllm, i, m + 2, false};
+    if (module == "vllm.entrypoints.cli.main" && m + 2 < cmd.size() && cmd[m + 2] == "serve") return Entry{EngineKind::vllm, i, m + 3, false};
+    if (module == "sglang.launch_server" || module == "dynamo.sglang") return Entry{EngineKind::sglang, i, m + 2, false};
+    if (module == "dynamo.trtllm") return Entry{EngineKind::trtllm, i, m + 2, false};
+  }
+  const std::string lw = lower(b);
+  if (lw.rfind("llama-server", 0) == 0 || ((lw == "server" || lw == "server.exe") && (next.empty() || is_flag(next))))
+    return Entry{EngineKind::llamacpp, i, i + 1, false};
+  if (b == "trtllm-serve") {
+    if (next == "serve") return Entry{EngineKind::trtllm, i, i + 2, false};
+    if (next == "disaggregated" || next == "disaggregated_mpi_worker" || next == "mm_embedding_serve" || next == "grpc")
+      throw InputError(where, "trtllm-serve " + next + " is not supported", "give the trtllm-serve serve MODEL command of each server");
+    return Entry{EngineKind::trtllm, i, i + 1, false};
+  }
+  return std::nullopt;
+}
+
+bool is_container_run(const std::vector<std::string>& cmd, std::size_t i) {
+  static const char* runtimes[] = {"docker", "podman", "nerdctl"};
+  const std::string b = basename(cmd[i]);
+  const bool runtime = std::any_of(std::begin(runtimes), std::end(runtimes), [&](const char* r) { return b == r; });
+  const std::string next = i + 1 < cmd.size() ? cmd[i + 1] : "";
+  return runtime && (next == "run" || (next == "container" && i + 2 < cmd.size() && cmd[i + 2] == "run"));
+}
+
+std::string join(const std::vector<std::string>& words, std::size_t begin, std::size_t end, std::size_t max = 1000) {
+  std::string s;
+  for (std::size_t i = begin; i < end && i < begin + max; ++i) s += (i > begin ? " " : "") + words[i];
+  if (end > begin + max) s += " ...";
+  return s;
+}
+
+// The engine an image runs, and the version its tag names (vllm/vllm-openai:v0.11.0 -> vllm 0.11.0).
+std::pair<std::string, std::string> image_engine(const std::string& image) {
+  const std::string l = lower(image);
+  const std::size_t colon = l.find_last_of(':');
+  const std::string tag = colon != std::string::npos && l.find('/', colon) == std::string::npos ? l.substr(colon + 1) : "";
+  std::string engine;
+  if (l.find("vllm") != std::string::npos) engine = "vllm";
+  else if (l.find("sglang") != std::string::npos) engine = "sglang";
+  else if (l.find("llama.cpp") != std::string::npos || l.find("llama-cpp") != std::string::npos || l.find("llamacpp") != std::string::npos) engine = "llama.cpp";
+  else if (l.find("tensorrt-llm") != std::string::npos || l.find("tensorrt_llm") != std::string::npos || l.find("trtllm") != std::string::npos) engine = "trtllm";
+  std::string version;
+  if (!tag.empty() && tag != "latest") {
+    // v0.11.0, 0.5.4-cu129, server-b6000, v0.5.4.post2
+    if (const auto b = tag.find("-b"); b != std::string::npos && std::isdigit(static_cast<unsigned char>(tag[b + 2 < tag.size() ? b + 2 : 0])))
+      version = tag.substr(b + 1, tag.find_first_not_of("0123456789", b + 2) - b - 1);
+    else if (tag[0] == 'b' && tag.size() > 1 && std::isdigit(static_cast<unsigned char>(tag[1])))
+      version = tag.substr(0, tag.find_first_not_of("0123456789", 1));
+    else {
+      std::size_t s = tag[0] == 'v' ? 1 : 0;
+      const std::size_t e = tag.find_first_not_of("0123456789.", s);
+      version = tag.substr(s, e == std::string::npos ? std::string::npos : e - s);
+      while (!version.empty() && version.back() == '.') version.pop_back();
+    }
+  } else if (tag == "latest") {
+    version = "latest";
+  }
+  return {engine, version};
+}
+
+// docker run options that take a value (docker run --help); others are switches.
+bool docker_option_takes_value(const std::string& o) {
+  static const char* with_value[] = {"-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop",
+                                     "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-shares", "-c",
+                                     "--cpus", "--cpuset-cpus", "--cpuset-mems", "--device", "--device-cgroup-rule", "--dns",
+                                     "--dns-option", "--dns-search", "--domainname", "--entrypoint", "-e", "--env", "--env-file",
+                                     "--expose", "--gpus", "--group-add", "--health-cmd", "--health-interval", "--health-retries",
+                                     "--health-start-period", "--health-timeout", "-h", "--hostname", "--ip", "--ip6", "--ipc",
+                                     "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link", "--log-driver",
+                                     "--log-opt", "--mac-address", "-m", "--memory", "--memory-reservation", "--memory-swap",
+                                     "--memory-swappiness", "--mount", "--name", "--network", "--net", "--network-alias", "--pid",
+                                     "--pids-limit", "--platform", "-p", "--publish", "--pull", "--restart", "--runtime",
+                                     "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl",
+                                     "--tmpfs", "-u", "--user", "--ulimit", "--userns", "--uts", "-v", "--volume", "--volume-driver",
+                                     "--volumes-from", "-w", "--workdir"};
+  return std::any_of(std::begin(with_value), std::end(with_value), [&](const char* v) { return o == v; });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Variables
+// ---------------------------------------------------------------------------------------------------
+
 std::string unexpanded(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
@@ -710,126 +482,91 @@ std::string unexpanded(const std::string& s) {
                       [](unsigned char ch) { return std::isalnum(ch) || ch == '_'; }))
         return s.substr(i, j - i + 1);
     }
+    if (c == '<' && n != '\0' && (std::isupper(static_cast<unsigned char>(n)) || n == '_')) {  // <PLACEHOLDER>
+      std::size_t j = i + 1;
+      while (j < s.size() && (std::isupper(static_cast<unsigned char>(s[j])) || std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '_' || s[j] == '-')) ++j;
+      if (j < s.size() && s[j] == '>' && j > i + 1) return s.substr(i, j - i + 1);
+    }
   }
   return "";
 }
 
-bool is_variable(const std::string& w) { return !w.empty() && unexpanded(w) == w; }
-
-struct Entry {
-  const EngineSpec* spec = nullptr;
-  std::size_t begin = 0;       // the entry point's first word
-  std::size_t args = 0;        // its first argument
-  bool wrapper = false;        // ${LLAMA_SERVER}-style stand-in for llama-server
-};
-
-// Whether cmd[i] begins an entry point kvplan reads.
-std::optional<Entry> entry_at(const std::vector<std::string>& cmd, std::size_t i, const std::string& where) {
-  const std::string& w = cmd[i];
-  const std::string b = basename(w);
-  const std::string next = i + 1 < cmd.size() ? cmd[i + 1] : "";
-  if (b == "vllm" && next == "serve") return Entry{&vllm_spec(), i, i + 2, false};
-  if (b == "sglang" && next == "serve") return Entry{&sglang_spec(), i, i + 2, false};
-  if (is_python(w)) {
-    std::size_t m = i + 1;  // past interpreter options: python3 -u -X dev -m ...
-    while (m < cmd.size() && is_flag(cmd[m]) && cmd[m] != "-m") m += cmd[m] == "-X" || cmd[m] == "-W" ? 2 : 1;
-    const std::string module = m + 1 < cmd.size() && cmd[m] == "-m" ? cmd[m + 1] : "";
-    if (module == "vllm.entrypoints.openai.api_server" || module == "vllm.entrypoints.api_server")
-      return Entry{&vllm_spec(), i, m + 2, false};
-    if (module == "vllm.entrypoints.cli.main" && m + 2 < cmd.size() && cmd[m + 2] == "serve")
-      return Entry{&vllm_spec(), i, m + 3, false};
-    if (module == "sglang.launch_server") return Entry{&sglang_spec(), i, m + 2, false};
-  }
-  const std::string lw = lower(w);
-  if (ends_with(lw, "llama-server") || ends_with(lw, "llama-server.exe")) return Entry{&llamacpp_spec(), i, i + 1, false};
-  if (b == "trtllm-serve") {
-    if (next == "serve") return Entry{&trtllm_spec(), i, i + 2, false};
-    if (next == "disaggregated" || next == "disaggregated_mpi_worker" || next == "mm_embedding_serve" || next == "grpc")
-      throw InputError(where, "trtllm-serve " + next + " is not supported",
-                       "give the trtllm-serve serve MODEL command of each server");
-    return Entry{&trtllm_spec(), i, i + 1, false};
-  }
-  return std::nullopt;
-}
-
-bool is_container_run(const std::vector<std::string>& cmd, std::size_t i) {
-  static const char* runtimes[] = {"docker", "podman", "nerdctl", "singularity", "apptainer"};
-  const std::string b = basename(cmd[i]);
-  const bool runtime = std::any_of(std::begin(runtimes), std::end(runtimes), [&](const char* r) { return b == r; });
-  const std::string next = i + 1 < cmd.size() ? cmd[i + 1] : "";
-  return runtime && (next == "run" || next == "exec" || next == "container" || next == "compose");
-}
-
-[[noreturn]] void container_error(const std::vector<std::string>& cmd, std::size_t i, const std::string& where) {
-  throw InputError(where, "'" + basename(cmd[i]) + " " + cmd[i + 1] + "' command lines are not supported",
-                   "give the command the container runs (for an image whose entry point is the engine, the "
-                   "arguments after the image name, with the engine named)");
-}
-
-std::string join(const std::vector<std::string>& words, std::size_t begin, std::size_t end, std::size_t max = 1000) {
-  std::string s;
-  for (std::size_t i = begin; i < end && i < begin + max; ++i) s += (i > begin ? " " : "") + words[i];
-  if (end > begin + max) s += " ...";
-  return s;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Flags
-// ---------------------------------------------------------------------------------------------------
-
-std::optional<bool> parse_bool(std::string v) {
-  v = lower(v);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return std::nullopt;
-}
-
-bool is_number(const std::string& v) {
-  if (v.empty()) return false;
-  char* end = nullptr;
-  std::strtod(v.c_str(), &end);
-  return end == v.c_str() + v.size();
-}
-
-bool looks_like_value(const std::string& v) {  // for flags whose value is optional (-fa [on|off|auto])
-  const std::string l = lower(v);
-  return l == "on" || l == "off" || l == "auto" || l == "enabled" || l == "disabled" || parse_bool(l) || is_number(l);
-}
-
-// vLLM's human_readable_int: 25.6k = 25600 (k m g t: powers of 1000), 16K = 16384 (K M G T: of 1024).
-// Anything else is returned as written for kvplan to judge.
-std::string vllm_int(const std::string& v) {
-  if (v.size() < 2) return v;
-  const char suffix = v.back();
-  const std::string number = v.substr(0, v.size() - 1);
-  const std::string_view lowers = "kmgt", uppers = "KMGT";
-  const std::size_t power = std::min(lowers.find(suffix), uppers.find(suffix));
-  if (power == std::string_view::npos || number.empty() || !is_number(number) || number[0] == '-' || number[0] == '+')
-    return v;
-  try {
-    if (lowers.find(suffix) != std::string_view::npos) {
-      i64 scale = 1;
-      for (std::size_t p = 0; p <= power; ++p) scale *= 1000;
-      const double x = std::stod(number) * static_cast<double>(scale);
-      if (!(x < 9.2e18)) return v;
-      return std::to_string(static_cast<i64>(x));
+std::string variable_name(const std::string& token) {
+  std::string t = token;
+  auto strip = [&](const char* open, const char* close) {
+    const std::string o = open, c = close;
+    if (t.rfind(o, 0) == 0 && t.size() >= o.size() + c.size() && t.compare(t.size() - c.size(), c.size(), c) == 0) {
+      t = t.substr(o.size(), t.size() - o.size() - c.size());
+      return true;
     }
-    if (number.find_first_not_of("0123456789") != std::string::npos) return v;  // 1.5K: vLLM refuses it too
-    return std::to_string(mul(std::stoll(number), i64{1} << (10 * (power + 1)), "vLLM integer"));
-  } catch (const std::exception&) {
-    return v;
-  }
+    return false;
+  };
+  if (!(strip("$((", "))") || strip("${", "}") || strip("$(", ")") || strip("{{", "}}") || strip("%", "%") || strip("<", ">") || strip("`", "`")))
+    if (!t.empty() && t[0] == '$') t.erase(0, 1);
+  if (const auto d = t.find(":-"); d != std::string::npos) t.erase(d);  // ${VAR:-default}
+  while (!t.empty() && t.front() == ' ') t.erase(0, 1);
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  return t;
 }
+
+std::string expand_variables(const std::string& word, const std::map<std::string, std::string>& vars) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < word.size()) {
+    const std::string rest = word.substr(i);
+    const std::string tok = unexpanded(rest);
+    const std::size_t at = tok.empty() ? std::string::npos : rest.find(tok);
+    if (at == std::string::npos) {
+      out += rest;
+      break;
+    }
+    out += rest.substr(0, at);
+    std::string name = variable_name(tok);
+    std::string fallback;
+    bool has_fallback = false;
+    if (tok.rfind("${", 0) == 0) {
+      const std::string inner = tok.substr(2, tok.size() - 3);
+      if (const auto d = inner.find(":-"); d != std::string::npos) {
+        fallback = inner.substr(d + 2);
+        has_fallback = true;
+      }
+    }
+    if (const auto it = vars.find(name); it != vars.end() && tok.rfind("$((", 0) != 0 && tok[0] != '`') out += it->second;
+    else if (has_fallback && unexpanded(fallback).empty()) out += fallback;
+    else out += tok;
+    i += at + tok.size();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading flags
+// ---------------------------------------------------------------------------------------------------
+
+namespace {
 
 class Reader {
  public:
-  Reader(const EngineSpec& e, const std::string& where) : e_(e), where_(where) { cmd_.engine = e.name; }
+  Reader(const EngineInfo& e, const FlagTable& table, const std::string& where, const CommandContext& ctx)
+      : e_(e), table_(table), where_(where), ctx_(ctx) {
+    cmd_.engine = engine_name(e.kind);
+    cmd_.version = table.version;
+  }
 
-  EngineCommand read(const std::vector<std::string>& args) {
+  EngineCommand& result() { return cmd_; }
+  void warn(std::string message) { cmd_.warnings.push_back(std::move(message)); }
+  bool more_commands() const { return more_commands_; }
+
+  // An environment variable set for the engine (VAR=x before the command, container env).
+  void env(const std::string& name, const std::string& value, const std::string& where) {
+    if (const auto b = env_binding(name)) apply_binding(*b, name, value, where);
+  }
+
+  void read(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string& tok = args[i];
+      const std::string tok = expand_variables(args[i], ctx_.variables);
       if (tok == "--") {
-        for (++i; i < args.size(); ++i) positional(args[i]);
+        for (++i; i < args.size(); ++i) positional(expand_variables(args[i], ctx_.variables));
         break;
       }
       if (!is_flag(tok)) {
@@ -840,232 +577,448 @@ class Reader {
         positional(tok);
         continue;
       }
-      const bool long_flag = tok.rfind("--", 0) == 0;
       const std::size_t eq = tok.find('=');
-      std::string written = eq == std::string::npos ? tok : tok.substr(0, eq);
+      const std::string written = eq == std::string::npos ? tok : tok.substr(0, eq);
       std::optional<std::string> inline_value;
       if (eq != std::string::npos) inline_value = tok.substr(eq + 1);
-      Match m = resolve(written, long_flag);
+      Match m = resolve(written);
       if (m.attached) inline_value = m.attached;
-      const Flag& f = e_.flag(m.at);
       std::string value;
-      switch (f.arity) {
-        case Arity::none: {
+      bool have_value = false;
+      auto next_value = [&]() {
+        if (i + 1 < args.size()) {
+          value = expand_variables(args[++i], ctx_.variables);
+          have_value = true;
+        }
+      };
+      switch (m.arity) {
+        case FlagArity::flag:
+        case FlagArity::boolean: {
           bool b = true;
           if (inline_value) {
-            const auto parsed = parse_bool(*inline_value);
-            if (!parsed)
-              throw InputError(where_, e_.name + " flag '" + written + "' takes true or false, not '" + *inline_value + "'");
+            const auto parsed = parse_bool_text(*inline_value);
+            if (!parsed) throw InputError(where_ + ": " + written, "takes true or false, not '" + *inline_value + "'");
             b = *parsed;
           }
           value = (b != m.negated) ? "true" : "false";
+          have_value = true;
           break;
         }
-        case Arity::one:
+        case FlagArity::value:
+        case FlagArity::json:
           if (inline_value) {
             value = *inline_value;
-          } else if (i + 1 < args.size()) {
-            value = args[++i];
+            have_value = true;
+          } else if (i + 1 < args.size() && is_flag(args[i + 1]) && resolves(args[i + 1]) && m.known) {
+            // the next word is a flag: an older build's switch spelling (-fa before it took on|off|auto)
+            if (m.binding && m.binding->def->type == SettingType::choice) {
+              warn(written + " without a value (older " + e_.label + " syntax): read as on");
+              apply_binding(*m.binding, written, "on", where_ + ": " + written);
+            } else {
+              warn(written + " without a value; ignored");
+            }
+            continue;
+          } else {
+            next_value();
           }
-          if (value.empty())
-            throw InputError(where_, e_.name + " flag '" + written + "' needs a value", "write " + written + " VALUE");
+          if (!have_value || (value.empty() && m.binding))
+            throw InputError(where_ + ": " + written, "needs a value", "write " + written + " VALUE");
           break;
-        case Arity::optional:
-          if (inline_value) value = *inline_value;
-          else if (i + 1 < args.size() && looks_like_value(args[i + 1])) value = args[++i];
+        case FlagArity::optional:
+          if (inline_value) {
+            value = *inline_value;
+            have_value = true;
+          } else if (i + 1 < args.size() && looks_like_value(args[i + 1])) {
+            next_value();
+          }
           break;
-        case Arity::many:
+        case FlagArity::list:
+        case FlagArity::list0:
           if (inline_value) value = *inline_value;
-          while (i + 1 < args.size() && !is_flag(args[i + 1])) value += (value.empty() ? "" : " ") + args[++i];
+          while (i + 1 < args.size() && !is_flag(args[i + 1]) && !entry_at(args, i + 1, where_))
+            value += (value.empty() ? "" : " ") + expand_variables(args[++i], ctx_.variables);
+          have_value = true;
           break;
       }
-      apply(f, m.negated ? "--no-" + e_.spelled(m.at).substr(2) : e_.spelled(m.at), written, value);
+      apply(m, written, value, have_value);
     }
-    return cmd_;
   }
 
-  void warn(std::string message) { cmd_.warnings.push_back(std::move(message)); }
-  bool more_commands() const { return more_commands_; }
-
  private:
-  const EngineSpec& e_;
+  const EngineInfo& e_;
+  const FlagTable& table_;
   const std::string& where_;
+  const CommandContext& ctx_;
   EngineCommand cmd_;
   bool positional_model_seen_ = false;
   bool more_commands_ = false;
 
+  bool resolves(const std::string& word) const {
+    const std::string name = normalize_flag_name(word.substr(0, word.find('=')));
+    return table_.find(name) != nullptr || (name.rfind("--no-", 0) == 0 && table_.find("--" + name.substr(5)) != nullptr);
+  }
+
   struct Match {
-    std::pair<std::size_t, std::size_t> at;
+    std::string canonical;          // the name the flag is known by
+    FlagArity arity = FlagArity::value;
+    std::optional<EngineBinding> binding;
     bool negated = false;
+    bool known = true;              // in the version's table (or bound by the settings table)
+    bool subkey = false;            // vLLM --x.key
     std::optional<std::string> attached;  // -O3: argparse's value glued to a one-letter flag
+    std::string hint;               // for unknown flags
   };
 
-  Match resolve(const std::string& written, bool long_flag) const {
-    const std::string name = normalize(written);
-    if (auto it = e_.index.find(name); it != e_.index.end()) return {it->second, false, std::nullopt};
-    if (long_flag && name.rfind("--no-", 0) == 0) {  // argparse BooleanOptionalAction, llama.cpp --no-X
-      if (auto it = e_.index.find("--" + name.substr(5)); it != e_.index.end() && e_.flag(it->second).arity == Arity::none)
-        return {it->second, true, std::nullopt};
+  std::optional<EngineBinding> binding_for(const FlagDef& f) const {
+    for (const auto& n : f.names)
+      if (auto b = engine_flag_binding(e_.kind, n)) return b;
+    return std::nullopt;
+  }
+
+  Match known(const FlagDef& f, bool negated = false) const {
+    Match m;
+    m.canonical = f.names.front();
+    m.arity = f.arity;
+    m.binding = binding_for(f);
+    m.negated = negated;
+    return m;
+  }
+
+  static bool looks_like_value(const std::string& v) {  // for flags whose value is optional (-fa [on|off|auto])
+    const std::string l = lower(v);
+    return l == "on" || l == "off" || l == "auto" || l == "enabled" || l == "disabled" || parse_bool_text(l).has_value() ||
+           (!l.empty() && (std::isdigit(static_cast<unsigned char>(l[0])) || (l[0] == '-' && l.size() > 1 && std::isdigit(static_cast<unsigned char>(l[1])))));
+  }
+
+  Match resolve(const std::string& written) const {
+    const std::string name = normalize_flag_name(written);
+    const bool long_flag = written.rfind("--", 0) == 0;
+    if (const FlagDef* f = table_.find(name)) return known(*f);
+    if (long_flag && name.rfind("--no-", 0) == 0) {  // argparse BooleanOptionalAction, click --x/--no-x
+      if (const FlagDef* f = table_.find("--" + name.substr(5)); f && (f->arity == FlagArity::boolean || f->arity == FlagArity::flag))
+        return known(*f, true);
+    }
+    if (long_flag && name.find('.') != std::string::npos) {  // vLLM --compilation-config.mode 3, --x.key+ v
+      if (const FlagDef* f = table_.find(name.substr(0, name.find('.'))); f && f->arity == FlagArity::json) {
+        Match m = known(*f);
+        m.arity = FlagArity::value;
+        m.subkey = true;
+        return m;
+      }
+    }
+    if (auto b = engine_flag_binding(e_.kind, name)) {  // a settings-table spelling the table lacks (dynamo's)
+      Match m;
+      m.canonical = written;
+      m.arity = b->def->type == SettingType::boolean ? FlagArity::flag : FlagArity::value;
+      m.binding = b;
+      return m;
     }
     if (e_.abbreviations && long_flag && name.size() > 2) {
       std::vector<std::string> candidates;
-      std::optional<std::pair<std::size_t, std::size_t>> hit;
+      std::optional<std::size_t> hit;
       bool several = false;
-      for (auto it = e_.index.lower_bound(name); it != e_.index.end() && it->first.rfind(name, 0) == 0; ++it) {
+      for (auto it = table_.index.lower_bound(name); it != table_.index.end() && it->first.rfind(name, 0) == 0; ++it) {
         candidates.push_back(it->first);
-        if (hit && hit->first != it->second.first) several = true;
+        if (hit && *hit != it->second) several = true;
         if (!hit) hit = it->second;
       }
-      if (hit && !several) return {*hit, false, std::nullopt};
+      if (hit && !several) return known(table_.flags[*hit]);
       if (several) {
         std::string list;
         for (const auto& c : candidates) list += (list.empty() ? "" : ", ") + c;
-        throw InputError(where_, "ambiguous " + e_.name + " flag '" + written + "'",
-                         "it could be " + list + "; write more of the name");
+        throw InputError(where_ + ": " + written, "ambiguous " + e_.label + " flag", "it could be " + list + "; write more of the name");
       }
     }
     if (e_.abbreviations && !long_flag && name.size() > 2) {  // -O3 = -O 3
-      if (auto it = e_.index.find(name.substr(0, 2)); it != e_.index.end() && e_.flag(it->second).arity == Arity::one)
-        return {it->second, false, name.substr(2)};
-    }
-    std::vector<std::string> all, known;
-    for (const auto& [key, at] : e_.index) all.push_back(key);
-    for (const Flag& f : e_.flags)
-      if (f.kind == Kind::setting || f.kind == Kind::model) known.push_back(f.names[0]);
-    std::string list;
-    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    const auto near = closest(name, all);
-    throw InputError(where_, "unknown " + e_.name + " flag '" + written + "'",
-                     (near ? "did you mean '" + e_.spelled(e_.index.at(*near)) + "'? " : std::string()) +
-                         "kvplan knows: " + list);
-  }
-
-  void set(const std::string& key, const std::string& value) {
-    for (auto& [k, v] : cmd_.settings)
-      if (k == key) {
-        v = value;
-        return;
+      if (const FlagDef* f = table_.find(name.substr(0, 2)); f && (f->arity == FlagArity::value || f->arity == FlagArity::json)) {
+        Match m = known(*f);
+        m.attached = name.substr(2);
+        return m;
       }
-    cmd_.settings.emplace_back(key, value);
+    }
+    // not a flag of this version: warn, and read its value the way another version (or the shape) says
+    Match m;
+    m.canonical = written;
+    m.known = false;
+    if (const auto seen = find_flag_any_version(e_.kind, name)) {
+      m.arity = seen->flag->arity;
+      m.hint = "a " + e_.label + " " + seen->table->version + " flag";
+    } else {
+      std::vector<std::string> all;
+      for (const auto& [key, at] : table_.index) all.push_back(key);
+      const auto near = closest(name, all);
+      if (near) m.hint = "did you mean '" + table_.flags[table_.index.at(*near)].names.front() + "'?";
+      m.arity = FlagArity::optional;
+    }
+    return m;
   }
 
-  void unset(const std::string& key) {
+  void set(const std::string& key, const std::string& value, const std::string& flag, const std::string& where) {
     auto& s = cmd_.settings;
-    s.erase(std::remove_if(s.begin(), s.end(), [&](const auto& kv) { return kv.first == key; }), s.end());
+    s.erase(std::remove_if(s.begin(), s.end(), [&](const CommandSetting& c) { return c.key == key; }), s.end());
+    cmd_.unresolved.erase(std::remove_if(cmd_.unresolved.begin(), cmd_.unresolved.end(), [&](const UnresolvedVariable& u) { return u.key == key; }),
+                          cmd_.unresolved.end());
+    s.push_back(CommandSetting{key, value, flag, where});
   }
 
   void ignore(const std::string& name) {
     if (std::find(cmd_.ignored.begin(), cmd_.ignored.end(), name) == cmd_.ignored.end()) cmd_.ignored.push_back(name);
   }
 
-  void set_model(const std::string& as_written, const std::string& value) {
-    if (const std::string var = unexpanded(value); !var.empty())
-      warn(as_written + ": unexpanded variable; kept as the model name");
+  void set_model(const std::string& flag, const std::string& value, const std::string& where) {
+    if (const std::string var = unexpanded(value); !var.empty()) {
+      cmd_.unresolved.push_back(UnresolvedVariable{variable_name(var), flag, "model", where});
+      return;
+    }
     cmd_.model = value;
+    cmd_.model_where = where;
+    cmd_.unresolved.erase(std::remove_if(cmd_.unresolved.begin(), cmd_.unresolved.end(), [](const UnresolvedVariable& u) { return u.key == "model"; }),
+                          cmd_.unresolved.end());
   }
 
   void positional(const std::string& word) {
     if (e_.positional_model && !positional_model_seen_) {
       positional_model_seen_ = true;
-      set_model("model " + word, word);
+      set_model("model", word, where_ + ": model argument");
     } else if (!unexpanded(word).empty()) {
       warn(word + ": unexpanded variable; the arguments it holds are not read");
+      cmd_.unknown.push_back(word);
     } else {
-      throw InputError(where_, "unexpected " + e_.name + " argument '" + word + "'", e_.model_hint);
+      throw InputError(where_, "unexpected " + e_.label + " argument '" + word + "'", e_.model_hint);
     }
   }
 
-  void apply(const Flag& f, const std::string& name, const std::string& written, const std::string& value) {
-    const std::string shown = written + (value.empty() || f.arity == Arity::none ? "" : " " + value);
-    switch (f.kind) {
-      case Kind::ignored:
-        ignore(name);
-        return;
-      case Kind::removed:
-        ignore(name);
-        warn(written + ": removed from recent " + e_.label + " versions; ignored");
-        return;
-      case Kind::unmodelled:
-        ignore(name);
-        warn(written + ": changes GPU memory in a way kvplan does not model; ignored");
-        return;
-      case Kind::config_file:
-        ignore(name);
-        warn(shown + ": settings in that file are not read");
-        return;
-      case Kind::model:
-        set_model(shown, value);
-        return;
-      case Kind::setting:
-        break;
+  // A value for a setting, converted from the engine's units.
+  void apply_binding(const EngineBinding& b, const std::string& flag, const std::string& value, const std::string& where) {
+    const SettingDef& d = *b.def;
+    if (d.key == "model") {
+      set_model(flag, value, where);
+      return;
     }
-    if (!unexpanded(value).empty()) {
-      warn(shown + ": unexpanded variable; setting skipped");
+    if (const std::string var = unexpanded(value); !var.empty()) {
+      cmd_.unresolved.erase(std::remove_if(cmd_.unresolved.begin(), cmd_.unresolved.end(), [&](const UnresolvedVariable& u) { return u.key == d.key; }),
+                            cmd_.unresolved.end());
+      cmd_.unresolved.push_back(UnresolvedVariable{variable_name(var), flag, d.key, where});
       return;
     }
     const std::string l = lower(value);
-    switch (f.conv) {
+    switch (b.conv) {
       case Conv::plain:
-        set(f.setting, value);
+        set(d.key, value, flag, where);
         return;
-      case Conv::boolean:
-      case Conv::boolean_inverted:
-        if ((value == "true") != (f.conv == Conv::boolean_inverted)) set(f.setting, "true");
-        else unset(f.setting);
+      case Conv::negate:
+        set(d.key, value == "true" ? "false" : "true", flag, where);
         return;
-      case Conv::human_int:
-        if (l == "auto" || l == "-1") break;
-        set(f.setting, vllm_int(value));
-        return;
-      case Conv::gpu_layers:
-        if (l == "auto") break;
-        set(f.setting, l == "all" ? "-1" : value);
+      case Conv::vllm_int:
+        if (l == "auto" || l == "-1") {
+          if (d.allows_auto) set(d.key, "auto", flag, where);
+          else warn(flag + " " + value + ": no fixed value; kvplan uses the engine's default");
+          return;
+        }
+        set(d.key, vllm_human_int(value), flag, where);
         return;
       case Conv::auto_count:
-        if (l == "auto" || l == "-1") break;
-        set(f.setting, value);
+        if (l == "auto" || l == "-1") {
+          warn(flag + " " + value + ": no fixed value; kvplan uses the engine's default");
+          return;
+        }
+        set(d.key, value, flag, where);
+        return;
+      case Conv::gpu_layers:
+        if (l == "auto") {
+          warn(flag + " auto: llama.cpp fits the layers itself; kvplan plans all layers on the GPU");
+          return;
+        }
+        set(d.key, l == "all" ? "-1" : value, flag, where);
         return;
       case Conv::quantization:
-        if (l == "fp8") {
-          set(f.setting, "fp8");
-        } else if (l == "awq" || l == "awq_marlin" || l == "gptq" || l == "gptq_marlin") {
-          set(f.setting, "int4");
-        } else if (l != "none") {
-          ignore(name);
-          warn(shown + ": not modelled; weights are sized from the model's config");
-        }
+        if (l == "fp8" || l == "fbgemm_fp8" || l == "modelopt") set(d.key, "fp8", flag, where);
+        else if (l == "awq" || l == "awq_marlin" || l == "gptq" || l == "gptq_marlin" || l == "compressed-tensors-w4a16") set(d.key, "int4", flag, where);
+        else if (l != "none") warn(flag + " " + value + ": not modelled; weights are sized from the model's config");
+        return;
+      case Conv::rope_json:
+        set(d.key, "{\"rope_scaling\": " + value + "}", flag, where);
         return;
     }
-    warn(shown + ": no fixed value; kvplan uses its own default");
+  }
+
+  void apply(const Match& m, const std::string& written, const std::string& value, bool have_value) {
+    const std::string shown = written + (value.empty() || m.arity == FlagArity::flag || m.arity == FlagArity::boolean ? "" : " " + value);
+    const std::string where = where_ + ": " + written;
+    const std::string norm = normalize_flag_name(m.canonical);
+    if (std::any_of(e_.config_flags.begin(), e_.config_flags.end(), [&](const std::string& c) { return normalize_flag_name(c) == norm; })) {
+      config_file(written, value);
+      return;
+    }
+    if (!m.known) {
+      cmd_.unknown.push_back(written);
+      warn(written + ": not a " + e_.label + " " + table_.version + " flag" + (m.hint.empty() ? "" : " (" + m.hint + ")") +
+           "; treated as not changing memory");
+      return;
+    }
+    if (m.binding && !m.subkey) {
+      if (!have_value && m.arity == FlagArity::optional) {
+        if (m.binding->def->type == SettingType::choice) apply_binding(*m.binding, written, "on", where);
+        return;
+      }
+      apply_binding(*m.binding, written, value, where);
+      return;
+    }
+    const auto effect = flag_effect(e_.kind, m.canonical);
+    if (effect && effect->effect == FlagEffect::unmodelled) {
+      ignore(m.canonical);
+      warn(shown.size() > 120 ? written + ": " : shown + ": ");
+      cmd_.warnings.back() += "changes GPU memory in a way kvplan does not model" + (effect->why.empty() ? "" : " (" + effect->why + ")") + "; ignored";
+      return;
+    }
+    ignore(m.canonical);
+  }
+
+  // vLLM / SGLang --config FILE (YAML of argument names); TensorRT-LLM option YAML.
+  void config_file(const std::string& written, const std::string& path) {
+    const std::string var = unexpanded(path);
+    if (!var.empty()) {
+      warn(written + " " + path + ": unexpanded variable; the settings in that file are not read");
+      return;
+    }
+    std::string full = path;
+    if (!full.empty() && full[0] != '/' && !ctx_.base_dir.empty()) full = ctx_.base_dir + "/" + full;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(full, ec)) {
+      warn(written + " " + path + ": file not found here; the settings in it are not read");
+      return;
+    }
+    const auto docs = load_documents(full, false, 1 << 20);
+    const LocatedDoc& doc = docs.front();
+    if (!doc.root.is_object()) throw InputError(doc.at(""), "expected a mapping of settings");
+    if (e_.kind == EngineKind::trtllm) {
+      read_options(doc, doc.root, "");
+      return;
+    }
+    // vLLM FlexibleArgumentParser._load_config_file / SGLang: each key is an argument name
+    std::vector<std::string> args;
+    for (auto it = doc.root.begin(); it != doc.root.end(); ++it) {
+      const std::string flag = "--" + it.key();
+      const json& v = it.value();
+      if (v.is_boolean()) {
+        if (v.get<bool>()) args.push_back(flag);
+        else if (const FlagDef* f = table_.find(flag); f && f->arity == FlagArity::boolean) args.push_back("--no-" + it.key());
+      } else if (v.is_array()) {
+        args.push_back(flag);
+        for (const auto& x : v) args.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+      } else if (v.is_string()) {
+        args.insert(args.end(), {flag, v.get<std::string>()});
+      } else {
+        args.insert(args.end(), {flag, v.dump()});
+      }
+    }
+    Reader sub(e_, table_, doc.file, ctx_);
+    sub.read(args);
+    merge(sub.result());
+  }
+
+  void read_options(const LocatedDoc& doc, const json& node, const std::string& prefix) {
+    const auto& keys = trtllm_option_keys(table_.version);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+      const std::string where = doc.at("/" + (prefix.empty() ? pointer_token(it.key()) : key));
+      if (const auto b = trtllm_yaml_binding(key)) {
+        const json& v = it.value();
+        apply_binding(*b, key, v.is_string() ? v.get<std::string>() : v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.dump(), where);
+        continue;
+      }
+      if (it.value().is_object() && (keys.empty() || !keys.count(key) || keys.at(key) == "object")) {
+        read_options(doc, it.value(), key);
+        continue;
+      }
+      if (!keys.empty() && !keys.count(key)) {
+        cmd_.unknown.push_back(key);
+        warn(doc.file + ": " + key + ": not a TensorRT-LLM " + table_.version + " option; treated as not changing memory");
+      } else if (key == "speculative_config" || key.rfind("speculative_config.", 0) == 0 || key == "enable_attention_dp" ||
+                 key.rfind("kv_cache_config.host_cache_size", 0) == 0) {
+        warn(doc.file + ": " + key + ": changes GPU memory in a way kvplan does not model; ignored");
+      }
+    }
+  }
+
+  void merge(const EngineCommand& sub) {
+    for (const auto& s : sub.settings) set(s.key, s.value, s.flag, s.where);
+    for (const auto& u : sub.unresolved) cmd_.unresolved.push_back(u);
+    if (!sub.model.empty() && cmd_.model.empty()) {
+      cmd_.model = sub.model;
+      cmd_.model_where = sub.model_where;
+    }
+    for (const auto& w : sub.warnings) cmd_.warnings.push_back(w);
+    for (const auto& u : sub.unknown) cmd_.unknown.push_back(u);
+    for (const auto& g : sub.ignored) ignore(g);
   }
 };
 
+std::vector<std::string> words_of(const std::vector<std::string>& cmd, std::size_t from) {
+  return std::vector<std::string>(cmd.begin() + static_cast<std::ptrdiff_t>(std::min(from, cmd.size())), cmd.end());
+}
+
 }  // namespace
 
-EngineCommand parse_engine_command(const std::vector<std::string>& argv, const std::string& engine_hint,
-                                   const std::string& where) {
+EngineCommand parse_engine_command(const std::vector<std::string>& argv, const std::string& engine_hint, const std::string& where,
+                                   const CommandContext& ctx_in) {
+  CommandContext ctx = ctx_in;
   std::string hint;
-  if (const auto k = parse_engine(engine_hint); k && *k != EngineKind::generic) hint = engine_name(*k);
+  if (const auto k = parse_engine(lower(engine_hint)); k && *k != EngineKind::generic) hint = engine_name(*k);
 
   const auto commands = simple_commands(argv);
   if (commands.empty())
     throw InputError(where, "empty command line", "give the engine's command, e.g. vllm serve MODEL --max-model-len 8192");
 
+  // sh -c "...", bash -lc '...': the string is the command line
+  for (const auto& cmd : commands) {
+    for (std::size_t w = 0; w + 2 < cmd.size() + 1 && w < cmd.size(); ++w) {
+      if (is_assignment(cmd[w]) || cmd[w] == "exec" || cmd[w] == "env" || cmd[w] == "nohup") continue;
+      if (is_shell(cmd[w]) && w + 2 < cmd.size() && is_shell_c(cmd[w + 1])) return parse_engine_command(shell_split(cmd[w + 2], where), engine_hint, where, ctx);
+      break;
+    }
+  }
+
   // The first command that runs an engine; words before its entry point in the same command are
   // variable assignments, env/nohup/exec, or (in a pasted script) other lines.
   std::optional<Entry> entry;
   std::size_t chosen = 0, engine_commands = 0;
+  std::string image, image_version;
+  std::vector<std::pair<std::string, std::string>> docker_env;
   for (std::size_t c = 0; c < commands.size(); ++c) {
     const auto& cmd = commands[c];
     std::optional<Entry> found;
     for (std::size_t w = 0; w < cmd.size() && !found; ++w) {
       if (is_container_run(cmd, w)) {
-        if (!entry) container_error(cmd, w, where);
+        // docker run [OPTIONS] IMAGE [COMMAND] [ARG...]
+        std::size_t i = w + (cmd[w + 1] == "container" ? 3 : 2);
+        std::vector<std::pair<std::string, std::string>> env;
+        for (; i < cmd.size() && is_flag(cmd[i]); ++i) {
+          const std::string o = cmd[i].substr(0, cmd[i].find('='));
+          const bool inline_value = cmd[i].find('=') != std::string::npos;
+          std::string v = inline_value ? cmd[i].substr(cmd[i].find('=') + 1) : "";
+          if (!inline_value && docker_option_takes_value(o) && i + 1 < cmd.size()) v = cmd[++i];
+          if ((o == "-e" || o == "--env") && v.find('=') != std::string::npos) env.emplace_back(v.substr(0, v.find('=')), v.substr(v.find('=') + 1));
+        }
+        if (i >= cmd.size()) throw InputError(where, "docker run names no image", "give the docker run command with its image and arguments");
+        if (!entry) {
+          image = cmd[i];
+          const auto [eng, ver] = image_engine(image);
+          image_version = ver;
+          docker_env = env;
+          for (std::size_t k = i + 1; k < cmd.size() && !found; ++k) found = entry_at(cmd, k, where);
+          if (!found) {
+            const std::string guess = !hint.empty() ? hint : eng;
+            const auto kind = parse_engine(guess);
+            if (!kind) throw InputError(where, "cannot tell which engine the image '" + image + "' runs", "name the engine (engine: vllm)");
+            found = Entry{*kind, i + 1, i + 1, false};
+          }
+        }
         break;
       }
       found = entry_at(cmd, w, where);
     }
-    if (!found && hint == "llama.cpp" && is_variable(cmd[0])) found = Entry{&llamacpp_spec(), 0, 1, true};
+    if (!found && hint == "llama.cpp" && is_variable(cmd[0])) found = Entry{EngineKind::llamacpp, 0, 1, true};
     if (!found) continue;
     ++engine_commands;
     if (!entry) {
@@ -1078,34 +1031,50 @@ EngineCommand parse_engine_command(const std::vector<std::string>& argv, const s
     const auto& cmd = commands[0];
     std::size_t first = 0;
     while (first < cmd.size() && is_assignment(cmd[first])) ++first;
-    const bool bare = !hint.empty() && first < cmd.size() &&
-                      (is_flag(cmd[first]) || is_variable(cmd[first]) || spec_for(hint).positional_model);
+    const auto hk = parse_engine(hint);
+    const bool bare = hk && first < cmd.size() && (is_flag(cmd[first]) || is_variable(cmd[first]) || engine_info(*hk).positional_model);
     if (!bare)
       throw InputError(where, "unsupported entry point '" + (first < cmd.size() ? cmd[first] : cmd[0]) + "'",
-                       "kvplan reads vllm serve, python -m vllm.entrypoints.openai.api_server, python -m "
-                       "sglang.launch_server, sglang serve, llama-server and trtllm-serve command lines, or "
-                       "an engine's bare arguments when the engine is named");
-    entry = Entry{&spec_for(hint), first, first, false};
+                       "kvplan reads vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, "
+                       "sglang serve, python -m dynamo.vllm|sglang|trtllm, llama-server, trtllm-serve, sh -c and docker run "
+                       "command lines, or an engine's bare arguments when the engine is named");
+    entry = Entry{*hk, first, first, false};
   }
 
   const auto& cmd = commands[chosen];
-  const EngineSpec& spec = *entry->spec;
-  if (!hint.empty() && spec.name != hint)
-    throw InputError(where, "the command runs " + spec.name + " (" + join(cmd, entry->begin, entry->args) + "), not " + hint,
-                     "name the engine " + spec.name + " or give a " + hint + " command");
+  const EngineInfo& info = engine_info(entry->kind);
+  if (!hint.empty() && engine_name(info.kind) != hint)
+    throw InputError(where, "the command runs " + std::string(engine_name(info.kind)) + " (" + join(cmd, entry->begin, entry->args) + "), not " + hint,
+                     "name the engine " + std::string(engine_name(info.kind)) + " or give a " + hint + " command");
 
-  Reader reader(spec, where);
+  std::string note;
+  const std::string version = !ctx.version.empty() ? ctx.version : image_version;
+  const FlagTable& table = flag_table(info.kind, version, &note);
+  Reader reader(info, table, where, ctx);
+  if (!note.empty()) reader.warn(note);
+  if (!image.empty()) reader.result().image = image;
+  for (const auto& [k, v] : docker_env) {
+    ctx.variables.emplace(k, v);
+    reader.env(k, v, where + ": -e " + k);
+  }
   std::vector<std::string> skipped;
   for (std::size_t w = 0; w < entry->begin; ++w) {
-    static const char* prefixes[] = {"env", "exec", "nohup", "time", "command"};
-    const bool quiet = is_assignment(cmd[w]) ||
-                       std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char* p) { return cmd[w] == p; });
-    if (!quiet) skipped.push_back(cmd[w]);
+    if (is_assignment(cmd[w])) {
+      const std::string name = cmd[w].substr(0, cmd[w].find('='));
+      const std::string value = expand_variables(cmd[w].substr(cmd[w].find('=') + 1), ctx.variables);
+      reader.env(name, value, where + ": " + name);
+      continue;
+    }
+    static const char* prefixes[] = {"env", "exec", "nohup", "time", "command", "sudo", "numactl", "taskset"};
+    if (std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char* p) { return basename(cmd[w]) == p; })) continue;
+    if (is_container_run(cmd, w)) break;
+    skipped.push_back(cmd[w]);
   }
-  if (!skipped.empty())
+  if (!skipped.empty() && image.empty())
     reader.warn("ignored what comes before '" + join(cmd, entry->begin, entry->args) + "': " + join(skipped, 0, skipped.size(), 6));
   if (entry->wrapper) reader.warn(cmd[entry->begin] + ": unexpanded variable; taken as llama-server");
-  EngineCommand out = reader.read(std::vector<std::string>(cmd.begin() + static_cast<std::ptrdiff_t>(entry->args), cmd.end()));
+  reader.read(words_of(cmd, entry->args));
+  EngineCommand out = reader.result();
   if (engine_commands > 1 || reader.more_commands())
     out.warnings.push_back("kvplan reads the first of several engine commands (" + join(cmd, entry->begin, entry->args) + ")");
   return out;

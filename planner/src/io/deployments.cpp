@@ -7,6 +7,7 @@
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/io/cmdline.hpp"
 #include "kvplan/io/json_read.hpp"
+#include "kvplan/io/settings.hpp"
 #include "kvplan/io/yaml_doc.hpp"
 
 namespace kvplan::io {
@@ -21,13 +22,16 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
   d.file = n.doc.file;
   d.where = n.doc.at(n.path);
   if (!n.j.is_object()) throw InputError(d.where, "a deployment must be a mapping, got " + describe_value(n.j), "see docs/deployment-files.md");
-  n.only({"name", "model", "gpu", "gpus", "engine", "command", "settings", "traffic", "requirements"});
+  n.only({"name", "model", "gpu", "gpus", "engine", "engine_version", "command", "settings", "variables", "traffic", "requirements"});
   d.name = n.str("name");
   if (d.name.empty()) d.name = "deployment-" + std::to_string(index + 1);
   d.model = n.str("model");
   d.gpu = n.str("gpu");
   d.gpus = n.count("gpus", 1, 100000);
   d.engine = n.str("engine");
+  d.engine_version = n.str("engine_version");
+  for (const char* k : {"model", "gpu", "engine", "engine_version"})
+    if (n.has(k)) d.field_where[k] = n.at(k);
   if (n.has("command")) {
     const json& c = n.j["command"];
     d.command_where = n.at("command");
@@ -46,13 +50,56 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
   }
   if (auto s = n.object("settings")) {
     for (auto it = s->j.begin(); it != s->j.end(); ++it) {
-      std::string flag = it.key();
-      while (!flag.empty() && flag[0] == '-') flag.erase(0, 1);
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      flag = "--" + flag;
+      // a settings-table key (max_model_len, max-model-len) or a kvplan flag without its dashes (gpu-memory-utilization)
+      std::string name = it.key();
+      while (!name.empty() && name[0] == '-') name.erase(0, 1);
+      const SettingDef* def = find_setting(name);
+      std::string spelling;
+      bool negate = false;
+      if (!def) {
+        std::string flag = "--" + name;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        for (const auto& sd : settings_table())
+          for (const auto& sp : sd.kvplan)
+            if (sp.name == flag) {
+              def = &sd;
+              spelling = flag;
+              negate = sp.conv == Conv::negate;
+            }
+      }
+      if (!def || def->key == "context" || def->key == "concurrency" || def->key == "prompt_tokens" || def->key == "output_tokens" ||
+          def->key == "shared_prefix" || def->key == "model") {
+        std::vector<std::string> known;
+        for (const auto& sd : settings_table()) {
+          std::string k = sd.key;
+          std::replace(k.begin(), k.end(), '_', '-');
+          known.push_back(k);
+          for (const auto& sp : sd.kvplan)
+            if (sp.name.rfind("--", 0) == 0) known.push_back(sp.name.substr(2));
+        }
+        std::string dashed = name;
+        std::replace(dashed.begin(), dashed.end(), '_', '-');
+        const auto sug = closest(dashed, known);
+        if (def) s->fail(it.key(), "'" + it.key() + "' is traffic, not a setting", "put it under traffic:");
+        s->fail(it.key(), "unknown setting '" + dashed + "'",
+                sug ? "did you mean '" + *sug + "'? (the flags of kvplan plan --help)" : "use the flags of kvplan plan --help");
+      }
       if (it.value().is_null()) s->fail(it.key(), it.key() + ": empty value");
-      d.settings.emplace_back(flag, s->scalar_text(it.key()));
-      d.setting_where[flag] = s->at(it.key());
+      std::string value = s->scalar_text(it.key());
+      if (negate) {
+        const auto b = parse_bool_text(value);
+        if (!b) s->fail(it.key(), it.key() + ": expected true or false, got '" + value + "'");
+        value = *b ? "false" : "true";
+      }
+      if (def->type == SettingType::boolean && spelling.empty()) spelling = "--" + name;
+      d.settings.push_back({def->key, value, s->at(it.key()), spelling.empty() ? it.key() : spelling});
+    }
+  }
+  if (auto v = n.object("variables")) {
+    d.variables_where = n.at("variables");
+    for (auto it = v->j.begin(); it != v->j.end(); ++it) {
+      if (it.value().is_null()) v->fail(it.key(), it.key() + ": empty value");
+      d.variables[it.key()] = v->scalar_text(it.key());
     }
   }
   if (auto t = n.object("traffic")) {
@@ -62,6 +109,8 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     d.context = t->count("context", 1, kMaxTokens);
     d.concurrency = t->count("concurrency", 1, kMaxCount);
     d.shared_prefix = t->count("shared_prefix", 0, kMaxTokens);
+    for (const char* k : {"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix"})
+      if (t->has(k)) d.field_where[std::string("traffic.") + k] = t->at(k);
   }
   if (auto r = n.object("requirements")) {
     d.requirements_where = n.at("requirements");

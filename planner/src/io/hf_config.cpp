@@ -98,8 +98,35 @@ struct Reader {
     m.vocab = t.get_int_any({"vocab_size", "padded_vocab_size"}, 1, kMaxVocab);
     if (auto k = t.first_present({"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"}))
       m.max_context = t.get_int(*k, 1, kMaxTokens);
+    apply_rope_scaling();
     if (auto k = t.first_present({"intermediate_size", "n_inner", "ffn_hidden_size"}))
       inter = t.get_int(*k, 1, kMaxDim);
+  }
+
+  // RoPE scaling extends the usable context (vLLM ModelConfig _get_and_verify_max_len, v0.10-v0.11):
+  // rope_scaling (or the newer rope_parameters) with rope_type / type other than su, longrope,
+  // llama3 and default multiplies the derived length by `factor`; yarn starts from
+  // original_max_position_embeddings. Gemma 3 configs are already scaled and are left alone.
+  void apply_rope_scaling() {
+    const char* key = t.has("rope_scaling") ? "rope_scaling" : t.has("rope_parameters") ? "rope_parameters" : nullptr;
+    if (!key || m.max_context == 0 || t.raw()[key].type() != json::value_t::object) return;
+    if (m.model_type.rfind("gemma3", 0) == 0) return;
+    const auto rs = t.object(key);
+    const std::string type = rs->string_or("rope_type", rs->string_or("type", "default"));
+    if (type == "su" || type == "longrope" || type == "llama3" || type == "default" || type == "mrope") return;
+    const auto factor = rs->opt_number("factor");
+    if (!factor || !(*factor >= 1.0) || !(*factor <= 1024.0)) return;
+    i64 base = m.max_context;
+    if (type == "yarn") {
+      if (const auto orig = rs->opt_int("original_max_position_embeddings", 1, kMaxTokens)) base = *orig;
+    }
+    const double scaled = static_cast<double>(base) * *factor;
+    if (scaled >= static_cast<double>(kMaxTokens)) return;
+    const i64 ctx = static_cast<i64>(scaled);
+    if (ctx != m.max_context)
+      m.notes.push_back(std::string(key) + " " + type + " x" + json(*factor).dump() + ": usable context " + std::to_string(ctx) +
+                        " tokens (max_position_embeddings " + std::to_string(m.max_context) + ")");
+    m.max_context = ctx;
   }
 
   // heads, KV heads (missing -> heads), head_dim (explicit wins over hidden / heads).

@@ -21,11 +21,21 @@ struct DeploymentDoc {
   std::string gpu;
   std::optional<i64> gpus;  // total GPUs; must equal TP x PP x DP when given
   std::string engine;
+  std::string engine_version;        // engine_version: (else the command's image tag, else the newest)
   std::vector<std::string> command;  // the engine's command line (argv), empty when not given
   std::string command_where;
-  /// kvplan deployment flags ("--tensor-parallel-size") with values, in file order
-  std::vector<std::pair<std::string, std::string>> settings;
-  std::map<std::string, std::string> setting_where;
+  /// settings: as (settings-table key, value, file:line:col, the key as written), in file order
+  struct Setting {
+    std::string key, value, where, written;
+  };
+  std::vector<Setting> settings;
+  std::map<std::string, std::string> variables;  // variables: values for $VAR in the command
+  std::string variables_where;
+  // from a Kubernetes manifest, compose file or Helm values (manifests.hpp)
+  std::vector<std::pair<std::string, std::string>> env;  // the container's env, applied to the command
+  std::string env_where;
+  bool gpus_soft = false;              // gpus: from a GPU limit: a mismatch with the layout is a warning
+  std::vector<std::string> warnings;   // from reading the manifest
   // traffic
   std::optional<i64> prompt_tokens, output_tokens, context, concurrency, shared_prefix;
   // requirements
@@ -35,6 +45,7 @@ struct DeploymentDoc {
   std::optional<double> min_headroom;         // fraction of the KV pool left at the traffic
   std::optional<double> max_tpot_ms, max_ttft_ms;
   std::string requirements_where;
+  std::map<std::string, std::string> field_where;  // "model", "gpu", "engine", "traffic.context" -> file:line:col
 };
 
 /// Reads a deployment file (.yaml/.yml parsed as YAML, anything else as JSON). Throws InputError

@@ -1,0 +1,122 @@
+// A deployment as the core receives it: typed, fully parsed, with the engine settings as the user
+// gave them (defaults are filled per plan, because they depend on the GPU and the parallel layout).
+// Sweeps and searches copy a DeploymentSpec, change typed fields and plan again; nothing here parses.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/perf.hpp"
+#include "kvplan/core/plan.hpp"
+
+namespace kvplan {
+
+/// The traffic a deployment is asked to serve (0 / unset: derived, see resolve_workload).
+struct Workload {
+  std::optional<i64> context;  // tokens per request (prompt + output)
+  std::optional<i64> prompt, output;
+  i64 concurrency = 1;
+  i64 shared_prefix = 0;
+};
+
+struct DeploymentSpec {
+  ModelSpec model;  // after the model options (MLA layout, windows, weight format, config overrides)
+  std::optional<ElemFormat> k_format, v_format, state_format;  // nullopt: the model's dtype ("auto")
+  GpuSpec gpu;
+  Parallel parallel;
+  bool enable_expert_parallel = false;  // vLLM --enable-expert-parallel: routed experts over TP x DP ranks
+  EngineSettings engine;         // as given: zero / unset fields take the engine's defaults per plan
+  bool max_model_len_auto = false;  // vLLM --max-model-len auto: the longest that starts
+  BudgetOverrides overrides;
+  PerfParams perf;
+  Workload work;
+};
+
+/// The plan input for this deployment: KV formats resolved, engine defaults filled for its GPU and
+/// tensor-parallel size (resolve_engine_defaults), and vLLM's auto max_model_len applied.
+/// Throws InputError naming settings by key (max_model_len, tensor_parallel_size, ...).
+PlanSpec plan_spec(const DeploymentSpec& d);
+
+/// Tokens per request and how they were chosen.
+struct ResolvedWorkload {
+  i64 tokens = 0, prompt = 0, output = 0, concurrency = 1, shared_prefix = 0;
+  std::string tokens_source;  // "context", "prompt_tokens + output_tokens", "max_model_len", "per-slot context"
+};
+/// context if given; else prompt + output if either is given; else the longest request the engine
+/// accepts (max_model_len, or llama.cpp's per-slot context). Errors name the workload keys.
+ResolvedWorkload resolve_workload(const Workload& w, const Planner& p);
+
+/// The largest v in [lo, hi] with pred(v) true, for a predicate that is true up to some value and
+/// false after it; lo - 1 when pred(lo) is false. Binary search: O(log(hi - lo)) calls.
+template <class Pred>
+i64 largest_passing(i64 lo, i64 hi, Pred pred) {
+  if (hi < lo || !pred(lo)) return lo - 1;
+  while (lo < hi) {
+    const i64 mid = lo + (hi - lo + 1) / 2;
+    if (pred(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/// The axes of a sweep, in row order: GPU, tensor-parallel size, KV format, context, concurrency
+/// (the last varies fastest). An empty axis keeps the deployment's own value.
+struct SweepAxes {
+  std::vector<GpuSpec> gpus;
+  std::vector<i64> tensor_parallel;
+  std::vector<std::optional<ElemFormat>> kv_formats;  // nullopt: auto (the model dtype)
+  std::vector<i64> contexts;
+  std::vector<i64> concurrencies;
+  i64 cells() const;  // product of the axis lengths (empty axes count 1); OverflowError past 2^63
+};
+
+/// One sweep cell with the plan it came from.
+struct SweepRow {
+  const Planner* plan = nullptr;
+  const GpuSpec* gpu = nullptr;
+  i64 tensor_parallel = 1;
+  ElemFormat kv_format = ElemFormat::bf16;
+  i64 context = 0, concurrency = 0;
+  Cell cell;
+};
+
+/// Runs the sweep, calling on_plan(planner) once per (GPU, TP, KV format) and on_row(row) for every
+/// cell in order, as each is computed (memory stays flat). Layout errors throw before the first row
+/// of the combination that causes them; callers validate the whole grid first with validate_sweep.
+template <class OnPlan, class OnRow>
+void run_sweep(const DeploymentSpec& base, const SweepAxes& axes, OnPlan on_plan, OnRow on_row);
+
+/// Plans every (GPU, TP, KV format) combination once without emitting rows: every error the sweep
+/// could raise is raised here, before any output.
+void validate_sweep(const DeploymentSpec& base, const SweepAxes& axes);
+
+// ---- implementation ----
+DeploymentSpec sweep_point(const DeploymentSpec& base, const SweepAxes& axes, std::size_t g, std::size_t t, std::size_t k);
+
+template <class OnPlan, class OnRow>
+void run_sweep(const DeploymentSpec& base, const SweepAxes& axes, OnPlan on_plan, OnRow on_row) {
+  const std::size_t ng = std::max<std::size_t>(axes.gpus.size(), 1), nt = std::max<std::size_t>(axes.tensor_parallel.size(), 1),
+                    nk = std::max<std::size_t>(axes.kv_formats.size(), 1);
+  for (std::size_t g = 0; g < ng; ++g)
+    for (std::size_t t = 0; t < nt; ++t)
+      for (std::size_t k = 0; k < nk; ++k) {
+        const DeploymentSpec d = sweep_point(base, axes, g, t, k);
+        const Planner p(plan_spec(d));
+        on_plan(p);
+        SweepRow row;
+        row.plan = &p;
+        row.gpu = &p.spec().gpu;
+        row.tensor_parallel = d.parallel.tp;
+        row.kv_format = p.spec().kv.k_format;
+        for (i64 ctx : axes.contexts)
+          for (i64 conc : axes.concurrencies) {
+            row.context = ctx;
+            row.concurrency = conc;
+            row.cell = p.cell(ctx, conc, d.work.shared_prefix);
+            on_row(row);
+          }
+      }
+}
+
+}  // namespace kvplan

@@ -1,0 +1,94 @@
+// Deployment -> plan input, workload resolution and sweep points (see deployment.hpp).
+#include "kvplan/core/deployment.hpp"
+
+#include <algorithm>
+
+namespace kvplan {
+
+PlanSpec plan_spec(const DeploymentSpec& d) {
+  PlanSpec s;
+  s.model = d.model;
+  s.kv.k_format = d.k_format.value_or(d.model.dtype);
+  s.kv.v_format = d.v_format.value_or(d.model.dtype);
+  s.kv.state_format = d.state_format.value_or(d.model.dtype);
+  s.gpu = d.gpu;
+  s.parallel = d.parallel;
+  if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");
+  s.overrides = d.overrides;
+  const i64 gpu_mem = d.overrides.gpu_memory.value_or(d.gpu.memory_bytes);
+  EngineSettings e = d.engine;
+  if (d.max_model_len_auto) e.max_model_len = 0;
+  s.engine = resolve_engine_defaults(e, d.model.max_context, d.parallel.tp, gpu_mem, d.gpu.architecture);
+  if (d.max_model_len_auto && s.engine.kind == EngineKind::vllm) {
+    // vLLM max_model_len auto (-1): the longest length whose KV fits one request, at most the model's
+    const Planner probe(s);
+    if (!probe.engine().startup_ok && probe.engine().estimated_max_model_len > 0)
+      s.engine.max_model_len = probe.engine().estimated_max_model_len;
+  }
+  return s;
+}
+
+ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
+  ResolvedWorkload r;
+  r.prompt = w.prompt.value_or(0);
+  r.output = w.output.value_or(0);
+  if (w.context) {
+    r.tokens = *w.context;
+    r.tokens_source = "context";
+    if (!w.prompt && !w.output) r.prompt = r.tokens;
+    else if (add(r.prompt, r.output, "prompt + output") != r.tokens)
+      throw InputError("context", std::to_string(r.tokens) + " tokens but prompt_tokens + output_tokens = " +
+                                      std::to_string(add(r.prompt, r.output, "prompt + output")),
+                       "give context or prompt and output tokens, not both");
+  } else if (w.prompt || w.output) {
+    r.tokens = add(r.prompt, r.output, "prompt + output");
+    r.tokens_source = "prompt_tokens + output_tokens";
+  } else {
+    r.tokens = p.max_len();
+    r.prompt = r.tokens;
+    r.tokens_source = p.spec().engine.kind == EngineKind::llamacpp ? "per-slot context" : "max_model_len";
+  }
+  if (r.tokens < 1) throw InputError("context", "must be >= 1 token");
+  r.concurrency = w.concurrency;
+  if (r.concurrency < 1) throw InputError("concurrency", "must be >= 1");
+  r.shared_prefix = w.shared_prefix;
+  if (r.shared_prefix > r.tokens)
+    throw InputError("shared_prefix", std::to_string(r.shared_prefix) + " exceeds the " + std::to_string(r.tokens) + " tokens per request",
+                     "the prefix is part of each request's prompt");
+  return r;
+}
+
+i64 SweepAxes::cells() const {
+  i64 n = 1;
+  for (std::size_t len : {gpus.size(), tensor_parallel.size(), kv_formats.size(), contexts.size(), concurrencies.size()})
+    n = mul(n, std::max<i64>(static_cast<i64>(len), 1), "sweep cells");
+  return n;
+}
+
+DeploymentSpec sweep_point(const DeploymentSpec& base, const SweepAxes& axes, std::size_t g, std::size_t t, std::size_t k) {
+  DeploymentSpec d = base;
+  if (!axes.gpus.empty()) d.gpu = axes.gpus[g];
+  if (!axes.tensor_parallel.empty()) d.parallel.tp = axes.tensor_parallel[t];
+  if (!axes.kv_formats.empty()) d.k_format = d.v_format = axes.kv_formats[k];
+  return d;
+}
+
+void validate_sweep(const DeploymentSpec& base, const SweepAxes& axes) {
+  (void)axes.cells();
+  const std::size_t ng = std::max<std::size_t>(axes.gpus.size(), 1), nt = std::max<std::size_t>(axes.tensor_parallel.size(), 1),
+                    nk = std::max<std::size_t>(axes.kv_formats.size(), 1);
+  for (std::size_t g = 0; g < ng; ++g)
+    for (std::size_t t = 0; t < nt; ++t)
+      for (std::size_t k = 0; k < nk; ++k) {
+        const DeploymentSpec d = sweep_point(base, axes, g, t, k);
+        const PlanSpec s = plan_spec(d);
+        check_parallel(s.model, s.parallel);
+        const Planner p(s);
+        // cells grow with context and concurrency: the largest of each raises any overflow
+        const i64 ctx = axes.contexts.empty() ? 1 : *std::max_element(axes.contexts.begin(), axes.contexts.end());
+        const i64 conc = axes.concurrencies.empty() ? 1 : *std::max_element(axes.concurrencies.begin(), axes.concurrencies.end());
+        (void)p.cell(ctx, conc, d.work.shared_prefix);
+      }
+}
+
+}  // namespace kvplan

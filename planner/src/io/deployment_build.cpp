@@ -1,0 +1,291 @@
+// SettingsBag -> DeploymentSpec (see deployment_build.hpp).
+#include "kvplan/io/deployment_build.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "kvplan/core/format.hpp"
+#include "kvplan/core/transform.hpp"
+#include "kvplan/core/weights.hpp"
+#include "kvplan/io/hf_config.hpp"
+
+namespace kvplan::io {
+
+namespace {
+
+const char* engine_label(EngineKind k) {
+  switch (k) {
+    case EngineKind::vllm: return "vLLM";
+    case EngineKind::sglang: return "SGLang";
+    case EngineKind::trtllm: return "TensorRT-LLM";
+    case EngineKind::llamacpp: return "llama.cpp";
+    case EngineKind::generic: return "generic";
+  }
+  return "?";
+}
+
+// A kvplan flag that belongs to other engines: "--mem-fraction-static" given with --engine vllm.
+void check_engine_spellings(const SettingsBag& bag, EngineKind kind) {
+  for (const auto& [key, v] : bag.values()) {
+    if (v.origin.kind != Origin::Kind::flag && v.origin.kind != Origin::Kind::file) continue;
+    const SettingDef& d = *find_setting(key);
+    for (const auto& s : d.kvplan) {
+      if (s.name != v.origin.spelling || s.engines.empty()) continue;
+      if (std::find(s.engines.begin(), s.engines.end(), kind) != s.engines.end()) break;
+      const std::string mine = kvplan_flag_for(d, kind);
+      const bool has_mine = std::any_of(d.kvplan.begin(), d.kvplan.end(), [&](const Spelling& o) {
+        return o.name == mine && (o.engines.empty() || std::find(o.engines.begin(), o.engines.end(), kind) != o.engines.end());
+      });
+      throw InputError(v.origin.kind == Origin::Kind::flag ? s.name : v.origin.where + ": " + s.name.substr(2),
+                       std::string("is not a ") + engine_label(kind) + " setting",
+                       has_mine ? "with --engine " + std::string(engine_name(kind)) + " use " + mine
+                                : std::string(engine_label(kind)) + " has no equivalent; drop it");
+    }
+  }
+}
+
+std::optional<ElemFormat> kv_format(const SettingsBag& bag, const std::string& key) {
+  const auto t = bag.text(key);
+  if (!t || *t == "auto") return std::nullopt;
+  if (auto f = parse_format(*t)) return *f;
+  bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names());
+}
+
+// Deep merge of `patch` into `target` (objects merge key by key; anything else replaces).
+void merge(json& target, const json& patch) {
+  if (!patch.is_object() || !target.is_object()) {
+    target = patch;
+    return;
+  }
+  for (auto it = patch.begin(); it != patch.end(); ++it) merge(target[it.key()], it.value());
+}
+
+ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo& info) {
+  const auto arg = bag.text("model");
+  if (!arg || arg->empty())
+    throw InputError("MODEL", "no model given", "name a built-in model (kvplan models), a config.json, a snapshot folder or a GGUF file");
+  info.arg = *arg;
+  const auto overrides = bag.text("hf_overrides");
+  if (!overrides) return at_origin(bag, EngineKind::vllm, [&] { return profiles.model(*arg, &info.origin); });
+  json patch;
+  try {
+    patch = json::parse(*overrides);
+  } catch (const json::exception&) {
+    bag.fail("hf_overrides", "'" + *overrides + "' is not JSON", "give a JSON object such as '{\"max_position_embeddings\": 65536}'");
+  }
+  if (!patch.is_object()) bag.fail("hf_overrides", "expected a JSON object, got " + describe_value(patch));
+  // the config the model comes from: a built-in profile, or a config.json / snapshot folder
+  json config;
+  std::string label;
+  if (const auto it = profiles.models().find(*arg); it != profiles.models().end()) {
+    config = it->second.config;
+    label = it->second.origin == "built-in" ? "profiles/models/" + *arg + ".json" : it->second.origin;
+    info.origin = it->second.origin == "built-in" ? "built-in profile " + *arg : it->second.origin;
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::exists(*arg, ec))
+      bag.fail("hf_overrides", "config overrides need the model's config.json; '" + *arg + "' is not a built-in id or a local file",
+               "give the model as a built-in id, a config.json or a snapshot folder");
+    label = resolve_config_path(*arg);
+    config = parse_json_file(label);
+    info.origin = label;
+  }
+  merge(config, patch);
+  ModelSpec m = model_from_hf_config(config, label + " (with hf_overrides)", *arg);
+  m.notes.push_back("config overridden by " + bag.get("hf_overrides")->origin.where + ": " + patch.dump());
+  return m;
+}
+
+void apply_model_options(const SettingsBag& bag, ModelSpec& m, ModelInfo& info) {
+  if (const auto l = bag.text("mla_layout")) {
+    if (*l == "expanded") expand_mla(m);
+    else if (*l != "latent") bag.fail("mla_layout", "unknown layout '" + *l + "'", "use latent or expanded");
+    info.mla_layout = *l;
+  }
+  if (bag.boolean("ignore_windows").value_or(false)) {
+    disable_windows(m);
+    info.ignore_windows = true;
+  }
+  if (const auto w = bag.text("weight_format")) {
+    WeightQuant q;
+    q.method = "override";
+    if (*w == "int4") {
+      q.linear_bits = group_quant_bits(4, 128, 16, 4);
+      q.detail = "int4 g128 (f16 scale + 4-bit zero)";
+    } else if (*w == "fp8" || *w == "int8") {
+      q.linear_bits = 8;
+      q.detail = *w + " (per-channel scales not counted)";
+    } else if (auto f = parse_format(*w); f && format_info(*f).block_elems == 1 && format_info(*f).block_bytes >= 2) {
+      m.dtype = *f;
+      q = WeightQuant{};
+    } else {
+      bag.fail("weight_format", "unknown weight format '" + *w + "'", "use f32, f16, bf16, fp8, int8 or int4");
+    }
+    m.quant = q;
+    info.weight_override = *w;
+  }
+}
+
+void apply_calibration(const SettingsBag& bag, DeploymentSpec& d) {
+  const auto path = bag.text("calibration");
+  if (!path) return;
+  // calibrated on a device: efficiency = measured attention bandwidth / the profile's datasheet bandwidth
+  const auto j = parse_json_file(*path);
+  const JsonView root(j, *path);
+  const auto schema = root.object("schema");
+  const std::string where = bag.get("calibration")->origin.where;
+  if (!schema || schema->string_or("name", "") != "kvplan.calibration")
+    throw InputError(where, "'" + *path + "' is not a kvplan calibration (schema.name kvplan.calibration)", "pass what kvplan calibrate wrote");
+  const auto res = root.object("results");
+  if (!res) throw InputError(*path, "/results: missing", "pass what kvplan calibrate wrote");
+  if (res->string_or("backend", "") != "cuda")
+    throw InputError(where, "'" + *path + "' was measured on the " + res->string_or("backend", "?") + " backend, not a GPU",
+                     "calibrate with kvplan probe --backend cuda on the GPU you plan for");
+  const double bw = res->get_number("attention_bandwidth_bytes_per_s");
+  const double t0 = res->get_number("step_overhead_s");
+  const std::string measured_on = res->string_or("gpu", "");
+  if (!measured_on.empty() && measured_on != d.gpu.id)
+    d.model.warnings.push_back("calibration measured on " + measured_on + ", applied to " + d.gpu.id);
+  if (d.gpu.memory_bandwidth_bytes_per_s <= 0) throw InputError(where, "the GPU has no bandwidth to calibrate against", "give --gpu-bandwidth");
+  const double eff = bw / static_cast<double>(d.gpu.memory_bandwidth_bytes_per_s);
+  if (!(eff > 0.05 && eff <= 1.5))
+    throw InputError(*path, "/results/attention_bandwidth_bytes_per_s: " + std::to_string(bw) + " is not plausible for " + d.gpu.id, "calibrate on this GPU");
+  if (!bag.has("bw_efficiency")) d.perf.bandwidth_efficiency = std::min(eff, 1.0);
+  if (!bag.has("step_overhead_us")) d.perf.step_overhead_s = t0;
+}
+
+GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
+  const auto name = bag.text("gpu");
+  const bool custom = (name && (*name == "custom" || *name == "CUSTOM")) || (!name && bag.has("gpu_memory_bytes") && bag.has("gpu_bandwidth"));
+  if (custom) {
+    // a GPU with no profile: its memory, and its bandwidth for the performance estimate
+    if (!bag.has("gpu_memory_bytes")) bag.fail("gpu", "a custom GPU needs its memory", "give --gpu-memory-bytes (e.g. 24GiB) and --gpu-bandwidth");
+    if (!bag.has("gpu_bandwidth"))
+      bag.fail("gpu_memory_bytes", "a custom GPU needs its memory bandwidth for the performance estimate", "give --gpu-bandwidth BYTES_PER_S (e.g. 1e12)");
+    GpuSpec g;
+    g.id = "custom";
+    g.name = "custom GPU";
+    g.memory_bytes = *bag.bytes("gpu_memory_bytes");
+    g.memory_bytes_kind = "derived";
+    g.memory_source = bag.get("gpu_memory_bytes")->origin.where;
+    g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bag.number("gpu_bandwidth"));
+    if (g.memory_bandwidth_bytes_per_s <= 0) bag.fail("gpu_bandwidth", "must be > 0 bytes per second");
+    return g;
+  }
+  GpuSpec g;
+  try {
+    g = profiles.gpu(name.value_or("h100-sxm"));
+  } catch (const InputError& e) {
+    if (const auto* v = bag.get("gpu"); v && v->origin.kind != Origin::Kind::flag) throw InputError(v->origin.where, e.problem(), e.fix());
+    throw;
+  }
+  if (const auto bw = bag.number("gpu_bandwidth")) g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bw);
+  return g;
+}
+
+}  // namespace
+
+std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
+  std::string name = bag.text("engine").value_or("vllm"), version = bag.text("engine_version").value_or("");
+  if (const auto at = name.find('@'); at != std::string::npos) {
+    if (!bag.has("engine_version")) version = name.substr(at + 1);
+    name.erase(at);
+  }
+  std::string lowered = name;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto k = parse_engine(lowered);
+  if (!k) bag.fail("engine", "unknown engine '" + name + "'", "use vllm, sglang, trtllm, llama.cpp or generic");
+  if (!version.empty() && version[0] == 'v') version.erase(0, 1);
+  return {*k, version};
+}
+
+BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profiles) {
+  BuiltDeployment b;
+  DeploymentSpec& d = b.spec;
+  const auto [kind, version] = engine_of(bag);
+  b.engine_version = version;
+  check_engine_spellings(bag, kind);
+
+  d.model = load_model(bag, profiles, b.model);
+  apply_model_options(bag, d.model, b.model);
+  d.k_format = d.v_format = kv_format(bag, "kv_cache_dtype");
+  if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
+  if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");
+  d.state_format = kv_format(bag, "state_dtype");
+  if (bag.has("kv_cache_dtype") && (bag.has("cache_type_k") || bag.has("cache_type_v")))
+    throw InputError(bag.get("kv_cache_dtype")->origin.where, "give either one KV cache dtype or K and V cache types, not both",
+                     "drop " + bag.get("kv_cache_dtype")->origin.spelling);
+
+  d.gpu = load_gpu(bag, profiles);
+
+  d.parallel.tp = bag.count("tensor_parallel_size").value_or(1);
+  d.parallel.pp = bag.count("pipeline_parallel_size").value_or(1);
+  d.parallel.dp = bag.count("data_parallel_size").value_or(1);
+  d.parallel.ep = bag.count("expert_parallel_size").value_or(1);
+  d.enable_expert_parallel = bag.boolean("enable_expert_parallel").value_or(false);
+
+  EngineSettings& e = d.engine;
+  e.kind = kind;
+  e.memory_fraction = bag.fraction("memory_fraction").value_or(0);
+  if (bag.has("memory_fraction") && !(e.memory_fraction > 0.0 && e.memory_fraction <= 1.0))
+    bag.fail("memory_fraction", "must be in (0, 1], got " + std::to_string(e.memory_fraction), "use a fraction such as 0.9");
+  if (bag.is_auto("max_model_len")) d.max_model_len_auto = true;
+  else e.max_model_len = bag.count("max_model_len").value_or(0);
+  e.max_num_seqs = bag.count("max_num_seqs").value_or(0);
+  e.max_num_batched_tokens = bag.count("max_num_batched_tokens").value_or(0);
+  if (const auto bs = bag.count("block_size")) {
+    if (*bs < 1) bag.fail("block_size", "must be >= 1");
+    e.block_size = *bs;
+  }
+  e.kv_cache_memory_bytes = bag.bytes("kv_cache_memory_bytes");
+  e.max_total_tokens = bag.count("max_total_tokens");
+  e.max_tokens = bag.count("max_tokens");
+  if (const auto c = bag.count("ctx_size")) e.ctx_size = *c;
+  e.parallel = bag.count("parallel").value_or(1);
+  e.n_gpu_layers = bag.signed_count("n_gpu_layers").value_or(-1);
+  e.ubatch_size = bag.count("ubatch_size").value_or(512);
+  if (const auto b = bag.count("batch_size")) {  // llama.cpp: n_ubatch = min(n_batch, n_ubatch) (llama_context constructor)
+    if (*b < 1) bag.fail("batch_size", "must be >= 1");
+    e.ubatch_size = std::min(e.ubatch_size, *b);
+  }
+  e.swa_full = bag.boolean("swa_full").value_or(false);
+  e.kv_unified = bag.boolean("kv_unified").value_or(true);
+  e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
+  e.allow_long_context = bag.boolean("allow_long_context").value_or(false);
+  std::string fa = bag.text("flash_attn").value_or("auto");
+  if (const auto b = parse_bool_text(fa)) fa = *b ? "on" : "off";
+  if (fa == "enabled") fa = "on";
+  if (fa == "disabled") fa = "off";
+  if (fa != "on" && fa != "off" && fa != "auto") bag.fail("flash_attn", "expected on, off or auto, got '" + fa + "'");
+  if (kind == EngineKind::llamacpp && fa == "off" && d.v_format &&
+      format_info(*d.v_format).block_elems > 1)
+    bag.fail("cache_type_v", "a quantized V cache needs flash attention; llama.cpp refuses -fa off with -ctv " +
+                                 std::string(format_info(*d.v_format).name),
+             "use -fa on or auto, or an f16 V cache");
+
+  BudgetOverrides& o = d.overrides;
+  o.weights = bag.bytes("weight_bytes");
+  o.activation = bag.bytes("activation_bytes");
+  o.non_torch = bag.bytes("non_torch_bytes");
+  o.cuda_context = bag.bytes("cuda_context_bytes");
+  o.cuda_graph = bag.bytes("cuda_graph_bytes");
+  o.extra = bag.bytes("overhead_bytes");
+  o.gpu_memory = bag.bytes("gpu_memory_bytes");
+
+  Workload& w = d.work;
+  w.context = bag.count("context");
+  w.prompt = bag.count("prompt_tokens");
+  w.output = bag.count("output_tokens");
+  w.concurrency = bag.count("concurrency").value_or(1);
+  w.shared_prefix = bag.count("shared_prefix").value_or(0);
+
+  d.perf.bandwidth_efficiency = bag.fraction("bw_efficiency").value_or(0);
+  d.perf.compute_efficiency = bag.fraction("compute_efficiency").value_or(0);
+  for (const char* k : {"bw_efficiency", "compute_efficiency"})
+    if (const auto f = bag.fraction(k); f && !(*f > 0 && *f <= 1)) bag.fail(k, "must be in (0, 1]", "use a fraction such as 0.8");
+  d.perf.step_overhead_s = bag.has("step_overhead_us") ? *bag.number("step_overhead_us") * 1e-6 : -1;
+  apply_calibration(bag, d);
+  return b;
+}
+
+}  // namespace kvplan::io

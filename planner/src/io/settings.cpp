@@ -1,0 +1,415 @@
+// The typed settings table (see settings.hpp). One row per setting; adding a setting is adding a
+// row here, its field in the core struct, and its effect in core (docs/architecture.md).
+//
+// Spelling strings: "|" separates spellings; a spelling may end in "@engines" (kvplan flags that
+// belong to some engines: "--mem-fraction-static@sglang") or ":conv" (engine flags whose value is
+// converted: "--max-model-len:vllm_int"), and "=false" for a switch that sets false.
+#include "kvplan/io/settings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <stdexcept>
+
+#include "kvplan/core/format.hpp"
+#include "kvplan/core/units.hpp"
+
+namespace kvplan::io {
+
+namespace {
+
+using E = EngineKind;
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = std::min(s.find(sep, start), s.size());
+    if (end > start) out.emplace_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+Conv conv_named(const std::string& n) {
+  if (n == "vllm_int") return Conv::vllm_int;
+  if (n == "auto_count") return Conv::auto_count;
+  if (n == "gpu_layers") return Conv::gpu_layers;
+  if (n == "quantization") return Conv::quantization;
+  if (n == "rope_json") return Conv::rope_json;
+  if (n == "negate") return Conv::negate;
+  throw std::logic_error("settings table: unknown conversion " + n);
+}
+
+// "--a@vllm,generic|-b:vllm_int|--no-x=false"
+std::vector<Spelling> spellings(std::string_view list) {
+  std::vector<Spelling> out;
+  for (std::string s : split(list, '|')) {
+    Spelling sp;
+    if (s.size() > 6 && s.ends_with("=false")) {
+      s.erase(s.size() - 6);
+      sp.conv = Conv::negate;
+    }
+    if (const auto at = s.find('@'); at != std::string::npos) {
+      for (const auto& e : split(s.substr(at + 1), ',')) {
+        const auto k = parse_engine(e);
+        if (!k) throw std::logic_error("settings table: unknown engine " + e);
+        sp.engines.push_back(*k);
+      }
+      s.erase(at);
+    }
+    if (const auto colon = s.find(':'); colon != std::string::npos && s.rfind("LLAMA", 0) != 0) {
+      sp.conv = conv_named(s.substr(colon + 1));
+      s.erase(colon);
+    }
+    sp.name = s;
+    out.push_back(sp);
+  }
+  return out;
+}
+
+struct Row {
+  SettingDef d;
+  Row(const char* key, SettingType t, const char* group, const char* help) {
+    d.key = key;
+    d.type = t;
+    d.group = group;
+    d.help = help;
+  }
+  Row& flags(const char* s) { d.kvplan = spellings(s); return *this; }
+  Row& on(E e, const char* s) { d.engine[e] = spellings(s); return *this; }
+  Row& yaml(const char* s) { d.trtllm_yaml = spellings(s); return *this; }
+  Row& env(const char* s) { d.env = spellings(s); return *this; }
+  Row& choices(std::vector<std::string> c) { d.choices = std::move(c); return *this; }
+  Row& autos() { d.allows_auto = true; return *this; }
+  Row& sweep() { d.sweepable = true; return *this; }
+};
+
+using T = SettingType;
+
+// clang-format off
+std::vector<SettingDef> build_table() {
+  std::vector<Row> r;
+  // ---- model ----
+  r.push_back(Row("model", T::text, "model", "Built-in model id, config.json path, snapshot folder, GGUF file or Hugging Face id")
+      .on(E::vllm, "--model").on(E::sglang, "--model-path|--model").on(E::llamacpp, "--model|--hf-repo|--model-url|--docker-repo")
+      .env("LLAMA_ARG_MODEL|LLAMA_ARG_HF_REPO|LLAMA_ARG_MODEL_URL"));
+  r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype; f16, bf16, fp8, fp8_e5m2, q8_0, ...)")
+      .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
+      .yaml("kv_cache_config.dtype").sweep());
+  r.push_back(Row("cache_type_k", T::kv_format, "model", "K cache format (llama.cpp style: f16, q8_0, q4_0, ...)")
+      .flags("--cache-type-k|-ctk").on(E::llamacpp, "--cache-type-k").env("LLAMA_ARG_CACHE_TYPE_K"));
+  r.push_back(Row("cache_type_v", T::kv_format, "model", "V cache format")
+      .flags("--cache-type-v|-ctv").on(E::llamacpp, "--cache-type-v").env("LLAMA_ARG_CACHE_TYPE_V"));
+  r.push_back(Row("state_dtype", T::kv_format, "model", "Recurrent (Mamba) state format; default: the model dtype")
+      .flags("--state-dtype"));
+  r.push_back(Row("mla_layout", T::choice, "model", "MLA cache layout: latent (kv_lora_rank + rope, vLLM/SGLang/llama.cpp) or expanded (per-head K and V)")
+      .flags("--mla-layout").choices({"latent", "expanded"}));
+  r.push_back(Row("ignore_windows", T::boolean, "model", "Treat sliding-window and chunked layers as full attention")
+      .flags("--ignore-windows"));
+  r.push_back(Row("weight_format", T::text, "model", "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero)")
+      .flags("--weight-format").on(E::vllm, "--quantization:quantization").on(E::sglang, "--quantization:quantization"));
+  r.push_back(Row("hf_overrides", T::json, "model", "JSON merged into the model config (rope_scaling, max_position_embeddings, ...)")
+      .flags("--hf-overrides").on(E::vllm, "--hf-overrides|--rope-scaling:rope_json").on(E::sglang, "--json-model-override-args"));
+  // ---- deployment ----
+  r.push_back(Row("gpu", T::text, "deployment", "GPU profile id, alias or nvidia-smi name (kvplan gpus); default h100-sxm")
+      .flags("--gpu").sweep());
+  r.push_back(Row("gpu_memory_bytes", T::bytes, "deployment", "GPU total instead of the profile's (as your driver reports it), or the memory of a GPU with no profile")
+      .flags("--gpu-memory-bytes"));
+  r.push_back(Row("gpu_bandwidth", T::number, "deployment", "Memory bandwidth in bytes/s of a GPU with no profile (e.g. 3.35e12)")
+      .flags("--gpu-bandwidth"));
+  r.push_back(Row("engine", T::choice, "deployment", "vllm | sglang | trtllm | llama.cpp | generic, optionally @VERSION (vllm@0.11)")
+      .flags("--engine").choices({"vllm", "sglang", "trtllm", "llama.cpp", "generic"}));
+  r.push_back(Row("engine_version", T::text, "deployment", "Engine version whose flags are read (default: the newest kvplan knows)")
+      .flags("--engine-version"));
+  r.push_back(Row("tensor_parallel_size", T::count, "deployment", "Tensor-parallel GPUs per stage")
+      .flags("--tensor-parallel-size|--tp|--tp-size|-tp").on(E::vllm, "--tensor-parallel-size").on(E::sglang, "--tp-size")
+      .on(E::trtllm, "--tp_size").yaml("tensor_parallel_size").sweep());
+  r.push_back(Row("pipeline_parallel_size", T::count, "deployment", "Pipeline stages")
+      .flags("--pipeline-parallel-size|--pp|--pp-size|-pp").on(E::vllm, "--pipeline-parallel-size").on(E::sglang, "--pp-size")
+      .on(E::trtllm, "--pp_size").yaml("pipeline_parallel_size"));
+  r.push_back(Row("data_parallel_size", T::count, "deployment", "Data-parallel replicas")
+      .flags("--data-parallel-size|--dp|--dp-size|-dp").on(E::vllm, "--data-parallel-size").on(E::sglang, "--dp-size"));
+  r.push_back(Row("expert_parallel_size", T::count, "deployment", "Ranks the routed experts are split across (1: split by TP)")
+      .flags("--expert-parallel-size|--ep-size").on(E::sglang, "--ep-size").on(E::trtllm, "--ep_size").yaml("moe_expert_parallel_size"));
+  r.push_back(Row("enable_expert_parallel", T::boolean, "deployment", "vLLM: experts split across TP x DP ranks")
+      .flags("--enable-expert-parallel@vllm,generic").on(E::vllm, "--enable-expert-parallel"));
+  // ---- engine ----
+  r.push_back(Row("memory_fraction", T::fraction, "engine", "Fraction of GPU memory the engine may use: vLLM --gpu-memory-utilization (default 0.9), SGLang --mem-fraction-static (default by TP), TensorRT-LLM --kv-cache-free-gpu-mem-fraction (of free memory, default 0.9)")
+      .flags("--gpu-memory-utilization@vllm,generic|--mem-fraction-static@sglang|--kv-cache-free-gpu-mem-fraction@trtllm")
+      .on(E::vllm, "--gpu-memory-utilization").on(E::sglang, "--mem-fraction-static").on(E::trtllm, "--kv_cache_free_gpu_memory_fraction")
+      .yaml("kv_cache_config.free_gpu_memory_fraction"));
+  r.push_back(Row("max_model_len", T::count, "engine", "Longest request (default: the model's max_position_embeddings; vLLM auto = the longest that fits)")
+      .flags("--max-model-len@vllm,sglang,trtllm,generic|--context-length@vllm,sglang,trtllm,generic|--max-seq-len@vllm,sglang,trtllm,generic")
+      .on(E::vllm, "--max-model-len:vllm_int").on(E::sglang, "--context-length").on(E::trtllm, "--max_seq_len").yaml("max_seq_len").autos());
+  r.push_back(Row("max_num_seqs", T::count, "engine", "Concurrent sequences per replica (vLLM default 1024 on >=70 GiB GPUs, else 256)")
+      .flags("--max-num-seqs@vllm,sglang,trtllm,generic|--max-running-requests@vllm,sglang,trtllm,generic|--max-batch-size@vllm,sglang,trtllm,generic")
+      .on(E::vllm, "--max-num-seqs").on(E::sglang, "--max-running-requests").on(E::trtllm, "--max_batch_size").yaml("max_batch_size"));
+  r.push_back(Row("max_num_batched_tokens", T::count, "engine", "Tokens per forward pass (vLLM default 8192 on >=70 GiB GPUs, else 2048)")
+      .flags("--max-num-batched-tokens@vllm,sglang,trtllm,generic|--chunked-prefill-size@vllm,sglang,trtllm,generic|--max-num-tokens@vllm,sglang,trtllm,generic")
+      .on(E::vllm, "--max-num-batched-tokens:vllm_int").on(E::sglang, "--chunked-prefill-size:auto_count").on(E::trtllm, "--max_num_tokens")
+      .yaml("max_num_tokens"));
+  r.push_back(Row("block_size", T::count, "engine", "Tokens per KV block: vLLM --block-size (default 16), SGLang --page-size (1), TensorRT-LLM --tokens-per-block (32)")
+      .flags("--block-size@vllm,generic|--page-size@sglang|--tokens-per-block@trtllm").on(E::vllm, "--block-size").on(E::sglang, "--page-size")
+      .yaml("kv_cache_config.tokens_per_block"));
+  r.push_back(Row("kv_cache_memory_bytes", T::bytes, "engine", "KV memory per GPU, skipping the budget (vLLM --kv-cache-memory-bytes, TRT max_gpu_total_bytes)")
+      .flags("--kv-cache-memory-bytes@vllm,sglang,trtllm,generic|--max-gpu-total-bytes@vllm,sglang,trtllm,generic")
+      .on(E::vllm, "--kv-cache-memory-bytes:vllm_int").yaml("kv_cache_config.max_gpu_total_bytes"));
+  r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
+      .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
+  r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")
+      .flags("--max-tokens@trtllm").yaml("kv_cache_config.max_tokens"));
+  r.push_back(Row("enforce_eager", T::boolean, "engine", "No CUDA graphs (no graph memory)")
+      .flags("--enforce-eager").on(E::vllm, "--enforce-eager").on(E::sglang, "--disable-cuda-graph"));
+  r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")
+      .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
+  // ---- llama.cpp ----
+  r.push_back(Row("ctx_size", T::count, "llama.cpp", "llama.cpp: context cells (-c; default 4096; 0 = the model's)")
+      .flags("--ctx-size@llama.cpp|-c@llama.cpp").on(E::llamacpp, "--ctx-size").env("LLAMA_ARG_CTX_SIZE"));
+  r.push_back(Row("parallel", T::count, "llama.cpp", "llama.cpp: slots sharing the context (-np; default 1)")
+      .flags("--parallel@llama.cpp|-np@llama.cpp").on(E::llamacpp, "--parallel:auto_count").env("LLAMA_ARG_N_PARALLEL:auto_count"));
+  r.push_back(Row("n_gpu_layers", T::signed_count, "llama.cpp", "llama.cpp: layers offloaded to the GPU (-ngl; -1 = all)")
+      .flags("--n-gpu-layers@llama.cpp|--gpu-layers@llama.cpp|-ngl@llama.cpp").on(E::llamacpp, "--n-gpu-layers:gpu_layers")
+      .env("LLAMA_ARG_N_GPU_LAYERS:gpu_layers"));
+  r.push_back(Row("ubatch_size", T::count, "llama.cpp", "llama.cpp: physical batch (-ub; default 512)")
+      .flags("--ubatch-size@llama.cpp|-ub@llama.cpp").on(E::llamacpp, "--ubatch-size").env("LLAMA_ARG_UBATCH"));
+  r.push_back(Row("batch_size", T::count, "llama.cpp", "llama.cpp: logical batch (-b; default 2048); the physical batch is min(-b, -ub)")
+      .flags("--batch-size@llama.cpp|-b@llama.cpp").on(E::llamacpp, "--batch-size").env("LLAMA_ARG_BATCH"));
+  r.push_back(Row("swa_full", T::boolean, "llama.cpp", "llama.cpp: full-size cache for sliding-window layers")
+      .flags("--swa-full@llama.cpp").on(E::llamacpp, "--swa-full").env("LLAMA_ARG_SWA_FULL"));
+  r.push_back(Row("kv_unified", T::boolean, "llama.cpp", "llama.cpp: one KV cache shared by all slots (default on in kvplan's llama.cpp rules); --no-kv-unified: one stream per slot")
+      .flags("--kv-unified@llama.cpp|-kvu@llama.cpp|--no-kv-unified@llama.cpp=false|-no-kvu@llama.cpp=false")
+      .on(E::llamacpp, "--kv-unified|--no-kv-unified=false").env("LLAMA_ARG_KV_UNIFIED"));
+  r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto); a quantized V cache needs it")
+      .flags("--flash-attn@llama.cpp|-fa@llama.cpp").on(E::llamacpp, "--flash-attn").env("LLAMA_ARG_FLASH_ATTN").choices({"on", "off", "auto"}));
+  // ---- budget overrides ----
+  r.push_back(Row("weight_bytes", T::bytes, "budget", "Weights on the most loaded GPU").flags("--weight-bytes"));
+  r.push_back(Row("activation_bytes", T::bytes, "budget", "Activation peak (llama.cpp: compute buffer)").flags("--activation-bytes"));
+  r.push_back(Row("non_torch_bytes", T::bytes, "budget", "Library workspaces and NCCL buffers").flags("--non-torch-bytes"));
+  r.push_back(Row("cuda_context_bytes", T::bytes, "budget", "CUDA context").flags("--cuda-context-bytes"));
+  r.push_back(Row("cuda_graph_bytes", T::bytes, "budget", "CUDA graph pool").flags("--cuda-graph-bytes"));
+  r.push_back(Row("overhead_bytes", T::bytes, "budget", "Anything else reserved per GPU").flags("--overhead-bytes"));
+  // ---- workload ----
+  r.push_back(Row("context", T::count, "workload", "Tokens per request, prompt + output (default: prompt + output, else max-model-len)")
+      .flags("--context").sweep());
+  r.push_back(Row("prompt_tokens", T::count, "workload", "Prompt tokens per request").flags("--prompt-tokens"));
+  r.push_back(Row("output_tokens", T::count, "workload", "Generated tokens per request").flags("--output-tokens"));
+  r.push_back(Row("concurrency", T::count, "workload", "Concurrent requests (whole deployment; default 1)").flags("--concurrency").sweep());
+  r.push_back(Row("shared_prefix", T::count, "workload", "Tokens of a prompt prefix (system prompt) every request shares, held once")
+      .flags("--shared-prefix"));
+  // ---- performance model ----
+  r.push_back(Row("bw_efficiency", T::fraction, "performance", "Fraction of datasheet memory bandwidth reached (default 0.80)").flags("--bw-efficiency"));
+  r.push_back(Row("compute_efficiency", T::fraction, "performance", "Fraction of dense bf16 peak reached (default 0.60)").flags("--compute-efficiency"));
+  r.push_back(Row("step_overhead_us", T::number, "performance", "Fixed time per decode step in microseconds (default 300)").flags("--step-overhead-us"));
+  r.push_back(Row("calibration", T::text, "performance", "A kvplan calibrate file: measured attention bandwidth and step overhead replace the defaults")
+      .flags("--calibration"));
+  std::vector<SettingDef> out;
+  for (auto& row : r) out.push_back(std::move(row.d));
+  return out;
+}
+// clang-format on
+
+std::string normalize_key(std::string_view k) {
+  std::string s(k);
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+std::string normalize_flag(std::string_view f) {
+  std::string s(f);
+  if (s.rfind("--", 0) == 0) std::replace(s.begin() + 2, s.end(), '_', '-');
+  return s;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+}  // namespace
+
+const char* setting_type_name(SettingType t) {
+  switch (t) {
+    case T::count: return "count";
+    case T::signed_count: return "integer";
+    case T::bytes: return "bytes";
+    case T::fraction: return "fraction";
+    case T::number: return "number";
+    case T::boolean: return "bool";
+    case T::text: return "text";
+    case T::kv_format: return "format";
+    case T::choice: return "choice";
+    case T::json: return "json";
+  }
+  return "?";
+}
+
+const std::vector<SettingDef>& settings_table() {
+  static const std::vector<SettingDef> t = build_table();
+  return t;
+}
+
+const SettingDef* find_setting(std::string_view key) {
+  const std::string k = normalize_key(key);
+  for (const auto& d : settings_table())
+    if (d.key == k) return &d;
+  return nullptr;
+}
+
+std::optional<EngineBinding> engine_flag_binding(EngineKind engine, std::string_view flag) {
+  const std::string f = normalize_flag(flag);
+  for (const auto& d : settings_table()) {
+    const auto it = d.engine.find(engine);
+    if (it == d.engine.end()) continue;
+    for (const auto& s : it->second)
+      if (normalize_flag(s.name) == f) return EngineBinding{&d, s.conv};
+  }
+  return std::nullopt;
+}
+
+std::optional<EngineBinding> env_binding(std::string_view variable) {
+  for (const auto& d : settings_table())
+    for (const auto& s : d.env)
+      if (s.name == variable) return EngineBinding{&d, s.conv};
+  return std::nullopt;
+}
+
+std::optional<EngineBinding> trtllm_yaml_binding(std::string_view key) {
+  for (const auto& d : settings_table())
+    for (const auto& s : d.trtllm_yaml)
+      if (s.name == key) return EngineBinding{&d, s.conv};
+  return std::nullopt;
+}
+
+std::string kvplan_flag_for(const SettingDef& def, EngineKind engine) {
+  for (const auto& s : def.kvplan)
+    if (s.conv != Conv::negate && (s.engines.empty() || std::find(s.engines.begin(), s.engines.end(), engine) != s.engines.end()))
+      return s.name;
+  return def.kvplan.empty() ? def.key : def.kvplan.front().name;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SettingsBag
+// ---------------------------------------------------------------------------------------------------
+
+void SettingsBag::set(const std::string& key, std::string text, Origin origin) {
+  const SettingDef* d = find_setting(key);
+  if (!d) throw InputError(origin.where, "unknown setting '" + key + "'", "kvplan plan --help lists the settings");
+  values_[d->key] = SettingValue{std::move(text), std::move(origin)};
+}
+
+const SettingValue* SettingsBag::get(const std::string& key) const {
+  const auto it = values_.find(normalize_key(key));
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+std::string SettingsBag::where(const std::string& key, EngineKind engine) const {
+  if (const auto* v = get(key)) return v->origin.where;
+  if (const auto* d = find_setting(key)) return kvplan_flag_for(*d, engine);
+  return key;
+}
+
+void SettingsBag::fail(const std::string& key, const std::string& problem, const std::string& fix) const {
+  const auto* v = get(key);
+  throw InputError(v ? v->origin.where : key, problem, fix);
+}
+
+bool SettingsBag::is_auto(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return false;
+  const std::string l = lower(v->text);
+  return l == "auto" || (l == "-1" && find_setting(key)->allows_auto);
+}
+
+std::optional<i64> SettingsBag::count(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  return parse_count(v->text, v->origin.where);
+}
+
+std::optional<i64> SettingsBag::signed_count(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  if (!v->text.empty() && v->text[0] == '-') return -parse_count(v->text.substr(1), v->origin.where);
+  return parse_count(v->text, v->origin.where);
+}
+
+std::optional<i64> SettingsBag::bytes(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  return parse_bytes(v->text, v->origin.where);
+}
+
+std::optional<double> SettingsBag::number(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double f = std::stod(v->text, &used);
+    if (used == v->text.size() && std::isfinite(f) && f >= 0) return f;
+  } catch (const std::exception&) {
+  }
+  throw InputError(v->origin.where, "'" + v->text + "' is not a non-negative number");
+}
+
+std::optional<double> SettingsBag::fraction(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double f = std::stod(v->text, &used);
+    if (used == v->text.size()) return f;
+  } catch (const std::exception&) {
+  }
+  throw InputError(v->origin.where, "'" + v->text + "' is not a number", "use a fraction such as 0.9");
+}
+
+std::optional<bool> SettingsBag::boolean(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  if (const auto b = parse_bool_text(v->text)) return b;
+  throw InputError(v->origin.where, "expected true or false, got '" + v->text + "'");
+}
+
+std::optional<std::string> SettingsBag::text(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  return v->text;
+}
+
+std::optional<bool> parse_bool_text(std::string_view v) {
+  const std::string l = lower(std::string(v));
+  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+  if (l == "false" || l == "0" || l == "no" || l == "off") return false;
+  return std::nullopt;
+}
+
+std::string vllm_human_int(const std::string& v) {
+  if (v.size() < 2) return v;
+  const char suffix = v.back();
+  const std::string number = v.substr(0, v.size() - 1);
+  const std::string_view lowers = "kmgt", uppers = "KMGT";
+  const std::size_t power = std::min(lowers.find(suffix), uppers.find(suffix));
+  auto numeric = [](const std::string& s) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size();
+  };
+  if (power == std::string_view::npos || !numeric(number) || number[0] == '-' || number[0] == '+') return v;
+  try {
+    if (lowers.find(suffix) != std::string_view::npos) {
+      double scale = 1;
+      for (std::size_t p = 0; p <= power; ++p) scale *= 1000;
+      const double x = std::stod(number) * scale;
+      if (!(x < 9.2e18)) return v;
+      return std::to_string(static_cast<i64>(x));
+    }
+    if (number.find_first_not_of("0123456789") != std::string::npos) return v;  // 1.5K: vLLM refuses it too
+    return std::to_string(mul(std::stoll(number), i64{1} << (10 * (power + 1)), "vLLM integer"));
+  } catch (const std::exception&) {
+    return v;
+  }
+}
+
+}  // namespace kvplan::io
