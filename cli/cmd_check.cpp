@@ -290,7 +290,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     reqs.push_back({{"requirement", q.name}, {"pass", q.pass}, {"actual", q.actual}, {"required", q.required},
                     {"detail", q.detail}, {"suggestion", q.suggestion.empty() ? ojson(nullptr) : ojson(q.suggestion)}});
   ev.plan = {{"name", doc.name}, {"file", doc.file}, {"where", doc.where}, {"pass", ev.pass}, {"requirements", reqs},
-             {"inputs", deployment_inputs_json(d)}, {"engine", engine_json(p)}, {"budget", budget_json(p)}, {"warnings", ev.warnings}};
+             {"inputs", deployment_inputs_json(d)}, {"engine", engine_json(p)}, {"budget", budget_json(p)}, {"warnings", ev.warnings},
+             {"results", plan_results_json(d, p)}};
   ev.section = build_section(d, p, doc.name + ": " + d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id);
   ev.section.status = ev.pass ? "PASS" : "FAIL";
   Table t;

@@ -32,8 +32,9 @@ void run_fit(const FitArgs& a, Globals& g) {
   const bool have_conc = d.bag.has("concurrency");
   ojson results;
   Table t;
-  t.columns = {"question", "answer"};
-  t.right_align = {false, true};
+  t.columns = {"question", "answer", "next_limited_by"};
+  t.right_align = {false, true, false};
+  const bool human = fmt == Format::table || fmt == Format::md;
   bool ok = true;
   if (a.fewest_gpus) {
     const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
@@ -50,23 +51,25 @@ void run_fit(const FitArgs& a, Globals& g) {
                               {"headroom_bytes", search.cell.headroom_bytes},
                               {"layouts_tried", search.layouts_tried}};
     t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens",
-                      search.found ? std::to_string(search.parallel.gpus()) + " (TP " + std::to_string(search.parallel.tp) + ", PP " +
-                                         std::to_string(search.parallel.pp) + ", DP " + std::to_string(search.parallel.dp) + ")"
-                                   : "none within " + a.max_gpus + " GPUs"});
+                      search.found ? (human ? std::to_string(search.parallel.gpus()) + " (TP " + std::to_string(search.parallel.tp) + ", PP " +
+                                                  std::to_string(search.parallel.pp) + ", DP " + std::to_string(search.parallel.dp) + ")"
+                                            : std::to_string(search.parallel.gpus()))
+                                   : (human ? "none within " + a.max_gpus + " GPUs" : "0"),
+                      ""});
   } else {
     const Planner p(d.spec);
     if (have_ctx || !have_conc) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
       const Cell next = p.cell(d.tokens, n + 1, d.shared_prefix);
       results["max_concurrency"] = {{"tokens_per_request", d.tokens}, {"max_concurrency", n}, {"next_limited_by", next.limiting}};
-      t.rows.push_back({"max concurrency at " + grouped(d.tokens) + " tokens", grouped(n) + " (next limited by " + next.limiting + ")"});
+      t.rows.push_back({"max concurrency at " + grouped(d.tokens) + " tokens", human ? grouped(n) : std::to_string(n), next.limiting});
       ok = ok && n > 0;
     }
     if (have_conc) {
       const i64 L = p.max_context(d.concurrency, d.shared_prefix);
       const Cell next = p.cell(L + 1, d.concurrency, d.shared_prefix);
       results["max_context"] = {{"concurrency", d.concurrency}, {"max_tokens_per_request", L}, {"next_limited_by", next.limiting}};
-      t.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", grouped(L) + " (next limited by " + next.limiting + ")"});
+      t.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", human ? grouped(L) : std::to_string(L), next.limiting});
       ok = ok && L > 0;
     }
   }

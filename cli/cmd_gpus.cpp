@@ -1,4 +1,5 @@
-// `kvplan gpus`: GPU profiles with exact memory, which tool reported it, bandwidth and TFLOP/s.
+// `kvplan gpus`: GPU profiles with exact memory, which tool reported it, bandwidth and TFLOP/s;
+// `kvplan gpus --template`: an empty GPU profile to fill in for a GPU kvplan has no profile for.
 #include <iostream>
 
 #include "commands.hpp"
@@ -12,6 +13,7 @@ namespace {
 
 struct GpusArgs {
   std::string format = "table";
+  bool template_ = false;
 };
 
 std::string opt_num(const std::optional<double>& v) {
@@ -25,6 +27,10 @@ ojson opt_json(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nu
 ojson opt_json(const std::optional<i64>& v) { return v ? ojson(*v) : ojson(nullptr); }
 
 void run_gpus(const GpusArgs& a, Globals& g) {
+  if (a.template_) {
+    std::cout << io::gpu_profile_template();
+    return;
+  }
   const Format fmt = parse_format_flag(a.format);
   const auto profiles = io::Profiles::load(g.profiles_dir);
   Table t;
@@ -57,6 +63,9 @@ void register_gpus(CLI::App& app, Globals& g) {
   auto a = std::make_shared<GpusArgs>();
   auto* c = app.add_subcommand("gpus", "List GPU profiles (built-in and --profiles)");
   c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->add_flag("--template", a->template_,
+              "Print an empty GPU profile to fill in and save as DIR/gpus/<id>.json for --profiles DIR "
+              "(every key is required; null where profiles/README-gpus.md allows)");
   c->callback([a, &g] { run_gpus(*a, g); });
 }
 

@@ -35,40 +35,6 @@ struct PlanArgs {
   bool report_only = false;  // `kvplan report`: the report is the output
 };
 
-// Paging compared with contiguous max-length reservation (PagedAttention paper, s3).
-ojson paging_json(const Deployment& d, const Planner& p) {
-  const i64 block = p.engine().block_size > 0 ? p.engine().block_size : 1;
-  const i64 reserve = d.spec.engine.kind == EngineKind::llamacpp ? p.max_len() : d.spec.engine.max_model_len;
-  const i64 pages = pages_for_tokens(d.tokens, block);
-  return {{"block_tokens", block},
-          {"tokens_per_request", d.tokens},
-          {"paged_tokens_reserved", mul(pages, block)},
-          {"paged_waste_tokens", page_waste_tokens(d.tokens, block)},
-          {"paged_utilization", static_cast<double>(d.tokens) / static_cast<double>(mul(pages, block))},
-          {"contiguous_tokens_reserved", reserve},
-          {"contiguous_utilization", reserve > 0 ? static_cast<double>(d.tokens) / static_cast<double>(reserve) : 0.0}};
-}
-
-ojson perf_json(const PerfResult& r) {
-  return {{"decode_context_tokens", r.decode_context},
-          {"batch_per_replica", r.batch_per_replica},
-          {"weight_bytes_read_per_step", r.weight_bytes_read},
-          {"kv_bytes_read_per_step", r.kv_bytes_read},
-          {"decode_flops_per_step", r.decode_flops},
-          {"memory_time_s", r.memory_time_s},
-          {"compute_time_s", r.compute_time_s},
-          {"decode_step_s", r.decode_step_s},
-          {"tpot_s", r.tpot_s},
-          {"decode_tokens_per_s_per_gpu", r.decode_tokens_per_s_per_gpu},
-          {"decode_tokens_per_s", r.decode_tokens_per_s},
-          {"ttft_s", r.ttft_s < 0 ? ojson(nullptr) : ojson(r.ttft_s)},
-          {"decode_bound", r.decode_bound},
-          {"prefill_bound", r.prefill_bound},
-          {"bandwidth_efficiency", r.bandwidth_efficiency},
-          {"compute_efficiency", r.compute_efficiency},
-          {"step_overhead_s", r.step_overhead_s}};
-}
-
 Report make_report(const Deployment& d, const Planner& p) {
   Report rep;
   rep.title = "kvplan capacity report: " + d.spec.model.id;
@@ -102,22 +68,8 @@ void run_plan(const PlanArgs& a, Globals& g) {
   g.exit_code = c.fits && strict.empty() ? 0 : 1;
   for (const auto& s : strict) warn("--strict: " + s);
 
-  ojson fit = {{"fits", c.fits},
-               {"limiting_factor", c.limiting},
-               {"tokens_per_request", d.tokens},
-               {"concurrency", d.concurrency},
-               {"kv_bytes_per_gpu", c.kv_bytes},
-               {"total_bytes_per_gpu", c.total_bytes},
-               {"headroom_bytes", c.headroom_bytes},
-               {"pool_units_needed", c.units_needed},
-               {"pool_units_available", c.units_available},
-               {"max_concurrency_at_tokens", max_conc},
-               {"max_tokens_at_concurrency", max_ctx}};
   if (fmt == Format::json) {
-    ojson results = {{"engine", engine_json(p)}, {"budget", budget_json(p)}, {"fit", fit},
-                     {"paging", paging_json(d, p)}, {"performance", perf_json(perf)},
-                     {"critical_pipeline_stage", p.critical_stage()}, {"warnings", d.warnings}};
-    std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2) << "\n";
+    std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2) << "\n";
     return;
   }
   const auto& s = d.spec;
@@ -197,8 +149,22 @@ void run_plan(const PlanArgs& a, Globals& g) {
   pf.rows.push_back({"efficiencies (bandwidth / compute / step overhead)",
                      fmt_double(perf.bandwidth_efficiency, 2) + " / " + fmt_double(perf.compute_efficiency, 2) + " / " + fmt_time(perf.step_overhead_s)});
 
-  if (fmt == Format::csv) {
-    std::cout << render(b, fmt);
+  if (fmt == Format::csv || fmt == Format::jsonl) {
+    // one row per value of the JSON results: section, key, value (raw numbers, one value per cell)
+    Table flat;
+    flat.columns = {"section", "key", "value"};
+    const ojson res = plan_results_json(d, p);
+    for (const auto& [section, v] : res.items()) {
+      if (section == "budget") {
+        for (const auto& t : v) flat.rows.push_back({"budget", t["term"].get<std::string>() + "_bytes", t["bytes"].dump()});
+      } else if (v.is_object()) {
+        for (const auto& [k, x] : v.items())
+          if (!x.is_array() && !x.is_object()) flat.rows.push_back({section, k, x.is_string() ? x.get<std::string>() : x.dump()});
+      } else if (!v.is_array()) {
+        flat.rows.push_back({section, section, v.dump()});
+      }
+    }
+    std::cout << render(flat, fmt);
     return;
   }
   std::cout << render(b, fmt) << "\n" << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);

@@ -108,7 +108,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   axes.contexts = expand_counts(ax.context.value_or("1k,4k,16k,32k"), "--context", max_cells);
   axes.concurrencies = expand_counts(ax.concurrency.value_or("1,8,32,128"), "--concurrency", max_cells);
   for (const auto& name : split_names(ax.gpu.value_or(d.spec.gpu.id)))
-    axes.gpus.push_back(name == d.spec.gpu.id || name == d.bag.text("gpu") ? d.spec.gpu : profiles.gpu(name));
+    axes.gpus.push_back(name == d.spec.gpu.id || name == d.bag.text("gpu") ? d.spec.gpu : profiles.gpu(name, d.bag.bytes("gpu_memory_bytes")));
   axes.tensor_parallel = expand_counts(ax.tp.value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
   if (ax.kv) {
     for (const auto& s : split_names(*ax.kv)) {

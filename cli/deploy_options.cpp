@@ -7,6 +7,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "kvplan/core/paging.hpp"
 #include "kvplan/core/units.hpp"
 
 namespace kvplan::cli {
@@ -244,6 +245,62 @@ ojson engine_json(const Planner& p) {
   if (!r.startup_ok && r.estimated_max_model_len > 0) j["estimated_max_model_len"] = r.estimated_max_model_len;
   j["notes"] = r.notes;
   return j;
+}
+
+// Paging compared with contiguous max-length reservation (PagedAttention paper, s3).
+ojson paging_json(const Deployment& d, const Planner& p) {
+  const i64 block = p.engine().block_size > 0 ? p.engine().block_size : 1;
+  const i64 reserve = d.spec.engine.kind == EngineKind::llamacpp ? p.max_len() : d.spec.engine.max_model_len;
+  const i64 pages = pages_for_tokens(d.tokens, block);
+  return {{"block_tokens", block},
+          {"tokens_per_request", d.tokens},
+          {"paged_tokens_reserved", mul(pages, block)},
+          {"paged_waste_tokens", page_waste_tokens(d.tokens, block)},
+          {"paged_utilization", static_cast<double>(d.tokens) / static_cast<double>(mul(pages, block))},
+          {"contiguous_tokens_reserved", reserve},
+          {"contiguous_utilization", reserve > 0 ? static_cast<double>(d.tokens) / static_cast<double>(reserve) : 0.0}};
+}
+
+ojson perf_json(const PerfResult& r) {
+  return {{"decode_context_tokens", r.decode_context},
+          {"batch_per_replica", r.batch_per_replica},
+          {"weight_bytes_read_per_step", r.weight_bytes_read},
+          {"kv_bytes_read_per_step", r.kv_bytes_read},
+          {"decode_flops_per_step", r.decode_flops},
+          {"memory_time_s", r.memory_time_s},
+          {"compute_time_s", r.compute_time_s},
+          {"decode_step_s", r.decode_step_s},
+          {"tpot_s", r.tpot_s},
+          {"decode_tokens_per_s_per_gpu", r.decode_tokens_per_s_per_gpu},
+          {"decode_tokens_per_s", r.decode_tokens_per_s},
+          {"ttft_s", r.ttft_s < 0 ? ojson(nullptr) : ojson(r.ttft_s)},
+          {"decode_bound", r.decode_bound},
+          {"prefill_bound", r.prefill_bound},
+          {"bandwidth_efficiency", r.bandwidth_efficiency},
+          {"compute_efficiency", r.compute_efficiency},
+          {"step_overhead_s", r.step_overhead_s}};
+}
+
+ojson plan_results_json(const Deployment& d, const Planner& p) {
+  const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
+  const ojson fit = {{"fits", c.fits},
+                     {"limiting_factor", c.limiting},
+                     {"tokens_per_request", d.tokens},
+                     {"concurrency", d.concurrency},
+                     {"kv_bytes_per_gpu", c.kv_bytes},
+                     {"total_bytes_per_gpu", c.total_bytes},
+                     {"headroom_bytes", c.headroom_bytes},
+                     {"pool_units_needed", c.units_needed},
+                     {"pool_units_available", c.units_available},
+                     {"max_concurrency_at_tokens", p.max_concurrency(d.tokens, d.shared_prefix)},
+                     {"max_tokens_at_concurrency", p.max_context(d.concurrency, d.shared_prefix)}};
+  return {{"engine", engine_json(p)},
+          {"budget", budget_json(p)},
+          {"fit", fit},
+          {"paging", paging_json(d, p)},
+          {"performance", perf_json(estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf))},
+          {"critical_pipeline_stage", p.critical_stage()},
+          {"warnings", d.warnings}};
 }
 
 ojson budget_json(const Planner& p) {

@@ -75,5 +75,11 @@ std::vector<std::string> strict_failures(const Deployment& d, bool strict);
 ojson engine_json(const Planner& p);
 ojson budget_json(const Planner& p);
 ojson deployment_inputs_json(const Deployment& d);
+/// Paging against contiguous reservation, and the performance estimate, as JSON.
+ojson paging_json(const Deployment& d, const Planner& p);
+ojson perf_json(const PerfResult& r);
+/// results of `kvplan plan` (also each deployment's results in `kvplan check`): engine, budget, fit,
+/// paging, performance, critical pipeline stage, warnings.
+ojson plan_results_json(const Deployment& d, const Planner& p);
 
 }  // namespace kvplan::cli

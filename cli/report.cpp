@@ -316,6 +316,11 @@ void html_heatmap(std::ostringstream& o, const ReportSection& s) {
         text_fill = kRedText;
         tip += "does not fit, headroom " + pct0(c.headroom) + " of the KV pool";
       }
+      if (nr * nc > 1600) {  // a big grid: no per-cell labels, short tips (the report stays a few MB)
+        o << "<rect x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(cw) << "\" height=\"" << px(ch) << "\" fill=\"" << fill
+          << "\"><title>" << esc(human_num(s.contexts[i]) + " x " + human_num(s.concurrencies[j]) + ": " + cell_mark(c)) << "</title></rect>\n";
+        continue;
+      }
       o << "<g class=\"" << cls << "\"><rect x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(cw)
         << "\" height=\"" << px(ch) << "\" fill=\"" << fill << "\" stroke=\"#ffffff\" stroke-width=\"2\"><title>"
         << esc(tip) << "</title></rect><text x=\"" << px(x + cw / 2) << "\" y=\"" << px(y + ch / 2 + 4)

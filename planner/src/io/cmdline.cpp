@@ -628,7 +628,7 @@ class Reader {
           if (inline_value) {
             value = *inline_value;
             have_value = true;
-          } else if (i + 1 < args.size() && looks_like_value(args[i + 1])) {
+          } else if (i + 1 < args.size() && (looks_like_value(args[i + 1]) || (m.greedy && !is_flag(args[i + 1]) && !entry_at(args, i + 1, where_)))) {
             next_value();
           }
           break;
@@ -665,6 +665,7 @@ class Reader {
     bool negated = false;
     bool known = true;              // in the version's table (or bound by the settings table)
     bool subkey = false;            // vLLM --x.key
+    bool greedy = false;            // unknown everywhere: take the next word unless it is a flag
     std::optional<std::string> attached;  // -O3: argparse's value glued to a one-letter flag
     std::string hint;               // for unknown flags
   };
@@ -749,6 +750,7 @@ class Reader {
       const auto near = closest(name, all);
       if (near) m.hint = "did you mean '" + table_.flags[table_.index.at(*near)].names.front() + "'?";
       m.arity = FlagArity::optional;
+      m.greedy = true;  // most flags take a value: a following word that is no flag is taken as its value
     }
     return m;
   }

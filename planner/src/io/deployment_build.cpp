@@ -174,7 +174,7 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   }
   GpuSpec g;
   try {
-    g = profiles.gpu(name.value_or("h100-sxm"));
+    g = profiles.gpu(name.value_or("h100-sxm"), bag.bytes("gpu_memory_bytes"));
   } catch (const InputError& e) {
     if (const auto* v = bag.get("gpu"); v && v->origin.kind != Origin::Kind::flag) throw InputError(v->origin.where, e.problem(), e.fix());
     throw;

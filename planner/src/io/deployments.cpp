@@ -80,6 +80,7 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
         std::string dashed = name;
         std::replace(dashed.begin(), dashed.end(), '_', '-');
         const auto sug = closest(dashed, known);
+        if (def && def->key == "model") s->fail(it.key(), "the model is not a setting", "write model: in the deployment");
         if (def) s->fail(it.key(), "'" + it.key() + "' is traffic, not a setting", "put it under traffic:");
         s->fail(it.key(), "unknown setting '" + dashed + "'",
                 sug ? "did you mean '" + *sug + "'? (the flags of kvplan plan --help)" : "use the flags of kvplan plan --help");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -29,6 +30,13 @@ const std::vector<std::string> kGpuKeys = {
 
 constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
 
+// ORG/NAME with one slash, neither side empty, no spaces
+bool looks_like_hf_id(const std::string& s) {
+  const auto slash = s.find('/');
+  return slash != std::string::npos && slash > 0 && slash + 1 < s.size() &&
+         s.find('/', slash + 1) == std::string::npos && s.find(' ') == std::string::npos;
+}
+
 std::optional<double> opt_tflops(const JsonView& v, const std::string& key) {
   auto x = v.opt_number(key);
   if (x && !(*x > 0 && *x < 1e7)) v.fail(key, "expected a positive number of TFLOP/s or null");
@@ -50,7 +58,10 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   GpuSpec g;
   g.id = id;
   g.name = v.get_string("name");
-  for (auto& a : v.string_list("aliases")) g.aliases.push_back(lower(a));
+  for (auto& a : v.string_list("aliases")) {
+    if (gpu_name_key(a).empty()) v.fail("aliases", "expected non-empty names");
+    g.aliases.push_back(a);
+  }
   g.vendor = v.get_string("vendor");
   g.architecture = v.get_string("architecture");
   g.compute_capability = v.get_string("compute_capability");
@@ -78,12 +89,57 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   return g;
 }
 
+std::string gpu_name_key(const std::string& name) {
+  std::string k;
+  for (unsigned char c : name) {
+    if (c == ' ' || c == '_' || c == '-' || c == '\t') {
+      if (!k.empty() && k.back() != '-') k += '-';
+    } else {
+      k += static_cast<char>(std::tolower(c));
+    }
+  }
+  if (!k.empty() && k.back() == '-') k.pop_back();
+  return k;
+}
+
+std::string gpu_profile_template() {
+  // every key of kGpuKeys, in that order; see profiles/README-gpus.md for each
+  nlohmann::ordered_json t;
+  t["name"] = "";
+  t["aliases"] = json::array();
+  t["vendor"] = "nvidia";
+  t["architecture"] = "";
+  t["compute_capability"] = "";
+  t["memory_type"] = "";
+  t["memory_bytes"] = 0;
+  t["memory_bytes_kind"] = "cuda_reported";
+  t["memory_source"] = "";
+  t["cuda_total_bytes"] = nullptr;
+  t["nvml_total_bytes"] = nullptr;
+  t["datasheet_memory_gb"] = 0;
+  t["ecc_default_on"] = nullptr;
+  t["memory_bandwidth_bytes_per_s"] = 0;
+  t["bf16_dense_tflops"] = nullptr;
+  t["fp16_dense_tflops"] = nullptr;
+  t["fp8_dense_tflops"] = nullptr;
+  t["compute_source"] = "";
+  t["sm_count"] = nullptr;
+  t["l2_bytes"] = nullptr;
+  t["notes"] = "";
+  return t.dump(2) + "\n";
+}
+
 void Profiles::add_model(const std::string& id, const std::string& origin, const std::string& text) {
   const std::string label = origin == "built-in" ? "profiles/models/" + id + ".json" : origin;
   json j = parse_json_text(text, label);
   if (!j.is_object()) throw InputError(label, "expected a JSON object", "a model profile is a config.json");
   JsonView v(j, label);
-  ModelProfile p{id, origin, v.get_string("_source"), j};
+  ModelProfile p{id, origin, v.get_string("_source"), {}, j};
+  if (j.contains("_hf_ids")) {
+    p.hf_ids = v.string_list("_hf_ids");
+    for (const auto& h : p.hf_ids)
+      if (!looks_like_hf_id(h)) v.fail("_hf_ids", "'" + h + "' is not a Hugging Face repo id", "write ORG/NAME");
+  }
   models_[id] = std::move(p);
 }
 
@@ -125,21 +181,85 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
                        "put model configs in DIR/models and GPU profiles in DIR/gpus");
     p.sources_.push_back(*dir);
   }
-  for (const auto& [id, g] : p.gpus_) {
-    p.gpu_alias_[lower(id)] = id;
-    for (const auto& a : g.aliases) p.gpu_alias_.emplace(a, id);
+  for (const auto& [id, g] : p.gpus_) {  // ids in order, so each candidate list is sorted
+    std::set<std::string> keys = {gpu_name_key(id)};
+    for (const auto& a : g.aliases) keys.insert(gpu_name_key(a));
+    for (const auto& k : keys) p.gpu_alias_[k].push_back(id);
   }
+  // an id always names its own profile, even where another profile lists it as an alias
+  for (const auto& [id, g] : p.gpus_) p.gpu_alias_[gpu_name_key(id)] = {id};
+  // built-ins first, so a --profiles file that claims a repo id takes it over
+  for (const bool user : {false, true})
+    for (const auto& [id, m] : p.models_) {
+      if ((m.origin != "built-in") != user) continue;
+      p.model_lower_[lower(id)] = id;
+      for (const auto& h : m.hf_ids) p.hf_id_[lower(h)] = id;
+    }
   return p;
 }
 
-const GpuSpec& Profiles::gpu(const std::string& name) const {
-  const auto it = gpu_alias_.find(lower(name));
-  if (it != gpu_alias_.end()) return gpus_.at(it->second);
-  std::vector<std::string> names;
-  for (const auto& [a, id] : gpu_alias_) names.push_back(a);
-  const auto s = closest(lower(name), names);
-  throw InputError("", "unknown GPU '" + name + "'",
-                   s ? "did you mean '" + *s + "'? (kvplan gpus lists them)" : "kvplan gpus lists them");
+const GpuSpec& Profiles::gpu(const std::string& name) const { return gpu(name, std::nullopt); }
+
+const GpuSpec& Profiles::gpu(const std::string& name, std::optional<i64> memory_bytes) const {
+  const std::string key = gpu_name_key(name);
+  auto it = gpu_alias_.find(key);
+  // NVIDIA GPU feature discovery labels time-sliced GPUs "<product>-SHARED"
+  if (it == gpu_alias_.end() && key.ends_with("-shared")) it = gpu_alias_.find(key.substr(0, key.size() - 7));
+  if (it == gpu_alias_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [a, ids] : gpu_alias_) names.push_back(a);
+    const auto s = closest(key, names);
+    throw InputError("", "unknown GPU '" + name + "'",
+                     s ? "did you mean '" + *s + "'? (kvplan gpus lists them)" : "kvplan gpus lists them");
+  }
+  const auto& ids = it->second;
+  if (ids.size() == 1) return gpus_.at(ids.front());
+  if (memory_bytes) {
+    const GpuSpec* best = nullptr;
+    auto dist = [&](const GpuSpec& g) {
+      return g.memory_bytes > *memory_bytes ? g.memory_bytes - *memory_bytes : *memory_bytes - g.memory_bytes;
+    };
+    for (const auto& id : ids)
+      if (const GpuSpec& g = gpus_.at(id); !best || dist(g) < dist(*best)) best = &g;
+    return *best;
+  }
+  std::string list;
+  for (const auto& id : ids) {
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%g", gpus_.at(id).datasheet_memory_gb);
+    list += (list.empty() ? "" : ", ") + id + " (" + gb + " GB)";
+  }
+  throw InputError("", "'" + name + "' is ambiguous: " + list, "name one, or give --gpu-memory-bytes");
+}
+
+GpuSpec Profiles::custom_gpu(i64 memory_bytes, std::optional<i64> bandwidth_bytes_per_s) {
+  if (memory_bytes < 1)
+    throw InputError("", "GPU memory must be >= 1 byte, got " + std::to_string(memory_bytes));
+  if (bandwidth_bytes_per_s && *bandwidth_bytes_per_s < 0)
+    throw InputError("", "memory bandwidth must be >= 0 bytes/s, got " + std::to_string(*bandwidth_bytes_per_s));
+  GpuSpec g;
+  g.id = "custom";
+  g.name = "custom GPU";
+  g.vendor = "unknown";
+  g.architecture = "unknown";
+  g.compute_capability = "unknown";
+  g.memory_type = "unknown";
+  g.memory_bytes = memory_bytes;
+  g.memory_bytes_kind = "derived";
+  g.memory_source = "given by the user";
+  g.datasheet_memory_gb = static_cast<double>(memory_bytes) / 1e9;
+  g.memory_bandwidth_bytes_per_s = bandwidth_bytes_per_s.value_or(0);
+  g.compute_source = "none (no profile)";
+  g.notes = g.memory_bandwidth_bytes_per_s == 0
+                ? "no profile: memory bandwidth unknown (0), so performance estimates are unknown; no TFLOP/s figures"
+                : "no profile: memory bandwidth given by the user; no TFLOP/s figures";
+  return g;
+}
+
+std::optional<std::string> Profiles::model_for_hf_id(const std::string& repo_id) const {
+  const auto it = hf_id_.find(lower(repo_id));
+  if (it == hf_id_.end()) return std::nullopt;
+  return it->second;
 }
 
 namespace {
@@ -162,10 +282,15 @@ bool looks_like_repo_id(const std::string& s) {
 }  // namespace
 
 ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
-  if (const auto it = models_.find(arg); it != models_.end()) {
-    if (origin) *origin = it->second.origin == "built-in" ? "built-in profile " + arg : it->second.origin;
-    const std::string label = it->second.origin == "built-in" ? "profiles/models/" + arg + ".json" : it->second.origin;
-    return model_from_hf_config(it->second.config, label, arg);
+  auto found = models_.find(arg);
+  if (found == models_.end())  // ids are case-insensitive: "Llama-3.1-8B" is llama-3.1-8b
+    if (const auto lc = model_lower_.find(lower(arg)); lc != model_lower_.end()) found = models_.find(lc->second);
+  if (found != models_.end()) {
+    const std::string& id = found->first;
+    const ModelProfile& prof = found->second;
+    if (origin) *origin = prof.origin == "built-in" ? "built-in profile " + id : prof.origin;
+    const std::string label = prof.origin == "built-in" ? "profiles/models/" + id + ".json" : prof.origin;
+    return model_from_hf_config(prof.config, label, id);
   }
   std::error_code ec;
   const bool exists = std::filesystem::exists(arg, ec);
@@ -180,6 +305,14 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
     if (!cached.empty()) {
       if (origin) *origin = cached;
       return model_from_hf_config(parse_json_file(cached), cached, arg);
+    }
+    if (const auto id = model_for_hf_id(arg)) {
+      ModelSpec m = model(*id, origin);
+      m.id = arg;
+      const std::string kind = models_.at(*id).origin == "built-in" ? "built-in profile" : "profile";
+      m.warnings.push_back("model '" + arg + "' is not in the local Hugging Face cache; using the " + kind + " '" +
+                           *id + "', whose _hf_ids lists it");
+      return m;
     }
     const std::string guess = profile_name_of(arg);
     if (const auto it = models_.find(guess); it != models_.end()) {

@@ -2,6 +2,7 @@
 // a documented order (GPU, tensor parallel, KV dtype, context, concurrency; the last varies fastest).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +50,15 @@ LayoutSearch fewest_gpus(MakePlanner make, const ModelSpec& m, i64 tokens, i64 c
           continue;
         }
         ++best.layouts_tried;
-        const Planner p = make(par);
+        std::optional<Planner> made;
+        try {
+          made.emplace(make(par));
+        } catch (const OverflowError&) {
+          throw;
+        } catch (const InputError&) {
+          continue;  // a layout the engine's rules refuse (llama.cpp plans one GPU per replica)
+        }
+        const Planner& p = *made;
         const Cell c = p.cell(tokens, concurrency, shared_prefix);
         if (!c.fits) continue;
         const bool better = !best.found || (par.pp < best.parallel.pp) ||

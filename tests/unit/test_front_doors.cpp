@@ -1,0 +1,215 @@
+// The front doors agree: every real command line of tests/data/engine-cmdlines.json is evaluated (exit
+// 0 or 1, no error) both in a deployment file (`kvplan check`) and pasted after `--` (`kvplan plan`),
+// with identical inputs and results, once the values its variables hold are supplied; without
+// them, a command whose memory settings hold variables exits 2 naming the variables. Also the
+// regressions the front-door work fixed (fp8,auto / auto,fp8 sweeps, -ctk q8_0, --calculate-kv-scales).
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+extern char** environ;
+
+namespace {
+
+struct Run {
+  int exit = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the kvplan binary with these arguments (no shell), capturing stdout and stderr.
+Run kvplan(const std::vector<std::string>& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string out = (dir / ("kvplan-fd-out-" + std::to_string(getpid()))).string();
+  const std::string err = (dir / ("kvplan-fd-err-" + std::to_string(getpid()))).string();
+  std::vector<std::string> all = {KVPLAN_EXE};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  Run r;
+  if (posix_spawn(&pid, KVPLAN_EXE, &fa, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+json load(const std::string& rel) {
+  std::ifstream in(std::string(KVPLAN_TEST_DATA) + "/" + rel);
+  REQUIRE(in);
+  return json::parse(in);
+}
+
+bool is_setting(const std::string& key) {
+  // settings keys are lower case with - or _; variables in these commands are upper case or macros
+  return key == "model" || key == "gpu" || key == "weight-format" || key == "gpu-memory-bytes" || key == "gpu-bandwidth" || key == "ctx-size";
+}
+
+// YAML with every string double-quoted (JSON strings are valid YAML scalars).
+std::string deployment_yaml(const json& e, const json& extra) {
+  std::ostringstream y;
+  y << "deployments:\n  - name: " << json(e["id"]).dump() << "\n    engine: " << json(e["engine"]).dump() << "\n";
+  y << "    command:\n";
+  for (const auto& w : e["argv"]) y << "      - " << w.dump() << "\n";
+  const json set = extra.value("set", json::object());
+  std::string gpu = extra.value("gpu", "");
+  if (set.contains("gpu")) gpu = set["gpu"];
+  if (!gpu.empty()) y << "    gpu: " << json(gpu).dump() << "\n";
+  if (set.contains("model")) y << "    model: " << set["model"].dump() << "\n";
+  std::string settings, variables;
+  for (const auto& [k, v] : set.items()) {
+    if (k == "model" || k == "gpu") continue;
+    (is_setting(k) ? settings : variables) += "      " + json(k).dump() + ": " + v.dump() + "\n";
+  }
+  if (!settings.empty()) y << "    settings:\n" << settings;
+  if (!variables.empty()) y << "    variables:\n" << variables;
+  return y.str();
+}
+
+std::vector<std::string> pasted_args(const json& e, const json& extra, bool with_values) {
+  std::vector<std::string> a = {"plan", "--format", "json", "--engine", e["engine"]};
+  const json set = extra.value("set", json::object());
+  if (extra.contains("gpu") && !set.contains("gpu")) a.insert(a.end(), {"--gpu", extra["gpu"]});
+  if (with_values)
+    for (const auto& [k, v] : set.items()) a.insert(a.end(), {"--set", k + "=" + v.get<std::string>()});
+  a.push_back("--");
+  for (const auto& w : e["argv"]) a.push_back(w);
+  return a;
+}
+
+json without_warnings(json r) {
+  r.erase("warnings");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("every real command line is evaluated in a deployment file and pasted after --, with the same inputs and results",
+          "[front-doors]") {
+  const json cmdlines = load("engine-cmdlines.json");
+  const json extras = load("engine-cmdlines-settings.json");
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-fd-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (const auto& e : cmdlines) {
+    const std::string id = e["id"];
+    INFO(id);
+    REQUIRE(extras.contains(id));
+    const json extra = extras[id];
+    const std::string file = (dir / (id + ".yaml")).string();
+    {
+      std::ofstream f(file);
+      f << deployment_yaml(e, extra);
+    }
+    const Run checked = kvplan({"check", file, "--format", "json"});
+    INFO("check stderr: " << checked.err);
+    CHECK((checked.exit == 0 || checked.exit == 1));
+    const Run pasted = kvplan(pasted_args(e, extra, true));
+    INFO("plan stderr: " << pasted.err);
+    CHECK((pasted.exit == 0 || pasted.exit == 1));
+    if (checked.exit > 1 || pasted.exit > 1) continue;
+    const json c = json::parse(checked.out), p = json::parse(pasted.out);
+    const json& dep = c["results"]["deployments"][0];
+    CHECK(dep["inputs"] == p["inputs"]);
+    CHECK(without_warnings(dep["results"]) == without_warnings(p["results"]));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a command whose memory settings hold unexpanded variables exits 2 naming them until they are given", "[front-doors]") {
+  const json cmdlines = load("engine-cmdlines.json");
+  // variables in flags that change memory, read from the commands by hand
+  const std::map<std::string, std::vector<std::string>> vars = {
+      {"vllm-prodstack-orchestrated-prefill-envsubst", {"$MODEL_ID", "$MAX_SEQ_LEN"}},
+      {"trtllm-flexkv-dsv31-w4afp8-all-shell-vars", {"$MODEL_PATH", "$TP_SIZE", "$EP_SIZE", "$MAX_SEQ_LEN", "$MAX_NUM_TOKENS", "$BATCH_SIZE"}},
+      {"llamacpp-llamaswap-macros-unexpanded-gpt-oss-120b", {"$default_ctx"}},
+  };
+  for (const auto& e : cmdlines) {
+    const auto it = vars.find(e["id"]);
+    if (it == vars.end()) continue;
+    INFO(e["id"].get<std::string>());
+    const Run r = kvplan(pasted_args(e, json::object(), false));
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
+    for (const auto& v : it->second) CHECK(r.err.find(v + " (--set ") != std::string::npos);
+  }
+}
+
+TEST_CASE("sweep KV formats keep their order: fp8,auto and auto,fp8", "[front-doors]") {
+  // llama-3.1-8b is bf16 (torch_dtype), so auto = bf16; 32 layers x 8 KV heads x 128 x (K+V) x 1 KiB tokens
+  const long long bf16 = 1024LL * 32 * 8 * 128 * 2 * 2, fp8 = bf16 / 2;
+  for (const std::string order : {"fp8,auto", "auto,fp8"}) {
+    INFO(order);
+    const Run r = kvplan({"sweep", "llama-3.1-8b", "--kv-dtype", order, "--context", "1k", "--concurrency", "1", "--format", "json"});
+    REQUIRE(r.exit == 0);
+    const json rows = json::parse(r.out)["results"]["rows"];
+    REQUIRE(rows.size() == 2);
+    const bool fp8_first = order == "fp8,auto";
+    CHECK(rows[0]["kv_dtype"] == (fp8_first ? "fp8_e4m3" : "bf16"));
+    CHECK(rows[1]["kv_dtype"] == (fp8_first ? "bf16" : "fp8_e4m3"));
+    CHECK(rows[0]["kv_bytes"] == (fp8_first ? fp8 : bf16));
+    CHECK(rows[1]["kv_bytes"] == (fp8_first ? bf16 : fp8));
+  }
+}
+
+TEST_CASE("llama.cpp spellings on kvplan's command line: -ctk q8_0, -np, -c, -fa", "[front-doors]") {
+  const Run r = kvplan({"plan", "llama-3.1-8b", "--engine", "llama.cpp", "-c", "8192", "-np", "2", "-ctk", "q8_0", "-ctv", "q8_0", "-fa",
+                        "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["inputs"]["k_cache_type"] == "q8_0");
+  CHECK(j["inputs"]["v_cache_type"] == "q8_0");
+  CHECK(j["inputs"]["ctx_size"] == 8192);
+  CHECK(j["inputs"]["parallel"] == 2);
+  // q8_0: 34 B per 32 elements; 32 layers x 8 KV heads x 128 elements, K and V, 8192 cells (llama.cpp pads to 256)
+  CHECK(j["results"]["engine"]["kv_bytes"] == 8192LL * 32 * 8 * (128 / 32 * 34) * 2);
+}
+
+TEST_CASE("--calculate-kv-scales: a boolean that newer vLLM dropped, not an error", "[front-doors]") {
+  // vLLM 0.11.0 accepts it (a BooleanOptionalAction); the newest table (0.26.0) does not have it
+  const Run newest = kvplan({"plan", "llama-3.1-8b", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--calculate-kv-scales",
+                             "--max-model-len", "8192"});
+  CHECK(newest.exit == 0);
+  CHECK(newest.err.find("--calculate-kv-scales: not a vLLM 0.26.0 flag") != std::string::npos);
+  const Run v011 = kvplan({"plan", "llama-3.1-8b", "--engine", "vllm@0.11", "--format", "json", "--", "vllm", "serve",
+                           "meta-llama/Llama-3.1-8B-Instruct", "--calculate-kv-scales", "--max-model-len", "8192"});
+  INFO(v011.err);
+  REQUIRE(v011.exit == 0);
+  CHECK(v011.err.find("calculate-kv-scales") == std::string::npos);
+  const json j = json::parse(v011.out);
+  CHECK(j["inputs"]["engine_version"] == "0.11.0");
+  CHECK(j["inputs"]["max_model_len"] == 8192);  // the flag after it is still read
+  const Run strict = kvplan({"plan", "llama-3.1-8b", "--strict", "--", "vllm", "serve", "m", "--calculate-kv-scales"});
+  CHECK(strict.exit == 1);
+}
