@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
+#include "kvplan/core/search.hpp"
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
@@ -197,7 +198,14 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.detail = "KV " + human_bytes(c.kv_bytes) + " of " + human_bytes(r.kv_pool_bytes) + " per GPU";
     if (!c.fits) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
-      q.suggestion = "concurrency " + std::to_string(n) + " fits";
+      if (n > 0) {
+        q.suggestion = "concurrency " + std::to_string(n) + " fits";
+      } else {
+        // not even one request: the longest request that fits, or a bigger layout
+        const i64 longest = p.max_context(1, d.shared_prefix);
+        q.suggestion = longest > 0 ? "no concurrency fits " + std::to_string(d.tokens) + "-token requests; " + std::to_string(longest) + " tokens fit"
+                                   : "no request fits this layout (" + c.limiting + "); more GPUs or a smaller weight format";
+      }
       if (c.limiting == "kv_cache")
         q.suggestion += "; " + std::to_string(d.concurrency) + " needs " + human_bytes(mul(c.units_needed - c.units_available, unit)) + " more per GPU";
       if (c.limiting == "max_num_seqs") q.suggestion += "; raise max-num-seqs to " + std::to_string(d.concurrency);
@@ -218,7 +226,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
         q.suggestion = std::to_string(n) + " fits; " + std::to_string(*doc.min_concurrency) + " needs " +
                        human_bytes(mul(c.units_needed - c.units_available, unit)) + " more per GPU";
       else if (c.limiting == "max_num_seqs") q.suggestion = "max-num-seqs " + std::to_string(*doc.min_concurrency) + " (now " + std::to_string(p.max_seqs()) + ")";
-      else q.suggestion = std::to_string(n) + " fits (limited by " + c.limiting + ")";
+      else q.suggestion = n > 0 ? std::to_string(n) + " fits (limited by " + c.limiting + ")" : "none fits (limited by " + c.limiting + ")";
     }
     ev.reqs.push_back(q);
   }
@@ -231,13 +239,12 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.required = ">= " + pct(*doc.min_headroom);
     q.detail = human_bytes(c.headroom_bytes) + " of a " + human_bytes(r.kv_pool_bytes) + " pool";
     if (!q.pass) {
-      i64 n = d.concurrency;
-      while (n > 0) {
-        const Cell cn = p.cell(d.tokens, n, d.shared_prefix);
-        if (cn.fits && static_cast<double>(cn.headroom_bytes) / static_cast<double>(std::max<i64>(r.kv_pool_bytes, 1)) >= *doc.min_headroom) break;
-        n = n * 9 / 10 < n ? n * 9 / 10 : n - 1;
-      }
-      q.suggestion = "concurrency " + std::to_string(n) + " keeps " + pct(*doc.min_headroom);
+      const i64 n = largest_passing(1, d.concurrency, [&](i64 k) {
+        const Cell cn = p.cell(d.tokens, k, d.shared_prefix);
+        return cn.fits && static_cast<double>(cn.headroom_bytes) / static_cast<double>(std::max<i64>(r.kv_pool_bytes, 1)) >= *doc.min_headroom;
+      });
+      q.suggestion = n > 0 ? "concurrency " + std::to_string(n) + " keeps " + pct(*doc.min_headroom)
+                           : "no concurrency keeps " + pct(*doc.min_headroom) + " of the pool free on this layout";
     }
     ev.reqs.push_back(q);
   }
@@ -249,11 +256,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.required = "<= " + ms(*doc.max_tpot_ms / 1e3);
     q.detail = perf.decode_bound + " bound at " + std::to_string(perf.batch_per_replica) + " sequences per replica";
     if (!q.pass) {
-      i64 lo = 0, hi = d.concurrency;
-      while (lo < hi) {
-        const i64 mid = lo + (hi - lo + 1) / 2;
-        if (estimate_perf(p, d.prompt, d.output, mid, d.perf).tpot_s * 1e3 <= *doc.max_tpot_ms) lo = mid; else hi = mid - 1;
-      }
+      const i64 lo = std::max<i64>(
+          largest_passing(1, d.concurrency, [&](i64 k) { return estimate_perf(p, d.prompt, d.output, k, d.perf).tpot_s * 1e3 <= *doc.max_tpot_ms; }), 0);
       q.suggestion = lo > 0 ? "concurrency " + std::to_string(lo) + " meets it" : "no concurrency meets it on this layout; more GPUs or a smaller weight format";
     }
     ev.reqs.push_back(q);
@@ -265,12 +269,9 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.required = "<= " + ms(*doc.max_ttft_ms / 1e3);
     q.detail = perf.prefill_bound + " for a " + std::to_string(d.prompt) + "-token prompt";
     if (!q.pass && perf.ttft_s > 0) {
-      i64 lo = 0, hi = d.prompt;
-      while (lo < hi) {
-        const i64 mid = lo + (hi - lo + 1) / 2;
-        if (estimate_perf(p, mid, d.output, d.concurrency, d.perf).ttft_s * 1e3 <= *doc.max_ttft_ms) lo = mid; else hi = mid - 1;
-      }
-      q.suggestion = "prompts up to " + std::to_string(lo) + " tokens meet it";
+      const i64 lo = std::max<i64>(
+          largest_passing(1, d.prompt, [&](i64 k) { return estimate_perf(p, k, d.output, d.concurrency, d.perf).ttft_s * 1e3 <= *doc.max_ttft_ms; }), 0);
+      q.suggestion = lo > 0 ? "prompts up to " + std::to_string(lo) + " tokens meet it" : "no prompt length meets it on this layout";
     }
     ev.reqs.push_back(q);
   }

@@ -2,6 +2,8 @@
 // where it is coded; docs/engine-rules.md gives the engines' sources.
 #include "kvplan/core/plan.hpp"
 
+#include "kvplan/core/search.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -251,14 +253,8 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   const i64 per_req = vllm_blocks_for(e.max_model_len);
   report_.max_concurrency = per_req > 0 ? static_cast<double>(pool_units_) / static_cast<double>(per_req) : 0;
   report_.startup_ok = per_req <= pool_units_;
-  if (!report_.startup_ok) {
-    i64 lo = 0, hi = e.max_model_len;
-    while (lo < hi) {
-      const i64 mid = lo + (hi - lo + 1) / 2;
-      if (vllm_blocks_for(mid) <= pool_units_) lo = mid; else hi = mid - 1;
-    }
-    report_.estimated_max_model_len = lo;
-  }
+  if (!report_.startup_ok)  // vLLM estimate_max_model_len: the longest whose blocks fit the pool
+    report_.estimated_max_model_len = std::max<i64>(largest_passing(1, e.max_model_len, [&](i64 len) { return vllm_blocks_for(len) <= pool_units_; }), 0);
 }
 
 // Blocks one request of `tokens` tokens needs (vLLM max_memory_usage_bytes per group, in blocks):
@@ -534,13 +530,7 @@ i64 Planner::max_concurrency(i64 tokens, i64 shared_prefix) const {
 }
 
 i64 Planner::max_context(i64 concurrency, i64 shared_prefix) const {
-  if (!cell(1, concurrency, shared_prefix).fits) return 0;
-  i64 lo = 1, hi = max_len_;
-  while (lo < hi) {
-    const i64 mid = lo + (hi - lo + 1) / 2;
-    if (cell(mid, concurrency, shared_prefix).fits) lo = mid; else hi = mid - 1;
-  }
-  return lo;
+  return largest_passing(1, max_len_, [&](i64 len) { return cell(len, concurrency, shared_prefix).fits; });
 }
 
 }  // namespace kvplan

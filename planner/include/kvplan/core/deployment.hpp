@@ -9,6 +9,7 @@
 
 #include "kvplan/core/perf.hpp"
 #include "kvplan/core/plan.hpp"
+#include "kvplan/core/search.hpp"
 
 namespace kvplan {
 
@@ -46,19 +47,6 @@ struct ResolvedWorkload {
 /// context if given; else prompt + output if either is given; else the longest request the engine
 /// accepts (max_model_len, or llama.cpp's per-slot context). Errors name the workload keys.
 ResolvedWorkload resolve_workload(const Workload& w, const Planner& p);
-
-/// The largest v in [lo, hi] with pred(v) true, for a predicate that is true up to some value and
-/// false after it; lo - 1 when pred(lo) is false. Binary search: O(log(hi - lo)) calls.
-template <class Pred>
-i64 largest_passing(i64 lo, i64 hi, Pred pred) {
-  if (hi < lo || !pred(lo)) return lo - 1;
-  while (lo < hi) {
-    const i64 mid = lo + (hi - lo + 1) / 2;
-    if (pred(mid)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
 
 /// The axes of a sweep, in row order: GPU, tensor-parallel size, KV format, context, concurrency
 /// (the last varies fastest). An empty axis keeps the deployment's own value.
