@@ -145,11 +145,22 @@ std::vector<io::DeploymentDoc> read_any(const std::string& path) {
       }
     }
     d.model = m.model;
+    if (!m.mig_profile.empty()) {
+      // a MIG slice: its memory is the size in the profile name (3g.40gb -> 40 GB); the device reports a little less
+      const auto g = m.mig_profile.find('.');
+      const std::string size = g == std::string::npos ? "" : m.mig_profile.substr(g + 1);
+      if (size.size() > 2 && size.ends_with("gb") && size.find_first_not_of("0123456789") == size.size() - 2) {
+        d.settings.push_back({"gpu_memory_bytes", size.substr(0, size.size() - 2) + "GB", m.gpu_count_where.empty() ? m.where : m.gpu_count_where,
+                              "nvidia.com/mig-" + m.mig_profile});
+        d.warnings.push_back("MIG slice " + m.mig_profile + ": planned with " + size + " of memory, the size its profile name gives");
+      }
+    }
     d.env = std::vector<std::pair<std::string, std::string>>(m.env.begin(), m.env.end());
     d.env_where = m.where;
     if (!m.gpu_product.empty()) d.gpu = m.gpu_product;
     if (m.gpu_count) {
-      d.gpus = m.gpu_count;
+      // GPUs per pod x pods that serve one copy of the model (LeaderWorkerSet size, Ray workers)
+      d.gpus = mul(*m.gpu_count, m.pods_per_group.value_or(1), "manifest GPUs");
       d.gpus_soft = true;
     }
     for (const auto& w : m.warnings) d.warnings.push_back(w);

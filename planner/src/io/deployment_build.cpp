@@ -285,6 +285,8 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     if (const auto f = bag.fraction(k); f && !(*f > 0 && *f <= 1)) bag.fail(k, "must be in (0, 1]", "use a fraction such as 0.8");
   d.perf.step_overhead_s = bag.has("step_overhead_us") ? *bag.number("step_overhead_us") * 1e-6 : -1;
   apply_calibration(bag, d);
+  for (const SettingDef& def : settings_table())  // rows that say themselves where their value goes
+    if (def.apply && bag.has(def.key)) def.apply(bag, d);
   return b;
 }
 

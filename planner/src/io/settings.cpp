@@ -83,6 +83,23 @@ struct Row {
   Row& choices(std::vector<std::string> c) { d.choices = std::move(c); return *this; }
   Row& autos() { d.allows_auto = true; return *this; }
   Row& sweep() { d.sweepable = true; return *this; }
+  // The field of EngineSettings the value sets (its type decides how the text is read).
+  Row& into(std::optional<i64> EngineSettings::*field) {
+    const std::string key = d.key;
+    const SettingType type = d.type;
+    d.apply = [key, type, field](const SettingsBag& bag, DeploymentSpec& s) {
+      const auto v = type == SettingType::bytes ? bag.bytes(key) : type == SettingType::signed_count ? bag.signed_count(key) : bag.count(key);
+      if (v) s.engine.*field = *v;
+    };
+    return *this;
+  }
+  Row& into(bool EngineSettings::*field) {
+    const std::string key = d.key;
+    d.apply = [key, field](const SettingsBag& bag, DeploymentSpec& s) {
+      if (const auto v = bag.boolean(key)) s.engine.*field = *v;
+    };
+    return *this;
+  }
 };
 
 using T = SettingType;

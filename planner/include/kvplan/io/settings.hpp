@@ -5,6 +5,7 @@
 // DeploymentSpec the core plans; nothing after that parses a string.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,9 +13,12 @@
 #include <vector>
 
 #include "kvplan/core/checked.hpp"
+#include "kvplan/core/deployment.hpp"
 #include "kvplan/core/engine.hpp"
 
 namespace kvplan::io {
+
+class SettingsBag;
 
 enum class SettingType {
   count,         // non-negative integer, 32k = 32768 (sweeps: a list)
@@ -61,6 +65,9 @@ struct SettingDef {
   std::map<EngineKind, std::vector<Spelling>> engine;  // each engine's command-line flag(s)
   std::vector<Spelling> trtllm_yaml; // TensorRT-LLM LlmArgs option-YAML keys
   std::vector<Spelling> env;         // environment variables (LLAMA_ARG_*, VLLM_*)
+  /// How the typed value reaches the DeploymentSpec. Rows declare it with .into(&EngineSettings::field);
+  /// build_deployment calls it for every row that has one (the older rows are read there by hand).
+  std::function<void(const SettingsBag&, DeploymentSpec&)> apply;
 };
 
 /// Every setting, in help order.
