@@ -242,6 +242,13 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   unit_bytes_ = mul(max_page, group_size, "vLLM block bytes");
   unit_tokens_ = block;
   pool_units_ = pages_in_bytes(available, unit_bytes_);
+  if (e.num_gpu_blocks_override) {
+    // vLLM get_kv_cache_config: "Overriding num_gpu_blocks=N with num_gpu_blocks_override=M" - the pool is M
+    // blocks whatever memory profiling found (more than fits runs out of memory when the cache is allocated)
+    report_.notes.push_back("Overriding num_gpu_blocks=" + std::to_string(pool_units_) + " with num_gpu_blocks_override=" +
+                            std::to_string(*e.num_gpu_blocks_override));
+    pool_units_ = *e.num_gpu_blocks_override;
+  }
   report_.block_size = block;
   report_.page_bytes = max_page;
   report_.group_size = group_size;

@@ -172,6 +172,8 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("kv_cache_memory_bytes", T::bytes, "engine", "KV memory per GPU, skipping the budget (vLLM --kv-cache-memory-bytes, TRT max_gpu_total_bytes)")
       .flags("--kv-cache-memory-bytes@vllm,sglang,trtllm,generic|--max-gpu-total-bytes@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--kv-cache-memory-bytes:vllm_int").yaml("kv_cache_config.max_gpu_total_bytes"));
+  r.push_back(Row("num_gpu_blocks_override", T::count, "engine", "vLLM: use this many KV blocks instead of what memory profiling finds")
+      .flags("--num-gpu-blocks-override@vllm").on(E::vllm, "--num-gpu-blocks-override").into(&EngineSettings::num_gpu_blocks_override));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")

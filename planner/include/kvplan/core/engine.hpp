@@ -30,6 +30,7 @@ struct EngineSettings {
   std::optional<i64> kv_cache_memory_bytes;  // vLLM --kv-cache-memory-bytes: the KV pool per GPU, no profiling
   std::optional<i64> max_total_tokens;       // SGLang --max-total-tokens
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
+  std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
   // llama.cpp
   i64 ctx_size = -1;       // -c / --ctx-size (-1: not given = 4096; 0: the model's training context)
   i64 parallel = 1;        // -np / --parallel
