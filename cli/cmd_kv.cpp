@@ -108,6 +108,7 @@ void run_kv(const KvArgs& a, Globals& g) {
   groups_t.title = "KV cache by layer group";
   groups_t.columns = {"layers", "kind", "count", "per-token bytes/layer", "tokens held", "K bytes", "V bytes", "state bytes", "derivation"};
   groups_t.right_align = {false, false, true, true, true, true, true, true, false};
+  groups_t.verbose_only = {false, false, false, false, false, false, false, false, true};
   // CSV carries plain integers for machines; table and Markdown group digits for people
   auto num = [&](i64 v) { return fmt == Format::csv ? std::to_string(v) : grouped(v); };
   for (const auto& gr : kv.groups)

@@ -79,6 +79,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
             ", KV " + std::string(format_info(s.kv.k_format).name) + "/" + std::string(format_info(s.kv.v_format).name) +
             " - budget of the most loaded GPU";
   b.columns = {"term", "bytes", "human", "basis"};
+  b.verbose_only = {false, false, false, true};
   b.right_align = {false, true, true, false};
   for (const auto& t : p.budget()) b.rows.push_back({t.name, grouped(t.bytes), human_bytes(t.bytes), t.basis});
 

@@ -47,7 +47,7 @@ ojson timing_json(const probe::TimingStats& t) {
   return {{"median_s", t.median_s}, {"mean_s", t.mean_s}, {"min_s", t.min_s}, {"max_s", t.max_s}, {"rel_stdev", t.rel_stdev}, {"repeats", t.repeats}};
 }
 
-void run_probe_cmd(const ProbeArgs& a, const CLI::App* app, Globals& g) {
+void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   if (!a.output.empty()) io::check_writable(a.output, "--output");
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
@@ -234,7 +234,7 @@ void register_probe(CLI::App& app, Globals& g) {
   c->add_option("--seconds", a->seconds, "Time budget per timing (median of repeats, 2% relative-stdev stop)")->capture_default_str();
   c->add_option("--time-cap", a->time_cap, "Hard cap for the whole run, seconds")->capture_default_str();
   c->add_option("--output", a->output, "Write the JSON report to FILE (atomically) instead of stdout");
-  c->callback([a, c, &g] { run_probe_cmd(*a, c, g); });
+  c->callback([a, &g] { run_probe_cmd(*a, g); });
 
   auto ca = std::make_shared<CalibrateArgs>();
   auto* k = app.add_subcommand("calibrate", "Fit t = t0 + bytes / BW_eff per kernel and dtype from a probe report; "

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "kvplan/core/error.hpp"
 #include "version.hpp"
 
@@ -17,7 +18,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(cli::kVersion) + " (" + cli::kGitSha + ")");
   app.add_option("--profiles", g.profiles_dir, "Folder with models/<id>.json and gpus/<id>.json that add to and override the built-in profiles");
   app.require_subcommand(1, 1);
-  app.fallthrough();  // --profiles also after the subcommand
+  app.fallthrough();  // --profiles and --verbose also after the subcommand
+  bool verbose = false;
+  app.add_flag("--verbose", verbose, "Terminal tables also show derivations and bases (tables fit $COLUMNS, default 100, otherwise)");
   cli::register_plan(app, g);
   cli::register_sweep(app, g);
   cli::register_fit(app, g);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
       args.erase(dd, args.end());
     }
     args = cli::rewrite_engine_spellings(args);
+    cli::set_table_options(0, std::find(args.begin(), args.end(), "--verbose") != args.end());
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {

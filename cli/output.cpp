@@ -2,6 +2,8 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <sstream>
 
 #include "kvplan/core/error.hpp"
@@ -19,6 +21,31 @@ Format parse_format_flag(const std::string& s) {
 }
 
 namespace {
+
+int g_width = 0;  // 0: $COLUMNS, else 100
+bool g_verbose = false;
+
+std::vector<std::string> wrap(const std::string& s, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(' ', i);
+    if (j == std::string::npos) j = s.size();
+    std::string word = s.substr(i, j - i);
+    i = j + 1;
+    while (word.size() > width) {  // a word longer than the column: hard break
+      if (!line.empty()) { lines.push_back(line); line.clear(); }
+      lines.push_back(word.substr(0, width));
+      word = word.substr(width);
+    }
+    if (line.empty()) line = word;
+    else if (line.size() + 1 + word.size() <= width) line += " " + word;
+    else { lines.push_back(line); line = word; }
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
 
 std::string csv_cell(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -41,7 +68,26 @@ std::string md_cell(const std::string& s) {
 
 }  // namespace
 
+void set_table_options(int width, bool verbose) {
+  g_width = width;
+  g_verbose = verbose;
+}
+
+int table_width() {
+  if (g_width > 0) return g_width;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int w = std::atoi(c);
+    if (w >= 40 && w <= 1000) return w;
+  }
+  return 100;
+}
+
+namespace {
+std::string render_text(Table t);
+}
+
 std::string render(const Table& t, Format f) {
+  if (f == Format::table) return render_text(t);
   std::ostringstream o;
   const size_t n = t.columns.size();
   auto right = [&](size_t i) { return i < t.right_align.size() && t.right_align[i]; };
@@ -76,27 +122,71 @@ std::string render(const Table& t, Format f) {
     }
     return o.str();
   }
+  return o.str();
+}
+
+namespace {
+
+std::string render_text(Table t) {
+  std::ostringstream o;
+  // verbose-only columns go unless --verbose
+  for (size_t i = t.columns.size(); i-- > 0;) {
+    if (g_verbose || i >= t.verbose_only.size() || !t.verbose_only[i]) continue;
+    t.columns.erase(t.columns.begin() + static_cast<std::ptrdiff_t>(i));
+    if (i < t.right_align.size()) t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(i));
+    for (auto& r : t.rows)
+      if (i < r.size()) r.erase(r.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  const size_t n = t.columns.size();
+  auto right = [&](size_t i) { return i < t.right_align.size() && t.right_align[i]; };
   std::vector<size_t> w(n, 0);
   for (size_t i = 0; i < n; ++i) w[i] = t.columns[i].size();
   for (const auto& r : t.rows)
     for (size_t i = 0; i < n && i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  // too wide: shrink the widest text (left-aligned) columns, down to 16 characters each
+  // --verbose asks for the whole derivation on one line: no limit unless COLUMNS sets one
+  const size_t limit = g_verbose && g_width == 0 && !std::getenv("COLUMNS") ? SIZE_MAX : static_cast<size_t>(table_width());
+  auto total_width = [&] {
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += w[i] + (i ? 2 : 0);
+    return total;
+  };
+  while (total_width() > limit) {
+    size_t widest = n;
+    for (size_t i = 0; i < n; ++i)
+      if (!right(i) && w[i] > 16 && (widest == n || w[i] > w[widest])) widest = i;
+    if (widest == n) break;
+    w[widest] = std::max<size_t>(16, w[widest] - std::min(w[widest] - 16, total_width() - limit));
+  }
   auto line = [&](const std::vector<std::string>& r) {
-    std::string s;
+    std::vector<std::vector<std::string>> cells(n);
+    size_t height = 1;
     for (size_t i = 0; i < n; ++i) {
       const std::string& c = i < r.size() ? r[i] : std::string();
-      const std::string pad(w[i] - c.size(), ' ');
-      s += (i ? "  " : "") + (right(i) ? pad + c : c + (i + 1 < n ? pad : ""));
+      cells[i] = c.size() > w[i] ? wrap(c, w[i]) : std::vector<std::string>{c};
+      height = std::max(height, cells[i].size());
     }
-    return s + "\n";
+    std::string s;
+    for (size_t k = 0; k < height; ++k) {
+      std::string l;
+      for (size_t i = 0; i < n; ++i) {
+        const std::string c = k < cells[i].size() ? cells[i][k] : std::string();
+        const std::string pad(w[i] > c.size() ? w[i] - c.size() : 0, ' ');
+        l += (i ? "  " : "") + (right(i) ? pad + c : c + (i + 1 < n ? pad : ""));
+      }
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      s += l + "\n";
+    }
+    return s;
   };
   if (!t.title.empty()) o << t.title << "\n";
   o << line(t.columns);
-  size_t total = 0;
-  for (size_t i = 0; i < n; ++i) total += w[i] + (i ? 2 : 0);
-  o << std::string(total, '-') << "\n";
+  o << std::string(total_width(), '-') << "\n";
   for (const auto& r : t.rows) o << line(r);
   return o.str();
 }
+
+}  // namespace
 
 ojson envelope(const std::string& schema_name, const std::string& schema_version, const std::vector<std::string>& argv,
                const std::vector<std::string>& profile_sources, ojson inputs, ojson results) {

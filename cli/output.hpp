@@ -21,7 +21,13 @@ struct Table {
   std::vector<std::string> columns;
   std::vector<bool> right_align;  // per column; numbers right-aligned
   std::vector<std::vector<std::string>> rows;
+  std::vector<bool> verbose_only;  // per column; shown with --verbose (and always in md/csv/json)
 };
+
+/// Terminal tables fit `width` columns (default: $COLUMNS, else 100): verbose-only columns are
+/// dropped unless `verbose`, then the widest text columns wrap.
+void set_table_options(int width, bool verbose);
+int table_width();
 
 /// Renders a table as aligned text (table), GitHub Markdown (md) or RFC 4180 CSV (csv).
 std::string render(const Table& t, Format f);

@@ -62,7 +62,7 @@ kvplan_cli_test(bad_deploy_gpu_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD
 # A flag the engine version does not have is a warning (the gate keeps working across engine upgrades);
 # --strict turns it into a failed requirement, exit 1.
 kvplan_cli_test(deploy_flag_unknown_warns EXIT 0 ARGS check ${BAD}/deploy-flag-unknown.yaml STDOUT_CONTAINS "PASS")
-kvplan_cli_test(deploy_flag_unknown_strict EXIT 1 ARGS check --strict ${BAD}/deploy-flag-unknown.yaml STDOUT_CONTAINS "no warnings (--strict)")
+kvplan_cli_test(deploy_flag_unknown_strict EXIT 1 ARGS check --strict ${BAD}/deploy-flag-unknown.yaml --format md STDOUT_CONTAINS "no warnings (--strict)")
 kvplan_cli_test(bad_deploy_entry_unknown_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-entry-unknown.yaml
   STDERR "kvplan: error: ${BAD}/deploy-entry-unknown.yaml:3:14: unsupported entry point 'text-generation-launcher'<SEMI> kvplan reads vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, sglang serve, python -m dynamo.vllm|sglang|trtllm, llama-server, trtllm-serve, sh -c and docker run command lines, or an engine's bare arguments when the engine is named")
 kvplan_cli_test(bad_deploy_concurrency_huge_yaml EXIT 2 STDOUT_EMPTY ARGS check ${BAD}/deploy-concurrency-huge.yaml
@@ -85,3 +85,6 @@ kvplan_cli_test(extreme_sweep EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --cont
   STDERR "kvplan: error: arithmetic: KV bytes: 65536000000000 * 2097152 overflows 64-bit bytes<SEMI> the inputs describe more bytes than 2^63<SEMI> reduce context, concurrency or sizes")
 # the probe under faults: asking for more memory than there is ends cleanly with exit 3 and no report
 kvplan_cli_test(probe_too_big EXIT 3 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend cpu --seqs 64 --contexts 16m --seconds 0.1)
+# fuzzing finding (manifests harness): yaml-cpp 0.7 allocates without bound on a ',' starting a line in block context
+kvplan_cli_test(fuzz_manifests_comma_line EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/manifests-comma-line.yaml
+  STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/manifests-comma-line.yaml:8:2: ',' starts a line outside a flow collection ([...] or {...})<SEMI> quote the value or put the list in [ ]")

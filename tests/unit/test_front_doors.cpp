@@ -196,7 +196,7 @@ TEST_CASE("llama.cpp spellings on kvplan's command line: -ctk q8_0, -np, -c, -fa
   CHECK(j["results"]["engine"]["kv_bytes"] == 8192LL * 32 * 8 * (128 / 32 * 34) * 2);
 }
 
-TEST_CASE("--calculate-kv-scales: a boolean that newer vLLM dropped, not an error", "[front-doors]") {
+TEST_CASE("vLLM calculate-kv-scales: a boolean that newer vLLM dropped, not an error", "[front-doors]") {
   // vLLM 0.11.0 accepts it (a BooleanOptionalAction); the newest table (0.26.0) does not have it
   const Run newest = kvplan({"plan", "llama-3.1-8b", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--calculate-kv-scales",
                              "--max-model-len", "8192"});

@@ -375,8 +375,9 @@ std::optional<Entry> entry_at(const std::vector<std::string>& cmd, std::size_t i
     if (module == "sglang.launch_server" || module == "dynamo.sglang") return Entry{EngineKind::sglang, i, m + 2, false};
     if (module == "dynamo.trtllm") return Entry{EngineKind::trtllm, i, m + 2, false};
   }
-  const std::string lw = lower(b);
-  if (lw.rfind("llama-server", 0) == 0 || ((lw == "server" || lw == "server.exe") && (next.empty() || is_flag(next))))
+  const std::string lw = lower(b), lfull = lower(w);
+  if (lw.rfind("llama-server", 0) == 0 || ends_with(lfull, "llama-server") || ends_with(lfull, "llama-server.exe") ||
+      ((lw == "server" || lw == "server.exe") && (next.empty() || is_flag(next))))
     return Entry{EngineKind::llamacpp, i, i + 1, false};
   if (b == "trtllm-serve") {
     if (next == "serve") return Entry{EngineKind::trtllm, i, i + 2, false};
@@ -696,8 +697,7 @@ class Reader {
     const bool long_flag = written.rfind("--", 0) == 0;
     if (const FlagDef* f = table_.find(name)) return known(*f);
     if (long_flag && name.rfind("--no-", 0) == 0) {  // argparse BooleanOptionalAction, click --x/--no-x
-      if (const FlagDef* f = table_.find("--" + name.substr(5)); f && (f->arity == FlagArity::boolean || f->arity == FlagArity::flag))
-        return known(*f, true);
+      if (const FlagDef* f = table_.find("--" + name.substr(5)); f && f->arity == FlagArity::boolean) return known(*f, true);
     }
     if (long_flag && name.find('.') != std::string::npos) {  // vLLM --compilation-config.mode 3, --x.key+ v
       if (const FlagDef* f = table_.find(name.substr(0, name.find('.'))); f && f->arity == FlagArity::json) {
@@ -707,7 +707,8 @@ class Reader {
         return m;
       }
     }
-    if (auto b = engine_flag_binding(e_.kind, name)) {  // a settings-table spelling the table lacks (dynamo's)
+    if (auto b = engine_flag_binding(e_.kind, name); b && !find_flag_any_version(e_.kind, name)) {
+      // a settings-table spelling no version table has (NVIDIA Dynamo's wrappers, newer llama.cpp spellings)
       Match m;
       m.canonical = written;
       m.arity = b->def->type == SettingType::boolean ? FlagArity::flag : FlagArity::value;
@@ -797,15 +798,21 @@ class Reader {
       set_model(flag, value, where);
       return;
     }
-    if (const std::string var = unexpanded(value); !var.empty()) {
+    if (const std::string var = unexpanded(value); !var.empty()) {  // the last value wins, as in argparse
       cmd_.unresolved.erase(std::remove_if(cmd_.unresolved.begin(), cmd_.unresolved.end(), [&](const UnresolvedVariable& u) { return u.key == d.key; }),
                             cmd_.unresolved.end());
+      cmd_.settings.erase(std::remove_if(cmd_.settings.begin(), cmd_.settings.end(), [&](const CommandSetting& c) { return c.key == d.key; }),
+                          cmd_.settings.end());
       cmd_.unresolved.push_back(UnresolvedVariable{variable_name(var), flag, d.key, where});
       return;
     }
     const std::string l = lower(value);
     switch (b.conv) {
       case Conv::plain:
+        if (d.type == SettingType::choice && parse_bool_text(l)) {  // an older switch spelling of an on|off|auto setting
+          set(d.key, *parse_bool_text(l) ? "on" : "off", flag, where);
+          return;
+        }
         set(d.key, value, flag, where);
         return;
       case Conv::negate:
@@ -845,7 +852,8 @@ class Reader {
   }
 
   void apply(const Match& m, const std::string& written, const std::string& value, bool have_value) {
-    const std::string shown = written + (value.empty() || m.arity == FlagArity::flag || m.arity == FlagArity::boolean ? "" : " " + value);
+    const std::string shown =
+        written + (value.empty() || m.attached || m.arity == FlagArity::flag || m.arity == FlagArity::boolean ? "" : " " + value);
     const std::string where = where_ + ": " + written;
     const std::string norm = normalize_flag_name(m.canonical);
     if (std::any_of(e_.config_flags.begin(), e_.config_flags.end(), [&](const std::string& c) { return normalize_flag_name(c) == norm; })) {
@@ -858,6 +866,37 @@ class Reader {
            "; treated as not changing memory");
       return;
     }
+    if (m.binding && m.subkey && m.binding->def->type == SettingType::json) {
+      // --hf-overrides.max_position_embeddings 65536: one key of the JSON object
+      const std::string path = normalize_flag_name(written).substr(normalize_flag_name(written).find('.') + 1);
+      json patch;
+      try {
+        patch = json::parse(value);
+      } catch (const json::exception&) {
+        patch = value;
+      }
+      json whole = json::object();
+      for (const auto& c : cmd_.settings)
+        if (c.key == m.binding->def->key) whole = json::parse(c.value, nullptr, false);
+      if (!whole.is_object()) whole = json::object();
+      json* node = &whole;
+      std::size_t start = 0;
+      const std::string raw = written.substr(written.find('.') + 1);
+      while (true) {
+        const std::size_t dot = raw.find('.', start);
+        const std::string k = raw.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (dot == std::string::npos) {
+          (*node)[k] = patch;
+          break;
+        }
+        if (!(*node)[k].is_object()) (*node)[k] = json::object();
+        node = &(*node)[k];
+        start = dot + 1;
+      }
+      (void)path;
+      set(m.binding->def->key, whole.dump(), written, where);
+      return;
+    }
     if (m.binding && !m.subkey) {
       if (!have_value && m.arity == FlagArity::optional) {
         if (m.binding->def->type == SettingType::choice) apply_binding(*m.binding, written, "on", where);
@@ -867,7 +906,7 @@ class Reader {
       return;
     }
     const auto effect = flag_effect(e_.kind, m.canonical);
-    if (effect && effect->effect == FlagEffect::unmodelled) {
+    if (effect && effect->effect == FlagEffect::unmodelled && (effect->when.empty() || lower(effect->when) == lower(value))) {
       ignore(m.canonical);
       warn(shown.size() > 120 ? written + ": " : shown + ": ");
       cmd_.warnings.back() += "changes GPU memory in a way kvplan does not model" + (effect->why.empty() ? "" : " (" + effect->why + ")") + "; ignored";
@@ -898,8 +937,8 @@ class Reader {
       return;
     }
     // vLLM FlexibleArgumentParser._load_config_file / SGLang: each key is an argument name
-    std::vector<std::string> args;
     for (auto it = doc.root.begin(); it != doc.root.end(); ++it) {
+      std::vector<std::string> args;
       const std::string flag = "--" + it.key();
       const json& v = it.value();
       if (v.is_boolean()) {
@@ -913,17 +952,23 @@ class Reader {
       } else {
         args.insert(args.end(), {flag, v.dump()});
       }
+      const std::string at = doc.at("/" + pointer_token(it.key()));
+      Reader sub(e_, table_, at, ctx_);
+      sub.read(args);
+      merge(sub.result());
     }
-    Reader sub(e_, table_, doc.file, ctx_);
-    sub.read(args);
-    merge(sub.result());
   }
 
   void read_options(const LocatedDoc& doc, const json& node, const std::string& prefix) {
     const auto& keys = trtllm_option_keys(table_.version);
     for (auto it = node.begin(); it != node.end(); ++it) {
       const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-      const std::string where = doc.at("/" + (prefix.empty() ? pointer_token(it.key()) : key));
+      std::string pointer;
+      for (std::size_t s = 0, e = 0; s <= key.size(); s = e + 1) {
+        e = std::min(key.find('.', s), key.size());
+        pointer += "/" + pointer_token(key.substr(s, e - s));
+      }
+      const std::string where = doc.at(pointer);
       if (const auto b = trtllm_yaml_binding(key)) {
         const json& v = it.value();
         apply_binding(*b, key, v.is_string() ? v.get<std::string>() : v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.dump(), where);

@@ -104,8 +104,16 @@ const Registry& registry() {
           const std::string kind = trim(cols[1]);
           e.effect = kind == "unmodelled" ? FlagEffect::unmodelled : kind == "elsewhere" ? FlagEffect::elsewhere : FlagEffect::none;
           if (cols.size() > 2) e.why = trim(cols[2]);
-          for (const auto& n : split(trim(cols[0]), '|'))
-            if (!n.empty()) reg.effects[*k].emplace(normalize_flag_name(trim(n)), e);  // the first line for a flag wins
+          for (const auto& n : split(trim(cols[0]), '|')) {
+            if (n.empty()) continue;
+            FlagEffectDef one = e;
+            std::string name = trim(n);
+            if (const auto eq = name.find('='); eq != std::string::npos) {  // --backend=tensorrt: only with that value
+              one.when = name.substr(eq + 1);
+              name.erase(eq);
+            }
+            reg.effects[*k].emplace(normalize_flag_name(name), one);  // the first line for a flag wins
+          }
         }
         continue;
       }

@@ -58,7 +58,7 @@ std::vector<Spelling> spellings(std::string_view list) {
       }
       s.erase(at);
     }
-    if (const auto colon = s.find(':'); colon != std::string::npos && s.rfind("LLAMA", 0) != 0) {
+    if (const auto colon = s.find(':'); colon != std::string::npos) {
       sp.conv = conv_named(s.substr(colon + 1));
       s.erase(colon);
     }
@@ -109,7 +109,8 @@ std::vector<SettingDef> build_table() {
   std::vector<Row> r;
   // ---- model ----
   r.push_back(Row("model", T::text, "model", "Built-in model id, config.json path, snapshot folder, GGUF file or Hugging Face id")
-      .on(E::vllm, "--model").on(E::sglang, "--model-path|--model").on(E::llamacpp, "--model|--hf-repo|--model-url|--docker-repo")
+      .on(E::vllm, "--model").on(E::sglang, "--model-path|--model").on(E::trtllm, "--model_path")
+      .on(E::llamacpp, "--model|--hf-repo|--model-url|--docker-repo")
       .env("LLAMA_ARG_MODEL|LLAMA_ARG_HF_REPO|LLAMA_ARG_MODEL_URL"));
   r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype; f16, bf16, fp8, fp8_e5m2, q8_0, ...)")
       .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
@@ -141,20 +142,22 @@ std::vector<SettingDef> build_table() {
       .flags("--engine-version"));
   r.push_back(Row("tensor_parallel_size", T::count, "deployment", "Tensor-parallel GPUs per stage")
       .flags("--tensor-parallel-size|--tp|--tp-size|-tp").on(E::vllm, "--tensor-parallel-size").on(E::sglang, "--tp-size")
-      .on(E::trtllm, "--tp_size").yaml("tensor_parallel_size").sweep());
+      .on(E::trtllm, "--tp_size|--tensor_parallel_size").yaml("tensor_parallel_size").sweep());
   r.push_back(Row("pipeline_parallel_size", T::count, "deployment", "Pipeline stages")
       .flags("--pipeline-parallel-size|--pp|--pp-size|-pp").on(E::vllm, "--pipeline-parallel-size").on(E::sglang, "--pp-size")
-      .on(E::trtllm, "--pp_size").yaml("pipeline_parallel_size"));
+      .on(E::trtllm, "--pp_size|--pipeline_parallel_size").yaml("pipeline_parallel_size"));
   r.push_back(Row("data_parallel_size", T::count, "deployment", "Data-parallel replicas")
       .flags("--data-parallel-size|--dp|--dp-size|-dp").on(E::vllm, "--data-parallel-size").on(E::sglang, "--dp-size"));
   r.push_back(Row("expert_parallel_size", T::count, "deployment", "Ranks the routed experts are split across (1: split by TP)")
-      .flags("--expert-parallel-size|--ep-size").on(E::sglang, "--ep-size").on(E::trtllm, "--ep_size").yaml("moe_expert_parallel_size"));
+      .flags("--expert-parallel-size|--ep-size").on(E::sglang, "--ep-size").on(E::trtllm, "--ep_size|--expert_parallel_size")
+      .yaml("moe_expert_parallel_size"));
   r.push_back(Row("enable_expert_parallel", T::boolean, "deployment", "vLLM: experts split across TP x DP ranks")
       .flags("--enable-expert-parallel@vllm,generic").on(E::vllm, "--enable-expert-parallel"));
   // ---- engine ----
   r.push_back(Row("memory_fraction", T::fraction, "engine", "Fraction of GPU memory the engine may use: vLLM --gpu-memory-utilization (default 0.9), SGLang --mem-fraction-static (default by TP), TensorRT-LLM --kv-cache-free-gpu-mem-fraction (of free memory, default 0.9)")
       .flags("--gpu-memory-utilization@vllm,generic|--mem-fraction-static@sglang|--kv-cache-free-gpu-mem-fraction@trtllm")
-      .on(E::vllm, "--gpu-memory-utilization").on(E::sglang, "--mem-fraction-static").on(E::trtllm, "--kv_cache_free_gpu_memory_fraction")
+      .on(E::vllm, "--gpu-memory-utilization").on(E::sglang, "--mem-fraction-static")
+      .on(E::trtllm, "--kv_cache_free_gpu_memory_fraction|--free_gpu_memory_fraction")
       .yaml("kv_cache_config.free_gpu_memory_fraction"));
   r.push_back(Row("max_model_len", T::count, "engine", "Longest request (default: the model's max_position_embeddings; vLLM auto = the longest that fits)")
       .flags("--max-model-len@vllm,sglang,trtllm,generic|--context-length@vllm,sglang,trtllm,generic|--max-seq-len@vllm,sglang,trtllm,generic")

@@ -4,7 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string_view>
 
 #include "kvplan/core/suggest.hpp"
 
@@ -74,6 +76,59 @@ void yaml_to_json(const YAML::Node& n, json& out, const std::string& path, Locat
   }
 }
 
+// yaml-cpp 0.7 allocates without bound on a ',' that starts a line in block context when an
+// indented block came before it ("  - x\n ,"): refuse that before the parser sees it. Lines inside
+// block scalars (| >), quoted scalars and flow collections ([ ] { }) are skipped.
+void guard_yaml(const std::string& text, const std::string& file) {
+  int flow = 0;                 // open [ and { outside quotes
+  char quote = 0;               // inside a ' or " scalar that spans lines
+  std::ptrdiff_t block = -1;    // indentation of the line that opened a block scalar, -1 when none
+  std::size_t line_no = 0, pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line(text.data() + pos, end - pos);
+    ++line_no;
+    pos = end + 1;
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) continue;
+    const auto indent = static_cast<std::ptrdiff_t>(first);
+    if (block >= 0) {
+      if (indent > block) continue;  // block scalar content
+      block = -1;
+    }
+    if (!quote && flow == 0 && line[first] == ',')
+      throw InputError(file + ":" + std::to_string(line_no) + ":" + std::to_string(first + 1),
+                       "',' starts a line outside a flow collection ([...] or {...})", "quote the value or put the list in [ ]");
+    bool comment = false;
+    for (std::size_t i = first; i < line.size() && !comment; ++i) {
+      const char c = line[i];
+      if (quote) {
+        if (c == '\\' && quote == '"') ++i;
+        else if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        if (i == first || line[i - 1] == ' ' || line[i - 1] == '[' || line[i - 1] == '{' || line[i - 1] == ',' || line[i - 1] == ':' || line[i - 1] == '-')
+          quote = c;
+      } else if (c == '#' && (i == first || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+        comment = true;
+      } else if (c == '[' || c == '{') {
+        ++flow;
+      } else if ((c == ']' || c == '}') && flow > 0) {
+        --flow;
+      }
+    }
+    // a block scalar starts when the line ends (before a comment) with | or > and its modifiers
+    std::string_view rest = line.substr(first);
+    if (const std::size_t h = rest.find(" #"); h != std::string_view::npos) rest = rest.substr(0, h);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r' || rest.back() == '\t')) rest.remove_suffix(1);
+    std::size_t k = rest.size();
+    while (k > 0 && (std::isdigit(static_cast<unsigned char>(rest[k - 1])) || rest[k - 1] == '-' || rest[k - 1] == '+')) --k;
+    if (!quote && flow == 0 && k > 0 && (rest[k - 1] == '|' || rest[k - 1] == '>') && (k == 1 || rest[k - 2] == ' '))
+      block = indent;
+  }
+}
+
 }  // namespace
 
 std::string pointer_token(const std::string& key) {
@@ -102,6 +157,7 @@ std::vector<LocatedDoc> parse_documents(const std::string& text, const std::stri
     out.push_back(std::move(d));
     return out;
   }
+  guard_yaml(text, file);
   try {
     std::vector<YAML::Node> nodes;
     if (all) nodes = YAML::LoadAll(text);

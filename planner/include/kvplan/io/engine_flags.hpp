@@ -56,6 +56,7 @@ enum class FlagEffect { none, unmodelled, elsewhere };
 struct FlagEffectDef {
   FlagEffect effect = FlagEffect::none;
   std::string why;
+  std::string when;  // "--flag=VALUE" lines: only with that value ("" = any value)
 };
 /// What a flag does to GPU memory when no setting models it (absent: none).
 std::optional<FlagEffectDef> flag_effect(EngineKind engine, const std::string& spelling);
