@@ -254,3 +254,68 @@ TEST_CASE("every manifest under tests/data/manifests is evaluated (exit 0 or 1) 
     CHECK((r.exit == 0 || r.exit == 1));
   }
 }
+
+TEST_CASE("RoPE scaling extends the usable context: --hf-overrides, vLLM 0.11's --rope-scaling, SGLang's override args", "[front-doors]") {
+  // Qwen3-8B: max_position_embeddings 40960; yarn from original_max_position_embeddings 32768 x factor 4
+  // = 131072 (vLLM _get_and_verify_max_len)
+  const std::string yarn = R"({"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768})";
+  const long long scaled = 32768LL * 4;
+  const Run plain = kvplan({"plan", "--format", "json", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len", "131072"});
+  CHECK(plain.exit == 2);  // 131072 > 40960 without scaling
+  const Run hf = kvplan({"plan", "--format", "json", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len", "131072", "--hf-overrides",
+                         "{\"rope_scaling\":" + yarn + "}"});
+  INFO(hf.err);
+  REQUIRE(hf.exit == 0);
+  CHECK(json::parse(hf.out)["inputs"]["max_model_len"] == scaled);
+  const Run old = kvplan({"plan", "--engine", "vllm@0.11", "--format", "json", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len",
+                          "131072", "--rope-scaling", yarn});
+  INFO(old.err);
+  REQUIRE(old.exit == 0);
+  CHECK(json::parse(old.out)["inputs"]["max_model_len"] == scaled);
+  const Run sg = kvplan({"plan", "--engine", "sglang", "--format", "json", "--", "python", "-m", "sglang.launch_server", "--model-path",
+                         "Qwen/Qwen3-8B", "--context-length", "131072", "--json-model-override-args", "{\"rope_scaling\":" + yarn + "}"});
+  INFO(sg.err);
+  CHECK(sg.exit == 0);
+}
+
+TEST_CASE("first-use friction: --profiles after the subcommand, case-insensitive names, a custom GPU, vLLM max-model-len auto",
+          "[front-doors]") {
+  const Run after = kvplan({"models", "--format", "csv", "--profiles", std::string(KVPLAN_TEST_DATA) + "/profiles-extra"});
+  CHECK(after.exit == 0);
+  CHECK(after.out.find("tiny-llama") != std::string::npos);
+  const Run upper = kvplan({"plan", "Llama-3.1-8B", "--gpu", "NVIDIA H100 80GB HBM3", "--context", "8k", "--format", "json"});
+  INFO(upper.err);
+  REQUIRE(upper.exit == 0);
+  CHECK(json::parse(upper.out)["inputs"]["gpu"] == "h100-sxm");
+  const Run custom = kvplan({"plan", "llama-3.1-8b", "--gpu", "custom", "--gpu-memory-bytes", "24GiB", "--gpu-bandwidth", "1e12", "--context",
+                             "8k", "--format", "json"});
+  INFO(custom.err);
+  REQUIRE(custom.exit == 0);
+  const json c = json::parse(custom.out);
+  CHECK(c["inputs"]["gpu_memory_bytes"] == 24LL << 30);
+  CHECK(c["results"]["budget"][0]["bytes"] == 24LL << 30);
+  // auto: the longest max_model_len whose blocks fit the pool; one block more does not start
+  const Run autolen = kvplan({"plan", "qwen3-8b", "--gpu", "l4", "--max-model-len", "auto", "--format", "json"});
+  INFO(autolen.err);
+  REQUIRE(autolen.exit == 0);
+  const json a = json::parse(autolen.out);
+  const long long len = a["inputs"]["max_model_len"];
+  CHECK(len < 40960);
+  CHECK(a["results"]["engine"]["startup_ok"] == true);
+  const Run longer = kvplan({"plan", "qwen3-8b", "--gpu", "l4", "--max-model-len", std::to_string(len + 16), "--format", "json"});
+  CHECK(json::parse(longer.out)["results"]["engine"]["startup_ok"] == false);
+}
+
+TEST_CASE("a streamed sweep is one valid JSON document with every row", "[front-doors]") {
+  const Run r = kvplan({"sweep", "llama-3.1-8b", "--context", "1..300", "--concurrency", "1..300", "--format", "json"});
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["results"]["rows"].size() == 300u * 300u);
+  CHECK(j["inputs"]["cells"] == 300 * 300);
+  const Run l = kvplan({"sweep", "llama-3.1-8b", "--context", "1..30", "--concurrency", "1..30", "--format", "jsonl"});
+  REQUIRE(l.exit == 0);
+  CHECK(std::count(l.out.begin(), l.out.end(), '\n') == 900);
+  const Run capped = kvplan({"sweep", "llama-3.1-8b", "--context", "1..300", "--concurrency", "1..300", "--max-cells", "1000"});
+  CHECK(capped.exit == 2);
+  CHECK(capped.out.empty());
+}

@@ -51,15 +51,6 @@ std::optional<ElemFormat> kv_format(const SettingsBag& bag, const std::string& k
   bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names());
 }
 
-// Deep merge of `patch` into `target` (objects merge key by key; anything else replaces).
-void merge(json& target, const json& patch) {
-  if (!patch.is_object() || !target.is_object()) {
-    target = patch;
-    return;
-  }
-  for (auto it = patch.begin(); it != patch.end(); ++it) merge(target[it.key()], it.value());
-}
-
 ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo& info) {
   const auto arg = bag.text("model");
   if (!arg || arg->empty())
@@ -74,24 +65,16 @@ ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo
     bag.fail("hf_overrides", "'" + *overrides + "' is not JSON", "give a JSON object such as '{\"max_position_embeddings\": 65536}'");
   }
   if (!patch.is_object()) bag.fail("hf_overrides", "expected a JSON object, got " + describe_value(patch));
-  // the config the model comes from: a built-in profile, or a config.json / snapshot folder
-  json config;
-  std::string label;
-  if (const auto it = profiles.models().find(*arg); it != profiles.models().end()) {
-    config = it->second.config;
-    label = it->second.origin == "built-in" ? "profiles/models/" + *arg + ".json" : it->second.origin;
-    info.origin = it->second.origin == "built-in" ? "built-in profile " + *arg : it->second.origin;
-  } else {
-    std::error_code ec;
-    if (!std::filesystem::exists(*arg, ec))
-      bag.fail("hf_overrides", "config overrides need the model's config.json; '" + *arg + "' is not a built-in id or a local file",
-               "give the model as a built-in id, a config.json or a snapshot folder");
-    label = resolve_config_path(*arg);
-    config = parse_json_file(label);
-    info.origin = label;
-  }
-  merge(config, patch);
-  ModelSpec m = model_from_hf_config(config, label + " (with hf_overrides)", *arg);
+  ModelSpec m = [&] {
+    try {
+      return profiles.model(*arg, &info.origin, &patch);
+    } catch (const OverflowError&) {
+      throw;
+    } catch (const InputError& e) {
+      if (!e.where().empty()) throw;
+      throw InputError(bag.get("hf_overrides")->origin.where, e.problem(), e.fix());
+    }
+  }();
   m.notes.push_back("config overridden by " + bag.get("hf_overrides")->origin.where + ": " + patch.dump());
   return m;
 }
@@ -244,16 +227,16 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.parallel = bag.count("parallel").value_or(1);
   e.n_gpu_layers = bag.signed_count("n_gpu_layers").value_or(-1);
   e.ubatch_size = bag.count("ubatch_size").value_or(512);
-  if (const auto b = bag.count("batch_size")) {  // llama.cpp: n_ubatch = min(n_batch, n_ubatch) (llama_context constructor)
-    if (*b < 1) bag.fail("batch_size", "must be >= 1");
-    e.ubatch_size = std::min(e.ubatch_size, *b);
+  if (const auto nb = bag.count("batch_size")) {  // llama.cpp: n_ubatch = min(n_batch, n_ubatch) (llama_context constructor)
+    if (*nb < 1) bag.fail("batch_size", "must be >= 1");
+    e.ubatch_size = std::min(e.ubatch_size, *nb);
   }
   e.swa_full = bag.boolean("swa_full").value_or(false);
   e.kv_unified = bag.boolean("kv_unified").value_or(true);
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
   e.allow_long_context = bag.boolean("allow_long_context").value_or(false);
   std::string fa = bag.text("flash_attn").value_or("auto");
-  if (const auto b = parse_bool_text(fa)) fa = *b ? "on" : "off";
+  if (const auto on = parse_bool_text(fa)) fa = *on ? "on" : "off";
   if (fa == "enabled") fa = "on";
   if (fa == "disabled") fa = "off";
   if (fa != "on" && fa != "off" && fa != "auto") bag.fail("flash_attn", "expected on, off or auto, got '" + fa + "'");

@@ -281,7 +281,25 @@ bool looks_like_repo_id(const std::string& s) {
 
 }  // namespace
 
-ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
+namespace {
+
+// Deep merge of `patch` into `target` (objects merge key by key; anything else replaces).
+void merge_json(json& target, const json& patch) {
+  if (!patch.is_object() || !target.is_object()) {
+    target = patch;
+    return;
+  }
+  for (auto it = patch.begin(); it != patch.end(); ++it) merge_json(target[it.key()], it.value());
+}
+
+}  // namespace
+
+ModelSpec Profiles::model(const std::string& arg, std::string* origin, const json* overrides) const {
+  auto from_config = [&](json config, const std::string& label, const std::string& id) {
+    if (!overrides) return model_from_hf_config(config, label, id);
+    merge_json(config, *overrides);
+    return model_from_hf_config(config, label + " (with config overrides)", id);
+  };
   auto found = models_.find(arg);
   if (found == models_.end())  // ids are case-insensitive: "Llama-3.1-8B" is llama-3.1-8b
     if (const auto lc = model_lower_.find(lower(arg)); lc != model_lower_.end()) found = models_.find(lc->second);
@@ -290,11 +308,12 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
     const ModelProfile& prof = found->second;
     if (origin) *origin = prof.origin == "built-in" ? "built-in profile " + id : prof.origin;
     const std::string label = prof.origin == "built-in" ? "profiles/models/" + id + ".json" : prof.origin;
-    return model_from_hf_config(prof.config, label, id);
+    return from_config(prof.config, label, id);
   }
   std::error_code ec;
   const bool exists = std::filesystem::exists(arg, ec);
   if (exists && !std::filesystem::is_directory(arg, ec) && is_gguf_file(arg)) {
+    if (overrides) throw InputError("", "'" + arg + "' is a GGUF file: it has no config.json to override", "drop the config overrides");
     if (origin) *origin = arg;
     return model_from_gguf(arg, arg, nullptr);
   }
@@ -304,10 +323,10 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
     const std::string cached = find_in_hf_cache(arg, &looked);
     if (!cached.empty()) {
       if (origin) *origin = cached;
-      return model_from_hf_config(parse_json_file(cached), cached, arg);
+      return from_config(parse_json_file(cached), cached, arg);
     }
     if (const auto id = model_for_hf_id(arg)) {
-      ModelSpec m = model(*id, origin);
+      ModelSpec m = model(*id, origin, overrides);
       m.id = arg;
       const std::string kind = models_.at(*id).origin == "built-in" ? "built-in profile" : "profile";
       m.warnings.push_back("model '" + arg + "' is not in the local Hugging Face cache; using the " + kind + " '" +
@@ -316,7 +335,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
     }
     const std::string guess = profile_name_of(arg);
     if (const auto it = models_.find(guess); it != models_.end()) {
-      ModelSpec m = model(guess, origin);
+      ModelSpec m = model(guess, origin, overrides);
       m.id = arg;
       m.warnings.push_back("model '" + arg + "' is not in the local Hugging Face cache (" + looked +
                            "); using the built-in profile '" + guess + "'");
@@ -336,7 +355,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin) const {
   }
   const std::string path = resolve_config_path(arg);
   if (origin) *origin = path;
-  return model_from_hf_config(parse_json_file(path), path, arg);
+  return from_config(parse_json_file(path), path, arg);
 }
 
 }  // namespace kvplan::io

@@ -66,7 +66,9 @@ class Profiles {
   /// a GGUF file, or a Hugging Face id: the local HF cache first, then a profile whose _hf_ids lists
   /// it (case-insensitive; a warning says the built-in was used), then a profile named like it
   /// (a guess, with a warning).
-  ModelSpec model(const std::string& arg, std::string* origin = nullptr) const;
+  /// `overrides` (vLLM --hf-overrides, SGLang --json-model-override-args) is merged into the config
+  /// first, object by object; a GGUF file has no config to override (InputError).
+  ModelSpec model(const std::string& arg, std::string* origin = nullptr, const json* overrides = nullptr) const;
 
   /// The profile id whose _hf_ids lists `repo_id` (case-insensitive), if any.
   std::optional<std::string> model_for_hf_id(const std::string& repo_id) const;
