@@ -5,14 +5,30 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <new>
 #include <cmath>
 #include <string_view>
 
 #include "kvplan/core/suggest.hpp"
 
+namespace kvplan::io::detail {
+extern thread_local std::size_t* parse_budget;  // parse_budget.cpp
+}
+
 namespace kvplan::io {
 
 namespace {
+
+constexpr std::size_t kParseBudget = std::size_t{512} << 20;  // bytes allocated while parsing one file
+
+struct BudgetScope {
+  std::size_t budget = kParseBudget;
+  BudgetScope() { detail::parse_budget = &budget; }
+  ~BudgetScope() { detail::parse_budget = nullptr; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+};
 
 constexpr size_t kMaxNodes = 20000;  // alias bombs expand past this (100 deployments of 50 keys are 5,000)
 constexpr int kMaxDepth = 64;
@@ -160,8 +176,14 @@ std::vector<LocatedDoc> parse_documents(const std::string& text, const std::stri
   guard_yaml(text, file);
   try {
     std::vector<YAML::Node> nodes;
-    if (all) nodes = YAML::LoadAll(text);
-    else nodes.push_back(YAML::Load(text));
+    try {
+      BudgetScope scope;
+      if (all) nodes = YAML::LoadAll(text);
+      else nodes.push_back(YAML::Load(text));
+    } catch (const std::bad_alloc&) {
+      throw InputError(file, "the YAML parser needed more than " + std::to_string(kParseBudget >> 20) + " MiB for this file",
+                       "check the YAML syntax (indentation, stray ',' or '-')");
+    }
     size_t count = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
       LocatedDoc d;
