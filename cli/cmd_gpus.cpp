@@ -34,10 +34,17 @@ void run_gpus(const GpusArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   const auto profiles = io::Profiles::load(g.profiles_dir);
   Table t;
-  t.columns = {"id", "name", "memory bytes", "memory", "reported by", "bandwidth GB/s", "bf16 TFLOP/s", "fp8 TFLOP/s"};
+  const bool csv = fmt == Format::csv || fmt == Format::jsonl;
+  t.columns = csv ? std::vector<std::string>{"id", "name", "memory_bytes", "memory_bytes_kind", "memory_bandwidth_bytes_per_s",
+                                             "bf16_dense_tflops", "fp8_dense_tflops"}
+                  : std::vector<std::string>{"id", "name", "memory bytes", "memory", "reported by", "bandwidth GB/s", "bf16 TFLOP/s", "fp8 TFLOP/s"};
   t.right_align = {false, false, true, true, false, true, true, true};
   ojson rows = ojson::array();
   for (const auto& [id, gp] : profiles.gpus()) {
+    if (csv)
+      t.rows.push_back({id, gp.name, std::to_string(gp.memory_bytes), gp.memory_bytes_kind, std::to_string(gp.memory_bandwidth_bytes_per_s),
+                        gp.bf16_dense_tflops ? ojson(*gp.bf16_dense_tflops).dump() : "", gp.fp8_dense_tflops ? ojson(*gp.fp8_dense_tflops).dump() : ""});
+    else
     t.rows.push_back({id, gp.name, grouped(gp.memory_bytes), human_bytes(gp.memory_bytes), gp.memory_bytes_kind,
                       grouped(gp.memory_bandwidth_bytes_per_s / 1000000000), opt_num(gp.bf16_dense_tflops),
                       opt_num(gp.fp8_dense_tflops)});

@@ -21,7 +21,9 @@ void run_models(const ModelsArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   const auto profiles = io::Profiles::load(g.profiles_dir);
   Table t;
-  t.columns = {"id", "model_type", "layers", "KV bytes/token", "max context", "params", "source"};
+  const bool csv = fmt == Format::csv || fmt == Format::jsonl;
+  t.columns = csv ? std::vector<std::string>{"id", "model_type", "layers", "kv_bytes_per_token", "max_context_tokens", "params_total", "origin"}
+                  : std::vector<std::string>{"id", "model_type", "layers", "KV bytes/token", "max context", "params", "source"};
   t.right_align = {false, false, true, true, true, true, false};
   ojson rows = ojson::array();
   for (const auto& [id, p] : profiles.models()) {
@@ -31,8 +33,12 @@ void run_models(const ModelsArgs& a, Globals& g) {
     o.context = 1;
     const KvResult kv = compute_kv(m, o);
     const ParamCount pc = count_params(m);
-    t.rows.push_back({id, m.model_type, std::to_string(m.layers.size()), grouped(kv.kv_bytes_per_token),
-                      m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total), p.origin});
+    if (csv)
+      t.rows.push_back({id, m.model_type, std::to_string(m.layers.size()), std::to_string(kv.kv_bytes_per_token), std::to_string(m.max_context),
+                        std::to_string(pc.total), p.origin});
+    else
+      t.rows.push_back({id, m.model_type, std::to_string(m.layers.size()), grouped(kv.kv_bytes_per_token),
+                        m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total), p.origin});
     rows.push_back({{"id", id}, {"model_type", m.model_type}, {"num_layers", m.layers.size()},
                     {"dtype", format_info(m.dtype).name}, {"kv_bytes_per_token", kv.kv_bytes_per_token},
                     {"max_context_tokens", m.max_context}, {"params_total", pc.total}, {"params_active", pc.active},
@@ -50,7 +56,7 @@ void run_models(const ModelsArgs& a, Globals& g) {
 void register_models(CLI::App& app, Globals& g) {
   auto a = std::make_shared<ModelsArgs>();
   auto* c = app.add_subcommand("models", "List model profiles (built-in and --profiles)");
-  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_models(*a, g); });
 }
 

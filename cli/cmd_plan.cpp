@@ -33,6 +33,7 @@ struct PlanArgs {
   std::string format = "table";
   OutputFiles out;
   bool report_only = false;  // `kvplan report`: the report is the output
+  std::string report_format = "md";
 };
 
 Report make_report(const Deployment& d, const Planner& p) {
@@ -45,7 +46,7 @@ Report make_report(const Deployment& d, const Planner& p) {
 }
 
 void run_plan(const PlanArgs& a, Globals& g) {
-  const Format fmt = parse_format_flag(a.format);
+  const Format fmt = parse_format_flag(a.report_only ? (a.report_format == "md" || a.report_format == "markdown" || a.report_format == "html" ? "table" : a.report_format) : a.format);
   a.out.check();
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
@@ -56,7 +57,16 @@ void run_plan(const PlanArgs& a, Globals& g) {
     const Report rep = make_report(d, p);
     write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
     if (a.report_only) {
-      if (a.out.html.empty() && a.out.markdown.empty()) std::cout << render_markdown(rep);
+      // stdout: the report as Markdown (default) or HTML, or the plan's results in the other formats
+      if (a.report_format == "html") std::cout << render_html(rep);
+      else if (a.report_format == "md" || a.report_format == "markdown") {
+        if (a.out.html.empty() && a.out.markdown.empty()) std::cout << render_markdown(rep);
+      } else if (fmt == Format::json) {
+        std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2) << "\n";
+      } else {
+        std::cout << render(flatten(plan_results_json(d, p)), fmt);
+      }
+      g.exit_code = strict.empty() ? 0 : 1;
       return;
     }
   }
@@ -191,6 +201,8 @@ void register_report(CLI::App& app, Globals& g) {
                                          "--markdown FILE or to stdout");
   add_deploy_options(c, a->d);
   a->out.add_options(c, false);
+  c->add_option("--format", a->report_format, "stdout: md (the report) | html | json | table | csv | jsonl (the plan's results)")
+      ->capture_default_str();
   c->callback([a, &g] { run_plan(*a, g); });
 }
 

@@ -27,6 +27,7 @@ struct ProbeArgs {
   std::string seqs, contexts, dtypes;
   bool no_contiguous_control = false;
   int live_steps = 64;
+  std::string format = "json";
   double seconds = 2.0;
   double time_cap = 420;
   std::string output;
@@ -48,6 +49,7 @@ ojson timing_json(const probe::TimingStats& t) {
 }
 
 void run_probe_cmd(const ProbeArgs& a, Globals& g) {
+  const Format fmt = parse_format_flag(a.format);
   if (!a.output.empty()) io::check_writable(a.output, "--output");
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
@@ -148,17 +150,20 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   inputs["probe_shape"] = {{"num_q_heads", o.shape.num_q_heads}, {"num_kv_heads", o.shape.num_kv_heads},
                            {"head_dim", o.shape.head_dim}, {"page_size", o.shape.page_size}};
   const std::string text = envelope("kvplan.probe", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2) + "\n";
-  if (a.output.empty()) std::cout << text;
-  else io::write_files_atomically({{a.output, text}});
+  if (!a.output.empty()) io::write_files_atomically({{a.output, text}});
+  else if (fmt == Format::json) std::cout << text;
+  else std::cout << render(flatten(results), fmt);
 }
 
 // ---------------------------------------------------------------- calibrate
 struct CalibrateArgs {
   std::string input;
   std::string output;
+  std::string format = "json";
 };
 
 void run_calibrate(const CalibrateArgs& a, Globals& g) {
+  const Format fmt = parse_format_flag(a.format);
   if (!a.output.empty()) io::check_writable(a.output, "--output");
   const auto j = io::parse_json_file(a.input);
   const io::JsonView root(j, a.input);
@@ -213,8 +218,9 @@ void run_calibrate(const CalibrateArgs& a, Globals& g) {
                {"step_overhead_s", t0_sum / n_fit},
                {"fits", fits}};
   const std::string text = envelope("kvplan.calibration", "1.0.0", g.argv, {"built-in"}, {{"probe_report", a.input}}, cal).dump(2) + "\n";
-  if (a.output.empty()) std::cout << text;
-  else io::write_files_atomically({{a.output, text}});
+  if (!a.output.empty()) io::write_files_atomically({{a.output, text}});
+  else if (fmt == Format::json) std::cout << text;
+  else std::cout << render(flatten(cal), fmt);
 }
 
 }  // namespace
@@ -234,6 +240,7 @@ void register_probe(CLI::App& app, Globals& g) {
   c->add_option("--seconds", a->seconds, "Time budget per timing (median of repeats, 2% relative-stdev stop)")->capture_default_str();
   c->add_option("--time-cap", a->time_cap, "Hard cap for the whole run, seconds")->capture_default_str();
   c->add_option("--output", a->output, "Write the JSON report to FILE (atomically) instead of stdout");
+  c->add_option("--format", a->format, "stdout: json | table | md | csv | jsonl (the results flattened to key, value)")->capture_default_str();
   c->callback([a, &g] { run_probe_cmd(*a, g); });
 
   auto ca = std::make_shared<CalibrateArgs>();
@@ -241,6 +248,7 @@ void register_probe(CLI::App& app, Globals& g) {
                                             "write a calibration file for --calibration");
   k->add_option("PROBE_JSON", ca->input, "A report written by kvplan probe")->required();
   k->add_option("--output", ca->output, "Write the calibration to FILE (atomically) instead of stdout");
+  k->add_option("--format", ca->format, "stdout: json | table | md | csv | jsonl (the results flattened to key, value)")->capture_default_str();
   k->callback([ca, &g] { run_calibrate(*ca, g); });
 }
 

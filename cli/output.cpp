@@ -199,6 +199,27 @@ ojson envelope(const std::string& schema_name, const std::string& schema_version
   return e;
 }
 
+Table flatten(const ojson& j) {
+  Table t;
+  t.columns = {"key", "value"};
+  t.right_align = {false, true};
+  std::vector<std::pair<std::string, const ojson*>> stack = {{"", &j}};
+  std::vector<std::vector<std::string>> rows;
+  auto walk = [&](auto&& self, const std::string& prefix, const ojson& v) -> void {
+    if (v.is_object()) {
+      for (const auto& [k, x] : v.items()) self(self, prefix.empty() ? k : prefix + "." + k, x);
+    } else if (v.is_array()) {
+      if (v.empty()) rows.push_back({prefix, "[]"});
+      for (size_t i = 0; i < v.size(); ++i) self(self, prefix + "." + std::to_string(i), v[i]);
+    } else {
+      rows.push_back({prefix, v.is_string() ? v.get<std::string>() : v.dump()});
+    }
+  };
+  walk(walk, "", j);
+  t.rows = std::move(rows);
+  return t;
+}
+
 std::string grouped(long long v) {
   std::string s = std::to_string(v < 0 ? -v : v);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");

@@ -36,6 +36,10 @@ std::string render(const Table& t, Format f);
 ojson envelope(const std::string& schema_name, const std::string& schema_version, const std::vector<std::string>& argv,
                const std::vector<std::string>& profile_sources, ojson inputs, ojson results);
 
+/// A JSON result as rows of (key, value): nested keys joined with '.', list items by index
+/// ("cases.0.median_s"); one value per cell, numbers raw (table, md, csv and jsonl of JSON-first commands).
+Table flatten(const ojson& j);
+
 /// Integer with thousands separators: 131,072.
 std::string grouped(long long v);
 
