@@ -1,6 +1,10 @@
 // `kvplan check FILE...`: the CI gate. Reads deployment files, plans each deployment, and checks
 // its requirements: PASS / FAIL with the numbers behind each, the limiting term, and for a FAIL the
 // nearest setting that would pass. Exit 0 all pass, 1 any fail, 2 invalid file, 3 runtime failure.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -403,7 +407,17 @@ void run_check(const CheckArgs& a, Globals& g) {
   }
   if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
   std::vector<Evaluated> evs;
-  for (const auto& doc : docs) evs.push_back(evaluate(doc, profiles, a.strict, a.set));
+  const bool progress = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  bool shown = false;
+  for (const auto& doc : docs) {
+    evs.push_back(evaluate(doc, profiles, a.strict, a.set));
+    if (progress && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 2) {
+      std::fprintf(stderr, "\rkvplan check: %zu of %zu deployments", evs.size(), docs.size());
+      shown = true;
+    }
+  }
+  if (shown) std::fprintf(stderr, "\n");
   bool all = true;
   for (const auto& e : evs) {
     all = all && e.pass;

@@ -12,14 +12,32 @@ namespace kvplan::io::detail {
 thread_local std::size_t* parse_budget = nullptr;
 }  // namespace kvplan::io::detail
 
-// The global allocation functions: malloc / free, charged to the budget while one is set.
-void* operator new(std::size_t n) {
+// The global allocation functions, all of them on malloc / free so every new pairs with its delete
+// (sanitizer runtimes check the pairing), charged to the budget while one is set. The aligned forms
+// stay the runtime's.
+namespace {
+void* allocate(std::size_t n) {
   if (std::size_t* b = kvplan::io::detail::parse_budget) {
-    if (n > *b) throw std::bad_alloc();
+    if (n > *b) return nullptr;
     *b -= n;
   }
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (void* p = allocate(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  if (void* p = allocate(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
