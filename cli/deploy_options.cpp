@@ -310,20 +310,8 @@ ojson budget_json(const Planner& p) {
 }
 
 ojson deployment_inputs_json(const Deployment& d) {
-  const auto& m = d.spec.model;
-  const auto& kv = d.spec.kv;
-  ojson j = {{"model", d.model.arg},
-             {"model_origin", d.model.origin},
-             {"model_type", m.model_type},
-             {"architecture", m.architecture},
-             {"num_layers", m.layers.size()},
-             {"model_dtype", format_info(m.dtype).name},
-             {"k_cache_type", format_info(kv.k_format).name},
-             {"v_cache_type", format_info(kv.v_format).name},
-             {"state_dtype", format_info(kv.state_format).name},
-             {"mla_layout", d.model.mla_layout},
-             {"ignore_windows", d.model.ignore_windows},
-             {"weight_format", d.model.weight_override.empty() ? ojson(nullptr) : ojson(d.model.weight_override)}};
+  ojson j = model_inputs_json(d.spec.model, d.spec.kv, d.model.arg, d.model.origin, d.model.mla_layout, d.model.ignore_windows,
+                              d.model.weight_override);
   const PlanSpec& s = d.spec;
   j["gpu"] = s.gpu.id;
   j["gpu_memory_bytes"] = s.overrides.gpu_memory.value_or(s.gpu.memory_bytes);

@@ -71,11 +71,10 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   return rm;
 }
 
-ojson model_inputs_json(const ResolvedModel& rm) {
-  const auto& m = rm.spec;
-  const auto& o = rm.kv_options;
-  return ojson{{"model", rm.args.model},
-               {"model_origin", rm.origin},
+ojson model_inputs_json(const ModelSpec& m, const KvOptions& o, const std::string& arg, const std::string& origin,
+                        const std::string& mla_layout, bool ignore_windows, const std::string& weight_override) {
+  return ojson{{"model", arg},
+               {"model_origin", origin},
                {"model_type", m.model_type},
                {"architecture", m.architecture},
                {"num_layers", m.layers.size()},
@@ -83,9 +82,13 @@ ojson model_inputs_json(const ResolvedModel& rm) {
                {"k_cache_type", format_info(o.k_format).name},
                {"v_cache_type", format_info(o.v_format).name},
                {"state_dtype", format_info(o.state_format).name},
-               {"mla_layout", rm.args.mla_layout},
-               {"ignore_windows", rm.args.ignore_windows},
-               {"weight_format", rm.weight_override.empty() ? ojson(nullptr) : ojson(rm.weight_override)}};
+               {"mla_layout", mla_layout},
+               {"ignore_windows", ignore_windows},
+               {"weight_format", weight_override.empty() ? ojson(nullptr) : ojson(weight_override)}};
+}
+
+ojson model_inputs_json(const ResolvedModel& rm) {
+  return model_inputs_json(rm.spec, rm.kv_options, rm.args.model, rm.origin, rm.args.mla_layout, rm.args.ignore_windows, rm.weight_override);
 }
 
 }  // namespace kvplan::cli

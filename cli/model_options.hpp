@@ -36,7 +36,9 @@ void add_model_options(CLI::App* c, ModelArgs& a);
 /// Loads the model and applies the options; throws InputError naming the flag on bad values.
 ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles);
 
-/// The resolved model inputs for the JSON envelope.
+/// The resolved model inputs for the JSON envelope (kv's and every deployment command's).
+ojson model_inputs_json(const ModelSpec& m, const KvOptions& kv, const std::string& arg, const std::string& origin,
+                        const std::string& mla_layout, bool ignore_windows, const std::string& weight_override);
 ojson model_inputs_json(const ResolvedModel& rm);
 
 }  // namespace kvplan::cli

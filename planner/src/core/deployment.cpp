@@ -75,20 +75,10 @@ DeploymentSpec sweep_point(const DeploymentSpec& base, const SweepAxes& axes, st
 
 void validate_sweep(const DeploymentSpec& base, const SweepAxes& axes) {
   (void)axes.cells();
-  const std::size_t ng = std::max<std::size_t>(axes.gpus.size(), 1), nt = std::max<std::size_t>(axes.tensor_parallel.size(), 1),
-                    nk = std::max<std::size_t>(axes.kv_formats.size(), 1);
-  for (std::size_t g = 0; g < ng; ++g)
-    for (std::size_t t = 0; t < nt; ++t)
-      for (std::size_t k = 0; k < nk; ++k) {
-        const DeploymentSpec d = sweep_point(base, axes, g, t, k);
-        const PlanSpec s = plan_spec(d);
-        check_parallel(s.model, s.parallel);
-        const Planner p(s);
-        // cells grow with context and concurrency: the largest of each raises any overflow
-        const i64 ctx = axes.contexts.empty() ? 1 : *std::max_element(axes.contexts.begin(), axes.contexts.end());
-        const i64 conc = axes.concurrencies.empty() ? 1 : *std::max_element(axes.concurrencies.begin(), axes.concurrencies.end());
-        (void)p.cell(ctx, conc, d.work.shared_prefix);
-      }
+  // cells grow with context and concurrency: the largest of each raises any overflow
+  const i64 ctx = axes.contexts.empty() ? 1 : *std::max_element(axes.contexts.begin(), axes.contexts.end());
+  const i64 conc = axes.concurrencies.empty() ? 1 : *std::max_element(axes.concurrencies.begin(), axes.concurrencies.end());
+  for_each_sweep_point(base, axes, [&](const DeploymentSpec& d) { (void)Planner(plan_spec(d)).cell(ctx, conc, d.work.shared_prefix); });
 }
 
 }  // namespace kvplan

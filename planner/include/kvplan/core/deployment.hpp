@@ -82,14 +82,19 @@ void validate_sweep(const DeploymentSpec& base, const SweepAxes& axes);
 // ---- implementation ----
 DeploymentSpec sweep_point(const DeploymentSpec& base, const SweepAxes& axes, std::size_t g, std::size_t t, std::size_t k);
 
-template <class OnPlan, class OnRow>
-void run_sweep(const DeploymentSpec& base, const SweepAxes& axes, OnPlan on_plan, OnRow on_row) {
+/// Calls f(deployment) for every (GPU, TP, KV format) of the sweep, in row order.
+template <class F>
+void for_each_sweep_point(const DeploymentSpec& base, const SweepAxes& axes, F f) {
   const std::size_t ng = std::max<std::size_t>(axes.gpus.size(), 1), nt = std::max<std::size_t>(axes.tensor_parallel.size(), 1),
                     nk = std::max<std::size_t>(axes.kv_formats.size(), 1);
   for (std::size_t g = 0; g < ng; ++g)
     for (std::size_t t = 0; t < nt; ++t)
-      for (std::size_t k = 0; k < nk; ++k) {
-        const DeploymentSpec d = sweep_point(base, axes, g, t, k);
+      for (std::size_t k = 0; k < nk; ++k) f(sweep_point(base, axes, g, t, k));
+}
+
+template <class OnPlan, class OnRow>
+void run_sweep(const DeploymentSpec& base, const SweepAxes& axes, OnPlan on_plan, OnRow on_row) {
+  for_each_sweep_point(base, axes, [&](const DeploymentSpec& d) {
         const Planner p(plan_spec(d));
         on_plan(p);
         SweepRow row;
@@ -104,7 +109,7 @@ void run_sweep(const DeploymentSpec& base, const SweepAxes& axes, OnPlan on_plan
             row.cell = p.cell(ctx, conc, d.work.shared_prefix);
             on_row(row);
           }
-      }
+  });
 }
 
 }  // namespace kvplan
