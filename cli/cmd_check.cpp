@@ -429,7 +429,7 @@ void run_check(const CheckArgs& a, Globals& g) {
   for (const auto& e : evs) deployments.push_back(e.plan);
   ojson inputs = {{"files", a.files}, {"strict", a.strict}};
   const std::string json_text =
-      envelope("kvplan.check", "1.0.0", g.argv, profiles.sources(), inputs, {{"pass", all}, {"deployments", deployments}}).dump(2) + "\n";
+      envelope("kvplan.check", "1.0.0", g.argv, profiles.sources(), inputs, {{"pass", all}, {"deployments", deployments}}).dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
   Report rep;
   rep.title = "kvplan check: " + std::string(all ? "PASS" : "FAIL");
   rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";

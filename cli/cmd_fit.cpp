@@ -75,7 +75,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   }
   g.exit_code = ok && strict.empty() ? 0 : 1;
   if (fmt == Format::json) {
-    std::cout << envelope("kvplan.fit", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2) << "\n";
+    std::cout << envelope("kvplan.fit", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << render(t, fmt);

@@ -58,7 +58,7 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                     {"fp8_dense_tflops", opt_json(gp.fp8_dense_tflops)}, {"compute_source", gp.compute_source}});
   }
   if (fmt == Format::json) {
-    std::cout << envelope("kvplan.gpus", "1.0.0", g.argv, profiles.sources(), ojson::object(), {{"gpus", rows}}).dump(2) << "\n";
+    std::cout << envelope("kvplan.gpus", "1.0.0", g.argv, profiles.sources(), ojson::object(), {{"gpus", rows}}).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << render(t, fmt);

@@ -100,7 +100,7 @@ void run_kv(const KvArgs& a, Globals& g) {
                    {"notes", m.notes}};
 
   if (fmt == Format::json) {
-    std::cout << envelope("kvplan.kv", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2) << "\n";
+    std::cout << envelope("kvplan.kv", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
 

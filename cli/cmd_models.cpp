@@ -45,7 +45,7 @@ void run_models(const ModelsArgs& a, Globals& g) {
                     {"origin", p.origin}, {"source", p.source}});
   }
   if (fmt == Format::json) {
-    std::cout << envelope("kvplan.models", "1.0.0", g.argv, profiles.sources(), ojson::object(), {{"models", rows}}).dump(2) << "\n";
+    std::cout << envelope("kvplan.models", "1.0.0", g.argv, profiles.sources(), ojson::object(), {{"models", rows}}).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << render(t, fmt);

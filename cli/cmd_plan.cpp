@@ -62,7 +62,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
       else if (a.report_format == "md" || a.report_format == "markdown") {
         if (a.out.html.empty() && a.out.markdown.empty()) std::cout << render_markdown(rep);
       } else if (fmt == Format::json) {
-        std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2) << "\n";
+        std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
       } else {
         std::cout << render(flatten(plan_results_json(d, p)), fmt);
       }
@@ -79,7 +79,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
   for (const auto& s : strict) warn("--strict: " + s);
 
   if (fmt == Format::json) {
-    std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2) << "\n";
+    std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
   const auto& s = d.spec;

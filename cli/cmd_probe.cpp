@@ -149,7 +149,7 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   inputs["backend"] = a.backend;
   inputs["probe_shape"] = {{"num_q_heads", o.shape.num_q_heads}, {"num_kv_heads", o.shape.num_kv_heads},
                            {"head_dim", o.shape.head_dim}, {"page_size", o.shape.page_size}};
-  const std::string text = envelope("kvplan.probe", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2) + "\n";
+  const std::string text = envelope("kvplan.probe", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
   if (!a.output.empty()) io::write_files_atomically({{a.output, text}});
   else if (fmt == Format::json) std::cout << text;
   else std::cout << render(flatten(results), fmt);
@@ -217,7 +217,7 @@ void run_calibrate(const CalibrateArgs& a, Globals& g) {
                {"attention_bandwidth_bytes_per_s", eff_sum / n_fit},
                {"step_overhead_s", t0_sum / n_fit},
                {"fits", fits}};
-  const std::string text = envelope("kvplan.calibration", "1.0.0", g.argv, {"built-in"}, {{"probe_report", a.input}}, cal).dump(2) + "\n";
+  const std::string text = envelope("kvplan.calibration", "1.0.0", g.argv, {"built-in"}, {{"probe_report", a.input}}, cal).dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
   if (!a.output.empty()) io::write_files_atomically({{a.output, text}});
   else if (fmt == Format::json) std::cout << text;
   else std::cout << render(flatten(cal), fmt);

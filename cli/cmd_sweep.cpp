@@ -65,7 +65,7 @@ class Out {
   std::string buf_;
 };
 
-std::string json_str(const std::string& s) { return ojson(s).dump(); }
+std::string json_str(const std::string& s) { return ojson(s).dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 // Sweep axes that take lists are taken out of the flags: the base deployment is resolved without them.
 struct AxisTexts {
@@ -160,7 +160,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
     inputs["gpus"] = gpus;
     inputs["tensor_parallel_sizes"] = axes.tensor_parallel;
     inputs["cells"] = total;
-    std::string head = envelope("kvplan.sweep", "1.1.0", g.argv, profiles.sources(), inputs, ojson::object()).dump(2);
+    std::string head = envelope("kvplan.sweep", "1.1.0", g.argv, profiles.sources(), inputs, ojson::object()).dump(2, ' ', false, ojson::error_handler_t::replace);
     head.erase(head.rfind('}'));                           // reopen the envelope ...
     head.erase(head.rfind("\"results\""));                 // ... and write results as a stream
     o << head << "\"results\": {\n    \"rows\": [";

@@ -95,7 +95,7 @@ std::string render(const Table& t, Format f) {
     for (const auto& r : t.rows) {
       ojson j = ojson::object();
       for (size_t i = 0; i < n; ++i) j[t.columns[i]] = i < r.size() ? r[i] : "";
-      o << j.dump() << "\n";
+      o << j.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
     }
     return o.str();
   }

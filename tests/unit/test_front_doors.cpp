@@ -319,3 +319,20 @@ TEST_CASE("a streamed sweep is one valid JSON document with every row", "[front-
   CHECK(capped.exit == 2);
   CHECK(capped.out.empty());
 }
+
+TEST_CASE("an option file with bytes that are not UTF-8 is read, not a crash (fuzzing finding)", "[front-doors]") {
+  // tests/data/fuzz-regressions/options-invalid-utf8.bin: the fuzzer's first byte chose the
+  // TensorRT-LLM option-YAML form; the rest is the file
+  const std::string bytes = slurp(std::string(KVPLAN_TEST_DATA) + "/fuzz-regressions/options-invalid-utf8.bin");
+  REQUIRE(bytes.size() > 1);
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan-fd-opts-" + std::to_string(getpid()) + ".yaml");
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << bytes.substr(1);
+  }
+  const Run r = kvplan({"plan", "llama-3.1-8b", "--context", "8k", "--", "trtllm-serve", "serve", "m", "--extra_llm_api_options", path.string()});
+  std::filesystem::remove(path);
+  INFO(r.err);
+  CHECK((r.exit == 0 || r.exit == 1 || r.exit == 2));
+  if (r.exit == 2) CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}

@@ -894,7 +894,7 @@ class Reader {
         start = dot + 1;
       }
       (void)path;
-      set(m.binding->def->key, whole.dump(), written, where);
+      set(m.binding->def->key, whole.dump(-1, ' ', false, json::error_handler_t::replace), written, where);
       return;
     }
     if (m.binding && !m.subkey) {
@@ -946,11 +946,11 @@ class Reader {
         else if (const FlagDef* f = table_.find(flag); f && f->arity == FlagArity::boolean) args.push_back("--no-" + it.key());
       } else if (v.is_array()) {
         args.push_back(flag);
-        for (const auto& x : v) args.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+        for (const auto& x : v) args.push_back(x.is_string() ? x.get<std::string>() : x.dump(-1, ' ', false, json::error_handler_t::replace));
       } else if (v.is_string()) {
         args.insert(args.end(), {flag, v.get<std::string>()});
       } else {
-        args.insert(args.end(), {flag, v.dump()});
+        args.insert(args.end(), {flag, v.dump(-1, ' ', false, json::error_handler_t::replace)});
       }
       const std::string at = doc.at("/" + pointer_token(it.key()));
       Reader sub(e_, table_, at, ctx_);
@@ -971,7 +971,7 @@ class Reader {
       const std::string where = doc.at(pointer);
       if (const auto b = trtllm_yaml_binding(key)) {
         const json& v = it.value();
-        apply_binding(*b, key, v.is_string() ? v.get<std::string>() : v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.dump(), where);
+        apply_binding(*b, key, v.is_string() ? v.get<std::string>() : v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.dump(-1, ' ', false, json::error_handler_t::replace), where);
         continue;
       }
       if (it.value().is_object() && (keys.empty() || !keys.count(key) || keys.at(key) == "object")) {

@@ -75,7 +75,7 @@ ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo
       throw InputError(bag.get("hf_overrides")->origin.where, e.problem(), e.fix());
     }
   }();
-  m.notes.push_back("config overridden by " + bag.get("hf_overrides")->origin.where + ": " + patch.dump());
+  m.notes.push_back("config overridden by " + bag.get("hf_overrides")->origin.where + ": " + patch.dump(-1, ' ', false, json::error_handler_t::replace));
   return m;
 }
 

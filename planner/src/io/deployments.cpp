@@ -41,7 +41,7 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
       for (size_t i = 0; i < c.size(); ++i) {
         if (!c[i].is_string() && !c[i].is_number())
           throw InputError(n.doc.at(n.path + "/command/" + std::to_string(i)), "command items must be strings, got " + describe_value(c[i]));
-        d.command.push_back(c[i].is_string() ? c[i].get<std::string>() : c[i].dump());
+        d.command.push_back(c[i].is_string() ? c[i].get<std::string>() : c[i].dump(-1, ' ', false, json::error_handler_t::replace));
       }
     } else {
       n.fail("command", "command: expected a string or a list of strings, got " + describe_value(c));

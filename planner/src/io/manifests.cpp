@@ -302,7 +302,7 @@ void product_from_terms(const LocatedDoc& doc, const json& terms, const std::str
         if (text_at(x, "key") != l || text_at(x, "operator") != "In") continue;
         if (!x.contains("values") || !x["values"].is_array() || x["values"].empty()) continue;
         const json& v = x["values"][0];
-        product = v.is_string() ? v.get<std::string>() : v.dump();
+        product = v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace);
         where = doc.at(path + "/" + std::to_string(t) + "/matchExpressions/" + std::to_string(e) + "/values/0");
         return;
       }
