@@ -168,6 +168,44 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   bool first_row = true;
   std::string gpu_id, dtname, gpu_json, dt_json;
   const Planner* current = nullptr;
+  // table and md rows are streamed too: a first pass over the grid sizes the table's columns
+  auto human_row = [&](const SweepRow& r, const PerfResult& pr) {
+    const Cell& c = r.cell;
+    std::vector<std::string> row = {r.gpu->id, std::to_string(r.tensor_parallel), std::string(format_info(r.kv_format).name), grouped(r.context),
+                                    grouped(r.concurrency), human_bytes(c.kv_bytes), human_bytes(c.total_bytes), c.fits ? "yes" : "NO",
+                                    human_bytes(c.headroom_bytes), c.limiting};
+    if (a.perf) {
+      char b1[32], b2[32];
+      std::snprintf(b1, sizeof b1, "%.3f", pr.tpot_s * 1e3);
+      std::snprintf(b2, sizeof b2, "%.1f", pr.decode_tokens_per_s_per_gpu);
+      row.insert(row.end(), {b1, b2});
+    }
+    return row;
+  };
+  std::vector<size_t> widths;
+  for (const auto& col : t.columns) widths.push_back(col.size());
+  if (fmt == Format::table) {
+    run_sweep(
+        d.base, axes, [&](const Planner& p) { current = &p; },
+        [&](const SweepRow& r) {
+          const auto row = human_row(r, a.perf ? estimate_perf(*current, r.context, 0, r.concurrency, d.perf) : PerfResult{});
+          for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+        });
+    std::string head;
+    size_t line_width = 0;
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const std::string pad(widths[i] - t.columns[i].size(), ' ');
+      head += (i ? "  " : "") + (t.right_align[i] ? pad + t.columns[i] : t.columns[i] + (i + 1 < t.columns.size() ? pad : ""));
+      line_width += widths[i] + (i ? 2 : 0);
+    }
+    o << head << "\n" << std::string(line_width, '-') << "\n";
+  } else if (fmt == Format::md) {
+    o << "|";
+    for (const auto& col : t.columns) o << " " << col << " |";
+    o << "\n|";
+    for (size_t i = 0; i < t.columns.size(); ++i) o << (t.right_align[i] ? " ---: |" : " --- |");
+    o << "\n";
+  }
   try {
     run_sweep(
         d.base, axes,
@@ -219,19 +257,27 @@ void run_sweep(const SweepArgs& a, Globals& g) {
               }
               o << (fmt == Format::jsonl ? "}\n" : "}");
               break;
-            default: {
-              std::string fits = c.fits ? "yes" : "NO";
-              if (color) fits = c.fits ? "\033[32myes\033[0m" : "\033[31mNO\033[0m";
-              std::vector<std::string> row = {gpu_id,          std::to_string(r.tensor_parallel), dtname, grouped(r.context), grouped(r.concurrency),
-                                              human_bytes(c.kv_bytes), human_bytes(c.total_bytes), fits, human_bytes(c.headroom_bytes), c.limiting};
-              if (a.perf) {
-                char b1[32], b2[32];
-                std::snprintf(b1, sizeof b1, "%.3f", pr.tpot_s * 1e3);
-                std::snprintf(b2, sizeof b2, "%.1f", pr.decode_tokens_per_s_per_gpu);
-                row.insert(row.end(), {b1, b2});
+            case Format::md:
+            case Format::table: {
+              const std::vector<std::string> row = human_row(r, pr);
+              if (fmt == Format::md) {
+                o << "|";
+                for (size_t i = 0; i < row.size(); ++i) o << " " << row[i] << " |";
+                o << "\n";
+                break;
               }
-              t.rows.push_back(std::move(row));
+              std::string line;
+              for (size_t i = 0; i < row.size(); ++i) {
+                const std::string pad(widths[i] > row[i].size() ? widths[i] - row[i].size() : 0, ' ');
+                std::string cell = row[i];
+                if (color && i == 7) cell = c.fits ? "\033[32m" + cell + "\033[0m" : "\033[31m" + cell + "\033[0m";
+                line += (i ? "  " : "") + (t.right_align[i] ? pad + cell : cell + (i + 1 < row.size() ? pad : ""));
+              }
+              o << line << "\n";
+              break;
             }
+            default:
+              break;
           }
           first_row = false;
           if (progress && (++done & 0xffff) == 0) {
@@ -250,7 +296,6 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   }
   if (progress_shown) std::fprintf(stderr, "\n");
   if (fmt == Format::json) o << "\n    ]\n  }\n}\n";
-  if (fmt == Format::table || fmt == Format::md) o << render(t, fmt);
   o.flush();
   if (reports)
     write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
