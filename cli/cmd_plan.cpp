@@ -22,11 +22,8 @@ std::string fmt_double(double v, int digits) {
   return buf;
 }
 
-std::string fmt_time(double s) {
-  if (s < 1e-3) return fmt_double(s * 1e6, 1) + " us";
-  if (s < 1) return fmt_double(s * 1e3, 2) + " ms";
-  return fmt_double(s, 2) + " s";
-}
+// Times in tables are milliseconds everywhere (JSON carries seconds: *_s keys).
+std::string fmt_time(double s) { return fmt_double(s * 1e3, 2) + " ms"; }
 
 struct PlanArgs {
   DeployArgs d;

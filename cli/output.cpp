@@ -143,7 +143,7 @@ std::string render_text(Table t) {
   for (size_t i = 0; i < n; ++i) w[i] = t.columns[i].size();
   for (const auto& r : t.rows)
     for (size_t i = 0; i < n && i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  // too wide: shrink the widest text (left-aligned) columns, down to 16 characters each
+  // too wide: shrink the widest text (left-aligned) columns, down to 10 characters each
   // --verbose asks for the whole derivation on one line: no limit unless COLUMNS sets one
   const size_t limit = g_verbose && g_width == 0 && !std::getenv("COLUMNS") ? SIZE_MAX : static_cast<size_t>(table_width());
   auto total_width = [&] {
@@ -154,9 +154,9 @@ std::string render_text(Table t) {
   while (total_width() > limit) {
     size_t widest = n;
     for (size_t i = 0; i < n; ++i)
-      if (!right(i) && w[i] > 16 && (widest == n || w[i] > w[widest])) widest = i;
+      if (!right(i) && w[i] > 10 && (widest == n || w[i] > w[widest])) widest = i;
     if (widest == n) break;
-    w[widest] = std::max<size_t>(16, w[widest] - std::min(w[widest] - 16, total_width() - limit));
+    w[widest] = std::max<size_t>(10, w[widest] - std::min(w[widest] - 10, total_width() - limit));
   }
   auto line = [&](const std::vector<std::string>& r) {
     std::vector<std::vector<std::string>> cells(n);
