@@ -20,11 +20,13 @@ namespace kvplan::io {
 
 namespace {
 
-constexpr std::size_t kParseBudget = std::size_t{512} << 20;  // bytes allocated while parsing one file
+// Bytes yaml-cpp may allocate while parsing one file: 64 per byte of text, at least 64 MiB (a
+// 16 MiB file gets 1 GiB; the pathological inputs fuzzing found need gigabytes at any size).
+std::size_t parse_budget_for(std::size_t text_bytes) { return std::max<std::size_t>(std::size_t{64} << 20, 64 * text_bytes); }
 
 struct BudgetScope {
-  std::size_t budget = kParseBudget;
-  BudgetScope() { detail::parse_budget = &budget; }
+  std::size_t budget;
+  explicit BudgetScope(std::size_t bytes) : budget(bytes) { detail::parse_budget = &budget; }
   ~BudgetScope() { detail::parse_budget = nullptr; }
   BudgetScope(const BudgetScope&) = delete;
   BudgetScope& operator=(const BudgetScope&) = delete;
@@ -177,11 +179,11 @@ std::vector<LocatedDoc> parse_documents(const std::string& text, const std::stri
   try {
     std::vector<YAML::Node> nodes;
     try {
-      BudgetScope scope;
+      BudgetScope scope(parse_budget_for(text.size()));
       if (all) nodes = YAML::LoadAll(text);
       else nodes.push_back(YAML::Load(text));
     } catch (const std::bad_alloc&) {
-      throw InputError(file, "the YAML parser needed more than " + std::to_string(kParseBudget >> 20) + " MiB for this file",
+      throw InputError(file, "the YAML parser needed more than " + std::to_string(parse_budget_for(text.size()) >> 20) + " MiB for this file",
                        "check the YAML syntax (indentation, stray ',' or '-')");
     }
     size_t count = 0;
