@@ -465,7 +465,7 @@ void register_check(CLI::App& app, Globals& g) {
   c->add_option("--set", a->set, "KEY=VALUE for every deployment: a setting (max-model-len=8192) or a variable the commands use (MAX_SEQ_LEN=8192)");
   a->out.add_options(c, true);
   c->add_flag("--strict", a->strict, "Warnings (model_type fallback, model not in the local cache, unexpanded variables) fail the check");
-  c->add_option("--format", a->format, "stdout: table | md | csv | json")->capture_default_str();
+  c->add_option("--format", a->format, "stdout: table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_check(*a, g); });
 }
 

@@ -92,7 +92,7 @@ void register_fit(CLI::App& app, Globals& g) {
   c->add_flag("--fewest-gpus", a->fewest_gpus, "Search GPU counts and TP x PP x DP layouts for the smallest that fits");
   c->add_option("--max-gpus", a->max_gpus, "Upper bound of the search")->capture_default_str();
   c->add_option("--max-tp", a->max_tp, "Largest tensor-parallel size (GPUs per node)")->capture_default_str();
-  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_fit(*a, g); });
 }
 

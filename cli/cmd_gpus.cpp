@@ -69,7 +69,7 @@ void run_gpus(const GpusArgs& a, Globals& g) {
 void register_gpus(CLI::App& app, Globals& g) {
   auto a = std::make_shared<GpusArgs>();
   auto* c = app.add_subcommand("gpus", "List GPU profiles (built-in and --profiles)");
-  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->add_flag("--template", a->template_,
               "Print an empty GPU profile to fill in and save as DIR/gpus/<id>.json for --profiles DIR "
               "(every key is required; null where profiles/README-gpus.md allows)");

@@ -148,7 +148,7 @@ void register_kv(CLI::App& app, Globals& g) {
   add_model_options(c, a->model);
   c->add_option("--context", a->context, "Tokens of one sequence (4096, 32k, 1m); default: the model's max_position_embeddings");
   c->add_option("--encoder-tokens", a->encoder_tokens, "Encoder tokens cross-attention layers hold (mllama); default 0");
-  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_kv(*a, g); });
 }
 

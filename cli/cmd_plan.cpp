@@ -186,7 +186,7 @@ void register_plan(CLI::App& app, Globals& g) {
   auto* c = app.add_subcommand("plan", "One deployment point: per-GPU budget, engine report, fit and performance (exit 1 when it does not fit)");
   add_deploy_options(c, a->d);
   a->out.add_options(c, false);
-  c->add_option("--format", a->format, "table | md | csv | json")->capture_default_str();
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_plan(*a, g); });
 }
 
