@@ -110,12 +110,12 @@ void run_kv(const KvArgs& a, Globals& g) {
   groups_t.right_align = {false, false, true, true, true, true, true, true, false};
   groups_t.verbose_only = {false, false, false, false, false, false, false, false, true};
   // CSV carries plain integers for machines; table and Markdown group digits for people
-  auto num = [&](i64 v) { return fmt == Format::csv ? std::to_string(v) : grouped(v); };
+  auto num = [&](i64 v) { return fmt == Format::csv || fmt == Format::jsonl ? std::to_string(v) : grouped(v); };
   for (const auto& gr : kv.groups)
     groups_t.rows.push_back({join(gr.layer_indices), kv_kind_name(gr.kind), std::to_string(gr.layer_indices.size()),
                              num(gr.k_bytes_per_token + gr.v_bytes_per_token), num(gr.tokens_held), num(gr.k_bytes),
                              num(gr.v_bytes), num(gr.state_bytes), gr.formula});
-  if (fmt == Format::csv) {
+  if (fmt == Format::csv || fmt == Format::jsonl) {
     std::cout << render(groups_t, fmt);
     return;
   }
