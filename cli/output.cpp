@@ -2,6 +2,7 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <sstream>
@@ -94,7 +95,18 @@ std::string render(const Table& t, Format f) {
   if (f == Format::jsonl || f == Format::json) {  // one object per row, keyed by column
     for (const auto& r : t.rows) {
       ojson j = ojson::object();
-      for (size_t i = 0; i < n; ++i) j[t.columns[i]] = i < r.size() ? r[i] : "";
+      for (size_t i = 0; i < n; ++i) {
+        const std::string c = i < r.size() ? r[i] : "";
+        // a cell that is a plain number is a JSON number (CSV-style raw cells)
+        const bool numeric = !c.empty() && c.find_first_not_of("-0123456789.eE+") == std::string::npos &&
+                             (std::isdigit(static_cast<unsigned char>(c[0])) || (c[0] == '-' && c.size() > 1));
+        if (numeric) {
+          const ojson x = ojson::parse(c, nullptr, false);
+          j[t.columns[i]] = x.is_discarded() ? ojson(c) : x;
+        } else {
+          j[t.columns[i]] = c;
+        }
+      }
       o << j.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
     }
     return o.str();
