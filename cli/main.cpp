@@ -37,6 +37,13 @@ int main(int argc, char** argv) {
       g.pasted.assign(dd + 1, args.end());
       args.erase(dd, args.end());
     }
+    if (!g.pasted.empty()) {  // only the deployment commands read an engine command
+      for (const auto& a : args) {
+        if (a == "kv" || a == "models" || a == "gpus" || a == "calibrate")
+          throw InputError("--", "kvplan " + a + " takes no engine command after --", "paste the command after plan, sweep, fit, check, report or probe");
+        if (a == "plan" || a == "sweep" || a == "fit" || a == "check" || a == "report" || a == "probe") break;
+      }
+    }
     args = cli::rewrite_engine_spellings(args);
     cli::set_table_options(0, std::find(args.begin(), args.end(), "--verbose") != args.end());
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
