@@ -58,6 +58,12 @@ void run_fit(const FitArgs& a, Globals& g) {
                       ""});
   } else {
     const Planner p(d.spec);
+    if (!p.engine().startup_ok) {
+      // one contract with plan, sweep and check: a deployment that does not start fits nothing; say what would start
+      const i64 longest = p.engine().estimated_max_model_len;
+      results["starts"] = {{"startup_ok", false}, {"largest_max_model_len_that_starts", longest}};
+      t.rows.push_back({"does not start; largest max-model-len that starts", human ? grouped(longest) : std::to_string(longest), "does_not_start"});
+    }
     if (have_ctx || !have_conc) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
       const Cell next = p.cell(d.tokens, n + 1, d.shared_prefix);

@@ -59,7 +59,10 @@ kvplan_cli_test(sweep_csv EXIT 0 ARGS sweep llama-3.1-8b --gpu h100,l4 --context
   STDOUT_CONTAINS "l4,1,bf16,4096,8,")
 kvplan_cli_test(sweep_bad_range EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 8k..1k
   STDERR "kvplan: error: --context: range '8k..1k' ends before it starts; write A..B with A <= B")
-kvplan_cli_test(fit_concurrency EXIT 0 ARGS fit llama-3.1-8b --gpu l4 --context 8k STDOUT_CONTAINS "max concurrency at 8,192 tokens")
+kvplan_cli_test(fit_concurrency EXIT 0 ARGS fit llama-3.1-8b --gpu l4 --max-model-len 8k --context 8k STDOUT_CONTAINS "max concurrency at 8,192 tokens")
+# one contract: a vLLM deployment that does not start (131072-token max_model_len on an L4) fits nothing
+kvplan_cli_test(fit_does_not_start EXIT 1 ARGS fit llama-3.1-8b --gpu l4 --context 8k --format csv STDOUT_CONTAINS "does_not_start")
+kvplan_cli_test(plan_does_not_start EXIT 1 ARGS plan llama-3.1-8b --gpu l4 --context 8k --concurrency 1 STDOUT_CONTAINS "NO (limited by does_not_start)")
 kvplan_cli_test(fit_fewest EXIT 0 ARGS fit llama-3.1-70b --context 32k --concurrency 64 --fewest-gpus --format json STDOUT_CONTAINS "\"found\": true")
 kvplan_cli_test(fit_none EXIT 1 ARGS fit llama-3.1-405b --gpu l4 --context 128k --concurrency 64 --fewest-gpus --max-gpus 4 STDOUT_CONTAINS "none within 4 GPUs")
 

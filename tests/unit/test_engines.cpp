@@ -38,7 +38,7 @@ TEST_CASE("vLLM: same GPU at max_model_len 29000 does not start: 1478 blocks, 23
   CHECK_FALSE(p.engine().startup_ok);
   CHECK(p.engine().estimated_max_model_len == 23648);
   CHECK_FALSE(p.cell(29000, 1).fits);
-  CHECK(p.cell(29000, 1).limiting == "kv_cache");
+  CHECK(p.cell(29000, 1).limiting == "does_not_start");  // vLLM refuses to start: nothing fits
 }
 
 TEST_CASE("vLLM V1 report: 127,626 blocks = 2,042,016 tokens, 997.08x at 2048", "[engine][vllm]") {

@@ -217,9 +217,9 @@ TEST_CASE("vLLM calculate-kv-scales: a boolean that newer vLLM dropped, not an e
 TEST_CASE("vLLM --num-gpu-blocks-override sets the pool, from a kvplan flag or a pasted command", "[front-doors]") {
   // llama-3.1-8b: a block is 16 tokens x 32 layers x 8 KV heads x 128 x (K + V) x 2 B (bf16)
   const long long block_bytes = 16LL * 32 * 8 * 128 * 2 * 2;
-  for (const auto& args : {std::vector<std::string>{"plan", "llama-3.1-8b", "--num-gpu-blocks-override", "1000", "--context", "8k", "--format", "json"},
+  for (const auto& args : {std::vector<std::string>{"plan", "llama-3.1-8b", "--num-gpu-blocks-override", "1000", "--max-model-len", "8k", "--context", "8k", "--format", "json"},
                            std::vector<std::string>{"plan", "llama-3.1-8b", "--context", "8k", "--format", "json", "--", "vllm", "serve", "m",
-                                                    "--num-gpu-blocks-override", "1000"}}) {
+                                                    "--num-gpu-blocks-override", "1000", "--max-model-len", "8192"}}) {
     const Run r = kvplan(args);
     INFO(r.err);
     REQUIRE(r.exit == 0);
@@ -287,8 +287,8 @@ TEST_CASE("first-use friction: --profiles after the subcommand, case-insensitive
   INFO(upper.err);
   REQUIRE(upper.exit == 0);
   CHECK(json::parse(upper.out)["inputs"]["gpu"] == "h100-sxm");
-  const Run custom = kvplan({"plan", "llama-3.1-8b", "--gpu", "custom", "--gpu-memory-bytes", "24GiB", "--gpu-bandwidth", "1e12", "--context",
-                             "8k", "--format", "json"});
+  const Run custom = kvplan({"plan", "llama-3.1-8b", "--gpu", "custom", "--gpu-memory-bytes", "24GiB", "--gpu-bandwidth", "1e12",
+                             "--max-model-len", "8k", "--context", "8k", "--format", "json"});
   INFO(custom.err);
   REQUIRE(custom.exit == 0);
   const json c = json::parse(custom.out);

@@ -260,6 +260,9 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   const i64 per_req = vllm_blocks_for(e.max_model_len);
   report_.max_concurrency = per_req > 0 ? static_cast<double>(pool_units_) / static_cast<double>(per_req) : 0;
   report_.startup_ok = per_req <= pool_units_;
+  // vLLM refuses to start when one max_model_len request does not fit the pool (check_enough_kv_cache_memory:
+  // "To serve at least one request with the model's max seq len ..."): nothing fits a deployment that does not start
+  if (!report_.startup_ok && startup_limit_.empty()) startup_limit_ = "does_not_start";
   if (!report_.startup_ok)  // vLLM estimate_max_model_len: the longest whose blocks fit the pool
     report_.estimated_max_model_len = std::max<i64>(largest_passing(1, e.max_model_len, [&](i64 len) { return vllm_blocks_for(len) <= pool_units_; }), 0);
 }
