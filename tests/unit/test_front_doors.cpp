@@ -336,3 +336,17 @@ TEST_CASE("an option file with bytes that are not UTF-8 is read, not a crash (fu
   CHECK((r.exit == 0 || r.exit == 1 || r.exit == 2));
   if (r.exit == 2) CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
+
+TEST_CASE("SGLang starts with a pool smaller than the context and caps requests at the pool", "[front-doors]") {
+  // SGLang scheduler: max_req_len = min(context_len - 1, max_total_num_tokens - 1); it refuses to start
+  // only when the pool holds no token. Qwen3-8B on an L4: the pool is far below the 40,960-token context.
+  const Run r = kvplan({"plan", "qwen3-8b", "--engine", "sglang", "--gpu", "l4", "--context", "8k", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out)["results"];
+  const long long pool = j["engine"]["max_total_num_tokens"];
+  CHECK(pool > 8192);
+  CHECK(pool < 40960);
+  CHECK(j["engine"]["startup_ok"] == true);
+  CHECK(j["fit"]["max_tokens_at_concurrency"] == pool - 1);
+}

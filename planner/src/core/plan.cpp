@@ -323,7 +323,14 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available) {
   unit_tokens_ = page;
   unit_bytes_ = mul(cell, page);
   pool_units_ = tokens / page;
-  report_.startup_ok = pool_units_ >= pages_for_tokens(e.max_model_len, page);
+  // SGLang starts whenever the pool holds tokens (scheduler: "Not enough memory" only at 0) and caps a
+  // request at max_req_len = min(context_len - 1, max_total_num_tokens - 1) (scheduler.py init_memory_pool_and_cache)
+  report_.startup_ok = tokens > 0;
+  if (tokens > 0 && tokens - 1 < max_len_) {
+    report_.notes.push_back("SGLang caps requests at " + std::to_string(tokens - 1) + " tokens (max_total_num_tokens - 1), below the context length " +
+                            std::to_string(max_len_));
+    max_len_ = tokens - 1;
+  }
   groups_ = {{KvKind::full, static_cast<i64>(rank.layers.size()), 0, cell, 0, 0, 1}};
 }
 
