@@ -49,10 +49,10 @@ i64 effective_intermediate(const ModelSpec& m) {
 
 }  // namespace
 
-i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act) {
+i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act, i64 logits_vocab) {
   const i64 elem = format_info(act).block_bytes;
   const i64 mlp = mul(mul(tokens, mul(4, effective_intermediate(rank))), elem, "activation bytes");
-  const i64 logits = rank.has_lm_head ? mul(mul(max_seqs, rank.vocab), 4, "logits bytes") : 0;
+  const i64 logits = rank.has_lm_head ? mul(mul(max_seqs, logits_vocab), 4, "logits bytes") : 0;
   return add(mlp, logits, "activation bytes");
 }
 
@@ -93,9 +93,13 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     const i64 weights = term("weights", ov.weights, weight_bytes(rank, pc).total,
                              "this rank's parameters (" + weight_bytes(rank, pc).basis + ")", true);
     const i64 act_tokens = e.max_num_batched_tokens;
-    const i64 activation = term("activation_peak", ov.activation, activation_peak_bytes(rank, act_tokens, e.max_num_seqs, m.dtype),
-                                std::to_string(act_tokens) + " batched tokens x 4 x widest MLP x " +
-                                    std::string(format_info(m.dtype).name) + " + max_num_seqs x vocab/tp x 4 B logits",
+    // vLLM V1's LogitsProcessor all-gathers the logits: every rank holds max_num_seqs x the full vocabulary
+    // in fp32 during the profiling sampler run (vllm/model_executor/layers/logits_processor.py _gather_logits)
+    const bool full_vocab = e.kind == EngineKind::vllm;
+    const i64 activation = term("activation_peak", ov.activation,
+                                activation_peak_bytes(rank, act_tokens, e.max_num_seqs, m.dtype, full_vocab ? m.vocab : rank.vocab),
+                                std::to_string(act_tokens) + " batched tokens x 4 x widest MLP x " + std::string(format_info(m.dtype).name) +
+                                    " + max_num_seqs x " + (full_vocab ? "vocab (gathered on every rank)" : "vocab/tp") + " x 4 B logits",
                                 e.kind != EngineKind::sglang);
     const i64 non_torch = term("non_torch", ov.non_torch, multi ? kNonTorchMulti : kNonTorchSingle,
                                multi ? "cuBLAS/attention workspaces + NCCL buffers (estimate)" : "cuBLAS/attention workspaces (estimate, vLLM logs 0.16-0.4 GiB)", true);

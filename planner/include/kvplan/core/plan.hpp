@@ -147,7 +147,8 @@ class Planner {
 
 /// Activation peak of a profiling forward pass over `tokens` tokens on one rank:
 /// tokens x 4 x I_eff x act_bytes, I_eff the widest MLP of the rank (dense width, or
-/// experts_per_token x expert width + shared width for MoE), plus max_num_seqs x vocab x 4 B of fp32 logits.
-i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act);
+/// experts_per_token x expert width + shared width for MoE), plus max_num_seqs x logits_vocab x 4 B of fp32
+/// logits (vLLM V1 gathers the full vocabulary on every rank; other engines hold vocab / tp).
+i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act, i64 logits_vocab);
 
 }  // namespace kvplan
