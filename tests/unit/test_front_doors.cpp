@@ -350,3 +350,19 @@ TEST_CASE("SGLang starts with a pool smaller than the context and caps requests 
   CHECK(j["engine"]["startup_ok"] == true);
   CHECK(j["fit"]["max_tokens_at_concurrency"] == pool - 1);
 }
+
+TEST_CASE("vLLM's MLA block size follows the MLA backend of the GPU", "[front-doors]") {
+  // vllm/platforms/cuda.py (0.10-0.11): FlashMLA on SM 9.0 forces 64, CUTLASS MLA on SM 10.x 128, else 16
+  const std::vector<std::pair<std::string, int>> cases = {{"h100", 64}, {"b200", 128}, {"a100-sxm-80gb", 16}};
+  for (const auto& [gpu, block] : cases) {
+    INFO(gpu);
+    const Run r = kvplan({"plan", "deepseek-v3", "--gpu", gpu, "--tensor-parallel-size", "8", "--format", "json"});
+    REQUIRE(!r.out.empty());
+    CHECK(json::parse(r.out)["results"]["engine"]["block_size"] == block);
+  }
+  const Run given = kvplan({"plan", "deepseek-v3", "--gpu", "h100", "--tensor-parallel-size", "8", "--block-size", "16", "--format", "json"});
+  REQUIRE(!given.out.empty());
+  CHECK(json::parse(given.out)["results"]["engine"]["block_size"] == 16);  // an explicit --block-size wins
+  const Run dense = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--format", "json"});
+  CHECK(json::parse(dense.out)["results"]["engine"]["block_size"] == 16);  // not MLA: 16
+}

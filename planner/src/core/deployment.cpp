@@ -18,7 +18,8 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   const i64 gpu_mem = d.overrides.gpu_memory.value_or(d.gpu.memory_bytes);
   EngineSettings e = d.engine;
   if (d.max_model_len_auto) e.max_model_len = 0;
-  s.engine = resolve_engine_defaults(e, d.model.max_context, d.parallel.tp, gpu_mem, d.gpu.architecture);
+  const bool mla = std::any_of(d.model.layers.begin(), d.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; });
+  s.engine = resolve_engine_defaults(e, d.model.max_context, d.parallel.tp, gpu_mem, d.gpu.architecture, mla, d.gpu.compute_capability);
   if (d.max_model_len_auto && s.engine.kind == EngineKind::vllm) {
     // vLLM max_model_len auto (-1): the longest length whose KV fits one request, at most the model's
     const Planner probe(s);

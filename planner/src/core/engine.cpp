@@ -52,13 +52,18 @@ void check_fraction(double f, const char* flag) {
 }  // namespace
 
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
-                                       const std::string& gpu_arch) {
+                                       const std::string& gpu_arch, bool mla, const std::string& compute_capability) {
   // vLLM EngineArgs: GPUs with >= 70 GiB that are not A100 get the larger serving defaults
   const bool big_gpu = gpu_memory_bytes >= 70 * kGiB && gpu_arch != "ampere";
   switch (e.kind) {
     case EngineKind::vllm:
       if (e.memory_fraction == 0) e.memory_fraction = 0.9;  // --gpu-memory-utilization default
       check_fraction(e.memory_fraction, "memory_fraction");
+      // MLA models: vLLM 0.10-0.11 force the block size of the MLA backend it picks - FlashMLA (Hopper, SM 9.0) 64
+      // ("Forcing kv cache block size to 64 for FlashMLA backend."), CUTLASS MLA (Blackwell SM 10.x, the 0.11 default)
+      // 128; elsewhere Triton MLA keeps 16 (vllm/platforms/cuda.py CudaPlatformBase.check_and_update_config)
+      if (e.block_size == 0 && mla && compute_capability == "9.0") e.block_size = 64;
+      if (e.block_size == 0 && mla && compute_capability.rfind("10.", 0) == 0) e.block_size = 128;
       if (e.block_size == 0) e.block_size = 16;
       if (std::find(vllm_block_sizes().begin(), vllm_block_sizes().end(), e.block_size) == vllm_block_sizes().end())
         throw InputError("block_size", std::to_string(e.block_size) + " is not supported by vLLM", "use 1, 8, 16, 32, 64 or 128");

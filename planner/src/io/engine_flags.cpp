@@ -40,8 +40,6 @@ FlagArity arity_named(const std::string& a, const std::string& file) {
   throw std::logic_error("kvplan: " + file + ": unknown arity '" + a + "'");
 }
 
-std::string engine_dir(EngineKind k) { return engine_name(k); }  // "vllm", "sglang", "trtllm", "llama.cpp"
-
 struct Registry {
   std::map<EngineKind, std::vector<FlagTable>> tables;  // sorted oldest first
   std::map<EngineKind, std::map<std::string, FlagEffectDef>> effects;

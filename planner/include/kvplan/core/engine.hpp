@@ -44,8 +44,9 @@ struct EngineSettings {
 
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks
 /// ranges; throws InputError naming the engine's flag.
+/// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
-                                       const std::string& gpu_arch);
+                                       const std::string& gpu_arch, bool mla = false, const std::string& compute_capability = "");
 
 /// vLLM's allowed --block-size values (CacheConfig BlockSize literal).
 const std::vector<i64>& vllm_block_sizes();
