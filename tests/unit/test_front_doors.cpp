@@ -366,3 +366,35 @@ TEST_CASE("vLLM's MLA block size follows the MLA backend of the GPU", "[front-do
   const Run dense = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--format", "json"});
   CHECK(json::parse(dense.out)["results"]["engine"]["block_size"] == 16);  // not MLA: 16
 }
+
+TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-doors]") {
+  // gemma-2-9b ships torch_dtype float32. vLLM >= 0.10 on SM >= 8.0 (L40S, 8.9): bf16; gemma2 never fp16, so
+  // below SM 8.0 (T4, 7.5) it stays fp32 (vllm/config/model.py _resolve_auto_dtype); SGLang: gemma families bf16.
+  const Run kv = kvplan({"kv", "gemma-2-9b", "--context", "1", "--format", "json"});
+  REQUIRE(kv.exit == 0);
+  const long long params = json::parse(kv.out)["results"]["params_total"];
+  auto plan = [](const std::vector<std::string>& args) {
+    const Run r = kvplan(args);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return json::parse(r.out);
+  };
+  auto weights = [](const json& j) {
+    for (const auto& t : j["results"]["budget"])
+      if (t["term"] == "weights") return t["bytes"].get<long long>();
+    return -1LL;
+  };
+  const json v = plan({"plan", "gemma-2-9b", "--gpu", "l40s", "--context", "8k", "--format", "json"});
+  CHECK(v["inputs"]["model_dtype"] == "bf16");
+  CHECK(v["inputs"]["k_cache_type"] == "bf16");
+  CHECK(weights(v) == params * 2);
+  const json s = plan({"plan", "gemma-2-9b", "--engine", "sglang", "--gpu", "l40s", "--context", "8k", "--format", "json"});
+  CHECK(s["inputs"]["model_dtype"] == "bf16");
+  const json t4 = plan({"plan", "gemma-2-9b", "--gpu", "t4", "--max-model-len", "1k", "--context", "1k", "--format", "json"});
+  CHECK(t4["inputs"]["model_dtype"] == "f32");
+  const json given = plan({"plan", "gemma-2-9b", "--gpu", "l40s", "--dtype", "float16", "--context", "8k", "--format", "json"});
+  CHECK(given["inputs"]["model_dtype"] == "f16");
+  // llama.cpp caches f16 unless -ctk / -ctv say otherwise
+  const json l = plan({"plan", "gemma-2-9b", "--engine", "llama.cpp", "--gpu", "l40s", "-c", "8192", "--format", "json"});
+  CHECK(l["inputs"]["k_cache_type"] == "f16");
+}

@@ -2,15 +2,48 @@
 #include "kvplan/core/deployment.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace kvplan {
+
+ElemFormat resolve_dtype(const DeploymentSpec& d) {
+  if (d.dtype) return *d.dtype;
+  const ElemFormat stored = d.model.dtype;
+  if (stored != ElemFormat::f32) return stored;
+  const std::string& t = d.model.model_type;
+  const bool gemma = t.rfind("gemma", 0) == 0;
+  const bool no_fp16 = t.rfind("gemma2", 0) == 0 || t.rfind("gemma3", 0) == 0 || t.rfind("glm4", 0) == 0;
+  double cc = 0;
+  try {
+    cc = d.gpu.compute_capability.empty() ? 8.0 : std::stod(d.gpu.compute_capability);
+  } catch (const std::exception&) {
+    cc = 8.0;
+  }
+  switch (d.engine.kind) {
+    case EngineKind::vllm:
+    case EngineKind::generic:
+      if (cc >= 8.0) return ElemFormat::bf16;
+      return no_fp16 ? ElemFormat::f32 : ElemFormat::f16;
+    case EngineKind::sglang:
+      return gemma ? ElemFormat::bf16 : ElemFormat::f16;
+    default:
+      return stored;
+  }
+}
 
 PlanSpec plan_spec(const DeploymentSpec& d) {
   PlanSpec s;
   s.model = d.model;
-  s.kv.k_format = d.k_format.value_or(d.model.dtype);
-  s.kv.v_format = d.v_format.value_or(d.model.dtype);
-  s.kv.state_format = d.state_format.value_or(d.model.dtype);
+  const ElemFormat dtype = resolve_dtype(d);
+  if (dtype != d.model.dtype && d.model.quant.method != "override")
+    s.model.notes.push_back("torch_dtype " + std::string(format_info(d.model.dtype).name) + " runs as " + std::string(format_info(dtype).name) +
+                            " under " + engine_name(d.engine.kind) + " (its dtype resolution)");
+  s.model.dtype = dtype;
+  // KV "auto": the dtype the engine computes in; llama.cpp caches f16 unless -ctk/-ctv say otherwise
+  const ElemFormat kv_default = d.engine.kind == EngineKind::llamacpp ? ElemFormat::f16 : dtype;
+  s.kv.k_format = d.k_format.value_or(kv_default);
+  s.kv.v_format = d.v_format.value_or(kv_default);
+  s.kv.state_format = d.state_format.value_or(dtype);
   s.gpu = d.gpu;
   s.parallel = d.parallel;
   if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");

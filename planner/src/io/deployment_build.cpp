@@ -191,6 +191,15 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
 
   d.model = load_model(bag, profiles, b.model);
   apply_model_options(bag, d.model, b.model);
+  if (const auto f = parse_format(b.model.weight_override); f && d.model.quant.method == "none") d.dtype = *f;  // --weight-format f16|bf16|f32
+  if (const auto dt = bag.text("dtype"); dt && *dt != "auto") {
+    // vLLM / SGLang --dtype: half, float16, bfloat16, float, float32
+    const std::string v = *dt == "half" ? "f16" : *dt == "float" ? "f32" : *dt;
+    const auto f = parse_format(v);
+    if (!f || format_info(*f).block_elems != 1 || format_info(*f).block_bytes < 2)
+      bag.fail("dtype", "unknown dtype '" + *dt + "'", "use auto, float16 (half), bfloat16 or float32 (float)");
+    d.dtype = *f;
+  }
   d.k_format = d.v_format = kv_format(bag, "kv_cache_dtype");
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");

@@ -127,6 +127,8 @@ std::vector<SettingDef> build_table() {
       .flags("--ignore-windows"));
   r.push_back(Row("weight_format", T::text, "model", "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero)")
       .flags("--weight-format").on(E::vllm, "--quantization:quantization").on(E::sglang, "--quantization:quantization"));
+  r.push_back(Row("dtype", T::text, "model", "Weight and activation dtype: auto (the engine's resolution of torch_dtype), float16/half, bfloat16, float32/float")
+      .flags("--dtype").on(E::vllm, "--dtype").on(E::sglang, "--dtype"));
   r.push_back(Row("hf_overrides", T::json, "model", "JSON merged into the model config (rope_scaling, max_position_embeddings, ...)")
       .flags("--hf-overrides").on(E::vllm, "--hf-overrides|--rope-scaling:rope_json").on(E::sglang, "--json-model-override-args"));
   // ---- deployment ----

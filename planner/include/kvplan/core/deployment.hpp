@@ -23,7 +23,8 @@ struct Workload {
 
 struct DeploymentSpec {
   ModelSpec model;  // after the model options (MLA layout, windows, weight format, config overrides)
-  std::optional<ElemFormat> k_format, v_format, state_format;  // nullopt: the model's dtype ("auto")
+  std::optional<ElemFormat> k_format, v_format, state_format;  // nullopt: the engine's default ("auto")
+  std::optional<ElemFormat> dtype;  // --dtype / --weight-format f16|bf16|f32; nullopt: the engine resolves the config's
   GpuSpec gpu;
   Parallel parallel;
   bool enable_expert_parallel = false;  // vLLM --enable-expert-parallel: routed experts over TP x DP ranks
@@ -33,6 +34,13 @@ struct DeploymentSpec {
   PerfParams perf;
   Workload work;
 };
+
+/// The dtype the engine computes and stores weights in, from the config's torch_dtype:
+/// vLLM >= 0.10: float32 checkpoints run in the platform's first dtype, bf16 on SM >= 8.0 and fp16 below,
+/// except gemma2 / gemma3 / glm4, never fp16 (fp32 below SM 8.0) (vllm/config/model.py _resolve_auto_dtype);
+/// SGLang: float32 runs in fp16, gemma families in bf16 (model_config.py _get_and_verify_dtype);
+/// llama.cpp and TensorRT-LLM: as stored.
+ElemFormat resolve_dtype(const DeploymentSpec& d);
 
 /// The plan input for this deployment: KV formats resolved, engine defaults filled for its GPU and
 /// tensor-parallel size (resolve_engine_defaults), and vLLM's auto max_model_len applied.
