@@ -70,3 +70,47 @@ TEST_CASE("checked arithmetic", "[overflow]") {
   CHECK(ceil_div(10, 3) == 4);
   CHECK(round_up(17, 16) == 32);
 }
+
+#include "kvplan/core/deployment.hpp"
+#include "plan_helpers.hpp"
+
+TEST_CASE("plan fit and sweep agree: a cell fits exactly when the largest concurrency and context allow it", "[property]") {
+  // The answers of plan (cell), fit (max_concurrency, max_context) and sweep (run_sweep) come from one
+  // Planner; check's requirements read the same cells. A deployment that does not start fits nothing.
+  static const char* models[] = {"llama-3.1-8b", "qwen3-8b", "gemma-3-27b-it", "mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v2-lite"};
+  static const char* gpus[] = {"l4", "rtx-4090", "a100-sxm-80gb", "h100-sxm", "h200", "l40s"};
+  static const EngineKind engines[] = {EngineKind::vllm, EngineKind::sglang, EngineKind::trtllm, EngineKind::llamacpp, EngineKind::generic};
+  const int mi = GENERATE(take(12, random(0, 6)));
+  const int gi = GENERATE(take(3, random(0, 5)));
+  const int ei = GENERATE(range(0, 5));
+  const i64 tokens = GENERATE(take(2, random(1, 40000)));
+  const i64 conc = GENERATE(take(2, random(1, 300)));
+  DeploymentSpec d;
+  d.model = kvtest::load(models[mi]);
+  d.gpu = kvtest::profiles().gpu(gpus[gi]);
+  d.engine.kind = engines[ei];
+  if (d.engine.kind == EngineKind::llamacpp) d.engine.ctx_size = 32768;
+  INFO(models[mi] << " on " << gpus[gi] << " under " << engine_name(d.engine.kind) << ": " << conc << " x " << tokens);
+  PlanSpec s;
+  try {
+    s = plan_spec(d);
+  } catch (const InputError&) {
+    return;  // a combination the engine's rules refuse (e.g. no max_position_embeddings)
+  }
+  const Planner p(s);
+  const Cell c = p.cell(tokens, conc);
+  CHECK(c.fits == (p.max_concurrency(tokens) >= conc));
+  CHECK(c.fits == (p.max_context(conc) >= tokens));
+  if (!p.engine().startup_ok && d.engine.kind == EngineKind::vllm) CHECK_FALSE(c.fits);
+  SweepAxes axes;
+  axes.contexts = {tokens};
+  axes.concurrencies = {conc};
+  int rows = 0;
+  run_sweep(d, axes, [](const Planner&) {}, [&](const SweepRow& r) {
+    ++rows;
+    CHECK(r.cell.fits == c.fits);
+    CHECK(r.cell.limiting == c.limiting);
+    CHECK(r.cell.kv_bytes == c.kv_bytes);
+  });
+  CHECK(rows == 1);
+}
