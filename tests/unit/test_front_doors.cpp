@@ -398,3 +398,16 @@ TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-d
   const json l = plan({"plan", "gemma-2-9b", "--engine", "llama.cpp", "--gpu", "l40s", "-c", "8192", "--format", "json"});
   CHECK(l["inputs"]["k_cache_type"] == "f16");
 }
+
+TEST_CASE("TensorRT-LLM starts with a pool below max_seq_len and shortens the limit to what the blocks hold", "[front-doors]") {
+  // "Adjusted max_seq_len to N": llama-3.1-8b (131,072-token context) on an L4 holds far fewer tokens
+  const Run r = kvplan({"plan", "llama-3.1-8b", "--engine", "trtllm", "--gpu", "l4", "--context", "8k", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out)["results"];
+  const long long held = j["engine"]["max_tokens"];
+  CHECK(held < 131072);
+  CHECK(held % 32 == 0);  // whole blocks of tokens_per_block 32
+  CHECK(j["engine"]["startup_ok"] == true);
+  CHECK(j["fit"]["max_tokens_at_concurrency"] == held);
+}

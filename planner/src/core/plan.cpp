@@ -360,7 +360,15 @@ void Planner::build_trtllm(const ModelSpec& rank, i64 available) {
   unit_tokens_ = tpb;
   unit_bytes_ = block_bytes;
   pool_units_ = blocks;
-  report_.startup_ok = pool_units_ >= pages_for_tokens(e.max_model_len, tpb);
+  // TensorRT-LLM starts with a pool that cannot hold one max_seq_len request and shortens the limit to
+  // what the blocks hold ("Adjusted max_seq_len to N", KV cache manager / executor config): a start with a
+  // shorter limit, not a failure
+  report_.startup_ok = blocks > 0;
+  const i64 held = mul(blocks, tpb);
+  if (blocks > 0 && held < max_len_) {
+    report_.notes.push_back("Adjusted max_seq_len to " + std::to_string(held) + " (the KV cache holds " + std::to_string(held) + " tokens)");
+    max_len_ = held;
+  }
   groups_ = {{KvKind::full, static_cast<i64>(rank.layers.size()), 0, bpt, 0, 0, 1}};
 }
 
