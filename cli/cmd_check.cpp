@@ -99,14 +99,7 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   traffic("context", doc.context);
   traffic("concurrency", doc.concurrency);
   traffic("shared_prefix", doc.shared_prefix);
-  for (const std::string& kv : set) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set", "'" + kv + "' is not KEY=VALUE", "write --set max-model-len=8192 or --set MAX_SEQ_LEN=8192");
-    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    if (const auto* def = io::find_setting(key)) src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
-    else src.variables[key] = value;
-  }
+  add_set_values(set, src);
   if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
   Deployment d = resolve_source(src, profiles);
   if (doc.model.empty() && d.command.model.empty() && !d.bag.has("model"))
@@ -140,14 +133,7 @@ std::vector<io::DeploymentDoc> read_any(const std::string& path) {
     d.command = m.argv;
     d.command_where = m.argv_where.empty() ? m.where : m.argv_where;
     d.engine = m.engine_hint;
-    if (m.image.size()) {
-      // the image tag names the engine version (vllm/vllm-openai:v0.11.0); `latest` is the newest kvplan knows
-      const auto colon = m.image.find_last_of(':');
-      if (colon != std::string::npos && m.image.find('/', colon) == std::string::npos) {
-        std::string tag = m.image.substr(colon + 1);
-        if (tag == "latest") d.warnings.push_back("image " + m.image + ": 'latest' read as the newest engine version kvplan knows");
-      }
-    }
+    if (!m.image.empty() && d.engine_version.empty()) d.engine_version = io::engine_version_from_image(m.image);  // "latest": the reader says so
     d.model = m.model;
     if (!m.mig_profile.empty()) {
       // a MIG slice: its memory is the size in the profile name (3g.40gb -> 40 GB); the device reports a little less

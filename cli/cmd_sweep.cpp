@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
@@ -67,28 +69,27 @@ class Out {
 
 std::string json_str(const std::string& s) { return ojson(s).dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
-// Sweep axes that take lists are taken out of the flags: the base deployment is resolved without them.
-struct AxisTexts {
-  std::optional<std::string> gpu, tp, kv, context, concurrency;
-};
-
-AxisTexts take_axes(DeploymentSource& src) {
-  AxisTexts t;
+// The sweep axes (settings the table marks sweepable) are taken out of the flags as list texts; the
+// base deployment is resolved without them, except the first GPU (so its errors surface as usual).
+std::map<std::string, std::string> take_axes(DeploymentSource& src) {
+  std::map<std::string, std::string> axes;
   std::vector<std::tuple<std::string, std::string, io::Origin>> rest;
   for (auto& s : src.settings) {
-    const std::string& key = std::get<0>(s);
-    if (key == "gpu") t.gpu = std::get<1>(s);
-    else if (key == "tensor_parallel_size") t.tp = std::get<1>(s);
-    else if (key == "kv_cache_dtype") t.kv = std::get<1>(s);
-    else if (key == "context") t.context = std::get<1>(s);
-    else if (key == "concurrency") t.concurrency = std::get<1>(s);
-    else rest.push_back(s);
+    const auto& [key, text, origin] = s;
+    if (io::find_setting(key)->sweepable) {
+      axes[key] = text;
+      if (key == "gpu" && !split_names(text).empty()) rest.emplace_back(key, split_names(text).front(), origin);
+    } else {
+      rest.push_back(s);
+    }
   }
   src.settings = rest;
-  // the first value of each list resolves the base deployment (so its errors surface as usual)
-  auto first = [](const std::string& list) { return split_names(list).empty() ? list : split_names(list).front(); };
-  if (t.gpu) src.settings.emplace_back("gpu", first(*t.gpu), io::Origin{io::Origin::Kind::flag, "--gpu", "--gpu"});
-  return t;
+  return axes;
+}
+
+std::optional<std::string> axis(const std::map<std::string, std::string>& axes, const std::string& key) {
+  const auto it = axes.find(key);
+  return it == axes.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
 void run_sweep(const SweepArgs& a, Globals& g) {
@@ -99,19 +100,19 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   if (max_cells < 1) throw InputError("--max-cells", "must be >= 1");
 
   DeploymentSource src = flags_source(a.d, g.pasted);
-  const AxisTexts ax = take_axes(src);
+  const auto ax = take_axes(src);
   const Deployment d = resolve_source(src, profiles);
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
 
   SweepAxes axes;
-  axes.contexts = expand_counts(ax.context.value_or("1k,4k,16k,32k"), "--context", max_cells);
-  axes.concurrencies = expand_counts(ax.concurrency.value_or("1,8,32,128"), "--concurrency", max_cells);
-  for (const auto& name : split_names(ax.gpu.value_or(d.spec.gpu.id)))
+  axes.contexts = expand_counts(axis(ax, "context").value_or("1k,4k,16k,32k"), "--context", max_cells);
+  axes.concurrencies = expand_counts(axis(ax, "concurrency").value_or("1,8,32,128"), "--concurrency", max_cells);
+  for (const auto& name : split_names(axis(ax, "gpu").value_or(d.spec.gpu.id)))
     axes.gpus.push_back(name == d.spec.gpu.id || name == d.bag.text("gpu") ? d.spec.gpu : profiles.gpu(name, d.bag.bytes("gpu_memory_bytes")));
-  axes.tensor_parallel = expand_counts(ax.tp.value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
-  if (ax.kv) {
-    for (const auto& s : split_names(*ax.kv)) {
+  axes.tensor_parallel = expand_counts(axis(ax, "tensor_parallel_size").value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
+  if (const auto kv = axis(ax, "kv_cache_dtype")) {
+    for (const auto& s : split_names(*kv)) {
       if (s == "auto") {
         axes.kv_formats.emplace_back(std::nullopt);
         continue;

@@ -99,15 +99,19 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
   if (const auto* e = a.flags.get("engine")) src.engine_hint = e->text;
   if (const auto* v = a.flags.get("engine_version")) src.version_hint = v->text;
   for (const auto& [key, v] : a.flags.values()) src.settings.emplace_back(key, v.text, v.origin);
-  for (const std::string& kv : a.set) {
+  add_set_values(a.set, src);
+  return src;
+}
+
+void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) {
+  for (const std::string& kv : set) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
       throw InputError("--set", "'" + kv + "' is not KEY=VALUE", "write --set max-model-len=8192 or --set MAX_SEQ_LEN=8192");
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    if (io::find_setting(key)) src.settings.emplace_back(io::find_setting(key)->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
+    if (const auto* def = io::find_setting(key)) src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
     else src.variables[key] = value;
   }
-  return src;
 }
 
 Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles) {

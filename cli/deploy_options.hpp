@@ -65,6 +65,9 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
 /// The source plan/sweep/fit/report build from their flags, --set and a pasted command.
 DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string>& pasted);
 
+/// --set KEY=VALUE: a settings key becomes a setting (applied after the command), anything else a variable.
+void add_set_values(const std::vector<std::string>& set, DeploymentSource& src);
+
 /// Plans a variant: the deployment with another layout (searches) — engine defaults re-resolved.
 Planner plan_variant(const Deployment& d, const Parallel& par);
 

@@ -411,3 +411,12 @@ TEST_CASE("TensorRT-LLM starts with a pool below max_seq_len and shortens the li
   CHECK(j["engine"]["startup_ok"] == true);
   CHECK(j["fit"]["max_tokens_at_concurrency"] == held);
 }
+
+TEST_CASE("a manifest's image tag names the engine version whose flags are read", "[front-doors]") {
+  // sglang-lws.yaml runs lmsysorg/sglang:v0.4.9-cu126: no 0.4.9 table, so the newest older one, 0.4.6
+  const Run r = kvplan({"check", std::string(KVPLAN_TEST_DATA) + "/manifests/sglang-lws.yaml", "--format", "json"});
+  INFO(r.err);
+  REQUIRE((r.exit == 0 || r.exit == 1));
+  CHECK(json::parse(r.out)["results"]["deployments"][0]["inputs"]["engine_version"] == "0.4.6");
+  CHECK(r.err.find("sglang 0.4.9 has no flag table of its own; read with the 0.4.6 table") != std::string::npos);
+}

@@ -18,6 +18,7 @@
 #include "kvplan/core/engine.hpp"
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/io/engine_flags.hpp"
+#include "kvplan/io/manifests.hpp"
 #include "kvplan/io/settings.hpp"
 #include "kvplan/io/yaml_doc.hpp"
 
@@ -403,35 +404,6 @@ std::string join(const std::vector<std::string>& words, std::size_t begin, std::
   return s;
 }
 
-// The engine an image runs, and the version its tag names (vllm/vllm-openai:v0.11.0 -> vllm 0.11.0).
-std::pair<std::string, std::string> image_engine(const std::string& image) {
-  const std::string l = lower(image);
-  const std::size_t colon = l.find_last_of(':');
-  const std::string tag = colon != std::string::npos && l.find('/', colon) == std::string::npos ? l.substr(colon + 1) : "";
-  std::string engine;
-  if (l.find("vllm") != std::string::npos) engine = "vllm";
-  else if (l.find("sglang") != std::string::npos) engine = "sglang";
-  else if (l.find("llama.cpp") != std::string::npos || l.find("llama-cpp") != std::string::npos || l.find("llamacpp") != std::string::npos) engine = "llama.cpp";
-  else if (l.find("tensorrt-llm") != std::string::npos || l.find("tensorrt_llm") != std::string::npos || l.find("trtllm") != std::string::npos) engine = "trtllm";
-  std::string version;
-  if (!tag.empty() && tag != "latest") {
-    // v0.11.0, 0.5.4-cu129, server-b6000, v0.5.4.post2
-    if (const auto b = tag.find("-b"); b != std::string::npos && std::isdigit(static_cast<unsigned char>(tag[b + 2 < tag.size() ? b + 2 : 0])))
-      version = tag.substr(b + 1, tag.find_first_not_of("0123456789", b + 2) - b - 1);
-    else if (tag[0] == 'b' && tag.size() > 1 && std::isdigit(static_cast<unsigned char>(tag[1])))
-      version = tag.substr(0, tag.find_first_not_of("0123456789", 1));
-    else {
-      std::size_t s = tag[0] == 'v' ? 1 : 0;
-      const std::size_t e = tag.find_first_not_of("0123456789.", s);
-      version = tag.substr(s, e == std::string::npos ? std::string::npos : e - s);
-      while (!version.empty() && version.back() == '.') version.pop_back();
-    }
-  } else if (tag == "latest") {
-    version = "latest";
-  }
-  return {engine, version};
-}
-
 // docker run options that take a value (docker run --help); others are switches.
 bool docker_option_takes_value(const std::string& o) {
   static const char* with_value[] = {"-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop",
@@ -451,6 +423,27 @@ bool docker_option_takes_value(const std::string& o) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Images
+// ---------------------------------------------------------------------------------------------------
+
+std::string engine_version_from_image(const std::string& image) {
+  std::string l = lower(image);
+  if (const auto at = l.find('@'); at != std::string::npos) l.erase(at);  // a digest names no version
+  const std::size_t colon = l.find_last_of(':');
+  if (colon == std::string::npos || l.find('/', colon) != std::string::npos) return "";
+  const std::string tag = l.substr(colon + 1);
+  if (tag == "latest") return "latest";
+  // v0.11.0, 0.5.4-cu129, server-b6000, b6000, v0.5.4.post2
+  if (const auto b = tag.find("-b"); b != std::string::npos && b + 2 < tag.size() && std::isdigit(static_cast<unsigned char>(tag[b + 2])))
+    return tag.substr(b + 1, tag.find_first_not_of("0123456789", b + 2) - b - 1);
+  if (tag.size() > 1 && tag[0] == 'b' && std::isdigit(static_cast<unsigned char>(tag[1]))) return tag.substr(0, tag.find_first_not_of("0123456789", 1));
+  const std::size_t s = tag[0] == 'v' ? 1 : 0;
+  std::string version = tag.substr(s, tag.find_first_not_of("0123456789.", s) - s);
+  while (!version.empty() && version.back() == '.') version.pop_back();
+  return version;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Variables
@@ -1050,8 +1043,8 @@ EngineCommand parse_engine_command(const std::vector<std::string>& argv, const s
         if (i >= cmd.size()) throw InputError(where, "docker run names no image", "give the docker run command with its image and arguments");
         if (!entry) {
           image = cmd[i];
-          const auto [eng, ver] = image_engine(image);
-          image_version = ver;
+          const std::string eng = engine_from_image(image);
+          image_version = engine_version_from_image(image);
           docker_env = env;
           for (std::size_t k = i + 1; k < cmd.size() && !found; ++k) found = entry_at(cmd, k, where);
           if (!found) {

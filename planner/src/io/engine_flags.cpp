@@ -29,6 +29,18 @@ std::string trim(std::string s) {
   return s;
 }
 
+// Calls f(columns) for every data line of a table file (TAB-separated; blank lines and # comments skipped).
+template <class F>
+void for_each_row(const std::string& text, F f) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    f(line, split(line, '\t'));
+  }
+}
+
 FlagArity arity_named(const std::string& a, const std::string& file) {
   if (a == "flag") return FlagArity::flag;
   if (a == "bool") return FlagArity::boolean;
@@ -78,26 +90,14 @@ FlagTable parse_table(EngineKind engine, const std::string& file, const std::str
 const Registry& registry() {
   static const Registry r = [] {
     Registry reg;
-    // interim-<engine>.effects (kvplan's own first classification) only fills what <engine>.effects lacks
-    std::vector<EmbeddedFile> files = embedded_engine_data();
-    std::stable_sort(files.begin(), files.end(), [](const EmbeddedFile& a, const EmbeddedFile& b) {
-      return std::string(a.path).find("interim-") == std::string::npos && std::string(b.path).find("interim-") != std::string::npos;
-    });
-    for (const auto& f : files) {
+    for (const auto& f : embedded_engine_data()) {
       const std::string path = f.path;  // engine-flags/<engine>/<version>.flags or engine-flags/<engine>.effects
       const std::string rest = path.substr(path.find('/') + 1);
       if (rest.ends_with(".effects")) {
-        std::string engine = rest.substr(0, rest.size() - 8);
-        if (engine.rfind("interim-", 0) == 0) engine = engine.substr(8);
-        const auto k = parse_engine(engine);
+        const auto k = parse_engine(rest.substr(0, rest.size() - 8));
         if (!k) continue;
-        std::istringstream in(f.text);
-        std::string line;
-        while (std::getline(in, line)) {
-          line = trim(line);
-          if (line.empty() || line[0] == '#') continue;
-          const auto cols = split(line, '\t');
-          if (cols.size() < 2) continue;
+        for_each_row(f.text, [&](const std::string&, const std::vector<std::string>& cols) {
+          if (cols.size() < 2) return;
           FlagEffectDef e;
           const std::string kind = trim(cols[1]);
           e.effect = kind == "unmodelled" ? FlagEffect::unmodelled : kind == "elsewhere" ? FlagEffect::elsewhere : FlagEffect::none;
@@ -112,7 +112,7 @@ const Registry& registry() {
             }
             reg.effects[*k].emplace(normalize_flag_name(name), one);  // the first line for a flag wins
           }
-        }
+        });
         continue;
       }
       const auto slash = rest.find('/');
@@ -122,14 +122,9 @@ const Registry& registry() {
       if (rest.ends_with(".options")) {
         std::string version = rest.substr(slash + 1);
         version.erase(version.size() - 8);
-        std::istringstream in(f.text);
-        std::string line;
-        while (std::getline(in, line)) {
-          line = trim(line);
-          if (line.empty() || line[0] == '#') continue;
-          const auto cols = split(line, '\t');
+        for_each_row(f.text, [&](const std::string&, const std::vector<std::string>& cols) {
           reg.trtllm_options[version][trim(cols[0])] = cols.size() > 1 ? trim(cols[1]) : "";
-        }
+        });
         continue;
       }
       reg.tables[*k].push_back(parse_table(*k, path, f.text));

@@ -13,6 +13,7 @@
 
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/units.hpp"
+#include "kvplan/io/engine_flags.hpp"
 
 namespace kvplan::io {
 
@@ -239,34 +240,12 @@ std::string normalize_key(std::string_view k) {
   return s;
 }
 
-std::string normalize_flag(std::string_view f) {
-  std::string s(f);
-  if (s.rfind("--", 0) == 0) std::replace(s.begin() + 2, s.end(), '_', '-');
-  return s;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
 
 }  // namespace
-
-const char* setting_type_name(SettingType t) {
-  switch (t) {
-    case T::count: return "count";
-    case T::signed_count: return "integer";
-    case T::bytes: return "bytes";
-    case T::fraction: return "fraction";
-    case T::number: return "number";
-    case T::boolean: return "bool";
-    case T::text: return "text";
-    case T::kv_format: return "format";
-    case T::choice: return "choice";
-    case T::json: return "json";
-  }
-  return "?";
-}
 
 const std::vector<SettingDef>& settings_table() {
   static const std::vector<SettingDef> t = build_table();
@@ -281,12 +260,12 @@ const SettingDef* find_setting(std::string_view key) {
 }
 
 std::optional<EngineBinding> engine_flag_binding(EngineKind engine, std::string_view flag) {
-  const std::string f = normalize_flag(flag);
+  const std::string f = normalize_flag_name(std::string(flag));
   for (const auto& d : settings_table()) {
     const auto it = d.engine.find(engine);
     if (it == d.engine.end()) continue;
     for (const auto& s : it->second)
-      if (normalize_flag(s.name) == f) return EngineBinding{&d, s.conv};
+      if (normalize_flag_name(s.name) == f) return EngineBinding{&d, s.conv};
   }
   return std::nullopt;
 }

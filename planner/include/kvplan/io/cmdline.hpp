@@ -65,6 +65,11 @@ std::vector<std::string> shell_split(const std::string& text, const std::string&
 EngineCommand parse_engine_command(const std::vector<std::string>& argv, const std::string& engine_hint, const std::string& where,
                                    const CommandContext& ctx = {});
 
+/// The engine version an image tag names: vllm/vllm-openai:v0.11.0 -> "0.11.0", lmsysorg/sglang:v0.5.4-cu129
+/// -> "0.5.4", ghcr.io/ggml-org/llama.cpp:server-b6000 -> "b6000", :latest -> "latest"; "" when the tag names
+/// none (server-cuda, a digest). The engine itself: engine_from_image (manifests.hpp).
+std::string engine_version_from_image(const std::string& image);
+
 /// Expands the variables that `vars` defines in `word` ($VAR, ${VAR}, ${VAR:-default}, $(VAR),
 /// %VAR%); others stay as written.
 std::string expand_variables(const std::string& word, const std::map<std::string, std::string>& vars);

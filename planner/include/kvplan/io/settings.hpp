@@ -33,8 +33,6 @@ enum class SettingType {
   json,          // a JSON object
 };
 
-const char* setting_type_name(SettingType t);
-
 /// How an engine's value becomes kvplan's (applied before the typed parse).
 enum class Conv {
   plain,
@@ -124,8 +122,6 @@ class SettingsBag {
   /// What to name in an error about `key` for `engine`: where the user wrote it, else the kvplan flag.
   std::string where(const std::string& key, EngineKind engine) const;
 
-  std::vector<std::string> warnings;  // from the front ends (unknown flags, unexpanded variables in other flags)
-  std::vector<std::string> strict_failures;  // warnings that --strict turns into a failed requirement
 
  private:
   std::map<std::string, SettingValue> values_;
