@@ -124,6 +124,13 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     hint.erase(at);
   }
   if (!version.empty() && (version[0] == 'v' || version[0] == 'V')) version.erase(0, 1);
+  if (!version.empty() && version != "latest" && version.find_first_of("0123456789") == std::string::npos) {
+    // an engine version names a release (0.11, 0.5.4, b6000) or latest; point at where it was written
+    std::string where = "--engine-version";
+    for (const auto& [key, value, origin] : src.settings)
+      if (key == "engine_version" || (key == "engine" && value.find('@') != std::string::npos)) where = origin.where;
+    throw InputError(where, "'" + version + "' is not an engine version", "give a release such as 0.11, 0.5.4 or b6000, or latest");
+  }
   if (!src.command.empty()) {
     io::CommandContext ctx;
     ctx.version = version;

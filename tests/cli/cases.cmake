@@ -119,3 +119,7 @@ kvplan_cli_test(paste_unset_variable EXIT 2 STDOUT_EMPTY ARGS plan -- vllm serve
   STDERR "kvplan: error: command: --max-model-len: unexpanded variable in settings that change memory: --max-model-len $LEN (--set LEN=VALUE or --set max-model-len=VALUE)")
 kvplan_cli_test(paste_set_variable EXIT 0 ARGS plan llama-3.1-8b --set LEN=8192 --format json -- vllm serve m --max-model-len \${LEN}
   STDOUT_CONTAINS "\"max_model_len\": 8192")
+kvplan_cli_test(bad_engine_version EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@newest
+  STDERR "kvplan: error: --engine: 'newest' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
+kvplan_cli_test(bad_engine_version_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version xyz
+  STDERR "kvplan: error: --engine-version: 'xyz' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
