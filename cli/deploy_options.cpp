@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "kvplan/core/paging.hpp"
 #include "kvplan/core/units.hpp"
+#include "kvplan/io/engine_flags.hpp"
 
 namespace kvplan::cli {
 
@@ -320,6 +321,12 @@ ojson budget_json(const Planner& p) {
   return arr;
 }
 
+std::string resolved_engine_version(EngineKind kind, const std::string& given) {
+  if (!given.empty() && given != "latest") return given;
+  const auto versions = io::flag_table_versions(kind);
+  return versions.empty() ? std::string(engine_rules(kind).first) : versions.back();
+}
+
 ojson deployment_inputs_json(const Deployment& d) {
   ojson j = model_inputs_json(d.spec.model, d.spec.kv, d.model.arg, d.model.origin, d.model.mla_layout, d.model.ignore_windows,
                               d.model.weight_override);
@@ -327,7 +334,8 @@ ojson deployment_inputs_json(const Deployment& d) {
   j["gpu"] = s.gpu.id;
   j["gpu_memory_bytes"] = s.overrides.gpu_memory.value_or(s.gpu.memory_bytes);
   j["engine"] = engine_name(s.engine.kind);
-  j["engine_version"] = d.engine_version.empty() ? ojson(nullptr) : ojson(d.engine_version);
+  j["engine_version"] = resolved_engine_version(s.engine.kind, d.engine_version);
+  j["engine_rules"] = s.engine.rules ? s.engine.rules->label : "";
   j["tensor_parallel_size"] = s.parallel.tp;
   j["pipeline_parallel_size"] = s.parallel.pp;
   j["data_parallel_size"] = s.parallel.dp;
@@ -345,7 +353,8 @@ ojson deployment_inputs_json(const Deployment& d) {
     j["n_gpu_layers"] = e.n_gpu_layers;
     j["ubatch_size"] = e.ubatch_size;
     j["swa_full"] = e.swa_full;
-    j["kv_unified"] = e.kv_unified;
+    j["kv_unified"] = e.kv_unified.value_or(true);
+    j["fit"] = e.fit.value_or(false);
   }
   j["tokens_per_request"] = d.tokens;
   j["tokens_source"] = d.tokens_source;

@@ -445,8 +445,7 @@ TEST_CASE("values: vLLM human integers, quantization, -ngl, auto values", "[cmdl
         Settings{{"n_gpu_layers", "-1"}, {"cache_type_k", "q8_0"}, {"cache_type_v", "q4_0"}});
   const auto autos = parse("llama-server -m m -ngl auto -np -1");
   CHECK(kv(autos).empty());
-  CHECK(autos.warnings == Words{"-ngl auto: llama.cpp fits the layers itself; kvplan plans all layers on the GPU",
-                                "-np -1: no fixed value; kvplan uses the engine's default"});
+  CHECK(autos.warnings == Words{"-np -1: no fixed value; kvplan uses the engine's default"});  // -ngl auto: --fit is modelled
 }
 
 TEST_CASE("llama.cpp -fa: a switch in b5937, on|off|auto in b7376", "[cmdline]") {
@@ -704,7 +703,8 @@ TEST_CASE("engine-cmdlines.json: SGLang, llama.cpp and TensorRT-LLM settings che
   CHECK(setting(devstral, "parallel")->value == "1");
   CHECK(setting(devstral, "ubatch_size")->value == "2048");
   CHECK(setting(devstral, "flash_attn")->value == "on");
-  CHECK(has(devstral.ignored, "--fit"));
+  CHECK(setting(devstral, "fit")->value == "on");          // --fit on: a setting since --fit is modelled
+  CHECK(setting(devstral, "fit_ctx")->value == "230000");
   CHECK(devstral.unknown.empty());
 
   const auto zsh = parse(entry("llamacpp-zsh-hf-repo-ctx0-background")["raw"]);

@@ -31,9 +31,14 @@ TEST_CASE("vLLM: same GPU at max_model_len 29000 does not start: 1478 blocks, 23
   auto e = kvtest::engine(EngineKind::vllm);
   e.max_model_len = 29000;
   e.kv_cache_memory_bytes = 1478 * 2 * MiB + MiB;
+  e.version = "0.8.3";  // a late-2024 log: tokens printed as num_blocks x block_size
   const Planner p(kvtest::spec("llama-3.1-8b", "rtx-3090", e));
   CHECK(p.engine().num_gpu_blocks == 1478);
   CHECK(p.engine().kv_cache_tokens == 23648);
+  // >= 0.21 prints int(max_concurrency x max_model_len): a request needs cdiv(29000, 16) = 1813 blocks,
+  // int(1478 / 1813 x 29000) = 23641
+  e.version = "0.21.0";
+  CHECK(Planner(kvtest::spec("llama-3.1-8b", "rtx-3090", e)).engine().kv_cache_tokens == 23641);
   CHECK(std::round(p.engine().max_concurrency * 100) / 100 == Approx(0.82));
   CHECK_FALSE(p.engine().startup_ok);
   CHECK(p.engine().estimated_max_model_len == 23648);
@@ -82,10 +87,14 @@ TEST_CASE("vLLM hybrid groups: gpt-oss-20b has 12 full + 12 sliding layers in 2 
   CHECK(p.engine().num_groups == 2);
   CHECK(p.engine().group_size == 12);
   CHECK(p.engine().num_gpu_blocks == 10000);
-  CHECK(p.engine().kv_cache_tokens == 10000 / 2 * 16);
   // a 131072-token request: full group 8192 blocks, sliding group cdiv(min(128 - 1 + 8192, 131072), 16) + 1 = 521
   CHECK(p.units_per_request(131072) == 8192 + 521);
   CHECK(p.engine().max_concurrency == Approx(10000.0 / (8192 + 521)));
+  // "GPU KV cache size": >= 0.21 int(max_concurrency x max_model_len) (#41069) = int(10000 / 8713 x 131072) = 150432
+  CHECK(p.engine().kv_cache_tokens == 150432);
+  // 0.10-0.20: num_blocks // num_groups x block_size
+  e.version = "0.11.0";
+  CHECK(Planner(kvtest::spec("gpt-oss-20b", "h100-sxm", e)).engine().kv_cache_tokens == 10000 / 2 * 16);
 }
 
 TEST_CASE("vLLM hybrid padding: Gemma-3-1B (22 sliding, 4 full) groups of 4 with 2 padding layers", "[engine][vllm][hybrid]") {
@@ -168,9 +177,44 @@ TEST_CASE("SGLang: cell size and page-aligned max_total_num_tokens", "[engine][s
   CHECK(Planner(kvtest::spec("deepseek-v2-lite", "h100-sxm", m)).engine().cell_size == (512 + 64) * 27 * 2);
 }
 
-TEST_CASE("SGLang default mem_fraction_static by TP size", "[engine][sglang]") {
-  CHECK(kvtest::spec("llama-3-8b", "h100-sxm", kvtest::engine(EngineKind::sglang)).engine.memory_fraction == 0.88);
-  CHECK(kvtest::spec("llama-3.1-70b", "h100-sxm", kvtest::engine(EngineKind::sglang), Parallel{8, 1, 1, 1}).engine.memory_fraction == 0.81);
+TEST_CASE("SGLang default mem_fraction_static: the four rules by release", "[engine][sglang][versions]") {
+  auto sg = [](const std::string& version, kvplan::i64 mib, kvplan::i64 tp) {
+    auto e = kvtest::engine(EngineKind::sglang);
+    e.version = version;
+    return kvplan::resolve_engine_defaults(e, 8192, tp, mib << 20, "hopper").memory_fraction;
+  };
+  // <= 0.4.5 (server_args.py at v0.4.0): by TP size only
+  CHECK(sg("0.4.0", 81559, 1) == 0.88);
+  CHECK(sg("0.4.0", 81559, 8) == 0.81);
+  CHECK(sg("0.4.5", 143771, 16) == 0.79);
+  // 0.4.6: the TP table up to 80 GiB (81920 MiB), above it (mem - 13 GiB) / mem
+  CHECK(sg("0.4.6", 81559, 2) == 0.87);
+  CHECK(sg("0.4.6", 143771, 1) == Approx((143771.0 - 13312) / 143771).epsilon(1e-12));
+  // 0.4.7-0.5.2 (#7054): reserve (9.5 + tp x pp / 2) GiB below 90 GiB, rounded to 3 places:
+  // H100 81559 MiB, TP 1: (81559 - 10240) / 81559 = 0.87445 -> 0.874
+  CHECK(sg("0.5.2", 81559, 1) == Approx(0.874));
+  // 24 GiB card (< 35 GiB): (2.8 + 0.1) GiB = 2969.6 MiB -> (24564 - 2969.6) / 24564 = 0.8791 -> 0.879
+  CHECK(sg("0.4.7", 24564, 1) == Approx(0.879));
+  // >= 0.5.3 (#10975): 512 + 1.5 x chunked prefill + 2 x cuda graph bs + tp x pp / 8 GiB, floor 10 GiB above 60 GiB
+  // H100 TP 1: chunked 8192, bs 256 -> 512 + 12288 + 512 + 128 = 13440 -> (81559 - 13440) / 81559 = 0.8352 -> 0.835
+  CHECK(sg("0.5.6", 81559, 1) == Approx(0.835));
+  // H100 TP 8: bs 512 -> 512 + 12288 + 1024 + 1024 = 14848 -> 0.8179 -> 0.818
+  CHECK(sg("", 81559, 8) == Approx(0.818));
+  // L4 (22.5 GiB, < 35 GiB): chunked 2048, bs 24 -> 512 + 3072 + 48 + 128 = 3760 -> (23034 - 3760) / 23034 = 0.8368 -> 0.837
+  CHECK(sg("0.5.10", 23034, 1) == Approx(0.837));
+}
+
+TEST_CASE("SGLang chunked prefill default by release and GPU memory", "[engine][sglang][versions]") {
+  auto chunk = [](const std::string& version, kvplan::i64 mib) {
+    auto e = kvtest::engine(EngineKind::sglang);
+    e.version = version;
+    return kvplan::resolve_engine_defaults(e, 8192, 1, mib << 20, "hopper").max_num_batched_tokens;
+  };
+  CHECK(chunk("0.4.6", 24564) == 2048);   // < 25,000 MiB
+  CHECK(chunk("0.4.6", 46068) == 8192);
+  CHECK(chunk("0.5.2", 46068) == 8192);   // < 160 GiB
+  CHECK(chunk("0.5.6", 46068) == 4096);   // >= 0.5.3: < 60 GiB
+  CHECK(chunk("0.5.6", 183359) == 16384); // >= 160 GiB
 }
 
 TEST_CASE("TensorRT-LLM: 69,524,783,104 bytes -> 132,608 tokens (Llama-2-7B geometry, fp16)", "[engine][trtllm]") {
@@ -226,6 +270,9 @@ TEST_CASE("llama.cpp buffers match the printed K/V sizes", "[engine][llamacpp]")
   }
   SECTION("iSWA: sliding layers get pad(min(n_ctx, n_swa x n_seq + n_ubatch), 256) cells unless --swa-full") {
     e.ctx_size = 131072;
+    // recent builds: 4 auto slots sharing a unified cache -> pad(128 x 4 + 512, 256) = 1024
+    CHECK(Planner(kvtest::spec("gpt-oss-20b", "rtx-4090", e, {}, ElemFormat::f16)).engine().swa_cells == 1024);
+    e.version = "b5937";  // one slot before #16736
     const Planner p(kvtest::spec("gpt-oss-20b", "rtx-4090", e, {}, ElemFormat::f16));
     CHECK(p.engine().swa_cells == 768);  // pad(128 + 512, 256)
     const i64 row = 8 * 64 * 2;          // 8 KV heads x 64 x f16
@@ -244,4 +291,143 @@ TEST_CASE("vLLM hybrid Mamba: attention block grows until a page holds a Mamba s
   const i64 block = 16 * ((state + 16 * attn_pt - 1) / (16 * attn_pt));
   CHECK(p.engine().block_size == block);
   CHECK(p.engine().page_bytes == block * attn_pt);
+}
+
+// ---------------------------------------------------------------- rules by engine version
+
+namespace {
+kvplan::PlanSpec fixed_terms(const std::string& model, EngineKind kind, const std::string& version) {
+  auto e = kvtest::engine(kind);
+  e.version = version;
+  auto s = kvtest::spec(model, "h100-sxm", e);
+  s.overrides.gpu_memory = 80 * GiB;
+  s.overrides.weights = 10 * GiB;
+  s.overrides.activation = GiB;
+  s.overrides.non_torch = GiB / 2;
+  s.overrides.cuda_graph = GiB / 4;
+  s.overrides.cuda_context = GiB / 2;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("vLLM >= 0.21 takes utilization 0.92 and the CUDA graph estimate before the KV pool", "[engine][vllm][versions]") {
+  // #38284: gpu_memory_utilization default 0.92; available = total x 0.92 - weights - activation - non-torch - graphs
+  const Planner now(fixed_terms("llama-3.1-8b", EngineKind::vllm, "0.26.0"));
+  CHECK(now.spec().engine.memory_fraction == 0.92);
+  CHECK(now.engine().available_kv_bytes ==
+        static_cast<i64>(std::floor(80.0 * 0.92 * static_cast<double>(GiB))) - 10 * GiB - GiB - GiB / 2 - GiB / 4);
+  // 0.10-0.20: 0.90 and graphs outside the budget (captured after the KV tensors, in the 10% left over)
+  const Planner before(fixed_terms("llama-3.1-8b", EngineKind::vllm, "0.11.0"));
+  CHECK(before.spec().engine.memory_fraction == 0.9);
+  CHECK(before.engine().available_kv_bytes == 72 * GiB - 10 * GiB - GiB - GiB / 2);
+  CHECK(std::string(before.engine().rules_version).find("0.11") != std::string::npos);
+}
+
+TEST_CASE("vLLM 0.8-0.9 caches sliding-window layers at full length", "[engine][vllm][versions]") {
+  // v0.8.3 unify_hybrid_kv_cache_specs turns every SlidingWindowSpec into FullAttentionSpec: gpt-oss-20b is one
+  // group of 24 full layers, so a 131072-token request needs cdiv(131072, 16) = 8192 blocks of 24 layers
+  auto e = kvtest::engine(EngineKind::vllm);
+  e.version = "0.8.3";
+  e.max_model_len = 131072;
+  e.kv_cache_memory_bytes = 40 * GiB;
+  const Planner p(kvtest::spec("gpt-oss-20b", "h100-sxm", e));
+  CHECK(p.engine().num_groups == 1);
+  CHECK(p.engine().group_size == 24);
+  CHECK(p.units_per_request(131072) == 8192);
+  // 0.8.3 serve defaults: max_num_seqs 1024 on every GPU (#17073 later made it 256 below 70 GiB)
+  auto small = kvtest::engine(EngineKind::vllm);
+  small.version = "0.8.3";
+  CHECK(kvtest::spec("llama-3.1-8b", "l4", small).engine.max_num_seqs == 1024);
+  small.version = "0.10.0";
+  CHECK(kvtest::spec("llama-3.1-8b", "l4", small).engine.max_num_seqs == 256);
+}
+
+TEST_CASE("TensorRT-LLM 0.x and 1.x: tokens per block and CUDA graphs", "[engine][trtllm][versions]") {
+  // 0.x engine builds: PluginConfig tokens_per_block 64; KV = 0.9 x (total - context - weights - activation - non-torch)
+  const Planner old(fixed_terms("llama-3.1-8b", EngineKind::trtllm, "0.8.0"));
+  CHECK(old.engine().block_size == 64);
+  const double free_old = static_cast<double>(80 * GiB - GiB / 2 - 10 * GiB - GiB - GiB / 2);
+  CHECK(old.engine().available_kv_bytes == static_cast<i64>(std::floor(free_old * 0.9)));
+  // 1.x PyTorch backend: tokens_per_block 32; the profile runs after CUDA graph warmup, so graphs count as used
+  const Planner now(fixed_terms("llama-3.1-8b", EngineKind::trtllm, "1.1.0"));
+  CHECK(now.engine().block_size == 32);
+  CHECK(now.engine().available_kv_bytes == static_cast<i64>(std::floor((free_old - static_cast<double>(GiB / 4)) * 0.9)));
+}
+
+TEST_CASE("llama.cpp slots by build: 1 slot, then 4 auto slots sharing a unified cache", "[engine][llamacpp][versions]") {
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 8192;
+  e.version = "b5937";
+  const Planner old(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16));
+  CHECK(old.max_seqs() == 1);
+  CHECK(old.engine().n_ctx_seq == 8192);
+  e.version = "b7079";  // #16736: -np -1 = auto, 4 slots, kv_unified: every slot may use the whole 8192 cells
+  const Planner now(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16));
+  CHECK(now.max_seqs() == 4);
+  CHECK(now.engine().n_ctx == 8192);
+  CHECK(now.engine().n_ctx_seq == 8192);
+  e.parallel = 4;  // -np 4 given: no unified default, -c is divided per slot
+  const Planner split(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16));
+  CHECK(split.engine().n_ctx_seq == 2048);
+  // -c not given: 4096 before the --fit builds, the training context (131072) from b7376
+  auto d = kvtest::engine(EngineKind::llamacpp);
+  d.version = "b7079";
+  CHECK(kvtest::spec("llama-3.1-8b", "h100-sxm", d).engine.ctx_size == 4096);
+  d.version = "b7376";
+  CHECK(kvtest::spec("llama-3.1-8b", "h100-sxm", d).engine.ctx_size == 131072);
+}
+
+TEST_CASE("llama.cpp --fit lowers an unset context, then moves layers to the host", "[engine][llamacpp][versions]") {
+  // llama-3.1-8b f16 KV: 32 layers x 8 heads x 128 x (K,V) x 2 B = 128 KiB per cell. Fixed terms given: weights 15 GiB,
+  // compute 1 GiB, context 0.5 GiB on a 24 GiB GPU; --fit leaves 1 GiB free, so KV gets 6.5 GiB = 53248 cells.
+  auto e = kvtest::engine(EngineKind::llamacpp);  // newest build: -c 0 (training context, 131072) and --fit on
+  auto s = kvtest::spec("llama-3.1-8b", "rtx-4090", e, {}, ElemFormat::f16);
+  s.overrides.gpu_memory = 24 * GiB;
+  s.overrides.weights = 15 * GiB;
+  s.overrides.activation = GiB;
+  s.overrides.cuda_context = GiB / 2;
+  const Planner p(s);
+  CHECK(p.engine().n_ctx == 53248);
+  CHECK(p.engine().startup_ok);
+  // an explicit -c is not lowered: with 131072 cells (16 GiB) --fit moves layers to the host instead
+  auto given = s;
+  given.engine.ctx_size = 131072;
+  given.engine.ctx_given = true;
+  const Planner g(given);
+  CHECK(g.engine().n_ctx == 131072);
+  CHECK(g.engine().startup_ok);
+  CHECK(g.engine().gpu_layers < g.engine().total_layers);
+  // and with -ngl given as well, nothing can move: the engine does not start
+  given.engine.gpu_layers_given = true;
+  CHECK_FALSE(Planner(given).engine().startup_ok);
+  // --fit off: the training context as is
+  auto off = s;
+  off.engine.fit = false;
+  CHECK(Planner(off).engine().n_ctx == 131072);
+}
+
+TEST_CASE("llama.cpp --fit keeps the layers that fit when the weights do not", "[engine][llamacpp][versions]") {
+  // qwen3-32b bf16 (about 65 GB) on a 24 GiB RTX 4090: n_ctx falls to --fit-ctx 4096, then layers move to the host
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  auto s = kvtest::spec("qwen3-32b", "rtx-4090", e, {}, ElemFormat::f16);
+  const Planner p(s);
+  REQUIRE(p.engine().startup_ok);
+  CHECK(p.engine().n_ctx == 4096);
+  const i64 kept = p.engine().gpu_layers, layers = p.engine().total_layers;
+  CHECK(kept > 0);
+  CHECK(kept < layers);
+  // independent check: with the whole model on the GPU (--fit off), its weights W; kept layers hold W x kept / layers
+  auto all = s;
+  all.engine.fit = false;
+  all.engine.ctx_size = 4096;
+  const Planner full(all);
+  i64 w = 0;
+  for (const auto& t : full.budget()) if (t.name == "weights") w = t.bytes;
+  i64 gpu_w = 0, used = 0;
+  for (const auto& t : p.budget()) {
+    if (t.name == "weights") gpu_w = t.bytes;
+    if (t.name != "gpu_total") used += t.bytes;
+  }
+  CHECK(gpu_w == static_cast<i64>(static_cast<long double>(w) * kept / layers));
+  CHECK(used <= p.spec().gpu.memory_bytes - GiB);  // --fit-target 1024 MiB left free
 }

@@ -21,6 +21,10 @@ ElemFormat resolve_dtype(const DeploymentSpec& d) {
   }
   switch (d.engine.kind) {
     case EngineKind::vllm:
+      // vLLM 0.8-0.9 (_get_and_verify_dtype): float32 -> fp16 "following common practice", gemma2 bf16
+      if (!engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16)
+        return t.rfind("gemma2", 0) == 0 ? ElemFormat::bf16 : ElemFormat::f16;
+      [[fallthrough]];
     case EngineKind::generic:
       if (cc >= 8.0) return ElemFormat::bf16;
       return no_fp16 ? ElemFormat::f32 : ElemFormat::f16;
@@ -52,7 +56,8 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   EngineSettings e = d.engine;
   if (d.max_model_len_auto) e.max_model_len = 0;
   const bool mla = std::any_of(d.model.layers.begin(), d.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; });
-  s.engine = resolve_engine_defaults(e, d.model.max_context, d.parallel.tp, gpu_mem, d.gpu.architecture, mla, d.gpu.compute_capability);
+  s.engine = resolve_engine_defaults(e, d.model.max_context, d.parallel.tp, gpu_mem, d.gpu.architecture, mla, d.gpu.compute_capability,
+                                     d.parallel.pp);
   if (d.max_model_len_auto && s.engine.kind == EngineKind::vllm) {
     // vLLM max_model_len auto (-1): the longest length whose KV fits one request, at most the model's
     const Planner probe(s);

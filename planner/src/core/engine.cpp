@@ -3,6 +3,8 @@
 #include "kvplan/core/engine.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 
 namespace kvplan {
 
@@ -26,15 +28,129 @@ std::optional<EngineKind> parse_engine(const std::string& s) {
   return std::nullopt;
 }
 
-const char* engine_rules_version(EngineKind k) {
-  switch (k) {
-    case EngineKind::vllm: return "vLLM V1 engine (0.10-0.11 kv_cache_utils rules)";
-    case EngineKind::sglang: return "SGLang 0.4-0.5 (model_runner.profile_max_num_token)";
-    case EngineKind::trtllm: return "TensorRT-LLM 0.x-1.0 KV cache manager (free-memory fraction)";
-    case EngineKind::llamacpp: return "llama.cpp mainline b6xxx (unified KV cache, iSWA, 256-cell padding)";
-    case EngineKind::generic: return "generic paged engine (kvplan)";
+std::vector<long> version_components(const std::string& v) {
+  std::vector<long> out;
+  long cur = -1;
+  for (char c : v) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+      if (cur > 1000000000L) cur = 1000000000L;
+    } else if (cur >= 0) {
+      out.push_back(cur);
+      cur = -1;
+    }
   }
-  return "?";
+  if (cur >= 0) out.push_back(cur);
+  return out;
+}
+
+int compare_versions(const std::string& a, const std::string& b) {
+  const auto x = version_components(a), y = version_components(b);
+  for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const long p = i < x.size() ? x[i] : 0, q = i < y.size() ? y[i] : 0;
+    if (p != q) return p < q ? -1 : 1;
+  }
+  return 0;
+}
+
+namespace {
+
+// The rule ranges, oldest first per engine. Each row's source is in docs/engine-rules.md ("Rules by version").
+std::vector<EngineRules> make_rule_table() {
+  std::vector<EngineRules> t;
+  auto row = [&](EngineKind k, const char* first, const char* label, const char* source) -> EngineRules& {
+    EngineRules r;
+    r.kind = k;
+    r.first = first;
+    r.label = label;
+    r.source = source;
+    t.push_back(r);
+    return t.back();
+  };
+  // ---- vLLM (V1 engine) ----
+  {
+    EngineRules& r = row(EngineKind::vllm, "", "vLLM 0.8-0.9 (sliding layers cached at full length; float32 -> fp16)",
+                         "vllm-project/vllm v0.8.3: v1/worker/gpu_worker.py, v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs, config.py _get_and_verify_dtype, engine/arg_utils.py _set_default_args_v1");
+    r.float32_to_bf16 = false;
+    r.sliding_window_kept = false;
+    r.blackwell_mla_128 = false;
+    r.small_gpu_256_seqs = false;
+  }
+  {
+    EngineRules& r = row(EngineKind::vllm, "0.10.0", "vLLM 0.10 (hybrid KV cache manager; float32 -> bf16 on SM >= 8.0)",
+                         "vllm-project/vllm v0.10.0: v1/worker/gpu_worker.py determine_available_memory, v1/core/kv_cache_utils.py, config.py _resolve_auto_dtype, platforms/cuda.py");
+    r.blackwell_mla_128 = false;
+  }
+  row(EngineKind::vllm, "0.11.0", "vLLM 0.11-0.20 (CUTLASS MLA block 128 on Blackwell)",
+      "vllm-project/vllm v0.11.0 (main 96ebcaa): platforms/cuda.py check_and_update_config, v1/core/kv_cache_utils.py get_kv_cache_config_from_groups");
+  {
+    EngineRules& r = row(EngineKind::vllm, "0.21.0", "vLLM >= 0.21 (utilization 0.92; CUDA graph memory estimated before the KV pool)",
+                         "vllm-project/vllm #38284 (config/cache.py gpu_memory_utilization 0.92, v1/worker/gpu_worker.py determine_available_memory), #41069 (kv_cache_utils.py)");
+    r.default_fraction = 0.92;
+    r.cuda_graphs_in_budget = true;
+    r.kv_tokens_from_concurrency = true;
+  }
+  // ---- SGLang ----
+  row(EngineKind::sglang, "", "SGLang <= 0.4.5 (mem_fraction_static by TP size)",
+      "sgl-project/sglang v0.4.0: python/sglang/srt/server_args.py ServerArgs.__post_init__")
+      .sglang_fraction = SglangFractionRule::tp_table;
+  row(EngineKind::sglang, "0.4.6", "SGLang 0.4.6 (TP table; GPUs above 80 GiB reserve 13 GiB)",
+      "sgl-project/sglang v0.4.6 (84022c0): server_args.py ServerArgs.__post_init__")
+      .sglang_fraction = SglangFractionRule::tp_table_or_13g;
+  row(EngineKind::sglang, "0.4.7", "SGLang 0.4.7-0.5.2 (reserve tiered by GPU memory)",
+      "sgl-project/sglang #7054, read at v0.5.2 (b0d25e7): server_args.py ServerArgs.__post_init__")
+      .sglang_fraction = SglangFractionRule::tiered_reserve;
+  row(EngineKind::sglang, "0.5.3", "SGLang >= 0.5.3 (reserve from chunked prefill and CUDA graph batch size)",
+      "sgl-project/sglang #10975, read at v0.5.6 (7ae368e): server_args.py _handle_gpu_memory_settings")
+      .sglang_fraction = SglangFractionRule::graph_reserve;
+  // ---- TensorRT-LLM ----
+  {
+    EngineRules& r = row(EngineKind::trtllm, "", "TensorRT-LLM 0.x (trtllm-build engine, C++ runtime)",
+                         "NVIDIA/TensorRT-LLM 0.x: cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, tensorrt_llm/plugin/plugin.py PluginConfig tokens_per_block");
+    r.tokens_per_block = 64;
+    r.trt_graphs_outside_torch = false;
+  }
+  row(EngineKind::trtllm, "1.0.0", "TensorRT-LLM 1.x (PyTorch backend, trtllm-serve)",
+      "NVIDIA/TensorRT-LLM 1.x: tensorrt_llm/_torch/pyexecutor/_util.py KvCacheCreator, tensorrt_llm/llmapi/llm_args.py KvCacheConfig");
+  // ---- llama.cpp (named by build number) ----
+  row(EngineKind::llamacpp, "", "llama.cpp before b6900 (-c 4096, one slot, -np N divides -c)",
+      "ggml-org/llama.cpp #10136 (common/common.h n_ctx 4096), src/llama-context.cpp, src/llama-kv-cache-iswa.cpp");
+  row(EngineKind::llamacpp, "b6900", "llama.cpp b6900-b7375 (4 auto slots sharing one unified cache)",
+      "ggml-org/llama.cpp #16736 (tools/server/server.cpp, common/arg.cpp: -np -1 = auto, 4 slots, kv_unified), #17046 (n_ctx padded to 256)")
+      .auto_parallel = true;
+  {
+    EngineRules& r = row(EngineKind::llamacpp, "b7376", "llama.cpp >= b7376 (--fit on: -c 0 = training context, fitted to the GPU)",
+                         "ggml-org/llama.cpp #16653 (common/common.h n_ctx 0, common/arg.cpp --fit/--fit-ctx/--fit-target, src/llama.cpp llama_params_fit)");
+    r.auto_parallel = true;
+    r.fit = true;
+    r.default_ctx = 0;
+  }
+  // ---- generic ----
+  row(EngineKind::generic, "", "generic paged engine (kvplan)", "kvplan docs/engine-rules.md");
+  return t;
+}
+
+const std::vector<EngineRules>& rule_table() {
+  static const std::vector<EngineRules> t = make_rule_table();
+  return t;
+}
+
+}  // namespace
+
+std::vector<const EngineRules*> engine_rule_ranges(EngineKind k) {
+  std::vector<const EngineRules*> out;
+  for (const auto& r : rule_table())
+    if (r.kind == k) out.push_back(&r);
+  return out;
+}
+
+const EngineRules& engine_rules(EngineKind k, const std::string& version) {
+  const auto ranges = engine_rule_ranges(k);
+  const EngineRules* pick = ranges.front();
+  const bool newest = version.empty() || version == "latest" || version_components(version).empty();
+  for (const EngineRules* r : ranges)
+    if (newest || compare_versions(r->first, version) <= 0) pick = r;
+  return *pick;
 }
 
 const std::vector<i64>& vllm_block_sizes() {
@@ -44,57 +160,118 @@ const std::vector<i64>& vllm_block_sizes() {
 
 namespace {
 constexpr i64 kGiB = 1LL << 30;
+constexpr i64 kMiB = 1LL << 20;
 
 void check_fraction(double f, const char* flag) {
   if (!(f > 0.0 && f <= 1.0))
     throw InputError(flag, "must be in (0, 1], got " + std::to_string(f), "use a fraction such as 0.9");
 }
+
+double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
+
+// SGLang server_args.py: the default --chunked-prefill-size by release and GPU memory (MiB)
+i64 sglang_chunked_prefill(const EngineRules& r, double gpu_mib) {
+  const double gib = gpu_mib / 1024.0;
+  switch (r.sglang_fraction) {
+    case SglangFractionRule::tp_table:
+    case SglangFractionRule::tp_table_or_13g: return gpu_mib < 25000 ? 2048 : 8192;
+    case SglangFractionRule::tiered_reserve: return gib < 35 ? 2048 : gib < 160 ? 8192 : 16384;
+    case SglangFractionRule::graph_reserve: return gib < 35 ? 2048 : gib < 60 ? 4096 : gib < 160 ? 8192 : 16384;
+  }
+  return 8192;
+}
+
+// SGLang >= 0.5.3 server_args.py: the default --cuda-graph-max-bs by GPU memory and TP size
+i64 sglang_cuda_graph_bs(double gpu_mib, i64 tp) {
+  const double gib = gpu_mib / 1024.0;
+  if (gib < 20) return 8;
+  if (gib < 35) return tp < 4 ? 24 : 80;
+  if (gib < 60) return tp < 4 ? 32 : 160;
+  if (gib < 160) return tp < 4 ? 256 : 512;
+  return 512;
+}
 }  // namespace
 
+double sglang_default_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 tp, i64 pp, i64 chunked_prefill, i64 cuda_graph_bs) {
+  const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);  // get_device_memory_capacity
+  const double tp_table = tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+  const double ranks = static_cast<double>(tp * pp);
+  switch (r.sglang_fraction) {
+    case SglangFractionRule::tp_table: return tp_table;
+    case SglangFractionRule::tp_table_or_13g: return mib <= 81920 ? tp_table : (mib - 13 * 1024) / mib;
+    case SglangFractionRule::tiered_reserve: {
+      const double gib = mib / 1024.0;
+      const double reserved = gib < 35 ? (2.8 + ranks / 10) * 1024 : gib < 90 ? (9.5 + ranks / 2) * 1024
+                              : gib < 160 ? (12 + ranks / 2) * 1024 : 32 * 1024;
+      return round3((mib - reserved) / mib);
+    }
+    case SglangFractionRule::graph_reserve: {
+      double reserved = 512 + static_cast<double>(std::max<i64>(chunked_prefill, 2048)) * 1.5 + static_cast<double>(cuda_graph_bs) * 2 +
+                        ranks / 8 * 1024;
+      if (mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+      return round3((mib - reserved) / mib);
+    }
+  }
+  return tp_table;
+}
+
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
-                                       const std::string& gpu_arch, bool mla, const std::string& compute_capability) {
+                                       const std::string& gpu_arch, bool mla, const std::string& compute_capability, i64 pp) {
+  const EngineRules& rules = engine_rules(e.kind, e.version);
+  e.rules = &rules;
   // vLLM EngineArgs: GPUs with >= 70 GiB that are not A100 get the larger serving defaults
   const bool big_gpu = gpu_memory_bytes >= 70 * kGiB && gpu_arch != "ampere";
   switch (e.kind) {
     case EngineKind::vllm:
-      if (e.memory_fraction == 0) e.memory_fraction = 0.9;  // --gpu-memory-utilization default
+      if (e.memory_fraction == 0) e.memory_fraction = rules.default_fraction;  // --gpu-memory-utilization default
       check_fraction(e.memory_fraction, "memory_fraction");
-      // MLA models: vLLM 0.10-0.11 force the block size of the MLA backend it picks - FlashMLA (Hopper, SM 9.0) 64
-      // ("Forcing kv cache block size to 64 for FlashMLA backend."), CUTLASS MLA (Blackwell SM 10.x, the 0.11 default)
-      // 128; elsewhere Triton MLA keeps 16 (vllm/platforms/cuda.py CudaPlatformBase.check_and_update_config)
+      // MLA models: vLLM forces the block size of the MLA backend it picks - FlashMLA (Hopper, SM 9.0) 64
+      // ("Forcing kv cache block size to 64 for FlashMLA backend."); from 0.11 CUTLASS MLA, the Blackwell (SM 10.x)
+      // default, 128; elsewhere Triton MLA keeps 16 (vllm/platforms/cuda.py CudaPlatformBase.check_and_update_config;
+      // >= 0.21 the backend's preferred size, the same numbers for these defaults)
       if (e.block_size == 0 && mla && compute_capability == "9.0") e.block_size = 64;
-      if (e.block_size == 0 && mla && compute_capability.rfind("10.", 0) == 0) e.block_size = 128;
+      if (e.block_size == 0 && mla && rules.blackwell_mla_128 && compute_capability.rfind("10.", 0) == 0) e.block_size = 128;
       if (e.block_size == 0) e.block_size = 16;
       if (std::find(vllm_block_sizes().begin(), vllm_block_sizes().end(), e.block_size) == vllm_block_sizes().end())
         throw InputError("block_size", std::to_string(e.block_size) + " is not supported by vLLM", "use 1, 8, 16, 32, 64 or 128");
-      // EngineArgs V1 defaults for `vllm serve`: >= 70 GiB GPUs (not A100) get max_num_seqs 1024 and
-      // max_num_batched_tokens 8192; others 256 and 2048.
-      if (e.max_num_seqs == 0) e.max_num_seqs = big_gpu ? 1024 : 256;
+      // EngineArgs defaults for `vllm serve`: >= 70 GiB GPUs (not A100) get max_num_seqs 1024 and
+      // max_num_batched_tokens 8192; others 256 (1024 in 0.8.3) and 2048.
+      if (e.max_num_seqs == 0) e.max_num_seqs = big_gpu || !rules.small_gpu_256_seqs ? 1024 : 256;
       if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = big_gpu ? 8192 : 2048;
       break;
-    case EngineKind::sglang:
-      // server_args: mem_fraction_static by tensor-parallel size (0.88 at tp 1 ... 0.79 at tp >= 16)
-      if (e.memory_fraction == 0) e.memory_fraction = tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+    case EngineKind::sglang: {
+      const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);
+      if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = sglang_chunked_prefill(rules, mib);  // --chunked-prefill-size
+      if (e.memory_fraction == 0)
+        e.memory_fraction = sglang_default_fraction(rules, gpu_memory_bytes, tp, pp, e.max_num_batched_tokens,
+                                                    e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp));
       check_fraction(e.memory_fraction, "memory_fraction");
       if (e.block_size == 0) e.block_size = 1;  // --page-size default 1
-      if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = big_gpu ? 8192 : 2048;  // --chunked-prefill-size
-      if (e.max_num_seqs == 0) e.max_num_seqs = 4096;  // req_to_token pool upper bound
+      // max_num_seqs 0: SGLang derives max_running_requests from the pool (Planner::build_sglang)
       break;
+    }
     case EngineKind::trtllm:
-      if (e.memory_fraction == 0) e.memory_fraction = 0.9;  // KvCacheConfig.free_gpu_memory_fraction (LLM API)
+      if (e.memory_fraction == 0) e.memory_fraction = rules.default_fraction;  // KvCacheConfig.free_gpu_memory_fraction
       check_fraction(e.memory_fraction, "memory_fraction");
-      if (e.block_size == 0) e.block_size = 32;  // tokens_per_block
+      if (e.block_size == 0) e.block_size = rules.tokens_per_block;  // tokens_per_block
       if (e.block_size < 1 || (e.block_size & (e.block_size - 1)) != 0)
         throw InputError("block_size", std::to_string(e.block_size) + " is not a power of two", "use 16, 32, 64 or 128");
-      if (e.max_num_seqs == 0) e.max_num_seqs = 2048;        // LLM API max_batch_size
+      if (e.max_num_seqs == 0) e.max_num_seqs = 2048;        // max_batch_size
       if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = 8192;  // max_num_tokens
       break;
     case EngineKind::llamacpp:
-      if (e.ctx_size < 0) e.ctx_size = 4096;  // common_params n_ctx default
+      e.ctx_given = e.ctx_given || e.ctx_size >= 0;
+      if (e.ctx_size < 0) e.ctx_size = rules.default_ctx;  // common_params n_ctx: 4096, or 0 from the --fit builds
       if (e.ctx_size == 0) e.ctx_size = model_max_context;
       if (e.ctx_size <= 0) throw InputError("ctx_size", "the model has no training context length", "pass --ctx-size N");
-      if (e.parallel < 1) throw InputError("parallel", "must be >= 1");
+      if (e.parallel < 0) throw InputError("parallel", "must be >= 1 (or -1 / auto)");
+      // -np not given: 1 slot, or from #16736 auto = 4 slots with the cache unified unless --no-kv-unified
+      if (!e.kv_unified) e.kv_unified = e.parallel == 0 && rules.auto_parallel;
+      if (e.parallel == 0) e.parallel = rules.auto_parallel ? 4 : 1;
+      if (!e.fit) e.fit = rules.fit;
       if (e.ubatch_size < 1) throw InputError("ubatch_size", "must be >= 1");
+      if (e.fit_ctx < 1) throw InputError("fit_ctx", "must be >= 1");
+      if (e.fit_target_bytes < 0) throw InputError("fit_target", "must be >= 0");
       e.max_num_seqs = e.parallel;
       e.max_num_batched_tokens = e.ubatch_size;
       e.block_size = 1;
@@ -117,7 +294,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
                                               std::to_string(model_max_context),
                        "lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does");
   }
-  if (e.max_num_seqs < 1) throw InputError("max_num_seqs", "must be >= 1");
+  if (e.max_num_seqs < 0 || (e.max_num_seqs == 0 && e.kind != EngineKind::sglang)) throw InputError("max_num_seqs", "must be >= 1");
   if (e.max_num_batched_tokens < 1) throw InputError("max_num_batched_tokens", "must be >= 1");
   if (e.kv_cache_memory_bytes && *e.kv_cache_memory_bytes < 0)
     throw InputError("kv_cache_memory_bytes", "must be >= 0");

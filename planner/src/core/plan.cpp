@@ -106,8 +106,12 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     const bool sglang = e.kind == EngineKind::sglang;
     const i64 context = term("cuda_context", ov.cuda_context, kCudaContext, "CUDA context (estimate: 290-670 MB)",
                              sglang || e.kind == EngineKind::trtllm || e.kind == EngineKind::generic);
+    // CUDA graphs come out of the KV budget where the engine measures or estimates them first: vLLM >= 0.21
+    // (profile_cudagraph_memory), TensorRT-LLM 1.x (graphs captured before the KV profiling), the generic engine
+    const bool graphs_inside = e.kind == EngineKind::generic || (e.kind == EngineKind::vllm && e.rules->cuda_graphs_in_budget) ||
+                               (e.kind == EngineKind::trtllm && e.rules->trt_graphs_outside_torch);
     const i64 graphs = term("cuda_graphs", ov.cuda_graph, e.enforce_eager ? 0 : kCudaGraph,
-                            e.enforce_eager ? "enforce eager: none" : "CUDA graph pool (estimate: 0.2-0.4 GiB)", e.kind == EngineKind::generic);
+                            e.enforce_eager ? "enforce eager: none" : "CUDA graph pool (estimate: 0.2-0.4 GiB)", graphs_inside);
     const i64 extra = term("extra", ov.extra, 0, "--overhead-bytes", true);
 
     // What the engine may spend on KV on this rank.
@@ -116,14 +120,16 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     switch (e.kind) {
       case EngineKind::vllm: {
         // gpu_worker.determine_available_memory: total x utilization - (weights + torch peak + non-torch);
-        // the CUDA context and graphs live in the (1 - utilization) share left outside.
+        // the CUDA context (and before 0.21 the graphs) live in the (1 - utilization) share left outside.
+        // From 0.21 the CUDA graph estimate is subtracted too (#38284).
         const i64 usable = floor_fraction(total_, e.memory_fraction);
-        available = usable - weights - activation - non_torch - extra;
+        const i64 graphs_in = graphs_inside ? graphs : 0;
+        available = usable - weights - activation - non_torch - graphs_in - extra;
         avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) +
-                      ") - weights - activation_peak - non_torch - extra";
-        if (context + graphs > total_ - usable)
-          trial.report_.notes.push_back("CUDA context + graphs (" + human_bytes(context + graphs) + ") exceed the " +
-                                        human_bytes(total_ - usable) + " vLLM leaves outside gpu_memory_utilization: risk of OOM");
+                      ") - weights - activation_peak - non_torch" + (graphs_inside ? " - cuda_graphs" : "") + " - extra";
+        if (context + graphs - graphs_in > total_ - usable)
+          trial.report_.notes.push_back("CUDA context" + std::string(graphs_inside ? "" : " + graphs") + " (" + human_bytes(context + graphs - graphs_in) +
+                                        ") exceed the " + human_bytes(total_ - usable) + " vLLM leaves outside gpu_memory_utilization: risk of OOM");
         break;
       }
       case EngineKind::sglang:
@@ -133,10 +139,14 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         avail_basis = "(total - cuda_context) x mem_fraction_static - weights - non_torch - extra";
         break;
       case EngineKind::trtllm: {
-        // KV gets free_gpu_memory_fraction of the memory free after the engine and weights load
-        const i64 free_after = total_ - context - weights - activation - non_torch - extra;
+        // KV gets free_gpu_memory_fraction of the memory free after the engine and weights load (0.x
+        // kvCacheManager.cpp getMaxNumTokens); 1.x measures after CUDA graph warmup, so graphs count as used
+        // (_torch/pyexecutor/_util.py KvCacheCreator: (total - peak + temporary KV) x fraction)
+        const i64 graphs_in = graphs_inside ? graphs : 0;
+        const i64 free_after = total_ - context - weights - activation - non_torch - graphs_in - extra;
         available = floor_fraction(std::max<i64>(free_after, 0), e.memory_fraction);
-        avail_basis = "(total - cuda_context - weights - activation_peak - non_torch - extra) x free_gpu_memory_fraction";
+        avail_basis = std::string("(total - cuda_context - weights - activation_peak - non_torch") + (graphs_inside ? " - cuda_graphs" : "") +
+                      " - extra) x free_gpu_memory_fraction";
         break;
       }
       default:
@@ -152,7 +162,7 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     trial.budget_.push_back({"kv_cache_available", std::max<i64>(available, 0), avail_basis, true, e.kv_cache_memory_bytes.has_value()});
     trial.report_.available_kv_bytes = std::max<i64>(available, 0);
     trial.report_.kind = e.kind;
-    trial.report_.rules_version = engine_rules_version(e.kind);
+    trial.report_.rules_version = e.rules->label;
     const i64 avail = std::max<i64>(available, 0);
     switch (e.kind) {
       case EngineKind::vllm: trial.build_vllm(rank, avail); break;
@@ -211,6 +221,13 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       t.page = mul(block, t.bpt, "vLLM page bytes");
     }
     if (t.kind == KvKind::mla_expanded) t.kind = KvKind::full;
+    // vLLM 0.8-0.9 unify_hybrid_kv_cache_specs: sliding-window layers become full attention (no saving)
+    if (!e.rules->sliding_window_kept && (t.kind == KvKind::sliding || t.kind == KvKind::chunked)) {
+      if (std::none_of(report_.notes.begin(), report_.notes.end(), [](const std::string& n) { return n.rfind("vLLM 0.8-0.9", 0) == 0; }))
+        report_.notes.push_back("vLLM 0.8-0.9 caches sliding-window layers at full length (unify_hybrid_kv_cache_specs)");
+      t.kind = KvKind::full;
+      t.window = 0;
+    }
     auto it = std::find_if(types.begin(), types.end(), [&](const Type& x) {
       return x.kind == t.kind && x.window == t.window && x.bpt == t.bpt && x.page == t.page;
     });
@@ -260,9 +277,13 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   report_.num_gpu_blocks = pool_units_;
   report_.kv_pool_bytes = pages_bytes(pool_units_, unit_bytes_);
   // _report_kv_cache_config: tokens = num_blocks // num_groups x block_size
-  report_.kv_cache_tokens = mul(pool_units_ / num_groups, block);
   const i64 per_req = vllm_blocks_for(e.max_model_len);
   report_.max_concurrency = per_req > 0 ? static_cast<double>(pool_units_) / static_cast<double>(per_req) : 0;
+  // "GPU KV cache size: N tokens": num_blocks // num_groups x block_size (_report_kv_cache_config, 0.10-0.20);
+  // from 0.21 int(max_concurrency x max_model_len), group-aware (#41069)
+  report_.kv_cache_tokens = e.rules->kv_tokens_from_concurrency
+                                ? static_cast<i64>(report_.max_concurrency * static_cast<double>(e.max_model_len))
+                                : mul(pool_units_ / num_groups, block);
   report_.startup_ok = per_req <= pool_units_;
   // vLLM refuses to start when one max_model_len request does not fit the pool (check_enough_kv_cache_memory:
   // "To serve at least one request with the model's max seq len ..."): nothing fits a deployment that does not start
@@ -327,6 +348,11 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available) {
   unit_tokens_ = page;
   unit_bytes_ = mul(cell, page);
   pool_units_ = tokens / page;
+  // max_running_requests (tp_worker.py / scheduler _resolve_max_num_reqs): the req_to_token pool holds
+  // clamp(tokens / context_len x 512, 2048, 4096) requests; unset, tokens // 2 caps it, else the value given
+  const i64 req_pool = std::clamp<i64>(max_len_ > 0 ? static_cast<i64>(static_cast<double>(tokens) / static_cast<double>(max_len_) * 512.0) : 4096,
+                                       2048, 4096);
+  max_seqs_ = std::min(e.max_num_seqs > 0 ? e.max_num_seqs : tokens / 2, req_pool);
   // SGLang starts whenever the pool holds tokens (scheduler: "Not enough memory" only at 0) and caps a
   // request at max_req_len = min(context_len - 1, max_total_num_tokens - 1) (scheduler.py init_memory_pool_and_cache)
   report_.startup_ok = tokens > 0;
@@ -396,94 +422,132 @@ void Planner::build_generic(const ModelSpec& rank, i64 available) {
 }
 
 // ---------------------------------------------------------------- llama.cpp
-// n_ctx padded to 256 cells (current mainline; mid-2025 builds padded to 32 without flash attention); one cache of n_ctx cells shared by the
-// --parallel slots (kv_unified) or n_ctx_seq = pad(n_ctx / parallel) cells per slot. Full layers hold
-// n_ctx cells; sliding layers pad(min(n_ctx, n_swa x (unified ? parallel : 1) + n_ubatch), 256) unless
-// --swa-full. Bytes per layer: ggml_row_size(type_k, n_embd_k_gqa) x cells, likewise V. MLA (latent):
+// n_ctx padded to 256 cells (#17046; mid-2025 builds padded to 32 without flash attention); one cache of n_ctx
+// cells shared by the --parallel slots (kv_unified) or n_ctx_seq = pad(n_ctx / parallel) cells per slot. Full
+// layers hold n_ctx cells; sliding layers pad(min(n_ctx, n_swa x (unified ? parallel : 1) + n_ubatch), 256)
+// unless --swa-full. Bytes per layer: ggml_row_size(type_k, n_embd_k_gqa) x cells, likewise V. MLA (latent):
 // K rows of kv_lora_rank + qk_rope_head_dim, V rows of kv_lora_rank. Recurrent state in f32 per slot.
+// --fit (on by default from b7376, llama_params_fit): when the GPU would hold more than its memory less
+// --fit-target, an unset -c is lowered (not below --fit-ctx), then, if -ngl was not given, layers move to the host.
+namespace {
+struct LlamaLayout {
+  i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, gpu_weights = 0, gpu_total = 0;
+};
+}  // namespace
+
 void Planner::build_llamacpp() {
   const EngineSettings& e = spec_.engine;
   const ModelSpec& m = spec_.model;
+  const BudgetOverrides& ov = spec_.overrides;
   rank_model_ = m;
-  i64 n_ctx = round_up(e.ctx_size, 256, "n_ctx");
-  i64 n_ctx_seq = n_ctx;
-  if (!e.kv_unified && e.parallel > 1) {
-    n_ctx_seq = round_up(n_ctx / e.parallel, 256, "n_ctx_seq");
-    n_ctx = mul(n_ctx_seq, e.parallel, "n_ctx");
-  }
+  const bool unified = e.kv_unified.value_or(true);
   const i64 n_layer = static_cast<i64>(m.layers.size());
-  const i64 ngl = e.n_gpu_layers < 0 ? n_layer + 1 : std::min(e.n_gpu_layers, n_layer + 1);
-  const i64 first_gpu_layer = n_layer - std::min(ngl, n_layer);  // llama.cpp offloads the last ngl layers
-  i64 k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0;
-  for (i64 i = 0; i < n_layer; ++i) {
-    const Layer& l = m.layers[static_cast<size_t>(i)];
-    i64 cells = 0, krow = 0, vrow = 0;
-    switch (l.kv) {
-      case KvKind::sliding:
-      case KvKind::chunked:
-        cells = e.swa_full ? n_ctx : round_up(std::min(n_ctx, add(mul(l.window, e.kv_unified ? e.parallel : 1), e.ubatch_size)), 256);
-        swa_cells = cells;
-        break;
-      case KvKind::ssm:
-      case KvKind::none:
-      case KvKind::cross:
-        cells = 0;
-        break;
-      default:
-        cells = n_ctx;
+  const ParamCount pc = count_params(m);
+  const WeightBytes wb = weight_bytes(m, pc);
+  // compute buffer: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations)
+  const i64 compute = ov.activation.value_or(mul(e.ubatch_size, mul(add(m.vocab, mul(4, effective_intermediate(m))), 4), "compute buffer"));
+  const i64 context = ov.cuda_context.value_or(kCudaContext);
+  const i64 extra = ov.extra.value_or(0);
+
+  auto layout = [&](i64 ctx, i64 ngl) {
+    LlamaLayout L;
+    L.n_ctx = round_up(ctx, 256, "n_ctx");
+    L.n_ctx_seq = L.n_ctx;
+    if (!unified && e.parallel > 1) {
+      L.n_ctx_seq = round_up(L.n_ctx / e.parallel, 256, "n_ctx_seq");
+      L.n_ctx = mul(L.n_ctx_seq, e.parallel, "n_ctx");
     }
-    if (l.kv == KvKind::mla_latent) {
-      krow = row_bytes(spec_.kv.k_format, add(l.kv_lora_rank, l.qk_rope_head_dim), "K row (kv_lora_rank + qk_rope_head_dim)");
-      vrow = row_bytes(spec_.kv.v_format, l.kv_lora_rank, "V row (kv_lora_rank)");
-    } else if (cells > 0) {
-      krow = row_bytes(spec_.kv.k_format, mul(l.kv_heads, l.k_head_dim), "K row (n_embd_k_gqa)");
-      vrow = row_bytes(spec_.kv.v_format, mul(l.kv_heads, l.v_head_dim), "V row (n_embd_v_gqa)");
-      if (format_info(spec_.kv.k_format).block_elems > 1) row_bytes(spec_.kv.k_format, l.k_head_dim, "K head row (head_dim)");
+    const i64 first_gpu_layer = n_layer - std::min(ngl, n_layer);  // llama.cpp offloads the last ngl layers
+    for (i64 i = 0; i < n_layer; ++i) {
+      const Layer& l = m.layers[static_cast<size_t>(i)];
+      i64 cells = 0, krow = 0, vrow = 0;
+      switch (l.kv) {
+        case KvKind::sliding:
+        case KvKind::chunked:
+          cells = e.swa_full ? L.n_ctx : round_up(std::min(L.n_ctx, add(mul(l.window, unified ? e.parallel : 1), e.ubatch_size)), 256);
+          L.swa_cells = cells;
+          break;
+        case KvKind::ssm:
+        case KvKind::none:
+        case KvKind::cross: cells = 0; break;
+        default: cells = L.n_ctx;
+      }
+      if (l.kv == KvKind::mla_latent) {
+        krow = row_bytes(spec_.kv.k_format, add(l.kv_lora_rank, l.qk_rope_head_dim), "K row (kv_lora_rank + qk_rope_head_dim)");
+        vrow = row_bytes(spec_.kv.v_format, l.kv_lora_rank, "V row (kv_lora_rank)");
+      } else if (cells > 0) {
+        krow = row_bytes(spec_.kv.k_format, mul(l.kv_heads, l.k_head_dim), "K row (n_embd_k_gqa)");
+        vrow = row_bytes(spec_.kv.v_format, mul(l.kv_heads, l.v_head_dim), "V row (n_embd_v_gqa)");
+        if (format_info(spec_.kv.k_format).block_elems > 1) row_bytes(spec_.kv.k_format, l.k_head_dim, "K head row (head_dim)");
+      }
+      const i64 lk = mul(krow, cells), lv = mul(vrow, cells);
+      const i64 ls = mul(layer_state_bytes(l, ElemFormat::f32), e.parallel, "recurrent state");
+      L.k = add(L.k, lk);
+      L.v = add(L.v, lv);
+      L.state = add(L.state, ls);
+      if (i >= first_gpu_layer) L.gpu_kv = add(L.gpu_kv, add(add(lk, lv), ls));
     }
-    const i64 lk = mul(krow, cells), lv = mul(vrow, cells);
-    const i64 ls = mul(layer_state_bytes(l, ElemFormat::f32), e.parallel, "recurrent state");
-    k = add(k, lk);
-    v = add(v, lv);
-    state = add(state, ls);
-    if (i >= first_gpu_layer) gpu_kv = add(gpu_kv, add(add(lk, lv), ls));
+    // weights on the GPU: the offloaded share of the layers (the output layer counts as one more)
+    L.gpu_weights = ov.weights.value_or(static_cast<i64>(static_cast<long double>(wb.total) * ngl / (n_layer + 1)));
+    L.gpu_total = add(add(add(L.gpu_weights, L.gpu_kv), add(compute, context)), extra, "GPU bytes");
+    return L;
+  };
+
+  i64 ngl = e.n_gpu_layers < 0 ? n_layer + 1 : std::min(e.n_gpu_layers, n_layer + 1);
+  i64 ctx = e.ctx_size;
+  LlamaLayout L = layout(ctx, ngl);
+  if (e.fit.value_or(false)) {
+    const i64 limit = total_ - e.fit_target_bytes;
+    if (L.gpu_total > limit && !e.ctx_given && ctx > e.fit_ctx) {
+      const i64 floor_ctx = e.fit_ctx;
+      const i64 best = largest_passing(floor_ctx, ctx, [&](i64 c) { return layout(c, ngl).gpu_total <= limit; });
+      const i64 chosen = best < floor_ctx ? floor_ctx : best;
+      report_.notes.push_back("--fit lowered n_ctx from " + std::to_string(ctx) + " to " + std::to_string(round_up(chosen, 256)) +
+                              (best < floor_ctx ? " (--fit-ctx, the floor)" : "") + " to leave --fit-target " + human_bytes(e.fit_target_bytes) + " free");
+      ctx = chosen;
+      L = layout(ctx, ngl);
+    }
+    if (L.gpu_total > limit && !e.gpu_layers_given) {
+      const i64 best = largest_passing(0, ngl, [&](i64 n) { return layout(ctx, n).gpu_total <= limit; });
+      const i64 keep = std::max<i64>(best, 0);
+      report_.notes.push_back("--fit keeps " + std::to_string(keep) + " of " + std::to_string(n_layer + 1) +
+                              " layers on the GPU and moves the rest to host memory");
+      ngl = keep;
+      L = layout(ctx, ngl);
+    }
   }
   report_.kind = e.kind;
-  report_.rules_version = engine_rules_version(e.kind);
-  report_.n_ctx = n_ctx;
-  report_.n_ctx_seq = e.kv_unified ? n_ctx : n_ctx_seq;
-  report_.kv_cells = n_ctx;
-  report_.swa_cells = swa_cells;
-  report_.k_bytes = k;
-  report_.v_bytes = v;
-  report_.state_bytes = state;
-  report_.kv_bytes = add(k, v);
-  report_.gpu_kv_bytes = gpu_kv;
-  report_.kv_pool_bytes = gpu_kv;
-  report_.available_kv_bytes = gpu_kv;
+  report_.rules_version = e.rules->label;
+  report_.n_ctx = L.n_ctx;
+  report_.n_ctx_seq = unified ? L.n_ctx : L.n_ctx_seq;
+  report_.kv_cells = L.n_ctx;
+  report_.swa_cells = L.swa_cells;
+  report_.k_bytes = L.k;
+  report_.v_bytes = L.v;
+  report_.state_bytes = L.state;
+  report_.kv_bytes = add(L.k, L.v);
+  report_.gpu_kv_bytes = L.gpu_kv;
+  report_.kv_pool_bytes = L.gpu_kv;
+  report_.available_kv_bytes = L.gpu_kv;
+  report_.gpu_layers = ngl;
+  report_.total_layers = n_layer + 1;
 
-  const BudgetOverrides& ov = spec_.overrides;
-  const ParamCount pc = count_params(m);
-  const i64 all_weights = weight_bytes(m, pc).total;
-  // weights on the GPU: the offloaded share of the layers (the output layer counts as one more)
-  const i64 gpu_weights = static_cast<i64>(static_cast<long double>(all_weights) * ngl / (n_layer + 1));
-  // compute buffer: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations)
-  const i64 compute = mul(e.ubatch_size, mul(add(m.vocab, mul(4, effective_intermediate(m))), 4), "compute buffer");
   budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
-  budget_.push_back({"weights", ov.weights.value_or(gpu_weights), ov.weights ? "given" : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + weight_bytes(m, pc).basis + ")", true, ov.weights.has_value()});
-  budget_.push_back({"kv_cache", gpu_kv, "K + V (+ recurrent state) of the offloaded layers", true, false});
-  budget_.push_back({"compute_buffer", ov.activation.value_or(compute), ov.activation ? "given" : "n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, ov.activation.has_value()});
-  budget_.push_back({"cuda_context", ov.cuda_context.value_or(kCudaContext), ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
-  budget_.push_back({"extra", ov.extra.value_or(0), "--overhead-bytes", true, ov.extra.has_value()});
+  budget_.push_back({"weights", L.gpu_weights, ov.weights ? "given" : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + wb.basis + ")", true, ov.weights.has_value()});
+  budget_.push_back({"kv_cache", L.gpu_kv, "K + V (+ recurrent state) of the offloaded layers", true, false});
+  budget_.push_back({"compute_buffer", compute, ov.activation ? "given" : "n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, ov.activation.has_value()});
+  budget_.push_back({"cuda_context", context, ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
+  budget_.push_back({"extra", extra, "--overhead-bytes", true, ov.extra.has_value()});
   fixed_ = 0;
   for (const auto& t : budget_)
     if (t.name != "gpu_total" && t.name != "kv_cache") fixed_ = add(fixed_, t.bytes);
-  if (add(fixed_, gpu_kv) > total_) startup_limit_ = "gpu_memory";
+  if (add(fixed_, L.gpu_kv) > total_) startup_limit_ = "gpu_memory";
   unit_tokens_ = 1;
   unit_bytes_ = 0;  // the buffer is allocated whole: cells used cost nothing extra
-  pool_units_ = n_ctx;
+  pool_units_ = L.n_ctx;
   max_len_ = report_.n_ctx_seq;
   max_seqs_ = e.parallel;
-  slots_ = !e.kv_unified;
+  slots_ = !unified;
   groups_ = {{KvKind::full, n_layer, 0, 0, 0, 0, 1}};
   report_.startup_ok = startup_limit_.empty();
 }

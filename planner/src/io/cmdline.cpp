@@ -827,10 +827,7 @@ class Reader {
         set(d.key, value, flag, where);
         return;
       case Conv::gpu_layers:
-        if (l == "auto") {
-          warn(flag + " auto: llama.cpp fits the layers itself; kvplan plans all layers on the GPU");
-          return;
-        }
+        if (l == "auto") return;  // the engine chooses: all layers, or what --fit leaves on the GPU
         set(d.key, l == "all" ? "-1" : value, flag, where);
         return;
       case Conv::quantization:

@@ -232,16 +232,25 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.kv_cache_memory_bytes = bag.bytes("kv_cache_memory_bytes");
   e.max_total_tokens = bag.count("max_total_tokens");
   e.max_tokens = bag.count("max_tokens");
-  if (const auto c = bag.count("ctx_size")) e.ctx_size = *c;
-  e.parallel = bag.count("parallel").value_or(1);
+  e.version = version;
+  if (const auto c = bag.count("ctx_size")) {
+    e.ctx_size = *c;
+    e.ctx_given = true;
+  }
+  e.parallel = bag.count("parallel").value_or(0);
+  if (bag.has("parallel") && e.parallel < 1) bag.fail("parallel", "must be >= 1", "use -np N, or leave it out for the engine's automatic slots");
   e.n_gpu_layers = bag.signed_count("n_gpu_layers").value_or(-1);
+  e.gpu_layers_given = bag.has("n_gpu_layers");
+  e.fit = bag.boolean("fit");
+  e.fit_ctx = bag.count("fit_ctx").value_or(4096);
+  if (const auto t = bag.count("fit_target_mib")) e.fit_target_bytes = mul(*t, 1LL << 20, "fit_target_mib");
   e.ubatch_size = bag.count("ubatch_size").value_or(512);
   if (const auto nb = bag.count("batch_size")) {  // llama.cpp: n_ubatch = min(n_batch, n_ubatch) (llama_context constructor)
     if (*nb < 1) bag.fail("batch_size", "must be >= 1");
     e.ubatch_size = std::min(e.ubatch_size, *nb);
   }
   e.swa_full = bag.boolean("swa_full").value_or(false);
-  e.kv_unified = bag.boolean("kv_unified").value_or(true);
+  e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
   e.allow_long_context = bag.boolean("allow_long_context").value_or(false);
   std::string fa = bag.text("flash_attn").value_or("auto");

@@ -136,22 +136,6 @@ const Registry& registry() {
   return r;
 }
 
-// numeric components: "0.11.0" -> {0, 11, 0}; "b7400" -> {7400}; "1.1.0rc2" -> {1, 1, 0, 2}
-std::vector<long> components(const std::string& v) {
-  std::vector<long> out;
-  long cur = -1;
-  for (char c : v) {
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
-      if (cur > 1000000000L) cur = 1000000000L;
-    } else if (cur >= 0) {
-      out.push_back(cur);
-      cur = -1;
-    }
-  }
-  if (cur >= 0) out.push_back(cur);
-  return out;
-}
 
 }  // namespace
 
@@ -173,14 +157,6 @@ std::string normalize_flag_name(std::string name) {
   return name;
 }
 
-int compare_versions(const std::string& a, const std::string& b) {
-  const auto x = components(a), y = components(b);
-  for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
-    const long p = i < x.size() ? x[i] : 0, q = i < y.size() ? y[i] : 0;
-    if (p != q) return p < q ? -1 : 1;
-  }
-  return 0;
-}
 
 const FlagDef* FlagTable::find(const std::string& spelling) const {
   const auto it = index.find(normalize_flag_name(spelling));
@@ -206,7 +182,7 @@ const FlagTable& flag_table(EngineKind engine, const std::string& requested, std
   }
   for (const auto& t : v)
     if (t.version == requested) return t;
-  const auto want = components(requested);
+  const auto want = version_components(requested);
   if (want.empty()) {
     if (note) *note = "version '" + requested + "' not understood; read as " + v.back().version + ", the newest kvplan knows";
     return v.back();
@@ -214,7 +190,7 @@ const FlagTable& flag_table(EngineKind engine, const std::string& requested, std
   const FlagTable* prefix = nullptr;
   const FlagTable* older = nullptr;
   for (const auto& t : v) {
-    const auto have = components(t.version);
+    const auto have = version_components(t.version);
     if (have.size() >= want.size() && std::equal(want.begin(), want.end(), have.begin())) prefix = &t;
     if (compare_versions(t.version, requested) <= 0) older = &t;
   }

@@ -189,9 +189,9 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")
       .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
   // ---- llama.cpp ----
-  r.push_back(Row("ctx_size", T::count, "llama.cpp", "llama.cpp: context cells (-c; default 4096; 0 = the model's)")
+  r.push_back(Row("ctx_size", T::count, "llama.cpp", "llama.cpp: context cells (-c; default 4096, from b7376 0 = the model's, lowered by --fit)")
       .flags("--ctx-size@llama.cpp|-c@llama.cpp").on(E::llamacpp, "--ctx-size").env("LLAMA_ARG_CTX_SIZE"));
-  r.push_back(Row("parallel", T::count, "llama.cpp", "llama.cpp: slots sharing the context (-np; default 1)")
+  r.push_back(Row("parallel", T::count, "llama.cpp", "llama.cpp: slots (-np; default 1, from b6900 4 auto slots sharing a unified cache)")
       .flags("--parallel@llama.cpp|-np@llama.cpp").on(E::llamacpp, "--parallel:auto_count").env("LLAMA_ARG_N_PARALLEL:auto_count"));
   r.push_back(Row("n_gpu_layers", T::signed_count, "llama.cpp", "llama.cpp: layers offloaded to the GPU (-ngl; -1 = all)")
       .flags("--n-gpu-layers@llama.cpp|--gpu-layers@llama.cpp|-ngl@llama.cpp").on(E::llamacpp, "--n-gpu-layers:gpu_layers")
@@ -202,7 +202,13 @@ std::vector<SettingDef> build_table() {
       .flags("--batch-size@llama.cpp|-b@llama.cpp").on(E::llamacpp, "--batch-size").env("LLAMA_ARG_BATCH"));
   r.push_back(Row("swa_full", T::boolean, "llama.cpp", "llama.cpp: full-size cache for sliding-window layers")
       .flags("--swa-full@llama.cpp").on(E::llamacpp, "--swa-full").env("LLAMA_ARG_SWA_FULL"));
-  r.push_back(Row("kv_unified", T::boolean, "llama.cpp", "llama.cpp: one KV cache shared by all slots (default on in kvplan's llama.cpp rules); --no-kv-unified: one stream per slot")
+  r.push_back(Row("fit", T::boolean, "llama.cpp", "llama.cpp: fit to the GPU by lowering an unset -c, then moving layers to the host (default on from b7376)")
+      .flags("--fit@llama.cpp").on(E::llamacpp, "--fit|-fit").env("LLAMA_ARG_FIT"));
+  r.push_back(Row("fit_ctx", T::count, "llama.cpp", "llama.cpp: the smallest context --fit lowers to (--fit-ctx; default 4096)")
+      .flags("--fit-ctx@llama.cpp").on(E::llamacpp, "--fit-ctx|-fitc").env("LLAMA_ARG_FIT_CTX"));
+  r.push_back(Row("fit_target_mib", T::count, "llama.cpp", "llama.cpp: MiB --fit leaves free per GPU (--fit-target; default 1024)")
+      .flags("--fit-target@llama.cpp").on(E::llamacpp, "--fit-target|-fitt").env("LLAMA_ARG_FIT_TARGET"));
+  r.push_back(Row("kv_unified", T::boolean, "llama.cpp", "llama.cpp: one KV cache shared by all slots (default: on when the slots are auto); --no-kv-unified: one stream per slot")
       .flags("--kv-unified@llama.cpp|-kvu@llama.cpp|--no-kv-unified@llama.cpp=false|-no-kvu@llama.cpp=false")
       .on(E::llamacpp, "--kv-unified|--no-kv-unified=false").env("LLAMA_ARG_KV_UNIFIED"));
   r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto); a quantized V cache needs it")

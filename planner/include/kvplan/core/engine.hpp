@@ -15,12 +15,58 @@ enum class EngineKind { vllm, sglang, trtllm, llamacpp, generic };
 
 const char* engine_name(EngineKind k);
 std::optional<EngineKind> parse_engine(const std::string& s);
-/// The engine version whose rules kvplan models (printed with every result).
-const char* engine_rules_version(EngineKind k);
+
+/// Compares versions component by component ("0.10.0" > "0.9.2"; "b7400" > "b6000"; a leading 'v' is ignored).
+int compare_versions(const std::string& a, const std::string& b);
+/// The numeric components of a version: "0.11.0" -> {0, 11, 0}; "b7400" -> {7400}; "1.1.0rc2" -> {1, 1, 0, 2}.
+std::vector<long> version_components(const std::string& v);
+
+/// How SGLang picks its default --mem-fraction-static (server_args.py, by release).
+enum class SglangFractionRule {
+  tp_table,         // <= 0.4.5: 0.88 / 0.87 / 0.85 / 0.81 / 0.79 by tensor-parallel size
+  tp_table_or_13g,  // 0.4.6: the TP table up to 80 GiB GPUs, else (memory - 13 GiB) / memory
+  tiered_reserve,   // 0.4.7-0.5.2: a reserve tiered by GPU memory and tp x pp
+  graph_reserve,    // >= 0.5.3: 512 MiB + 1.5 x chunked prefill + 2 x CUDA graph batch + tp x pp / 8 GiB
+};
+
+/// One engine release range and the rules it sizes memory by. Where releases differ only in data the
+/// difference is a field here; engine.cpp has the table, plan.cpp applies it. docs/engine-rules.md gives
+/// each field's source (repository, tag, file, function).
+struct EngineRules {
+  EngineKind kind = EngineKind::generic;
+  const char* first = "";   // first version of the range (inclusive); "" = every earlier version
+  const char* label = "";   // printed with every result ("vLLM >= 0.21 ...")
+  const char* source = "";  // where the rules were read
+  // vLLM
+  double default_fraction = 0.9;         // --gpu-memory-utilization / free_gpu_memory_fraction default
+  bool cuda_graphs_in_budget = false;    // vLLM >= 0.21: the CUDA graph estimate is taken before the KV pool
+  bool float32_to_bf16 = true;           // vLLM >= 0.10: float32 checkpoints run in bf16 on SM >= 8.0 (else fp16)
+  bool sliding_window_kept = true;       // vLLM >= 0.10 hybrid allocator; 0.8-0.9 cache sliding layers at full length
+  bool blackwell_mla_128 = true;         // vLLM >= 0.11: CUTLASS MLA (block 128) is the Blackwell default
+  bool small_gpu_256_seqs = true;        // vLLM >= 0.8.5: max_num_seqs 256 below 70 GiB or on A100 (0.8.3: 1024)
+  bool kv_tokens_from_concurrency = false;  // vLLM >= 0.21: "GPU KV cache size" = int(concurrency x max_model_len)
+  // SGLang
+  SglangFractionRule sglang_fraction = SglangFractionRule::graph_reserve;
+  // TensorRT-LLM
+  i64 tokens_per_block = 32;             // 0.x engine builds 64, 1.x PyTorch backend 32
+  bool trt_graphs_outside_torch = true;  // 1.x: CUDA graphs are captured before the KV budget is measured
+  // llama.cpp
+  i64 default_ctx = 4096;                // -c default; 0 = the training context (with --fit)
+  bool auto_parallel = false;            // -np default -1 = auto: 4 slots sharing one unified cache
+  bool fit = false;                      // --fit on by default: lowers an unset -c, then moves layers to the host
+};
+
+/// The rules of `version` ("" or "latest": the newest range kvplan knows). A version older than every range
+/// gets the oldest. Versions are compared with compare_versions.
+const EngineRules& engine_rules(EngineKind k, const std::string& version = "");
+/// Every rule range of an engine, oldest first.
+std::vector<const EngineRules*> engine_rule_ranges(EngineKind k);
 
 /// Engine settings, named after the engines' own flags. Zero / empty means "the engine's default".
 struct EngineSettings {
   EngineKind kind = EngineKind::vllm;
+  std::string version;             // the engine version planned ("" = the newest kvplan knows)
+  const EngineRules* rules = nullptr;  // set by resolve_engine_defaults from kind + version
   double memory_fraction = 0;      // vLLM --gpu-memory-utilization, SGLang --mem-fraction-static,
                                    // TensorRT-LLM --kv-cache-free-gpu-mem-fraction, generic fraction
   i64 max_model_len = 0;           // vLLM --max-model-len / SGLang --context-length / TRT --max-seq-len
@@ -32,12 +78,17 @@ struct EngineSettings {
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
   // llama.cpp
-  i64 ctx_size = -1;       // -c / --ctx-size (-1: not given = 4096; 0: the model's training context)
-  i64 parallel = 1;        // -np / --parallel
+  i64 ctx_size = -1;       // -c / --ctx-size (-1: not given = the build's default; 0: the model's training context)
+  bool ctx_given = false;  // -c was given (--fit lowers only a context it chose)
+  i64 parallel = 0;        // -np / --parallel (0: not given = the build's default: 1, or 4 auto slots)
   bool swa_full = false;   // --swa-full
   i64 n_gpu_layers = -1;   // -ngl (-1: all)
+  bool gpu_layers_given = false;  // -ngl was given (--fit moves layers only when it was not)
   i64 ubatch_size = 512;   // -ub
-  bool kv_unified = true;  // --kv-unified
+  std::optional<bool> kv_unified;  // --kv-unified / --no-kv-unified; unset: on exactly when the slots are auto
+  std::optional<bool> fit;         // --fit on|off; unset: the build's default
+  i64 fit_ctx = 4096;              // --fit-ctx: the smallest context --fit lowers to
+  i64 fit_target_bytes = 1LL << 30;  // --fit-target (MiB on the command line): memory --fit leaves free per GPU
   bool enforce_eager = false;        // no CUDA graphs
   bool allow_long_context = false;   // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)
 };
@@ -46,7 +97,12 @@ struct EngineSettings {
 /// ranges; throws InputError naming the engine's flag.
 /// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
-                                       const std::string& gpu_arch, bool mla = false, const std::string& compute_capability = "");
+                                       const std::string& gpu_arch, bool mla = false, const std::string& compute_capability = "",
+                                       i64 pp = 1);
+
+/// SGLang's default mem_fraction_static for a GPU of `gpu_memory_bytes` (its get_device_memory_capacity) under
+/// `rules`, with the chunked-prefill size and CUDA-graph batch size that release picks.
+double sglang_default_fraction(const EngineRules& rules, i64 gpu_memory_bytes, i64 tp, i64 pp, i64 chunked_prefill, i64 cuda_graph_bs);
 
 /// vLLM's allowed --block-size values (CacheConfig BlockSize literal).
 const std::vector<i64>& vllm_block_sizes();

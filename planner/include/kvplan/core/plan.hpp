@@ -77,6 +77,7 @@ struct EngineReport {
   i64 n_ctx = 0, n_ctx_seq = 0, kv_cells = 0, swa_cells = 0;
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers)
+  i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits
   i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len)
   std::vector<std::string> notes;

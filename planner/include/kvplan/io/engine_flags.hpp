@@ -67,7 +67,5 @@ const std::map<std::string, std::string>& trtllm_option_keys(const std::string& 
 /// "_" and "-" are one in long flag names; short flags are kept as written.
 std::string normalize_flag_name(std::string name);
 
-/// Compares versions component by component ("0.10.0" > "0.9.2"; "b7400" > "b6000").
-int compare_versions(const std::string& a, const std::string& b);
 
 }  // namespace kvplan::io
