@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
+#include "log_compare.hpp"
 #include "kvplan/core/search.hpp"
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/core/sweep.hpp"
@@ -32,6 +33,7 @@ struct CheckArgs {
   std::vector<std::string> files;
   std::vector<std::string> set;
   OutputFiles out;
+  std::vector<std::string> logs;  // --log FILE: startup logs checked against the deployments of their engine
   bool strict = false;
   std::string format = "table";
 };
@@ -161,7 +163,8 @@ std::vector<io::DeploymentDoc> read_any(const std::string& path) {
   return out;
 }
 
-Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, bool strict, const std::vector<std::string>& set) {
+Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, bool strict, const std::vector<std::string>& set,
+                   const std::vector<std::pair<std::string, io::EngineLog>>& logs) {
   Evaluated ev;
   ev.doc = doc;
   ev.d = resolve_doc(doc, profiles, set);
@@ -274,6 +277,22 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
           largest_passing(1, d.prompt, [&](i64 k) { return estimate_perf(p, k, d.output, d.concurrency, d.perf).ttft_s * 1e3 <= *doc.max_ttft_ms; }), 0);
       q.suggestion = lo > 0 ? "prompts up to " + std::to_string(lo) + " tokens meet it" : "no prompt length meets it on this layout";
     }
+    ev.reqs.push_back(q);
+  }
+  // --log: the engine's startup log as evidence; its rules must reproduce what the engine printed
+  for (const auto& [file, log] : logs) {
+    if (parse_engine(log.engine) != d.spec.engine.kind) continue;
+    const LogComparison lc = compare_log(file, log, &d, {});
+    Requirement q{"startup log " + file + " reproduced"};
+    q.pass = lc.rules_ok == lc.rules;
+    q.actual = std::to_string(lc.rules_ok) + " of " + std::to_string(lc.rules) + " engine figures";
+    q.required = "all";
+    for (const auto& r : lc.rows)
+      if (!r.ok()) {
+        q.detail = r.term + ": printed " + r.printed_text + (r.line ? " (line " + std::to_string(r.line) + ")" : "");
+        break;
+      }
+    if (!q.pass) q.suggestion = "kvplan log " + file + " --model " + d.spec.model.id + " shows the terms side by side";
     ev.reqs.push_back(q);
   }
   if (strict && !ev.warnings.empty()) {
@@ -392,12 +411,14 @@ void run_check(const CheckArgs& a, Globals& g) {
     docs.push_back(std::move(d));
   }
   if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
+  std::vector<std::pair<std::string, io::EngineLog>> logs;
+  for (const auto& f : a.logs) logs.emplace_back(f, read_log_file(f));
   std::vector<Evaluated> evs;
   const bool progress = isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
   bool shown = false;
   for (const auto& doc : docs) {
-    evs.push_back(evaluate(doc, profiles, a.strict, a.set));
+    evs.push_back(evaluate(doc, profiles, a.strict, a.set, logs));
     if (progress && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 2) {
       std::fprintf(stderr, "\rkvplan check: %zu of %zu deployments", evs.size(), docs.size());
       shown = true;
@@ -451,6 +472,7 @@ void register_check(CLI::App& app, Globals& g) {
   c->add_option("--set", a->set, "KEY=VALUE for every deployment: a setting (max-model-len=8192) or a variable the commands use (MAX_SEQ_LEN=8192)");
   a->out.add_options(c, true);
   c->add_flag("--strict", a->strict, "Warnings (model_type fallback, model not in the local cache, unexpanded variables) fail the check");
+  c->add_option("--log", a->logs, "An engine startup log: a requirement that the engine rules reproduce what it printed, for each deployment of its engine");
   c->add_option("--format", a->format, "stdout: table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_check(*a, g); });
 }

@@ -10,6 +10,7 @@
 #include "kvplan/core/paging.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/engine_flags.hpp"
+#include "kvplan/io/json_read.hpp"
 
 namespace kvplan::cli {
 
@@ -115,6 +116,26 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) 
   }
 }
 
+namespace {
+
+// --overheads FILE (kvplan log --save-overheads): its measured terms fill the budget terms not given on their own
+void apply_overheads(io::SettingsBag& bag, const io::SettingValue& v, const std::string& base_dir) {
+  std::string path = v.text;
+  if (!base_dir.empty() && !path.empty() && path[0] != '/') path = base_dir + "/" + path;
+  const io::json j = io::parse_json_file(path);
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_object() || j["schema"].value("name", "") != "kvplan.overheads")
+    throw InputError(v.origin.where, path + " is not a kvplan.overheads file", "write one with kvplan log LOG --save-overheads FILE");
+  if (!j.contains("terms") || !j["terms"].is_object()) throw InputError(path + ": /terms", "missing", "write one with kvplan log LOG --save-overheads FILE");
+  for (const char* key : {"activation_bytes", "non_torch_bytes", "cuda_graph_bytes", "cuda_context_bytes"}) {
+    if (!j["terms"].contains(key)) continue;
+    const io::json& t = j["terms"][key];
+    if (!t.is_number_integer() || t.get<long long>() < 0) throw InputError(path + ": /terms/" + key, "must be a whole number of bytes >= 0");
+    if (!bag.has(key)) bag.set(key, std::to_string(t.get<long long>()), io::Origin{io::Origin::Kind::file, path + ": /terms/" + key, key});
+  }
+}
+
+}  // namespace
+
 Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles) {
   Deployment d;
   io::SettingsBag& bag = d.bag;
@@ -153,6 +174,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     if (key == "engine" && !src.command.empty()) continue;  // the command's engine (a mismatch was an error above)
     bag.set(key, value, origin);
   }
+  if (const auto* o = bag.get("overheads")) apply_overheads(bag, *o, src.base_dir);
   // variables left unexpanded in settings that change memory, with no value given any other way
   std::vector<std::string> missing;
   std::string first_where;

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cli::register_check(app, g);
   cli::register_report(app, g);
   cli::register_probe(app, g);
+  cli::register_log(app, g);
   cli::register_kv(app, g);
   cli::register_models(app, g);
   cli::register_gpus(app, g);

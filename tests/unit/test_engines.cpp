@@ -369,6 +369,11 @@ TEST_CASE("llama.cpp slots by build: 1 slot, then 4 auto slots sharing a unified
   e.parallel = 4;  // -np 4 given: no unified default, -c is divided per slot
   const Planner split(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16));
   CHECK(split.engine().n_ctx_seq == 2048);
+  e.parallel = 1;  // ggml-org/llama.cpp#17300 (b7079): "-np 1" still started 4 slots sharing the context
+  CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16)).max_seqs() == 4);
+  e.version = "b7376";  // from #17997 -np defaults to -1 (auto) and an explicit -np 1 is one slot
+  CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16)).max_seqs() == 1);
+  e.version = "b7079";
   // -c not given: 4096 before the --fit builds, the training context (131072) from b7376
   auto d = kvtest::engine(EngineKind::llamacpp);
   d.version = "b7079";

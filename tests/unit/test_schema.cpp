@@ -111,4 +111,6 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   check("gpus", "gpus --format json");
   check("probe", "probe llama-3.1-8b --backend cpu --threads 2 --seqs 2 --contexts 200 --seconds 0.05 --live-steps 8");
   check("calibration", "calibrate " + data + "/probe-synthetic-h200.json");
+  check("log", "log " + data + "/logs/vllm-0.10-llama31-8b-h100.log --format json");
+  check("log", "log " + data + "/logs/cases/lc-dscoder-v2-lite-512-f16.log --model deepseek-v2-lite --format json");
 }

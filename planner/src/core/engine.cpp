@@ -115,9 +115,12 @@ std::vector<EngineRules> make_rule_table() {
   // ---- llama.cpp (named by build number) ----
   row(EngineKind::llamacpp, "", "llama.cpp before b6900 (-c 4096, one slot, -np N divides -c)",
       "ggml-org/llama.cpp #10136 (common/common.h n_ctx 4096), src/llama-context.cpp, src/llama-kv-cache-iswa.cpp");
-  row(EngineKind::llamacpp, "b6900", "llama.cpp b6900-b7375 (4 auto slots sharing one unified cache)",
-      "ggml-org/llama.cpp #16736 (tools/server/server.cpp, common/arg.cpp: -np -1 = auto, 4 slots, kv_unified), #17046 (n_ctx padded to 256)")
-      .auto_parallel = true;
+  {
+    EngineRules& r = row(EngineKind::llamacpp, "b6900", "llama.cpp b6900-b7375 (4 auto slots sharing one unified cache)",
+                         "ggml-org/llama.cpp #16736 (tools/server/server.cpp: n_parallel 1 and no -kvu -> 4 slots, kv_unified), #17046 (n_ctx padded to 256)");
+    r.auto_parallel = true;
+    r.np1_is_auto = true;
+  }
   {
     EngineRules& r = row(EngineKind::llamacpp, "b7376", "llama.cpp >= b7376 (--fit on: -c 0 = training context, fitted to the GPU)",
                          "ggml-org/llama.cpp #16653 (common/common.h n_ctx 0, common/arg.cpp --fit/--fit-ctx/--fit-target, src/llama.cpp llama_params_fit)");
@@ -266,6 +269,8 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       if (e.ctx_size <= 0) throw InputError("ctx_size", "the model has no training context length", "pass --ctx-size N");
       if (e.parallel < 0) throw InputError("parallel", "must be >= 1 (or -1 / auto)");
       // -np not given: 1 slot, or from #16736 auto = 4 slots with the cache unified unless --no-kv-unified
+      // (b6900-b7375 tested n_parallel == 1 && !kv_unified, so an explicit -np 1 became 4 unified slots too, #17300)
+      if (rules.np1_is_auto && e.parallel == 1 && !e.kv_unified) e.parallel = 0;
       if (!e.kv_unified) e.kv_unified = e.parallel == 0 && rules.auto_parallel;
       if (e.parallel == 0) e.parallel = rules.auto_parallel ? 4 : 1;
       if (!e.fit) e.fit = rules.fit;

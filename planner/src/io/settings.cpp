@@ -214,6 +214,8 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto); a quantized V cache needs it")
       .flags("--flash-attn@llama.cpp|-fa@llama.cpp").on(E::llamacpp, "--flash-attn").env("LLAMA_ARG_FLASH_ATTN").choices({"on", "off", "auto"}));
   // ---- budget overrides ----
+  r.push_back(Row("overheads", T::text, "budget", "JSON of measured overhead terms (kvplan log --save-overheads): activation, non-torch, CUDA graphs, CUDA context; a term given on its own wins")
+      .flags("--overheads"));
   r.push_back(Row("weight_bytes", T::bytes, "budget", "Weights on the most loaded GPU").flags("--weight-bytes"));
   r.push_back(Row("activation_bytes", T::bytes, "budget", "Activation peak (llama.cpp: compute buffer)").flags("--activation-bytes"));
   r.push_back(Row("non_torch_bytes", T::bytes, "budget", "Library workspaces and NCCL buffers").flags("--non-torch-bytes"));

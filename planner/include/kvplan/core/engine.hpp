@@ -53,6 +53,7 @@ struct EngineRules {
   // llama.cpp
   i64 default_ctx = 4096;                // -c default; 0 = the training context (with --fit)
   bool auto_parallel = false;            // -np default -1 = auto: 4 slots sharing one unified cache
+  bool np1_is_auto = false;              // b6900-b7375: an explicit -np 1 (without -kvu) also became 4 unified slots
   bool fit = false;                      // --fit on by default: lowers an unset -c, then moves layers to the host
 };
 

@@ -1,0 +1,630 @@
+// Startup log vs plan, term by term (see log_compare.hpp). Every kvplan value below is one of the
+// planner's formulas applied to printed inputs; the engine rule each row replays is named in its basis.
+#include "log_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "kvplan/core/kv.hpp"
+#include "kvplan/core/units.hpp"
+#include "kvplan/core/weights.hpp"
+#include "kvplan/io/engine_flags.hpp"
+#include "kvplan/io/json_read.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string fmt(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string show_bytes(double v) {
+  const double a = std::abs(v);
+  if (a >= kGiB) return fmt(v / kGiB, 3) + " GiB";
+  if (a >= 1024.0 * 1024.0) return fmt(v / (1024.0 * 1024.0), 2) + " MiB";
+  return grouped(static_cast<long long>(std::llround(v))) + " B";
+}
+
+std::string show(double v, const std::string& unit) {
+  if (unit == "bytes") return show_bytes(v);
+  if (unit == "ratio") return fmt(v, 4);
+  return grouped(static_cast<long long>(std::llround(v)));
+}
+
+struct Ctx {
+  const io::EngineLog& log;
+  const Deployment* d;
+  LogComparison& out;
+  const io::LogFigure* f(const std::string& key) const { return log.find(key); }
+  // the last printed value: TensorRT-LLM 1.x allocates a small temporary KV cache before the real one
+  const io::LogFigure* last(const std::string& key) const {
+    const io::LogFigure* x = nullptr;
+    for (const auto& g : log.figures)
+      if (g.key == key) x = &g;
+    return x;
+  }
+  double res(const io::LogFigure* x) const { return x ? x->resolution : 0; }
+
+  LogRow& row(const std::string& term, const std::string& unit, const std::string& kind, const io::LogFigure* printed, const std::string& basis) {
+    LogRow r;
+    r.term = term;
+    r.unit = unit;
+    r.kind = kind;
+    r.basis = basis;
+    if (printed) {
+      r.printed = printed->value;
+      r.printed_text = printed->text;
+      r.line = printed->line;
+      r.tolerance = printed->resolution;
+    }
+    out.rows.push_back(r);
+    return out.rows.back();
+  }
+  LogRow& rule(const std::string& term, const std::string& unit, const io::LogFigure* printed, double lo, double hi, const std::string& basis) {
+    LogRow& r = row(term, unit, "rule", printed, basis);
+    r.lo = std::min(lo, hi);
+    r.hi = std::max(lo, hi);
+    return r;
+  }
+  LogRow& estimate(const std::string& term, const std::string& unit, const io::LogFigure* printed, double v, const std::string& basis,
+                   const std::string& note) {
+    LogRow& r = row(term, unit, "estimate", printed, basis);
+    r.lo = r.hi = v;
+    r.note = note;
+    return r;
+  }
+};
+
+i64 budget_term(const Planner& p, const std::string& name) {
+  for (const auto& t : p.budget())
+    if (t.name == name) return t.bytes;
+  return 0;
+}
+
+// A plan of the deployment with the spec changed by `edit` (replays start from printed figures).
+Planner replay(const Deployment& d, const std::function<void(PlanSpec&)>& edit) {
+  PlanSpec s = d.spec;
+  edit(s);
+  return Planner(s);
+}
+
+// ---------------------------------------------------------------- vLLM
+void vllm_rows(Ctx& c) {
+  const auto *total = c.f("gpu_total_bytes"), *util = c.f("gpu_memory_utilization"), *usable = c.f("usable_bytes"),
+             *weights = c.f("weights_bytes"), *act = c.f("activation_bytes"), *nt = c.f("non_torch_bytes"), *peak = c.f("peak_torch_bytes"),
+             *kv = c.f("kv_available_bytes"), *blocks = c.f("gpu_blocks"), *tokens = c.f("kv_tokens"), *conc = c.f("max_concurrency"),
+             *conc_len = c.f("max_concurrency_tokens"), *graphs = c.f("cuda_graph_bytes"), *est_len = c.f("estimated_max_model_len"),
+             *needed = c.f("kv_needed_bytes"), *max_len = c.f("max_model_len"), *held = c.f("max_tokens_in_kv");
+  // the instance's share: total x gpu_memory_utilization (gpu_worker / worker determine_available_memory)
+  double share = 0, share_res = 0;
+  if (total && util) {
+    share = total->value * util->value;
+    share_res = total->resolution * util->value;
+    if (usable) c.rule("usable memory (total x utilization)", "bytes", usable, share - share_res, share + share_res, "total_gpu_memory x gpu_memory_utilization");
+  } else if (usable) {
+    share = usable->value;
+    share_res = usable->resolution;
+  }
+  // available KV = share - (weights + activation peak + non-torch); V0's peak_torch_memory includes the weights
+  if (share > 0 && kv && nt && ((weights && act) || peak)) {
+    const double used = peak ? peak->value : weights->value + act->value;
+    const double r = share_res + nt->resolution + (peak ? peak->resolution : weights->resolution + act->resolution);
+    const double v = share - used - nt->value;
+    c.rule("available KV cache memory (from the printed terms)", "bytes", kv, v - r, v + r,
+           peak ? "total x utilization - peak_torch_memory - non_torch_memory" : "total x utilization - weights - activation peak - non-torch");
+  }
+  // block size and the request length from the args or the concurrency line
+  i64 block = 16;
+  for (const auto& [k, v] : c.log.args)
+    if (k == "block_size") block = std::max<i64>(1, std::atoll(v.c_str()));
+  const double len = conc_len ? conc_len->value : max_len ? max_len->value : 0;
+
+  if (!c.d) {
+    // the log's own arithmetic, assuming one KV cache group (uniform attention)
+    if (blocks && tokens)
+      c.rule("GPU KV cache size", "tokens", tokens, blocks->value * static_cast<double>(block), blocks->value * static_cast<double>(block),
+             "# GPU blocks x block_size " + std::to_string(block) + " (one KV cache group)");
+    if (conc && len > 0 && (blocks || tokens)) {
+      const double b = blocks ? blocks->value : std::floor(tokens->value / static_cast<double>(block));
+      const double per = std::ceil(len / static_cast<double>(block));
+      c.rule("maximum concurrency", "ratio", conc, b / per, b / per,
+             "blocks / cdiv(" + grouped(static_cast<long long>(len)) + ", " + std::to_string(block) + ") (one KV cache group)")
+          .tolerance = 0.005;
+    }
+    if (held && blocks)
+      c.rule("tokens the KV cache holds", "tokens", held, blocks->value * static_cast<double>(block), blocks->value * static_cast<double>(block),
+             "# GPU blocks x block_size");
+    return;
+  }
+  const Deployment& d = *c.d;
+  const Planner p(d.spec);
+  if (weights)
+    c.estimate("weights", "bytes", weights, static_cast<double>(budget_term(p, "weights")), "parameters x bytes (" + d.spec.model.id + ")",
+               "measured after load; kvplan counts parameters x bytes");
+  if (act) c.estimate("activation peak", "bytes", act, static_cast<double>(budget_term(p, "activation_peak")), "kvplan estimate", "profiled by the engine");
+  if (nt) c.estimate("non-torch memory", "bytes", nt, static_cast<double>(budget_term(p, "non_torch")), "kvplan estimate", "measured by the engine");
+  if (graphs) c.estimate("CUDA graphs", "bytes", graphs, static_cast<double>(budget_term(p, "cuda_graphs")), "kvplan estimate", "captured by the engine");
+  if (kv)
+    c.estimate("available KV cache memory (kvplan's plan)", "bytes", kv, static_cast<double>(p.engine().available_kv_bytes),
+               "the plan's budget (" + std::string(p.engine().rules_version) + ")", "follows the estimates above");
+  // replays from the printed KV memory: blocks, tokens, concurrency, start
+  auto with_kv = [&](double bytes) {
+    return replay(d, [&](PlanSpec& s) {
+      s.engine.kv_cache_memory_bytes = static_cast<i64>(std::max(bytes, 0.0));
+      if (len > 0) s.engine.max_model_len = static_cast<i64>(len);
+    });
+  };
+  auto with_blocks = [&](double n) {
+    return replay(d, [&](PlanSpec& s) {
+      s.engine.kv_cache_memory_bytes = 0;
+      s.engine.num_gpu_blocks_override = static_cast<i64>(n);
+      if (len > 0) s.engine.max_model_len = static_cast<i64>(len);
+    });
+  };
+  if (kv) {
+    const Planner lo = with_kv(kv->value - kv->resolution), hi = with_kv(kv->value + kv->resolution);
+    if (blocks)
+      c.rule("GPU blocks", "count", blocks, static_cast<double>(lo.engine().num_gpu_blocks), static_cast<double>(hi.engine().num_gpu_blocks),
+             "available KV // (page x layers per group) (" + grouped(lo.unit_bytes()) + " B per block)");
+    if (tokens && !blocks)
+      c.rule("GPU KV cache size", "tokens", tokens, static_cast<double>(lo.engine().kv_cache_tokens), static_cast<double>(hi.engine().kv_cache_tokens),
+             "from the printed KV memory: " + std::string(lo.engine().rules_version));
+    if (conc && !blocks)
+      c.rule("maximum concurrency", "ratio", conc, lo.engine().max_concurrency, hi.engine().max_concurrency, "blocks / blocks per max_model_len request")
+          .tolerance = 0.005;
+    if (c.log.does_not_start || est_len) {
+      LogRow& r = c.rule("starts", "count", nullptr, hi.engine().startup_ok ? 1 : 0, lo.engine().startup_ok ? 1 : 0,
+                         "one max_model_len request fits the pool (check_enough_kv_cache_memory)");
+      r.printed = c.log.does_not_start ? 0 : 1;
+      r.printed_text = c.log.does_not_start ? "does not start" : "starts";
+      r.line = c.log.start_error_line;
+      if (est_len)
+        c.rule("estimated maximum model length", "tokens", est_len, static_cast<double>(lo.engine().estimated_max_model_len),
+               static_cast<double>(hi.engine().estimated_max_model_len), "estimate_max_model_len: the longest request whose blocks fit");
+      if (needed) {
+        const double per = static_cast<double>(lo.units_per_request(static_cast<i64>(len)) * lo.unit_bytes());
+        c.rule("KV memory one max_model_len request needs", "bytes", needed, per, per, "blocks per request x block bytes");
+      }
+    }
+  }
+  if (blocks) {
+    const Planner b = with_blocks(blocks->value);
+    if (tokens)
+      c.rule("GPU KV cache size", "tokens", tokens, static_cast<double>(b.engine().kv_cache_tokens), static_cast<double>(b.engine().kv_cache_tokens),
+             "from the printed blocks: " + std::string(b.engine().rules_version));
+    if (conc)
+      c.rule("maximum concurrency", "ratio", conc, b.engine().max_concurrency, b.engine().max_concurrency,
+             "blocks / " + grouped(b.units_per_request(b.spec().engine.max_model_len)) + " blocks per " + grouped(b.spec().engine.max_model_len) + "-token request")
+          .tolerance = 0.005;
+    if (held)
+      c.rule("tokens the KV cache holds", "tokens", held, static_cast<double>(b.pool_units() * b.engine().block_size),
+             static_cast<double>(b.pool_units() * b.engine().block_size), "# GPU blocks x block_size");
+    if (c.log.does_not_start && !kv) {
+      LogRow& r = c.rule("starts", "count", nullptr, b.engine().startup_ok ? 1 : 0, b.engine().startup_ok ? 1 : 0, "one max_model_len request fits the blocks");
+      r.printed = 0;
+      r.printed_text = "does not start";
+      r.line = c.log.start_error_line;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- SGLang
+void sglang_rows(Ctx& c) {
+  const auto *tokens = c.f("kv_tokens"), *total_tokens = c.f("max_total_num_tokens"), *k = c.f("k_bytes"), *v = c.f("v_bytes"),
+             *kvb = c.f("kv_bytes"), *weights = c.f("weights_bytes"), *after = c.f("avail_after_weights_bytes"), *frac = c.f("mem_fraction_static"),
+             *ctx_len = c.f("context_len"), *running = c.f("max_running_requests");
+  if (tokens && total_tokens)
+    c.rule("max_total_num_tokens", "tokens", total_tokens, tokens->value, tokens->value, "the token pool allocated (#tokens)");
+  const bool mamba = c.f("mamba_cache_size") || c.f("ssm_state_bytes");
+  const double pool_tokens = total_tokens ? total_tokens->value : tokens ? tokens->value : 0;
+  if (pool_tokens > 0 && ctx_len && running) {
+    // max_running_requests: min(user value or tokens // 2, clamp(tokens / context_len x 512, 2048, 4096))
+    std::optional<double> user;
+    bool known = false;
+    for (const auto& [key, val] : c.log.args)
+      if (key == "max_running_requests") {
+        known = true;
+        if (val != "None") user = std::atof(val.c_str());
+      }
+    if (known && !mamba) {
+      const double req_pool = std::clamp(std::floor(pool_tokens / ctx_len->value * 512.0), 2048.0, 4096.0);
+      const double want = std::min(user.value_or(std::floor(pool_tokens / 2)), req_pool);
+      c.rule("max_running_requests", "count", running, want, want, "min(--max-running-requests or tokens // 2, clamp(tokens / context_len x 512, 2048, 4096))");
+    }
+  }
+  if (!c.d) return;
+  const Deployment& d = *c.d;
+  const Planner p(d.spec);
+  const ModelSpec& rank = p.rank_model();
+  const i64 page = std::max<i64>(p.spec().engine.block_size, 1);
+  if (weights)
+    c.estimate("weights", "bytes", weights, static_cast<double>(budget_term(p, "weights")), "parameters x bytes (" + d.spec.model.id + ")",
+               "measured by the engine");
+  if (pool_tokens > 0 && (k || v || kvb)) {
+    // MHATokenToKVPool: (size + page_size) rows per layer of kv_heads x head_dim elements (K and V apart; MLA one latent)
+    double kb = 0, vb = 0;
+    for (const Layer& l : rank.layers) {
+      if (l.kv == KvKind::ssm || l.kv == KvKind::none || l.kv == KvKind::cross) continue;
+      kb += static_cast<double>(layer_k_bytes_per_token(l, p.spec().kv.k_format));
+      vb += static_cast<double>(layer_v_bytes_per_token(l, p.spec().kv.v_format));
+    }
+    const double rows = pool_tokens + static_cast<double>(page);
+    if (k) c.rule("K buffers", "bytes", k, rows * kb, rows * kb, "(max_total_num_tokens + page_size) x sum of K row bytes over the rank's layers");
+    if (v) c.rule("V buffers", "bytes", v, rows * vb, rows * vb, "(max_total_num_tokens + page_size) x sum of V row bytes over the rank's layers");
+    if (kvb && !k) c.rule("KV buffers", "bytes", kvb, rows * (kb + vb), rows * (kb + vb), "(max_total_num_tokens + page_size) x latent row bytes");
+  }
+  if (after && weights && frac && total_tokens && !mamba && p.engine().cell_size > 0) {
+    // profile_max_num_token: rest = avail_after_load - free_before_load x (1 - mem_fraction_static);
+    // free_before_load = avail_after_load + weights usage; tokens = rest // cell_size, page-aligned
+    const double cell = static_cast<double>(p.engine().cell_size);
+    auto tokens_for = [&](double avail, double used) {
+      const double rest = avail - (avail + used) * (1 - frac->value);
+      return std::floor(std::floor(std::max(rest, 0.0) / cell) / static_cast<double>(page)) * static_cast<double>(page);
+    };
+    c.rule("max_total_num_tokens (from the printed memory)", "tokens", total_tokens, tokens_for(after->value - after->resolution, weights->value + weights->resolution),
+           tokens_for(after->value + after->resolution, weights->value - weights->resolution),
+           "(avail - (avail + weights) x (1 - mem_fraction_static)) // cell_size " + grouped(p.engine().cell_size) + " B");
+  }
+  if (frac)
+    c.estimate("mem_fraction_static", "ratio", frac, p.spec().engine.memory_fraction, std::string(p.engine().rules_version),
+               "kvplan's default; the command may set it");
+  if (total_tokens)
+    c.estimate("max_total_num_tokens (kvplan's plan)", "tokens", total_tokens, static_cast<double>(p.engine().max_total_num_tokens), "the plan's budget",
+               "follows the estimates above");
+}
+
+// ---------------------------------------------------------------- TensorRT-LLM
+void trtllm_rows(Ctx& c) {
+  const auto *pool = c.last("kv_pool_bytes"), *tokens = c.last("kv_tokens"), *blocks = c.last("gpu_blocks"), *tpb = c.last("tokens_per_block"),
+             *bpt = c.last("kv_bytes_per_token"), *adjusted = c.last("max_seq_len_adjusted");
+  if (blocks && tpb && tokens)
+    c.rule("tokens in the paged KV cache", "tokens", tokens, blocks->value * tpb->value, blocks->value * tpb->value, "primary blocks x tokens per block");
+  if (pool && tokens && bpt)
+    c.rule("tokens in the paged KV cache (from bytes)", "tokens", tokens, std::floor((pool->value - pool->resolution) / bpt->value),
+           std::floor((pool->value + pool->resolution) / bpt->value), "KV bytes / kv size per token");
+  if (!c.d) return;
+  const Deployment& d = *c.d;
+  const Planner p(d.spec);
+  const double per_token = static_cast<double>(p.engine().page_bytes);
+  if (bpt) c.rule("KV bytes per token", "bytes", bpt, per_token, per_token, "sum over the rank's layers of (K row + V row) bytes");
+  if (pool && tokens && !bpt) {
+    const double lo = std::floor((pool->value - pool->resolution) / per_token), hi = std::floor((pool->value + pool->resolution) / per_token);
+    c.rule("tokens in the paged KV cache", "tokens", tokens, lo, hi, "KV bytes // " + grouped(p.engine().page_bytes) + " B per token");
+  }
+  if (adjusted && pool) {
+    const Planner r = replay(d, [&](PlanSpec& s) { s.engine.kv_cache_memory_bytes = static_cast<i64>(pool->value); });
+    c.rule("adjusted max_seq_len", "tokens", adjusted, static_cast<double>(r.max_len()), static_cast<double>(r.max_len()), "the tokens whole blocks hold");
+  }
+  if (pool)
+    c.estimate("KV cache memory (kvplan's plan)", "bytes", pool, static_cast<double>(p.engine().kv_pool_bytes), "the plan's budget",
+               "follows the estimates above");
+}
+
+// ---------------------------------------------------------------- llama.cpp
+void llamacpp_rows(Ctx& c) {
+  const auto *heads = c.f("n_head_kv"), *hk = c.f("n_embd_head_k"), *hv = c.f("n_embd_head_v"), *n_ctx = c.f("n_ctx"), *n_layer = c.f("n_layer"),
+             *params = c.f("model_params");
+  const auto tk = c.log.text.count("type_k") ? parse_format(c.log.text.at("type_k")) : std::nullopt;
+  const auto tv = c.log.text.count("type_v") ? parse_format(c.log.text.at("type_v")) : std::nullopt;
+  // each KV size line: cells x layers x ggml_row_size(type, n_head_kv x head dim), from the printed hparams
+  double k_sum = 0, v_sum = 0;
+  int lines = 0;
+  for (const auto& fig : c.log.figures) {
+    if (fig.key != "k_bytes" && fig.key != "v_bytes") continue;
+    const bool is_k = fig.key == "k_bytes";
+    const auto fmt_t = is_k ? tk : tv;
+    const io::LogFigure* dim = is_k ? hk : hv;
+    double cells = n_ctx ? n_ctx->value : 0, layers = n_layer ? n_layer->value : 0;
+    for (const auto& g : c.log.figures)
+      if (g.line == fig.line && g.key == "kv_cells") cells = g.value;
+      else if (g.line == fig.line && g.key == "kv_layers") layers = g.value;
+    if (is_k) k_sum += fig.value;
+    else v_sum += fig.value;
+    ++lines;
+    if (!fmt_t || !heads || !dim || cells <= 0 || layers <= 0) continue;
+    const double row = static_cast<double>(row_bytes(*fmt_t, static_cast<i64>(heads->value * dim->value)));
+    const double v = cells * layers * row;
+    LogRow& r = c.rule(std::string(is_k ? "K" : "V") + " cache (line " + std::to_string(fig.line) + ")", "bytes", &fig, v, v,
+                       grouped(static_cast<long long>(cells)) + " cells x " + grouped(static_cast<long long>(layers)) + " layers x row_bytes(" +
+                           std::string(format_info(*fmt_t).name) + ", " + grouped(static_cast<long long>(heads->value * dim->value)) + ")");
+    r.line = fig.line;
+  }
+  if (!c.d) return;
+  const Deployment& d = *c.d;
+  const Planner p(d.spec);
+  const EngineReport& e = p.engine();
+  if (lines > 0) {
+    const io::LogFigure* first_k = c.f("k_bytes");
+    const io::LogFigure* first_v = c.f("v_bytes");
+    const double k_tol = first_k ? first_k->resolution * lines : 0, v_tol = first_v ? first_v->resolution * lines : 0;
+    if (first_k) {
+      LogRow& r = c.rule("K cache (kvplan's plan)", "bytes", first_k, static_cast<double>(e.k_bytes), static_cast<double>(e.k_bytes),
+                         "the plan: n_ctx " + grouped(e.n_ctx) + (e.swa_cells ? ", SWA layers " + grouped(e.swa_cells) + " cells" : std::string()));
+      r.printed = k_sum;
+      r.printed_text = fmt(k_sum / (1024.0 * 1024.0), 2) + " MiB" + (lines > 2 ? " (sum of the size lines)" : "");
+      r.tolerance = k_tol;
+    }
+    if (first_v) {
+      LogRow& r = c.rule("V cache (kvplan's plan)", "bytes", first_v, static_cast<double>(e.v_bytes), static_cast<double>(e.v_bytes), "the plan");
+      r.printed = v_sum;
+      r.printed_text = fmt(v_sum / (1024.0 * 1024.0), 2) + " MiB" + (lines > 2 ? " (sum of the size lines)" : "");
+      r.tolerance = v_tol;
+    }
+  }
+  if (const auto* swa = c.f("kv_cells_swa"))
+    c.rule("SWA cache cells", "count", swa, static_cast<double>(e.swa_cells), static_cast<double>(e.swa_cells),
+           "pad(min(n_ctx, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256)");
+  if (params) {
+    const double n = static_cast<double>(count_params(d.spec.model).total);
+    c.rule("model parameters", "count", params, n, n, "kvplan's parameter count of " + d.spec.model.id);
+  }
+  if (const auto* size = c.f("model_size_bytes"))
+    c.estimate("model size", "bytes", size, static_cast<double>(weight_bytes(d.spec.model, count_params(d.spec.model)).total),
+               "parameters x the weight format's bytes", "GGUF mixes quant types; kvplan prices one");
+}
+
+}  // namespace
+
+bool LogRow::ok() const {
+  if (kind != "rule" || !printed || !lo) return true;
+  return *printed >= *lo - tolerance - 1e-9 * std::abs(*lo) && *printed <= *hi + tolerance + 1e-9 * std::abs(*hi);
+}
+
+io::EngineLog read_log_file(const std::string& path) {
+  io::EngineLog log = io::read_engine_log(io::read_text_file(path, 1LL << 30), path);
+  if (log.engine.empty() || log.figures.empty())
+    throw InputError(path, log.engine.empty() ? "no vLLM, SGLang, TensorRT-LLM or llama.cpp startup line found"
+                                              : "a " + log.engine + " log with no memory figure in it",
+                     "give the engine's startup log (the lines up to the first request)");
+  return log;
+}
+
+namespace {
+
+// The engine flag for a destination name the engine printed ("max_model_len" -> "--max-model-len").
+std::string flag_for(const std::string& dest) {
+  std::string f = "--" + dest;
+  std::replace(f.begin() + 2, f.end(), '_', '-');
+  return f;
+}
+
+std::string strip_quotes(std::string v) {
+  if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+  if (v.rfind("torch.", 0) == 0) v = v.substr(6);
+  return v;
+}
+
+}  // namespace
+
+std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const DeploymentSource& extra, const io::Profiles& profiles,
+                                              std::vector<std::string>& notes) {
+  DeploymentSource src = extra;
+  const auto kind = parse_engine(log.engine);
+  src.engine_hint = log.engine;
+  std::string version = src.version_hint.empty() ? log.version : src.version_hint;
+  if (!version.empty() && version[0] == 'b' && kind == EngineKind::llamacpp && log.fork == "ik_llama.cpp") {
+    notes.push_back("ik_llama.cpp build " + version + ": its own build numbers; read with llama.cpp's oldest rules");
+    version = "b1";
+  }
+  if (version.empty() && kind == EngineKind::vllm && (log.find("gpu_blocks") || log.find("peak_torch_bytes") || log.find("usable_bytes"))) {
+    version = "0.8.3";
+    notes.push_back("vLLM version not printed; '# GPU blocks' / memory-profiling lines date the log before 0.10: read with the 0.8-0.9 rules");
+  }
+  if (version.empty()) notes.push_back("engine version not printed: read with the newest rules kvplan knows");
+  src.version_hint = version;
+  const io::Origin from_log{io::Origin::Kind::command, "log args line " + std::to_string(log.args_line), ""};
+  auto has_setting = [&](const std::string& key) {
+    return std::any_of(src.settings.begin(), src.settings.end(), [&](const auto& s) { return std::get<0>(s) == key; });
+  };
+  // vLLM / SGLang: the printed args as the engine's command line (flags the version's table knows)
+  if (kind && (*kind == EngineKind::vllm || *kind == EngineKind::sglang) && !log.args.empty()) {
+    const io::FlagTable& table = io::flag_table(*kind, version);
+    std::string model;
+    std::vector<std::string> argv = {*kind == EngineKind::vllm ? "vllm" : "python3", *kind == EngineKind::vllm ? "serve" : "-m"};
+    if (*kind == EngineKind::sglang) argv.push_back("sglang.launch_server");
+    std::vector<std::string> flags;
+    for (const auto& [dest0, raw] : log.args) {
+      std::string dest = dest0 == "max_seq_len" ? "max_model_len" : dest0;
+      const std::string v = strip_quotes(raw);
+      if (dest == "model" || dest == "model_tag" || dest == "model_path") {
+        if (model.empty()) model = v;
+        continue;
+      }
+      if (v == "None" || v.empty() || v.front() == '{' || v.front() == '[' || v.front() == '(') continue;
+      const io::FlagDef* def = table.find(flag_for(dest));
+      if (!def) continue;
+      if (v == "False") continue;
+      flags.push_back(flag_for(dest));
+      if (v != "True") flags.push_back(v);
+    }
+    if (*kind == EngineKind::sglang && !model.empty()) {
+      argv.push_back("--model-path");
+      argv.push_back(model);
+    } else if (!model.empty()) {
+      argv.push_back(model);
+    }
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (!model.empty() || !flags.empty()) {
+      src.command = argv;
+      src.command_where = "log line " + std::to_string(log.args_line);
+    }
+  }
+  // llama.cpp: the context it printed is the deployment (fitted or not, this is what it allocated)
+  if (kind == EngineKind::llamacpp) {
+    auto put = [&](const std::string& key, const std::string& value, int line) {
+      if (!has_setting(key)) src.settings.emplace_back(key, value, io::Origin{io::Origin::Kind::command, "log line " + std::to_string(line), key});
+    };
+    auto num = [&](const char* key) { return log.find(key); };
+    if (const auto* n = num("n_ctx")) put("ctx_size", std::to_string(static_cast<long long>(n->value)), n->line);
+    if (const auto* n = num("n_seq_max")) put("parallel", std::to_string(static_cast<long long>(n->value)), n->line);
+    else if (const auto* s = num("kv_seqs")) put("parallel", std::to_string(static_cast<long long>(s->value)), s->line);
+    if (const auto* u = num("kv_unified")) put("kv_unified", u->value != 0 ? "true" : "false", u->line);
+    else put("kv_unified", "true", 0);
+    if (const auto* n = num("n_ubatch")) put("ubatch_size", std::to_string(static_cast<long long>(n->value)), n->line);
+    if (log.text.count("type_k")) put("cache_type_k", log.text.at("type_k"), 0);
+    if (log.text.count("type_v")) put("cache_type_v", log.text.at("type_v"), 0);
+    if (const auto* g = num("gpu_layers")) put("n_gpu_layers", std::to_string(static_cast<long long>(g->value)), g->line);
+    put("fit", "false", 0);  // the printed context is already the fitted one
+    // MLA models cached per head (ik_llama.cpp mla_attn = 0, older builds): the printed KV heads are the query heads
+    if (const auto* h = num("n_head_kv"); h && h->value > 1 && log.find("kv_lora_rank")) put("mla_layout", "expanded", h->line);
+  }
+  if (const auto* total = log.find("gpu_total_bytes"); total && !has_setting("gpu_memory_bytes")) {
+    src.settings.emplace_back("gpu_memory_bytes", std::to_string(static_cast<long long>(total->value)),
+                              io::Origin{io::Origin::Kind::command, "log line " + std::to_string(total->line), "total_gpu_memory"});
+    if (!has_setting("gpu")) notes.push_back("GPU not named by the log: its printed total is planned on the default profile's bandwidth");
+  }
+  const bool model_known = has_setting("model") || !src.command.empty();
+  if (!model_known) {
+    notes.push_back("no model: only the log's own arithmetic is checked; pass --model ID to compare with kvplan's plan");
+    return std::nullopt;
+  }
+  if (!has_setting("engine")) src.settings.emplace(src.settings.begin(), "engine", log.engine, io::Origin{io::Origin::Kind::command, "the log", "engine"});
+  if (!version.empty() && !has_setting("engine_version"))
+    src.settings.emplace(src.settings.begin() + 1, "engine_version", version, io::Origin{io::Origin::Kind::command, "the log", "engine_version"});
+  Deployment d = resolve_source(src, profiles);
+  return d;
+}
+
+LogComparison compare_log(const std::string& file, const io::EngineLog& log, const Deployment* d, std::vector<std::string> notes) {
+  LogComparison out;
+  out.file = file;
+  out.log = log;
+  out.notes = std::move(notes);
+  out.planned = d != nullptr;
+  Ctx c{log, d, out};
+  switch (parse_engine(log.engine).value_or(EngineKind::generic)) {
+    case EngineKind::vllm: vllm_rows(c); break;
+    case EngineKind::sglang: sglang_rows(c); break;
+    case EngineKind::trtllm: trtllm_rows(c); break;
+    case EngineKind::llamacpp: llamacpp_rows(c); break;
+    default: break;
+  }
+  for (const auto& r : out.rows)
+    if (r.kind == "rule" && r.printed && r.lo) {
+      ++out.rules;
+      out.rules_ok += r.ok();
+    }
+  return out;
+}
+
+ojson overheads_json(const LogComparison& c) {
+  const io::EngineLog& log = c.log;
+  ojson terms = ojson::object(), basis = ojson::object();
+  auto put = [&](const char* key, double v, const std::string& why) {
+    if (v <= 0) return;
+    terms[key] = static_cast<long long>(std::llround(v));
+    basis[key] = why;
+  };
+  auto line = [](const io::LogFigure* f) { return " (line " + std::to_string(f->line) + ")"; };
+  const auto *act = log.find("activation_bytes"), *nt = log.find("non_torch_bytes"), *graphs = log.find("cuda_graph_bytes"), *peak = log.find("peak_torch_bytes"),
+             *weights = log.find("weights_bytes"), *kv = log.find("kv_available_bytes"), *usable = log.find("usable_bytes"), *total = log.find("gpu_total_bytes"),
+             *util = log.find("gpu_memory_utilization");
+  switch (parse_engine(log.engine).value_or(EngineKind::generic)) {
+    case EngineKind::vllm: {
+      if (act) put("activation_bytes", act->value, "PyTorch activation peak" + line(act));
+      else if (peak && weights) put("activation_bytes", peak->value - weights->value, "peak_torch_memory - weights" + line(peak));
+      else if (kv && weights && (usable || (total && util))) {
+        const double share = usable ? usable->value : total->value * util->value;
+        put("activation_bytes", share - weights->value - kv->value - (nt ? nt->value : 0),
+            "total x utilization - weights - available KV" + std::string(nt ? " - non-torch" : "") + line(kv) + ": activation peak and non-torch together (INFO logs print their sum)");
+      }
+      if (nt) put("non_torch_bytes", nt->value, "non-torch memory" + line(nt));
+      if (graphs) put("cuda_graph_bytes", graphs->value, "CUDA graph capture" + line(graphs));
+      break;
+    }
+    case EngineKind::sglang: {
+      const auto *pool_end = log.find("avail_after_pool_bytes"), *gpu_left = log.find("available_gpu_mem_bytes");
+      if (pool_end && gpu_left) put("cuda_graph_bytes", pool_end->value - gpu_left->value, "memory pool end - available_gpu_mem" + line(gpu_left));
+      break;
+    }
+    case EngineKind::trtllm: {
+      if (const auto* a = log.find("activation_bytes")) put("activation_bytes", a->value, "execution context memory" + line(a));
+      break;
+    }
+    case EngineKind::llamacpp: {
+      double compute = 0;
+      int at = 0;
+      for (const auto& f : log.figures)
+        if (f.key == "compute_buffer_bytes" && f.scope.rfind("CPU", 0) != 0 && f.scope.find("_Host") == std::string::npos) {
+          compute += f.value;
+          at = f.line;
+        }
+      put("activation_bytes", compute, "device compute buffers (line " + std::to_string(at) + ")");
+      break;
+    }
+    default: break;
+  }
+  if (terms.empty()) throw InputError(c.file, "the log prints no overhead term (activation, non-torch, CUDA graphs)", "save overheads from a log that prints them");
+  ojson j;
+  j["schema"] = {{"name", "kvplan.overheads"}, {"version", "1.0.0"}};
+  j["source"] = {{"log", c.file}, {"engine", log.engine}, {"engine_version", log.version}};
+  if (total) j["gpu_memory_bytes"] = static_cast<long long>(total->value);
+  j["terms"] = terms;
+  j["basis"] = basis;
+  return j;
+}
+
+Table log_table(const LogComparison& c) {
+  Table t;
+  t.title = c.file + ": " + c.log.engine + (c.log.version.empty() ? "" : " " + c.log.version) + " startup log vs kvplan";
+  t.columns = {"term", "printed", "kvplan", "difference", "check", "why", "line", "basis"};
+  t.right_align = {false, true, true, true, false, false, true, false};
+  t.verbose_only = {false, false, false, false, false, false, true, true};
+  for (const auto& r : c.rows) {
+    std::string kv, diff;
+    if (r.lo) kv = *r.lo == *r.hi ? show(*r.lo, r.unit) : show(*r.lo, r.unit) + " .. " + show(*r.hi, r.unit);
+    if (r.printed && r.lo) {
+      const double mid = (*r.lo + *r.hi) / 2;
+      const double dv = mid - *r.printed;
+      diff = (dv >= 0 ? "+" : "") + (r.unit == "bytes" ? show_bytes(dv) : fmt(dv, r.unit == "ratio" ? 4 : 0));
+      if (*r.printed != 0) diff += " (" + fmt(100.0 * dv / std::abs(*r.printed), 1) + "%)";
+    }
+    const std::string check = r.kind == "estimate" ? "estimate" : r.ok() ? "ok" : "DIFFERS";
+    const std::string why = r.kind == "estimate" ? r.note : r.ok() ? "" : "kvplan's rule: " + r.basis;
+    t.rows.push_back({r.term, r.printed_text.empty() && r.printed ? show(*r.printed, r.unit) : r.printed_text, kv, diff, check, why,
+                      r.line ? std::to_string(r.line) : "", r.basis});
+  }
+  return t;
+}
+
+ojson log_json(const LogComparison& c) {
+  ojson rows = ojson::array();
+  for (const auto& r : c.rows) {
+    ojson j = {{"term", r.term}, {"unit", r.unit}, {"kind", r.kind}};
+    j["printed"] = r.printed ? ojson(*r.printed) : ojson(nullptr);
+    j["printed_text"] = r.printed_text;
+    j["line"] = r.line;
+    j["kvplan_low"] = r.lo ? ojson(*r.lo) : ojson(nullptr);
+    j["kvplan_high"] = r.hi ? ojson(*r.hi) : ojson(nullptr);
+    j["tolerance"] = r.tolerance;
+    j["ok"] = r.ok();
+    j["basis"] = r.basis;
+    if (!r.note.empty()) j["note"] = r.note;
+    rows.push_back(j);
+  }
+  ojson figures = ojson::array();
+  for (const auto& f : c.log.figures)
+    figures.push_back({{"key", f.key}, {"value", f.value}, {"resolution", f.resolution}, {"line", f.line}, {"text", f.text}, {"scope", f.scope}});
+  return {{"file", c.file},
+          {"engine", c.log.engine},
+          {"engine_version", c.log.version},
+          {"fork", c.log.fork},
+          {"does_not_start", c.log.does_not_start},
+          {"start_error", c.log.start_error},
+          {"planned", c.planned},
+          {"rule_checks", c.rules},
+          {"rule_checks_ok", c.rules_ok},
+          {"rows", rows},
+          {"figures", figures},
+          {"notes", c.notes},
+          {"warnings", c.log.warnings}};
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,176 @@
+// `kvplan log` and `check --log`: every reference log quote is parsed and its figures reproduced by the engine
+// rules within the precision they were printed at; bad logs exit 2 with one line; measured overheads round-trip
+// through --save-overheads / --overheads. Expected values are worked by hand here or are the engines' printed
+// figures (case ids from tests/data/logs/cases/SOURCES.md).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const std::string kLogs = std::string(KVPLAN_TEST_DATA) + "/logs/";
+
+json log_json(const std::vector<std::string>& args, int want_exit = 0) {
+  std::vector<std::string> all = {"log"};
+  all.insert(all.end(), args.begin(), args.end());
+  all.insert(all.end(), {"--format", "json"});
+  const kvtest::Run r = kvtest::kvplan(all);
+  INFO(r.err);
+  REQUIRE(r.exit == want_exit);
+  return json::parse(r.out)["results"]["logs"][0];
+}
+
+const json* row(const json& log, const std::string& term) {
+  for (const auto& r : log["rows"])
+    if (r["term"] == term) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("kvplan log reproduces every reference log quote", "[log]") {
+  // case id -> the model its config names ("" when the case has none: the log's own arithmetic only)
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"lc-llama31-8b-16k-f16-vulkan", "llama-3.1-8b"}, {"lc-llama31-8b-1k-kiq4nl-vf16", "llama-3.1-8b"},
+      {"lc-qwen3-30b-a3b-4k-f16", "qwen3-30b-a3b"},     {"lc-qwen3-30b-a3b-16k-f16-mainline", "qwen3-30b-a3b"},
+      {"lc-dscoder-v2-lite-512-f16", "deepseek-v2-lite"}, {"vllm-llama3-8b-h100-profile", "llama-3-8b"},
+      {"vllm-llama31-8b-3090-20k", "llama-3.1-8b"},     {"vllm-llama31-8b-3090-29k-fail", "llama-3.1-8b"},
+      {"vllm-v1-blocks-to-tokens", ""},                 {"sglang-qwen35-moe-4090-hybrid", ""},
+      {"sglang-max-total-tokens-unknown", ""},          {"trtllm-a100-bytes-to-tokens", "llama-2-7b"}};
+  for (const auto& [id, model] : cases) {
+    INFO(id);
+    std::vector<std::string> args = {kLogs + "cases/" + id + ".log"};
+    if (!model.empty()) args.insert(args.end(), {"--model", model});
+    const json l = log_json(args);
+    CHECK(l["rule_checks"] == l["rule_checks_ok"]);
+    if (id != "sglang-max-total-tokens-unknown") CHECK(l["rule_checks"].get<int>() >= 1);
+    for (const auto& r : l["rows"]) {
+      INFO(r["term"]);
+      CHECK(r["ok"].get<bool>());
+    }
+  }
+}
+
+TEST_CASE("kvplan log: the figures worked by hand", "[log]") {
+  SECTION("vllm-llama31-8b-3090-20k: 3.81 GiB (+-0.005) / 2 MiB blocks = 1948..1953 blocks; 1952 printed") {
+    const json l = log_json({kLogs + "cases/vllm-llama31-8b-3090-20k.log", "--model", "llama-3.1-8b"});
+    const json* b = row(l, "GPU blocks");
+    REQUIRE(b);
+    CHECK((*b)["kvplan_low"] == 1948);   // floor(3.805 GiB / 2 MiB) = floor(1948.16)
+    CHECK((*b)["kvplan_high"] == 1953);  // floor(3.815 GiB / 2 MiB) = floor(1953.28)
+    CHECK((*b)["printed"] == 1952);
+    // 23.58 x 0.90 - 17.06 - 0.35 = 3.812 GiB
+    const json* kv = row(l, "available KV cache memory (from the printed terms)");
+    REQUIRE(kv);
+    CHECK(((*kv)["kvplan_low"].get<double>() + (*kv)["kvplan_high"].get<double>()) / 2 == Approx(3.812 * (1LL << 30)).epsilon(1e-6));
+  }
+  SECTION("vllm-llama31-8b-3090-29k-fail: does not start; 1478 blocks x 16 = 23648 tokens") {
+    const json l = log_json({kLogs + "cases/vllm-llama31-8b-3090-29k-fail.log", "--model", "llama-3.1-8b"});
+    CHECK(l["does_not_start"] == true);
+    const json* s = row(l, "starts");
+    REQUIRE(s);
+    CHECK((*s)["kvplan_high"] == 0);
+    CHECK((*row(l, "tokens the KV cache holds"))["kvplan_low"] == 1478 * 16);
+  }
+  SECTION("vllm-v1-blocks-to-tokens: 127626 x 16 = 2042016 tokens; 127626 / cdiv(2048, 16) = 997.078") {
+    const json l = log_json({kLogs + "cases/vllm-v1-blocks-to-tokens.log"});
+    CHECK((*row(l, "GPU KV cache size"))["kvplan_low"] == 2042016);
+    CHECK((*row(l, "maximum concurrency"))["kvplan_low"].get<double>() == Approx(127626.0 / 128));
+  }
+  SECTION("trtllm-a100-bytes-to-tokens: 69524783104 B / 524288 B per token = 132608") {
+    const json l = log_json({kLogs + "cases/trtllm-a100-bytes-to-tokens.log", "--model", "llama-2-7b"});
+    CHECK((*row(l, "tokens in the paged KV cache"))["kvplan_low"] == 132608);
+  }
+  SECTION("lc-llama31-8b-1k-kiq4nl-vf16: K 1024 cells x 32 layers x 1024 x 18/32 B (iq4_nl) = 18 MiB") {
+    const json l = log_json({kLogs + "cases/lc-llama31-8b-1k-kiq4nl-vf16.log"});
+    const json& k = l["rows"][0];
+    CHECK(k["kvplan_low"] == 1024LL * 32 * 1024 * 18 / 32);
+    CHECK(k["printed"] == 18LL << 20);
+  }
+  SECTION("sglang-qwen3-8b-tp2 (assembled): K = (860050 + 1) x 36 layers x 4 heads x 128 x 2 B") {
+    const json l = log_json({kLogs + "sglang-qwen3-8b-tp2.log"});  // the model from server_args
+    CHECK(l["planned"] == true);
+    CHECK((*row(l, "K buffers"))["kvplan_low"] == (860050LL + 1) * 36 * 4 * 128 * 2);
+  }
+}
+
+TEST_CASE("kvplan log: a printed figure the rules do not reproduce fails", "[log]") {
+  // the 3090 log with its block count changed from 1952 to 2100: 3.81 GiB holds at most 1953 blocks of 2 MiB
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-log-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string text = kvtest::slurp(kLogs + "cases/vllm-llama31-8b-3090-20k.log");
+  text.replace(text.find("1952"), 4, "2100");
+  const std::string wrong = (dir / "wrong.log").string();
+  std::ofstream(wrong) << text;
+  const json l = log_json({wrong, "--model", "llama-3.1-8b"}, 1);
+  CHECK((*row(l, "GPU blocks"))["ok"] == false);
+  // the same log as evidence in check fails its requirement
+  const std::string deploy = (dir / "d.yaml").string();
+  std::ofstream(deploy) << "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: rtx-3090\n    engine: vllm\n"
+                           "    engine_version: \"0.8.3\"\n    settings: {max-model-len: 20000}\n    traffic: {context: 20000, concurrency: 1}\n";
+  const kvtest::Run bad = kvtest::kvplan({"check", deploy, "--log", wrong, "--format", "json"});
+  CHECK(bad.exit == 1);
+  CHECK(bad.out.find("startup log") != std::string::npos);
+  const kvtest::Run good = kvtest::kvplan({"check", deploy, "--log", kLogs + "cases/vllm-llama31-8b-3090-20k.log"});
+  INFO(good.err);
+  CHECK(good.exit == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("kvplan log: bad logs exit 2 with one line and no output", "[log]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-badlog-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string bin = (dir / "core.bin").string();
+  {
+    std::ofstream o(bin, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) o.put(static_cast<char>(i * 37 % 256));
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {kLogs + "empty.log", "is empty"},
+      {bin, "binary"},
+      {kLogs + "make-build.log", "no vLLM, SGLang, TensorRT-LLM or llama.cpp startup line found"},
+      {kLogs + "vllm-cut-off.log", "cut off mid-line"}};
+  for (const auto& [file, says] : bad) {
+    INFO(file);
+    const kvtest::Run r = kvtest::kvplan({"log", file});
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("measured overheads round-trip: log --save-overheads then plan --overheads", "[log]") {
+  // vllm-llama3-8b-h100-profile printed activation 1.26 GiB and non-torch 1.79 GiB; planned with them on the printed
+  // 79.22 GiB total, the available KV is 79.22 x 0.90 - weights - 1.26 - 1.79 with kvplan's weights (8,030,261,248 x 2 B)
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-oh-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string oh = (dir / "oh.json").string();
+  const kvtest::Run s = kvtest::kvplan({"log", kLogs + "cases/vllm-llama3-8b-h100-profile.log", "--model", "llama-3-8b", "--save-overheads", oh});
+  INFO(s.err);
+  REQUIRE(s.exit == 0);
+  const json saved = json::parse(kvtest::slurp(oh));
+  CHECK(saved["terms"]["activation_bytes"].get<double>() == Approx(1.26 * (1LL << 30)).epsilon(1e-9));
+  CHECK(saved["terms"]["non_torch_bytes"].get<double>() == Approx(1.79 * (1LL << 30)).epsilon(1e-9));
+  const kvtest::Run p = kvtest::kvplan({"plan", "llama-3-8b", "--engine", "vllm@0.8.3", "--gpu-memory-bytes", "79.22GiB", "--overheads", oh,
+                                        "--format", "json"});
+  INFO(p.err);
+  REQUIRE((p.exit == 0 || p.exit == 1));
+  const double avail = json::parse(p.out)["results"]["engine"]["available_kv_bytes"].get<double>();
+  const double GiB = 1LL << 30;
+  const double want = std::floor(79.22 * GiB * 0.9) - 8030261248.0 * 2 - 1.26 * GiB - 1.79 * GiB;
+  CHECK(avail == Approx(want).margin(2));
+  CHECK(std::abs(avail / GiB - 53.29) < 0.01);  // the printed available_kv_cache_memory
+  // a file that is not an overheads document is bad input naming it
+  const kvtest::Run b = kvtest::kvplan({"plan", "llama-3-8b", "--overheads", kLogs + "cases/SOURCES.md"});
+  CHECK(b.exit == 2);
+  std::filesystem::remove_all(dir);
+}
