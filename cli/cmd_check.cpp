@@ -182,7 +182,12 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.actual = q.pass ? "starts" : "does not start (" + c.limiting + ")";
     q.required = "starts";
     q.detail = "KV pool " + human_bytes(r.kv_pool_bytes) + " per GPU";
-    if (!q.pass && r.estimated_max_model_len > 0) {
+    if (!q.pass && r.kind == EngineKind::llamacpp) {
+      std::string s;
+      if (r.estimated_max_model_len > 0) s = "ctx-size " + std::to_string(r.estimated_max_model_len) + " starts";
+      if (r.suggested_gpu_layers >= 0) s += (s.empty() ? "" : "; or ") + std::string("n-gpu-layers ") + std::to_string(r.suggested_gpu_layers) + " starts";
+      q.suggestion = s.empty() ? "a lighter cache or weight type (--cache-type-k/v, a smaller GGUF)" : s + "; or leave both unset for --fit";
+    } else if (!q.pass && r.estimated_max_model_len > 0) {
       q.suggestion = "max-model-len " + std::to_string(r.estimated_max_model_len) + " starts";
     } else if (!q.pass) {
       const auto search = fewest_gpus([&](const Parallel& par) { return plan_variant(d, par); }, d.spec.model,

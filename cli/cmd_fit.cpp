@@ -62,7 +62,13 @@ void run_fit(const FitArgs& a, Globals& g) {
       // one contract with plan, sweep and check: a deployment that does not start fits nothing; say what would start
       const i64 longest = p.engine().estimated_max_model_len;
       results["starts"] = {{"startup_ok", false}, {"largest_max_model_len_that_starts", longest}};
-      t.rows.push_back({"does not start; largest max-model-len that starts", human ? grouped(longest) : std::to_string(longest), "does_not_start"});
+      const bool llama = p.engine().kind == EngineKind::llamacpp;
+      t.rows.push_back({llama ? "does not start; largest ctx-size that starts" : "does not start; largest max-model-len that starts",
+                        human ? grouped(longest) : std::to_string(longest), "does_not_start"});
+      if (llama && p.engine().suggested_gpu_layers >= 0) {
+        results["starts"]["most_gpu_layers_that_start"] = p.engine().suggested_gpu_layers;
+        t.rows.push_back({"does not start; most n-gpu-layers that start", std::to_string(p.engine().suggested_gpu_layers), "does_not_start"});
+      }
     }
     if (have_ctx || !have_conc) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);

@@ -128,7 +128,9 @@ void run_plan(const PlanArgs& a, Globals& g) {
       break;
   }
   row("starts (one max-length request fits)", r.startup_ok ? "yes" : "NO");
-  if (!r.startup_ok && r.estimated_max_model_len > 0) row("largest max-model-len that would start", grouped(r.estimated_max_model_len));
+  if (!r.startup_ok && r.estimated_max_model_len > 0)
+    row(r.kind == EngineKind::llamacpp ? "largest ctx-size that would start" : "largest max-model-len that would start", grouped(r.estimated_max_model_len));
+  if (!r.startup_ok && r.suggested_gpu_layers >= 0) row("most n-gpu-layers that would start", grouped(r.suggested_gpu_layers));
 
   Table f;
   f.title = "workload: " + grouped(d.concurrency) + " requests x " + grouped(d.tokens) + " tokens" +

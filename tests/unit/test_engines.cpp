@@ -436,3 +436,45 @@ TEST_CASE("llama.cpp --fit keeps the layers that fit when the weights do not", "
   CHECK(gpu_w == static_cast<i64>(static_cast<long double>(w) * kept / layers));
   CHECK(used <= p.spec().gpu.memory_bytes - GiB);  // --fit-target 1024 MiB left free
 }
+
+TEST_CASE("llama.cpp that does not start names the nearest -c and -ngl that would", "[engine][llamacpp][versions]") {
+  // qwen3-32b bf16 with -c 32768 -ngl 99 on a 24 GiB RTX 4090: the weights alone exceed the GPU, so no -c starts;
+  // the suggested -ngl starts and one layer more does not
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 32768;
+  e.ctx_given = true;
+  e.n_gpu_layers = 99;
+  e.gpu_layers_given = true;
+  const auto s = kvtest::spec("qwen3-32b", "rtx-4090", e, {}, ElemFormat::f16);
+  const Planner p(s);
+  REQUIRE_FALSE(p.engine().startup_ok);
+  CHECK(p.engine().estimated_max_model_len == 0);
+  const kvplan::i64 n = p.engine().suggested_gpu_layers;
+  REQUIRE(n > 0);
+  auto starts_with = [&](kvplan::i64 layers) {
+    auto t = s;
+    t.engine.n_gpu_layers = layers;
+    return Planner(t).engine().startup_ok;
+  };
+  CHECK(starts_with(n));
+  CHECK_FALSE(starts_with(n + 1));
+  // a model whose weights fit: the longest -c that starts is a multiple of 256 that starts, 256 more does not
+  auto small = kvtest::engine(EngineKind::llamacpp);
+  small.ctx_size = 1 << 20;
+  small.ctx_given = true;
+  small.gpu_layers_given = true;
+  auto s8 = kvtest::spec("llama-3.1-8b", "rtx-4090", small, {}, ElemFormat::f16);
+  s8.model.max_context = 1 << 20;
+  const Planner q(s8);
+  REQUIRE_FALSE(q.engine().startup_ok);
+  const kvplan::i64 c = q.engine().estimated_max_model_len;
+  REQUIRE(c > 0);
+  CHECK(c % 256 == 0);
+  auto starts_ctx = [&](kvplan::i64 ctx) {
+    auto t = s8;
+    t.engine.ctx_size = ctx;
+    return Planner(t).engine().startup_ok;
+  };
+  CHECK(starts_ctx(c));
+  CHECK_FALSE(starts_ctx(c + 256));
+}

@@ -384,3 +384,29 @@ TEST_CASE("a manifest's image tag names the engine version whose flags are read"
   CHECK(json::parse(r.out)["results"]["deployments"][0]["inputs"]["engine_version"] == "0.4.6");
   CHECK(r.err.find("sglang 0.4.9 has no flag table of its own; read with the 0.4.6 table") != std::string::npos);
 }
+
+TEST_CASE("SGLang derives the context length by its own RoPE rule", "[front-doors]") {
+  // yarn x4 from 4096: vLLM (_get_and_verify_max_len) scales original_max_position_embeddings 4096 x 4 = 16384;
+  // SGLang (hf_transformers_utils.get_context_length) keeps 4096 when rope_scaling names
+  // original_max_position_embeddings, and scales a plain linear factor (4096 x 4 = 16384)
+  auto max_len = [](const std::string& engine, const std::string& rope) {
+    const Run r = kvplan({"plan", "llama-2-7b", "--engine", engine, "--gpu", "h100", "--context", "4k", "--hf-overrides",
+                          "{\"rope_scaling\": " + rope + "}", "--format", "json"});
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return json::parse(r.out)["inputs"]["max_model_len"].get<long long>();
+  };
+  const std::string yarn = R"({"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":4096})";
+  CHECK(max_len("vllm", yarn) == 16384);
+  CHECK(max_len("sglang", yarn) == 4096);
+  CHECK(max_len("sglang", R"({"type":"linear","factor":4.0})") == 16384);
+  CHECK(max_len("sglang", R"({"rope_type":"llama3","factor":8.0,"original_max_position_embeddings":8192})") == 4096);
+  // a --context-length above the derived one: SGLang warns and uses it (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN
+  // defaults to True in configs/model_config.py); vLLM refuses without VLLM_ALLOW_LONG_MAX_MODEL_LEN
+  const Run sg = kvplan({"plan", "llama-2-7b", "--engine", "sglang", "--gpu", "h100", "--context-length", "16384", "--context", "4k",
+                         "--format", "json"});
+  INFO(sg.err);
+  REQUIRE(sg.exit == 0);
+  CHECK(json::parse(sg.out)["inputs"]["max_model_len"] == 16384);
+  CHECK(kvplan({"plan", "llama-2-7b", "--gpu", "h100", "--max-model-len", "16384", "--context", "4k"}).exit == 2);
+}

@@ -294,7 +294,8 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     if (e.max_model_len == 0) e.max_model_len = model_max_context;
     if (e.max_model_len <= 0)
       throw InputError("max_model_len", "the model config has no max_position_embeddings", "pass --max-model-len N");
-    if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context)
+    // SGLang only warns: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True (configs/model_config.py ModelConfig)
+    if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context && e.kind != EngineKind::sglang)
       throw InputError("max_model_len", std::to_string(e.max_model_len) + " exceeds the model's max_position_embeddings " +
                                               std::to_string(model_max_context),
                        "lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does");

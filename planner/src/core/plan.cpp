@@ -324,6 +324,10 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available) {
     state = add(state, layer_state_bytes(l, spec_.kv.state_format));
   }
   if (cell == 0) throw InputError("engine", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
+  const i64 derived = spec_.model.max_context_sglang > 0 ? spec_.model.max_context_sglang : spec_.model.max_context;
+  if (derived > 0 && e.max_model_len > derived)
+    report_.notes.push_back("context_length " + std::to_string(e.max_model_len) + " is above the " + std::to_string(derived) +
+                            " SGLang derives from the config: it warns and uses it (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults on)");
   for (const Layer& l : rank.layers)
     if (l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
       report_.notes.push_back("SGLang sizes sliding-window layers like full layers here (its hybrid SWA pool ratio is not modelled)");
@@ -541,7 +545,13 @@ void Planner::build_llamacpp() {
   fixed_ = 0;
   for (const auto& t : budget_)
     if (t.name != "gpu_total" && t.name != "kv_cache") fixed_ = add(fixed_, t.bytes);
-  if (add(fixed_, L.gpu_kv) > total_) startup_limit_ = "gpu_memory";
+  if (add(fixed_, L.gpu_kv) > total_) {
+    startup_limit_ = "gpu_memory";
+    // the nearest settings that start: the longest -c with these layers, the most -ngl layers with this -c
+    const i64 c = largest_passing(1, L.n_ctx, [&](i64 x) { return layout(x, ngl).gpu_total <= total_; });
+    if (c >= 1) report_.estimated_max_model_len = c / 256 * 256 > 0 ? c / 256 * 256 : c;
+    report_.suggested_gpu_layers = largest_passing(0, ngl, [&](i64 n) { return layout(ctx, n).gpu_total <= total_; });
+  }
   unit_tokens_ = 1;
   unit_bytes_ = 0;  // the buffer is allocated whole: cells used cost nothing extra
   pool_units_ = L.n_ctx;

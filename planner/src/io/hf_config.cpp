@@ -98,6 +98,7 @@ struct Reader {
     m.vocab = t.get_int_any({"vocab_size", "padded_vocab_size"}, 1, kMaxVocab);
     if (auto k = t.first_present({"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"}))
       m.max_context = t.get_int(*k, 1, kMaxTokens);
+    sglang_context();
     apply_rope_scaling();
     if (auto k = t.first_present({"intermediate_size", "n_inner", "ffn_hidden_size"}))
       inter = t.get_int(*k, 1, kMaxDim);
@@ -107,6 +108,28 @@ struct Reader {
   // rope_scaling (or the newer rope_parameters) with rope_type / type other than su, longrope,
   // llama3 and default multiplies the derived length by `factor`; yarn starts from
   // original_max_position_embeddings. Gemma 3 configs are already scaled and are left alone.
+  // SGLang's context length (python/sglang/srt/hf_transformers_utils.py get_context_length): the first of
+  // max_sequence_length, seq_length, max_seq_len, model_max_length, max_position_embeddings, times
+  // rope_scaling.factor unless rope_scaling has original_max_position_embeddings or rope_type llama3.
+  void sglang_context() {
+    i64 base = 0;
+    for (const char* k : {"max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings"})
+      if (t.has(k) && t.raw()[k].is_number_integer()) {
+        base = t.get_int(k, 1, kMaxTokens);
+        break;
+      }
+    if (base == 0) return;
+    double factor = 1;
+    if (t.has("rope_scaling") && t.raw()["rope_scaling"].is_object() && !t.raw()["rope_scaling"].empty()) {
+      const auto rs = t.object("rope_scaling");
+      factor = rs->opt_number("factor").value_or(1.0);
+      if (t.raw()["rope_scaling"].contains("original_max_position_embeddings") || rs->string_or("rope_type", "") == "llama3") factor = 1;
+      if (!(factor > 0 && factor <= 1024.0)) factor = 1;
+    }
+    const double scaled = static_cast<double>(base) * factor;
+    if (scaled < static_cast<double>(kMaxTokens)) m.max_context_sglang = static_cast<i64>(scaled);
+  }
+
   void apply_rope_scaling() {
     const char* key = t.has("rope_scaling") ? "rope_scaling" : t.has("rope_parameters") ? "rope_parameters" : nullptr;
     if (!key || m.max_context == 0 || t.raw()[key].type() != json::value_t::object) return;

@@ -79,7 +79,8 @@ struct EngineReport {
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits
-  i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len)
+  i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len; llama.cpp -c)
+  i64 suggested_gpu_layers = -1;    // llama.cpp, when it does not start: the most -ngl layers that would (-1: none)
   std::vector<std::string> notes;
 };
 
