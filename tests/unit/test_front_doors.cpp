@@ -329,6 +329,21 @@ TEST_CASE("vLLM's MLA block size follows the MLA backend of the GPU", "[front-do
   CHECK(json::parse(given.out)["results"]["engine"]["block_size"] == 16);  // an explicit --block-size wins
   const Run dense = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--format", "json"});
   CHECK(json::parse(dense.out)["results"]["engine"]["block_size"] == 16);  // not MLA: 16
+  // by version: CUTLASS MLA became the Blackwell default in 0.11 (0.10 kept 16 unless VLLM_ATTENTION_BACKEND said so);
+  // sparse MLA (DeepSeek-V3.2's index_topk) takes 64 on every GPU from 0.11
+  auto block = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"plan", "deepseek-v3", "--tensor-parallel-size", "8", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run r = kvplan(args);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return json::parse(r.out)["results"]["engine"]["block_size"].get<int>();
+  };
+  CHECK(block({"--gpu", "b200", "--engine", "vllm@0.10.0"}) == 16);
+  CHECK(block({"--gpu", "b200", "--engine", "vllm@0.11.0"}) == 128);
+  CHECK(block({"--gpu", "a100-sxm-80gb", "--hf-overrides", "{\"index_topk\": 2048}"}) == 64);
+  CHECK(block({"--gpu", "b200", "--hf-overrides", "{\"index_topk\": 2048}"}) == 64);
+  CHECK(block({"--gpu", "a100-sxm-80gb", "--engine", "vllm@0.10.0", "--hf-overrides", "{\"index_topk\": 2048}"}) == 16);
 }
 
 TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-doors]") {

@@ -219,7 +219,8 @@ double sglang_default_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 t
 }
 
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
-                                       const std::string& gpu_arch, bool mla, const std::string& compute_capability, i64 pp) {
+                                       const std::string& gpu_arch, bool mla, const std::string& compute_capability, i64 pp,
+                                       bool sparse_mla) {
   const EngineRules& rules = engine_rules(e.kind, e.version);
   e.rules = &rules;
   // vLLM EngineArgs: GPUs with >= 70 GiB that are not A100 get the larger serving defaults
@@ -232,6 +233,8 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // ("Forcing kv cache block size to 64 for FlashMLA backend."); from 0.11 CUTLASS MLA, the Blackwell (SM 10.x)
       // default, 128; elsewhere Triton MLA keeps 16 (vllm/platforms/cuda.py CudaPlatformBase.check_and_update_config;
       // >= 0.21 the backend's preferred size, the same numbers for these defaults)
+      // sparse MLA (DeepSeek-V3.2, index_topk), from 0.11: FlashMLA-sparse supports 64 only, on every GPU
+      if (e.block_size == 0 && mla && sparse_mla && rules.blackwell_mla_128) e.block_size = 64;
       if (e.block_size == 0 && mla && compute_capability == "9.0") e.block_size = 64;
       if (e.block_size == 0 && mla && rules.blackwell_mla_128 && compute_capability.rfind("10.", 0) == 0) e.block_size = 128;
       if (e.block_size == 0) e.block_size = 16;

@@ -483,6 +483,7 @@ struct Reader {
     heads = t.get_int("num_attention_heads", 1, kMaxHeads);
     kv_heads = t.int_or("num_key_value_heads", heads, 1, kMaxHeads);
     const i64 kv_lora = t.get_int("kv_lora_rank", 1, kMaxDim);
+    m.sparse_mla = t.has("index_topk");  // DeepSeek-V3.2 sparse attention (DSA)
     const i64 q_lora = t.int_or("q_lora_rank", 0, 0, kMaxDim);
     const i64 nope = t.get_int("qk_nope_head_dim", 0, kMaxDim);
     const i64 rope = t.get_int("qk_rope_head_dim", 0, kMaxDim);

@@ -103,6 +103,7 @@ struct ModelSpec {
   i64 vocab = 0;
   i64 max_context = 0;  // max_position_embeddings, RoPE-scaled by vLLM's rule (0 = unknown)
   i64 max_context_sglang = 0;  // the context SGLang derives (get_context_length; 0 = as max_context)
+  bool sparse_mla = false;     // DeepSeek sparse attention (config index_topk): vLLM's sparse MLA backends
   bool tied_embeddings = false;
   i64 learned_positions = 0;  // rows of a learned position embedding (gpt2)
   NormKind norm = NormKind::rms;
