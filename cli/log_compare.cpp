@@ -151,6 +151,17 @@ void vllm_rows(Ctx& c) {
   if (act) c.estimate("activation peak", "bytes", act, static_cast<double>(budget_term(p, "activation_peak")), "kvplan estimate", "profiled by the engine");
   if (nt) c.estimate("non-torch memory", "bytes", nt, static_cast<double>(budget_term(p, "non_torch")), "kvplan estimate", "measured by the engine");
   if (graphs) c.estimate("CUDA graphs", "bytes", graphs, static_cast<double>(budget_term(p, "cuda_graphs")), "kvplan estimate", "captured by the engine");
+  if (!act && !peak && weights && kv && !c.log.args.empty()) {
+    // V1 at INFO prints neither the activation peak nor non-torch: their sum is total x utilization - weights - KV
+    const double tot = total ? total->value : c.out.gpu_total, u = util ? util->value : c.out.utilization;
+    const double sum = tot * u - weights->value - kv->value - (nt ? nt->value : 0) - (p.spec().engine.rules->cuda_graphs_in_budget && graphs ? graphs->value : 0);
+    LogRow& r = c.estimate("activation peak + non-torch (total x utilization - weights - KV)", "bytes", nullptr,
+                           static_cast<double>(budget_term(p, "activation_peak") + (nt ? 0 : budget_term(p, "non_torch"))),
+                           "kvplan estimates", "INFO logs print only their sum; total is the planned GPU's");
+    r.printed = sum;
+    r.printed_text = fmt(sum / kGiB, 2) + " GiB (derived)";
+    r.line = kv->line;
+  }
   if (kv)
     c.estimate("available KV cache memory (kvplan's plan)", "bytes", kv, static_cast<double>(p.engine().available_kv_bytes),
                "the plan's budget (" + std::string(p.engine().rules_version) + ")", "follows the estimates above");
@@ -302,6 +313,13 @@ void trtllm_rows(Ctx& c) {
     const Planner r = replay(d, [&](PlanSpec& s) { s.engine.kv_cache_memory_bytes = static_cast<i64>(pool->value); });
     c.rule("adjusted max_seq_len", "tokens", adjusted, static_cast<double>(r.max_len()), static_cast<double>(r.max_len()), "the tokens whole blocks hold");
   }
+  if (const auto* w = c.f("weights_bytes"))
+    c.estimate("weights", "bytes", w, static_cast<double>(budget_term(p, "weights")), "parameters x bytes (" + d.spec.model.id + ")", "measured by the engine");
+  if (const auto* a = c.f("activation_bytes"))
+    c.estimate("activation peak", "bytes", a, static_cast<double>(budget_term(p, "activation_peak")), "kvplan estimate", "profiled by the engine");
+  if (const auto* n = c.f("non_torch_bytes"))
+    c.estimate("outside torch (NCCL, CUDA graphs)", "bytes", n, static_cast<double>(budget_term(p, "non_torch") + budget_term(p, "cuda_graphs")),
+               "kvplan non_torch + cuda_graphs estimates", "measured by the engine");
   if (pool)
     c.estimate("KV cache memory (kvplan's plan)", "bytes", pool, static_cast<double>(p.engine().kv_pool_bytes), "the plan's budget",
                "follows the estimates above");
@@ -498,6 +516,10 @@ LogComparison compare_log(const std::string& file, const io::EngineLog& log, con
   out.log = log;
   out.notes = std::move(notes);
   out.planned = d != nullptr;
+  if (d) {
+    out.gpu_total = static_cast<double>(d->spec.overrides.gpu_memory.value_or(d->spec.gpu.memory_bytes));
+    out.utilization = d->spec.engine.memory_fraction;
+  }
   Ctx c{log, d, out};
   switch (parse_engine(log.engine).value_or(EngineKind::generic)) {
     case EngineKind::vllm: vllm_rows(c); break;
@@ -530,10 +552,14 @@ ojson overheads_json(const LogComparison& c) {
     case EngineKind::vllm: {
       if (act) put("activation_bytes", act->value, "PyTorch activation peak" + line(act));
       else if (peak && weights) put("activation_bytes", peak->value - weights->value, "peak_torch_memory - weights" + line(peak));
-      else if (kv && weights && (usable || (total && util))) {
-        const double share = usable ? usable->value : total->value * util->value;
+      else if (kv && weights && (usable || (total && util) || c.gpu_total > 0)) {
+        const double share = usable ? usable->value : total && util ? total->value * util->value : c.gpu_total * c.utilization;
         put("activation_bytes", share - weights->value - kv->value - (nt ? nt->value : 0),
             "total x utilization - weights - available KV" + std::string(nt ? " - non-torch" : "") + line(kv) + ": activation peak and non-torch together (INFO logs print their sum)");
+        if (!nt && terms.contains("activation_bytes")) {
+          terms["non_torch_bytes"] = 0;  // counted in activation_bytes, so the plan does not add its estimate again
+          basis["non_torch_bytes"] = "included in activation_bytes" + line(kv);
+        }
       }
       if (nt) put("non_torch_bytes", nt->value, "non-torch memory" + line(nt));
       if (graphs) put("cuda_graph_bytes", graphs->value, "CUDA graph capture" + line(graphs));
@@ -545,7 +571,13 @@ ojson overheads_json(const LogComparison& c) {
       break;
     }
     case EngineKind::trtllm: {
-      if (const auto* a = log.find("activation_bytes")) put("activation_bytes", a->value, "execution context memory" + line(a));
+      if (const auto* a = log.find("activation_bytes")) put("activation_bytes", a->value, "activation memory" + line(a));
+      if (nt) {
+        // 1.x prints NCCL and CUDA graphs together as "outside torch": kept as non-torch, graphs 0 so they count once
+        put("non_torch_bytes", nt->value, "memory used outside torch (NCCL and CUDA graphs)" + line(nt));
+        terms["cuda_graph_bytes"] = 0;
+        basis["cuda_graph_bytes"] = "included in non_torch_bytes" + line(nt);
+      }
       break;
     }
     case EngineKind::llamacpp: {

@@ -38,6 +38,7 @@ struct LogComparison {
   std::vector<LogRow> rows;
   std::vector<std::string> notes;  // what was assumed (version, GPU, model)
   bool planned = false;            // a deployment (model) was known, so kvplan's plan was compared too
+  double gpu_total = 0, utilization = 0;  // of the deployment planned (for logs that do not print them)
   int rules = 0, rules_ok = 0;
 };
 
