@@ -105,6 +105,28 @@ TEST_CASE("every real command line is evaluated in a deployment file and pasted 
     const json& dep = c["results"]["deployments"][0];
     CHECK(dep["inputs"] == p["inputs"]);
     CHECK(without_warnings(dep["results"]) == without_warnings(p["results"]));
+    // one contract: the sweep cell and fit's largest concurrency at the same traffic give plan's answer
+    const bool fits = pasted.exit == 0;
+    const std::string tokens = std::to_string(p["inputs"]["tokens_per_request"].get<long long>());
+    const long long conc = p["inputs"]["concurrency"].get<long long>();
+    auto variant = [&](const std::string& cmd, const std::string& format, bool with_conc) {
+      std::vector<std::string> a = pasted_args(e, extra, true);
+      a[0] = cmd;
+      a[2] = format;
+      const auto dash = std::find(a.begin(), a.end(), "--");
+      std::vector<std::string> traffic = {"--context", tokens};
+      if (with_conc) traffic.insert(traffic.end(), {"--concurrency", std::to_string(conc)});
+      a.insert(dash, traffic.begin(), traffic.end());
+      return kvplan(a);
+    };
+    const Run sw = variant("sweep", "csv", true);
+    INFO("sweep stderr: " << sw.err);
+    REQUIRE(sw.exit == 0);
+    CHECK(sw.out.find(fits ? ",true," : ",false,") != std::string::npos);
+    const Run ft = variant("fit", "json", false);
+    INFO("fit stderr: " << ft.err);
+    REQUIRE((ft.exit == 0 || ft.exit == 1));
+    CHECK((json::parse(ft.out)["results"]["max_concurrency"]["max_concurrency"].get<long long>() >= conc) == fits);
   }
   std::filesystem::remove_all(dir);
 }
