@@ -398,6 +398,13 @@ TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-d
   // llama.cpp caches f16 unless -ctk / -ctv say otherwise
   const json l = plan({"plan", "gemma-2-9b", "--engine", "llama.cpp", "--gpu", "l40s", "-c", "8192", "--format", "json"});
   CHECK(l["inputs"]["k_cache_type"] == "f16");
+  // vLLM <= 0.9 (_get_and_verify_dtype): float32 -> fp16 "following common practice", gemma2 -> bf16
+  const json old_mamba = plan({"plan", "mamba-2.8b", "--engine", "vllm@0.8.3", "--gpu", "l40s", "--max-model-len", "2k", "--context", "1k", "--format", "json"});
+  CHECK(old_mamba["inputs"]["model_dtype"] == "f16");
+  const json new_mamba = plan({"plan", "mamba-2.8b", "--engine", "vllm@0.10.0", "--gpu", "l40s", "--max-model-len", "2k", "--context", "1k", "--format", "json"});
+  CHECK(new_mamba["inputs"]["model_dtype"] == "bf16");
+  const json old_gemma = plan({"plan", "gemma-2-9b", "--engine", "vllm@0.8.3", "--gpu", "l40s", "--context", "8k", "--format", "json"});
+  CHECK(old_gemma["inputs"]["model_dtype"] == "bf16");
 }
 
 TEST_CASE("TensorRT-LLM starts with a pool below max_seq_len and shortens the limit to what the blocks hold", "[front-doors]") {
