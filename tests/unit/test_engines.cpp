@@ -373,7 +373,6 @@ TEST_CASE("llama.cpp slots by build: 1 slot, then 4 auto slots sharing a unified
   CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16)).max_seqs() == 4);
   e.version = "b7376";  // from #17997 -np defaults to -1 (auto) and an explicit -np 1 is one slot
   CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16)).max_seqs() == 1);
-  e.version = "b7079";
   // -c not given: 4096 before the --fit builds, the training context (131072) from b7376
   auto d = kvtest::engine(EngineKind::llamacpp);
   d.version = "b7079";
