@@ -376,9 +376,42 @@ void llamacpp_rows(Ctx& c) {
       r.tolerance = v_tol;
     }
   }
+  // the context llama.cpp chose for the settings kvplan was given (llama_context constructor)
+  if (n_ctx) c.rule("n_ctx", "count", n_ctx, static_cast<double>(e.n_ctx), static_cast<double>(e.n_ctx), "pad(-c, 256); per-slot streams: n_seq_max x pad(n_ctx / n_seq_max, 256)");
+  if (const auto* seq = c.f("n_ctx_seq"))
+    c.rule("n_ctx_seq", "count", seq, static_cast<double>(e.n_ctx_seq), static_cast<double>(e.n_ctx_seq), "unified: n_ctx; else pad(n_ctx / n_seq_max, 256)");
+  if (const auto* seqs = c.f("n_seq_max"))
+    c.rule("n_seq_max", "count", seqs, static_cast<double>(p.max_seqs()), static_cast<double>(p.max_seqs()), "-np (auto: 4)");
+  if (const auto* u = c.f("kv_unified"))
+    c.rule("kv_unified", "count", u, p.spec().engine.kv_unified.value_or(true) ? 1 : 0, p.spec().engine.kv_unified.value_or(true) ? 1 : 0,
+           "--kv-unified, else on exactly when the slots are automatic");
+  if (const auto* cells = c.f("kv_cells_nonswa"))
+    c.rule("non-SWA cache cells", "count", cells, static_cast<double>(e.kv_cells), static_cast<double>(e.kv_cells), "n_ctx");
   if (const auto* swa = c.f("kv_cells_swa"))
     c.rule("SWA cache cells", "count", swa, static_cast<double>(e.swa_cells), static_cast<double>(e.swa_cells),
            "pad(min(n_ctx, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256)");
+  if (const auto* r = c.f("recurrent_r_bytes"); r && c.f("recurrent_s_bytes")) {
+    const io::LogFigure* st = c.f("recurrent_s_bytes");
+    LogRow& row = c.rule("recurrent state (R + S)", "bytes", r, static_cast<double>(e.state_bytes), static_cast<double>(e.state_bytes),
+                         "n_seq_max x per layer (conv (d_conv - 1) x channels + ssm state) x 4 B (f32)");
+    row.printed = r->value + st->value;
+    row.printed_text = fmt((r->value + st->value) / (1024.0 * 1024.0), 2) + " MiB (R + S)";
+    row.tolerance = r->resolution + st->resolution;
+  }
+  double compute = 0;
+  int compute_line = 0;
+  for (const auto& fig : c.log.figures)
+    if (fig.key == "compute_buffer_bytes" && fig.scope.find("_Host") == std::string::npos) {
+      compute += fig.value;
+      compute_line = fig.line;
+    }
+  if (compute_line > 0) {
+    LogRow& r = c.estimate("compute buffer", "bytes", nullptr, static_cast<double>(budget_term(p, "compute_buffer")),
+                           "n_ubatch x (vocab + 4 x widest MLP) x 4 B", "kvplan estimates the graph's largest buffers");
+    r.printed = compute;
+    r.printed_text = fmt(compute / (1024.0 * 1024.0), 2) + " MiB";
+    r.line = compute_line;
+  }
   if (params) {
     const double n = static_cast<double>(count_params(d.spec.model).total);
     c.rule("model parameters", "count", params, n, n, "kvplan's parameter count of " + d.spec.model.id);
