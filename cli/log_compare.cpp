@@ -339,18 +339,21 @@ void llamacpp_rows(Ctx& c) {
     const bool is_k = fig.key == "k_bytes";
     const auto fmt_t = is_k ? tk : tv;
     const io::LogFigure* dim = is_k ? hk : hv;
-    double cells = n_ctx ? n_ctx->value : 0, layers = n_layer ? n_layer->value : 0;
+    // the size line prints the cells of one stream ("%u cells, %d layers, %u/%u seqs": n_seq_max / n_stream)
+    double cells = n_ctx ? n_ctx->value : 0, layers = n_layer ? n_layer->value : 0, streams = 1;
     for (const auto& g : c.log.figures)
       if (g.line == fig.line && g.key == "kv_cells") cells = g.value;
       else if (g.line == fig.line && g.key == "kv_layers") layers = g.value;
+      else if (g.line == fig.line && g.key == "kv_streams") streams = g.value;
     if (is_k) k_sum += fig.value;
     else v_sum += fig.value;
     ++lines;
     if (!fmt_t || !heads || !dim || cells <= 0 || layers <= 0) continue;
     const double row = static_cast<double>(row_bytes(*fmt_t, static_cast<i64>(heads->value * dim->value)));
-    const double v = cells * layers * row;
+    const double v = cells * streams * layers * row;
     LogRow& r = c.rule(std::string(is_k ? "K" : "V") + " cache (line " + std::to_string(fig.line) + ")", "bytes", &fig, v, v,
-                       grouped(static_cast<long long>(cells)) + " cells x " + grouped(static_cast<long long>(layers)) + " layers x row_bytes(" +
+                       grouped(static_cast<long long>(cells)) + " cells x " + (streams > 1 ? grouped(static_cast<long long>(streams)) + " streams x " : "") +
+                           grouped(static_cast<long long>(layers)) + " layers x row_bytes(" +
                            std::string(format_info(*fmt_t).name) + ", " + grouped(static_cast<long long>(heads->value * dim->value)) + ")");
     r.line = fig.line;
   }
@@ -386,7 +389,8 @@ void llamacpp_rows(Ctx& c) {
     c.rule("kv_unified", "count", u, p.spec().engine.kv_unified.value_or(true) ? 1 : 0, p.spec().engine.kv_unified.value_or(true) ? 1 : 0,
            "--kv-unified, else on exactly when the slots are automatic");
   if (const auto* cells = c.f("kv_cells_nonswa"))
-    c.rule("non-SWA cache cells", "count", cells, static_cast<double>(e.kv_cells), static_cast<double>(e.kv_cells), "n_ctx");
+    c.rule("non-SWA cache cells", "count", cells, static_cast<double>(e.kv_cells / e.kv_streams), static_cast<double>(e.kv_cells / e.kv_streams),
+           "n_ctx_seq per stream (n_ctx with a unified cache)");
   if (const auto* swa = c.f("kv_cells_swa"))
     c.rule("SWA cache cells", "count", swa, static_cast<double>(e.swa_cells), static_cast<double>(e.swa_cells),
            "pad(min(n_ctx, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256)");

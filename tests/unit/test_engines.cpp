@@ -477,3 +477,21 @@ TEST_CASE("llama.cpp that does not start names the nearest -c and -ngl that woul
   CHECK(starts_ctx(c));
   CHECK_FALSE(starts_ctx(c + 256));
 }
+
+TEST_CASE("llama.cpp per-slot streams: each stream holds its own SWA cache", "[engine][llamacpp]") {
+  // src/llama-kv-cache-iswa.cpp: size_base = n_ctx_seq per stream, size_swa = pad(min(size_base, n_swa + n_ubatch), 256)
+  // for each of the n_seq_max streams. gpt-oss-20b (12 full + 12 sliding layers of 128, 8 KV heads x 64, f16),
+  // -c 4096 -np 3 without -kvu: n_ctx_seq = pad(4096 / 3, 256) = 1536, n_ctx = 4608; SWA per stream
+  // pad(min(1536, 128 + 512), 256) = 768, 3 streams = 2304 cells
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 4096;
+  e.parallel = 3;
+  e.kv_unified = false;
+  const Planner p(kvtest::spec("gpt-oss-20b", "rtx-4090", e, {}, ElemFormat::f16));
+  CHECK(p.engine().n_ctx == 4608);
+  CHECK(p.engine().n_ctx_seq == 1536);
+  CHECK(p.engine().swa_cells == 768);
+  CHECK(p.engine().kv_streams == 3);
+  const kvplan::i64 row = 8 * 64 * 2;
+  CHECK(p.engine().k_bytes == 12LL * 4608 * row + 12LL * 2304 * row);
+}

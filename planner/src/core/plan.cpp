@@ -467,10 +467,16 @@ void Planner::build_llamacpp() {
       i64 cells = 0, krow = 0, vrow = 0;
       switch (l.kv) {
         case KvKind::sliding:
-        case KvKind::chunked:
-          cells = e.swa_full ? L.n_ctx : round_up(std::min(L.n_ctx, add(mul(l.window, unified ? e.parallel : 1), e.ubatch_size)), 256);
-          L.swa_cells = cells;
+        case KvKind::chunked: {
+          // llama_kv_cache_iswa: each stream (one, or one per slot without a unified cache) holds
+          // pad(min(size_base, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256) cells, size_base = n_ctx_seq
+          const i64 streams = unified ? 1 : e.parallel;
+          const i64 base = L.n_ctx / streams;
+          const i64 per_stream = e.swa_full ? base : round_up(std::min(base, add(mul(l.window, unified ? e.parallel : 1), e.ubatch_size)), 256);
+          L.swa_cells = per_stream;
+          cells = mul(per_stream, streams, "SWA cells");
           break;
+        }
         case KvKind::ssm:
         case KvKind::none:
         case KvKind::cross: cells = 0; break;
@@ -526,6 +532,7 @@ void Planner::build_llamacpp() {
   report_.n_ctx_seq = unified ? L.n_ctx : L.n_ctx_seq;
   report_.kv_cells = L.n_ctx;
   report_.swa_cells = L.swa_cells;
+  report_.kv_streams = unified ? 1 : e.parallel;
   report_.k_bytes = L.k;
   report_.v_bytes = L.v;
   report_.state_bytes = L.state;

@@ -74,7 +74,8 @@ struct EngineReport {
   i64 cell_size = 0;            // SGLang bytes per token (all layers of the rank)
   i64 max_tokens = 0;           // TensorRT-LLM tokens in the paged KV cache
   // llama.cpp
-  i64 n_ctx = 0, n_ctx_seq = 0, kv_cells = 0, swa_cells = 0;
+  i64 n_ctx = 0, n_ctx_seq = 0, kv_cells = 0, swa_cells = 0;  // swa_cells: per stream, as llama.cpp prints them
+  i64 kv_streams = 1;           // llama.cpp: 1 with a unified cache, else one stream per slot
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
