@@ -251,11 +251,17 @@ TEST_CASE("llama.cpp buffers match the printed K/V sizes", "[engine][llamacpp]")
     CHECK(p.engine().k_bytes == 81 * MiB);
     CHECK(p.engine().v_bytes == 54 * MiB);
   }
-  SECTION("mainline MLA: K rows of 576 and V rows of 512 per token per layer") {
+  SECTION("mainline MLA: K rows of 576 and V rows of 512 per token per layer; from b7830 no V cache") {
     e.ctx_size = 4096;
+    e.version = "b7376";
     const Planner p(kvtest::spec("deepseek-v2-lite", "rtx-4090", e, {}, ElemFormat::f16));
     CHECK(p.engine().k_bytes == 27LL * 4096 * 576 * 2);
     CHECK(p.engine().v_bytes == 27LL * 4096 * 512 * 2);
+    // ggml-org/llama.cpp#19067 "kv-cache : support V-less cache": has_v = !is_mla
+    e.version = "b7830";
+    const Planner q(kvtest::spec("deepseek-v2-lite", "rtx-4090", e, {}, ElemFormat::f16));
+    CHECK(q.engine().k_bytes == 27LL * 4096 * 576 * 2);
+    CHECK(q.engine().v_bytes == 0);
   }
   SECTION("n_ctx is padded to 256 cells; slots without a unified cache round up per slot") {
     e.ctx_size = 16768;  // engines.md: "a requested 16768 became 16896"

@@ -128,6 +128,14 @@ std::vector<EngineRules> make_rule_table() {
     r.fit = true;
     r.default_ctx = 0;
   }
+  {
+    EngineRules& r = row(EngineKind::llamacpp, "b7830", "llama.cpp >= b7830 (--fit; MLA caches K only: the V-less cache)",
+                         "ggml-org/llama.cpp #19067 (src/llama-kv-cache.cpp llama_kv_cache::llama_kv_cache: has_v = !is_mla), merged 2026-01-24");
+    r.auto_parallel = true;
+    r.fit = true;
+    r.default_ctx = 0;
+    r.mla_v_cache = false;
+  }
   // ---- generic ----
   row(EngineKind::generic, "", "generic paged engine (kvplan)", "kvplan docs/engine-rules.md");
   return t;

@@ -484,7 +484,8 @@ void Planner::build_llamacpp() {
       }
       if (l.kv == KvKind::mla_latent) {
         krow = row_bytes(spec_.kv.k_format, add(l.kv_lora_rank, l.qk_rope_head_dim), "K row (kv_lora_rank + qk_rope_head_dim)");
-        vrow = row_bytes(spec_.kv.v_format, l.kv_lora_rank, "V row (kv_lora_rank)");
+        // from #19067 the latent is K only (has_v = !is_mla): V reads a view of it
+        vrow = e.rules->mla_v_cache ? row_bytes(spec_.kv.v_format, l.kv_lora_rank, "V row (kv_lora_rank)") : 0;
       } else if (cells > 0) {
         krow = row_bytes(spec_.kv.k_format, mul(l.kv_heads, l.k_head_dim), "K row (n_embd_k_gqa)");
         vrow = row_bytes(spec_.kv.v_format, mul(l.kv_heads, l.v_head_dim), "V row (n_embd_v_gqa)");

@@ -55,6 +55,7 @@ struct EngineRules {
   bool auto_parallel = false;            // -np default -1 = auto: 4 slots sharing one unified cache
   bool np1_is_auto = false;              // b6900-b7375: an explicit -np 1 (without -kvu) also became 4 unified slots
   bool fit = false;                      // --fit on by default: lowers an unset -c, then moves layers to the host
+  bool mla_v_cache = true;               // MLA models keep a V cache of kv_lora_rank; from #19067 (b7830) the V-less cache
 };
 
 /// The rules of `version` ("" or "latest": the newest range kvplan knows). A version older than every range
