@@ -349,7 +349,11 @@ void llamacpp_rows(Ctx& c) {
     else v_sum += fig.value;
     ++lines;
     if (!fmt_t || !heads || !dim || cells <= 0 || layers <= 0) continue;
-    const double row = static_cast<double>(row_bytes(*fmt_t, static_cast<i64>(heads->value * dim->value)));
+    // MLA from #19067 (b7830): the latent is cached as K only, V reads a view of it (has_v = !is_mla)
+    // (the latent: one KV head; builds and forks that cache MLA per head print the query heads and keep V)
+    const bool v_less = !is_k && c.f("kv_lora_rank") && heads->value == 1 &&
+                        !(c.d ? c.d->spec.engine.rules->mla_v_cache : engine_rules(EngineKind::llamacpp, c.log.version).mla_v_cache);
+    const double row = v_less ? 0.0 : static_cast<double>(row_bytes(*fmt_t, static_cast<i64>(heads->value * dim->value)));
     const double v = cells * streams * layers * row;
     LogRow& r = c.rule(std::string(is_k ? "K" : "V") + " cache (line " + std::to_string(fig.line) + ")", "bytes", &fig, v, v,
                        grouped(static_cast<long long>(cells)) + " cells x " + (streams > 1 ? grouped(static_cast<long long>(streams)) + " streams x " : "") +

@@ -17,39 +17,34 @@
 #include "helpers.hpp"
 #include "kvplan/core/weights.hpp"
 #include "kvplan/io/gguf.hpp"
+#include "tools/gguf_writer.hpp"
 
 using namespace kvplan;
 namespace fs = std::filesystem;
 
 namespace {
 
-// GGUF metadata value types (ggml docs/gguf.md) and the ggml tensor types these tests use.
-enum : std::uint32_t { U8 = 0, I8, U16, I16, U32, I32, F32, BOOL, STR, ARR, U64, I64, F64 };
-enum : std::uint32_t { T_F32 = 0, T_F16 = 1, T_Q4_0 = 2, T_Q8_0 = 8, T_Q4_K = 12, T_BF16 = 30, T_MXFP4 = 39 };
-
-// Bytes of n elements (ggml-common.h blocks: q4_0 18 B / 32, q8_0 34 B / 32, q4_K 144 B / 256,
-// mxfp4 17 B / 32); the writer uses it only to lay out offsets.
-i64 type_bytes(std::uint32_t type, i64 n) {
-  switch (type) {
-    case T_F32: return n * 4;
-    case T_F16:
-    case T_BF16: return n * 2;
-    case T_Q4_0: return n / 32 * 18;
-    case T_Q8_0: return n / 32 * 34;
-    case T_Q4_K: return n / 256 * 144;
-    case T_MXFP4: return n / 32 * 17;
-    default: return 0;
-  }
-}
-
-void le(std::string& s, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
-void str_(std::string& s, const std::string& v) {
-  le(s, v.size(), 8);
-  s += v;
-}
+// The GGUF writer and its type codes are shared with the kvplan_make_gguf tool.
+using kvtest::tokens;
+using kvtest::Writer;
+using kvtest::ARR;
+using kvtest::F64;
+using kvtest::I16;
+using kvtest::I32;
+using kvtest::I64;
+using kvtest::I8;
+using kvtest::le;
+using kvtest::STR;
+using kvtest::T_BF16;
+using kvtest::T_F16;
+using kvtest::T_F32;
+using kvtest::T_MXFP4;
+using kvtest::T_Q4_0;
+using kvtest::T_Q4_K;
+using kvtest::T_Q8_0;
+using kvtest::U16;
+using kvtest::U64;
+using kvtest::U8;
 
 // One folder per test run, removed when the test binary exits.
 struct TempDir {
@@ -66,111 +61,6 @@ fs::path test_dir() {
   return d.path;
 }
 
-// A little-endian GGUF writer: metadata entries, tensor infos with offsets aligned to 32, padding,
-// then the data section as zeros (a sparse extension of the file).
-class Writer {
- public:
-  std::uint32_t version = 3;
-  std::uint64_t alignment = 32;
-
-  // low-level pieces, for entries a well-formed writer would not produce
-  Writer& key(const std::string& k, std::uint32_t type) {
-    ++n_kv_;
-    str_(kv_, k);
-    le(kv_, type, 4);
-    return *this;
-  }
-  Writer& put(std::uint64_t v, int bytes) {
-    le(kv_, v, bytes);
-    return *this;
-  }
-  Writer& put_str(const std::string& s) {
-    str_(kv_, s);
-    return *this;
-  }
-
-  Writer& u32(const std::string& k, std::uint32_t v) { return key(k, U32).put(v, 4); }
-  Writer& u64(const std::string& k, std::uint64_t v) { return key(k, U64).put(v, 8); }
-  Writer& i32(const std::string& k, std::int32_t v) { return key(k, I32).put(static_cast<std::uint32_t>(v), 4); }
-  Writer& f32(const std::string& k, float v) {
-    std::uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return key(k, F32).put(u, 4);
-  }
-  Writer& boolean(const std::string& k, bool v) { return key(k, BOOL).put(v ? 1 : 0, 1); }
-  Writer& str(const std::string& k, const std::string& v) { return key(k, STR).put_str(v); }
-  Writer& arr_i32(const std::string& k, const std::vector<std::int32_t>& v) {
-    key(k, ARR).put(I32, 4).put(v.size(), 8);
-    for (auto x : v) put(static_cast<std::uint32_t>(x), 4);
-    return *this;
-  }
-  Writer& arr_str(const std::string& k, const std::vector<std::string>& v) {
-    key(k, ARR).put(STR, 4).put(v.size(), 8);
-    for (const auto& s : v) put_str(s);
-    return *this;
-  }
-
-  Writer& tensor(const std::string& name, std::vector<std::uint64_t> dims, std::uint32_t type) {
-    tensors_.push_back({name, std::move(dims), type});
-    return *this;
-  }
-
-  // Byte offset where the tensor infos start (after the 24-byte header and the metadata).
-  i64 infos_at() const { return 24 + static_cast<i64>(kv_.size()); }
-
-  // Header, metadata, tensor infos and padding; *data_bytes receives the size of the data section.
-  std::string header(std::uint64_t* data_bytes = nullptr) const {
-    std::string out = "GGUF";
-    le(out, version, 4);
-    le(out, tensors_.size(), 8);
-    le(out, n_kv_, 8);
-    out += kv_;
-    std::uint64_t offset = 0;
-    for (const auto& t : tensors_) {
-      str_(out, t.name);
-      le(out, t.dims.size(), 4);
-      i64 n = 1;
-      for (auto d : t.dims) {
-        le(out, d, 8);
-        n *= static_cast<i64>(d);
-      }
-      le(out, t.type, 4);
-      le(out, offset, 8);
-      offset += (static_cast<std::uint64_t>(type_bytes(t.type, n)) + alignment - 1) / alignment * alignment;
-    }
-    while (out.size() % alignment != 0) out += '\0';
-    if (data_bytes) *data_bytes = offset;
-    return out;
-  }
-
-  std::string save(const std::string& name) const {
-    std::uint64_t data = 0;
-    const std::string out = header(&data);
-    const fs::path p = test_dir() / name;
-    {
-      std::ofstream f(p, std::ios::binary | std::ios::trunc);
-      f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    }
-    fs::resize_file(p, out.size() + data);  // zeros, without writing them
-    return p.string();
-  }
-
- private:
-  struct Info {
-    std::string name;
-    std::vector<std::uint64_t> dims;
-    std::uint32_t type;
-  };
-  std::string kv_;
-  std::uint64_t n_kv_ = 0;
-  std::vector<Info> tensors_;
-};
-
-std::vector<std::string> tokens(int n) {
-  std::vector<std::string> v;
-  for (int i = 0; i < n; ++i) v.push_back("t" + std::to_string(i));
-  return v;
-}
 
 // A 2-layer llama: 4 query heads, 2 KV heads of 64, 32 tokens.
 Writer tiny_llama() {
@@ -210,7 +100,7 @@ bool has_note(const ModelSpec& m, const std::string& part) {
 }  // namespace
 
 TEST_CASE("is_gguf_file looks at the magic", "[gguf]") {
-  CHECK(io::is_gguf_file(tiny_llama().save("magic.gguf")));
+  CHECK(io::is_gguf_file(tiny_llama().save(test_dir() / "magic.gguf")));
   const fs::path other = test_dir() / "not.gguf";
   std::ofstream(other) << "{\"model_type\":\"llama\"}";
   CHECK_FALSE(io::is_gguf_file(other.string()));
@@ -224,7 +114,7 @@ TEST_CASE("a llama GGUF: geometry, KV bytes and exact tensor bytes", "[gguf]") {
       .tensor("blk.0.ffn_down.weight", {4096, 4096}, T_Q4_0)
       .tensor("output_norm.weight", {256}, T_F32);
   io::GgufInfo info;
-  const auto m = load(w.save("llama.gguf"), &info);
+  const auto m = load(w.save(test_dir() / "llama.gguf"), &info);
   CHECK(m.model_type == "llama");
   CHECK(m.layers.size() == 2);
   CHECK(m.hidden == 256);
@@ -284,7 +174,7 @@ TEST_CASE("a complete llama tensor table has as many elements as the layers coun
         .tensor(b + "ffn_down.weight", {512, 256}, T_Q4_K);
   }
   io::GgufInfo info;
-  const auto m = load(w.save("qwen2-full.gguf"), &info);
+  const auto m = load(w.save(test_dir() / "qwen2-full.gguf"), &info);
   CHECK(m.tied_embeddings);
   CHECK(m.layers[0].qkv_bias);
   CHECK_FALSE(m.layers[0].o_bias);
@@ -308,7 +198,7 @@ TEST_CASE("the tensor table decides biases, norms, MLP shape and learned positio
   phi.tensor("blk.0.attn_qkv.weight", {256, 768}, T_F16)
       .tensor("blk.0.ffn_up.weight", {256, 1024}, T_F16)  // gate and up fused: 2 x 512
       .tensor("blk.0.ffn_down.weight", {512, 256}, T_F16);
-  const auto pm = load(phi.save("phi3.gguf"));
+  const auto pm = load(phi.save(test_dir() / "phi3.gguf"));
   CHECK(pm.layers[0].mlp == MlpKind::gated);
   CHECK_FALSE(pm.layers[0].qkv_bias);
   CHECK(pm.layers[0].kv == KvKind::full);  // llama.cpp disables Phi-3 SWA
@@ -327,7 +217,7 @@ TEST_CASE("the tensor table decides biases, norms, MLP shape and learned positio
       .tensor("blk.0.attn_norm_2.weight", {256}, T_F32)
       .tensor("blk.0.ffn_up.weight", {256, 1024}, T_F16)
       .tensor("blk.0.ffn_down.weight", {1024, 256}, T_F16);
-  const auto fm = load(falcon.save("falcon.gguf"));
+  const auto fm = load(falcon.save(test_dir() / "falcon.gguf"));
   CHECK(fm.norm == NormKind::layer);
   CHECK(fm.layers[0].norms == 2);  // attn_norm and attn_norm_2 (the 40B layout)
   CHECK(fm.layers[0].mlp == MlpKind::plain);
@@ -341,7 +231,7 @@ TEST_CASE("the tensor table decides biases, norms, MLP shape and learned positio
       .u32("gpt2.feed_forward_length", 256)
       .u32("gpt2.attention.head_count", 4);
   gpt2.tensor("token_embd.weight", {64, 50257}, T_F32).tensor("position_embd.weight", {64, 1024}, T_F32);
-  const auto gm = load(gpt2.save("gpt2.gguf"));
+  const auto gm = load(gpt2.save(test_dir() / "gpt2.gguf"));
   CHECK(gm.vocab == 50257);  // no vocab_size key and no tokenizer: token_embd rows
   CHECK(has_note(gm, "vocabulary size from token_embd.weight"));
   CHECK(gm.learned_positions == 1024);
@@ -353,7 +243,7 @@ TEST_CASE("block formats: q4_K, q8_0 and mxfp4 tensor bytes", "[gguf]") {
   w.tensor("a", {4096, 1024}, T_Q4_K).tensor("b", {4096, 1024}, T_Q8_0).tensor("c", {2880, 32, 4}, T_MXFP4);
   w.tensor("output.weight", {256, 32}, T_BF16);
   io::GgufInfo info;
-  const auto m = load(w.save("blocks.gguf"), &info);
+  const auto m = load(w.save(test_dir() / "blocks.gguf"), &info);
   CHECK(info.bytes_by_type.at("q4_K") == 4096LL * 1024 / 256 * 144);
   CHECK(info.bytes_by_type.at("q8_0") == 4096LL * 1024 / 32 * 34);
   CHECK(info.bytes_by_type.at("mxfp4") == 2880LL * 32 * 4 / 32 * 17);
@@ -385,7 +275,7 @@ TEST_CASE("every metadata value type is read, and sizes may use any integer type
       .key("llama.feed_forward_length", I16).put(1024, 2)
       .u32("llama.vocab_size", 1000)  // wins over the tokenizer's length
       .arr_str("tokenizer.ggml.tokens", tokens(3));
-  const auto m = load(w.save("types.gguf"));
+  const auto m = load(w.save(test_dir() / "types.gguf"));
   CHECK(m.layers.size() == 2);
   CHECK(m.max_context == 8192);
   CHECK(m.vocab == 1000);
@@ -405,7 +295,7 @@ TEST_CASE("per-layer head_count_kv and feed_forward_length arrays", "[gguf]") {
       .u32("llama.attention.key_length", 32)
       .u32("llama.attention.value_length", 32)
       .u32("llama.vocab_size", 100);
-  const auto m = load(w.save("arrays.gguf"));
+  const auto m = load(w.save(test_dir() / "arrays.gguf"));
   CHECK(m.layers[0].kv_heads == 8);
   CHECK(m.layers[1].kv_heads == 4);
   CHECK(m.layers[2].kv_heads == 2);
@@ -420,7 +310,7 @@ TEST_CASE("per-layer head_count_kv and feed_forward_length arrays", "[gguf]") {
       .u32("llama.attention.head_count", 8)
       .arr_i32("llama.attention.head_count_kv", {8, 4})
       .u32("llama.vocab_size", 100);
-  const std::string p = bad.save("arrays-bad.gguf");
+  const std::string p = bad.save(test_dir() / "arrays-bad.gguf");
   CHECK(error_of(p) == p + ": llama.attention.head_count_kv: has 2 entries but llama.block_count is 3; make them agree");
 }
 
@@ -437,7 +327,7 @@ TEST_CASE("gemma3 and gemma2 sliding-window layers follow llama.cpp's patterns",
       .u32("gemma3.attention.value_length", 256)
       .u32("gemma3.attention.sliding_window", 512)
       .u32("gemma3.vocab_size", 1000);
-  const auto m = load(w.save("gemma3.gguf"));
+  const auto m = load(w.save(test_dir() / "gemma3.gguf"));
   // set_swa_pattern(6): layer il is sliding when il % 6 < 5
   for (int i : {0, 1, 2, 3, 4, 6, 7}) {
     CHECK(m.layers[i].kv == KvKind::sliding);
@@ -460,7 +350,7 @@ TEST_CASE("gemma3 and gemma2 sliding-window layers follow llama.cpp's patterns",
       .u32("gemma2.attention.head_count", 2)
       .u32("gemma2.attention.head_count_kv", 1)
       .u32("gemma2.vocab_size", 1000);
-  const auto m2 = load(g2.save("gemma2.gguf"));
+  const auto m2 = load(g2.save(test_dir() / "gemma2.gguf"));
   CHECK(m2.layers[0].kv == KvKind::sliding);
   CHECK(m2.layers[0].window == 4096);  // llama.cpp's gemma2 default when the key is absent
   CHECK(m2.layers[1].kv == KvKind::full);
@@ -499,7 +389,7 @@ TEST_CASE("deepseek2 caches the MLA latent, or the expanded K/V for old conversi
     }
     return w;
   };
-  const auto m = load(base(true).save("ds-mla.gguf"));
+  const auto m = load(base(true).save(test_dir() / "ds-mla.gguf"));
   const Layer& l = m.layers[1];
   CHECK(l.kv == KvKind::mla_latent);
   CHECK(l.mixer == Mixer::mla);
@@ -519,7 +409,7 @@ TEST_CASE("deepseek2 caches the MLA latent, or the expanded K/V for old conversi
   CHECK(kv.k_bytes_per_token == 3 * (512 + 64) * 2);  // layers * (kv_lora_rank + rope) * f16
   CHECK(kv.v_bytes_per_token == 0);
 
-  const auto old = load(base(false).save("ds-old.gguf"));
+  const auto old = load(base(false).save(test_dir() / "ds-old.gguf"));
   CHECK(old.layers[0].kv == KvKind::mla_expanded);
   CHECK(kvtest::kv(old, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 3 * 16 * (192 + 128) * 2);
   CHECK(has_note(old, "no deepseek2.attention.key_length_mla"));
@@ -546,7 +436,7 @@ TEST_CASE("gpt-oss: sliding window on even layers, sinks and MoE from the tensor
       .tensor("blk.0.ffn_gate_inp.bias", {32}, T_F32)
       .tensor("blk.0.attn_norm.weight", {2880}, T_F32)
       .tensor("blk.0.post_attention_norm.weight", {2880}, T_F32);
-  const auto m = load(w.save("gpt-oss.gguf"));
+  const auto m = load(w.save(test_dir() / "gpt-oss.gguf"));
   CHECK(m.layers[0].kv == KvKind::sliding);
   CHECK(m.layers[0].window == 128);
   CHECK(m.layers[1].kv == KvKind::full);
@@ -580,7 +470,7 @@ TEST_CASE("llama4: chunked attention on 3 of every 4 layers, MoE every step", "[
     if (no_chunks) w.u32("llama4.attention.sliding_window", 0);
     return w;
   };
-  const auto m = load(make(false).save("llama4.gguf"));
+  const auto m = load(make(false).save(test_dir() / "llama4.gguf"));
   for (int i : {0, 1, 2}) {
     CHECK(m.layers[i].kv == KvKind::chunked);
     CHECK(m.layers[i].window == 8192);
@@ -589,7 +479,7 @@ TEST_CASE("llama4: chunked attention on 3 of every 4 layers, MoE every step", "[
   CHECK(m.layers[0].mlp == MlpKind::gated);
   CHECK(m.layers[1].mlp == MlpKind::moe);
   CHECK(m.layers[1].shared_intermediate == 256);
-  const auto off = load(make(true).save("llama4-off.gguf"));
+  const auto off = load(make(true).save(test_dir() / "llama4-off.gguf"));
   for (const auto& l : off.layers) CHECK(l.kv == KvKind::full);
 }
 
@@ -605,7 +495,7 @@ TEST_CASE("recurrent and hybrid architectures: mamba2, jamba, nemotron_h", "[ggu
       .u32("mamba2.ssm.time_step_rank", 8)
       .u32("mamba2.ssm.group_count", 1)
       .u32("mamba2.vocab_size", 1000);
-  const auto m = load(w.save("mamba2.gguf"));
+  const auto m = load(w.save(test_dir() / "mamba2.gguf"));
   CHECK(m.layers[0].kv == KvKind::ssm);
   CHECK(m.layers[0].mixer == Mixer::mamba2);
   CHECK(m.layers[0].ssm_heads == 8);
@@ -631,7 +521,7 @@ TEST_CASE("recurrent and hybrid architectures: mamba2, jamba, nemotron_h", "[ggu
       .u32("jamba.expert_used_count", 2)
       .u32("jamba.vocab_size", 1000);
   for (int i : {1, 3, 5, 7}) j.tensor("blk." + std::to_string(i) + ".ffn_gate_inp.weight", {64, 4}, T_F32);
-  const auto jm = load(j.save("jamba.gguf"));
+  const auto jm = load(j.save(test_dir() / "jamba.gguf"));
   CHECK(jm.layers[4].kv == KvKind::full);
   CHECK(jm.layers[4].kv_heads == 2);
   CHECK(jm.layers[0].kv == KvKind::ssm);
@@ -658,7 +548,7 @@ TEST_CASE("recurrent and hybrid architectures: mamba2, jamba, nemotron_h", "[ggu
       .u32("nemotron_h.ssm.time_step_rank", 4)
       .u32("nemotron_h.ssm.group_count", 2)
       .u32("nemotron_h.vocab_size", 1000);
-  const auto nm = load(nh.save("nemotron_h.gguf"));
+  const auto nm = load(nh.save(test_dir() / "nemotron_h.gguf"));
   CHECK(nm.layers[0].mixer == Mixer::mamba2);
   CHECK(nm.layers[0].conv_state_elems == 3 * (128 + 2 * 2 * 16));
   CHECK(nm.layers[1].kv == KvKind::none);
@@ -678,7 +568,7 @@ TEST_CASE("an unknown architecture reads the generic keys with a warning", "[ggu
       .u32("mynewarch.attention.head_count", 4)
       .u32("mynewarch.attention.head_count_kv", 1)
       .u32("mynewarch.vocab_size", 1000);
-  const auto m = load(w.save("unknown.gguf"));
+  const auto m = load(w.save(test_dir() / "unknown.gguf"));
   REQUIRE(m.warnings.size() == 1);
   CHECK(m.warnings[0].rfind("unknown GGUF architecture 'mynewarch': assumed", 0) == 0);
   CHECK(m.layers[0].kv == KvKind::full);
@@ -692,8 +582,8 @@ TEST_CASE("split models sum the tensor tables of every part", "[gguf]") {
   Writer second;
   second.u32("split.no", 1).u32("split.count", 2).u32("split.tensors.count", 2);
   second.tensor("blk.0.ffn_down.weight", {4096, 4096}, T_Q4_0);
-  const std::string p1 = first.save("split-00001-of-00002.gguf");
-  const std::string p2 = second.save("split-00002-of-00002.gguf");
+  const std::string p1 = first.save(test_dir() / "split-00001-of-00002.gguf");
+  const std::string p2 = second.save(test_dir() / "split-00002-of-00002.gguf");
   io::GgufInfo info;
   const auto m = load(p1, &info);
   CHECK(info.tensor_count == 2);
@@ -705,7 +595,7 @@ TEST_CASE("split models sum the tensor tables of every part", "[gguf]") {
 
 TEST_CASE("malformed files get exact errors naming the file and byte offset", "[gguf]") {
   SECTION("truncated header") {
-    const std::string p = tiny_llama().save("trunc.gguf");
+    const std::string p = tiny_llama().save(test_dir() / "trunc.gguf");
     fs::resize_file(p, 11);
     CHECK(error_of(p) == p + ": truncated: tensor_count at byte 8 needs 8 bytes but the file ends at byte 11; "
                              "the file is incomplete; download it again");
@@ -713,7 +603,7 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("every cut of a header is reported as truncated") {
     Writer w = tiny_llama();
     w.tensor("token_embd.weight", {256, 32}, T_F16);
-    const std::string whole = w.save("cuts.gguf");
+    const std::string whole = w.save(test_dir() / "cuts.gguf");
     const auto size = fs::file_size(whole);
     for (std::uintmax_t cut = 0; cut < size; cut += 7) {
       const fs::path p = test_dir() / "cut.gguf";
@@ -727,7 +617,7 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("tensor data beyond the end of the file") {
     Writer w = tiny_llama();
     w.tensor("token_embd.weight", {256, 32}, T_F16);
-    const std::string p = w.save("short-data.gguf");
+    const std::string p = w.save(test_dir() / "short-data.gguf");
     const i64 end = static_cast<i64>(fs::file_size(p));
     fs::resize_file(p, end - 1);
     CHECK(error_of(p) == p + ": truncated: tensor 'token_embd.weight' data ends at byte " + std::to_string(end) +
@@ -743,14 +633,14 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("unsupported version") {
     Writer w = tiny_llama();
     w.version = 1;
-    const std::string p = w.save("v1.gguf");
+    const std::string p = w.save(test_dir() / "v1.gguf");
     CHECK(error_of(p) == p + ": unsupported GGUF version 1 at byte 4; supported: 2, 3; "
                              "convert the model again with a current llama.cpp");
   }
   SECTION("absurd string length") {
     Writer w;
     w.key("general.architecture", STR).put(1ULL << 40, 8);
-    const std::string p = w.save("long-string.gguf");
+    const std::string p = w.save(test_dir() / "long-string.gguf");
     const i64 at = 24 + 8 + 20 + 4;  // header, key length, "general.architecture", value type
     CHECK(error_of(p) == p + ": value of 'general.architecture' at byte " + std::to_string(at) +
                              ": string length 1099511627776 exceeds the limit of 16777216 bytes (16 MiB); "
@@ -759,7 +649,7 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("absurd array length") {
     Writer w;
     w.key("tokenizer.ggml.tokens", ARR).put(STR, 4).put(1ULL << 30, 8);
-    const std::string p = w.save("long-array.gguf");
+    const std::string p = w.save(test_dir() / "long-array.gguf");
     const i64 at = 24 + 8 + 21 + 4;  // header, key length, "tokenizer.ggml.tokens", value type
     CHECK(error_of(p) == p + ": array 'tokenizer.ggml.tokens' at byte " + std::to_string(at) +
                              ": 1073741824 items exceed the limit of 268435456; the file is corrupt or not a GGUF model");
@@ -767,14 +657,14 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("unknown metadata value type") {
     Writer w;
     w.key("x", 99);
-    const std::string p = w.save("bad-type.gguf");
+    const std::string p = w.save(test_dir() / "bad-type.gguf");
     CHECK(error_of(p) == p + ": value type of 'x' at byte 33: unknown metadata value type 99; "
                              "the file is corrupt or not a GGUF model");  // 24 + 8 + 1
   }
   SECTION("unknown tensor type") {
     Writer w = tiny_llama();
     w.tensor("blk.0.attn_q.weight", {64, 64}, 99);
-    const std::string p = w.save("unknown-type.gguf");
+    const std::string p = w.save(test_dir() / "unknown-type.gguf");
     CHECK(error_of(p) == p + ": tensor 'blk.0.attn_q.weight' at byte " + std::to_string(w.infos_at()) +
                              ": unknown ggml type 99; this file uses a tensor type newer than kvplan's table "
                              "(ggml.h, ggml-common.h); re-quantise it with a listed type or update kvplan");
@@ -782,21 +672,21 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("bytes from the file are shown as printable ASCII") {
     Writer w = tiny_llama();
     w.tensor(std::string("bad\x01name\xff"), {64, 64}, 99);
-    const std::string p = w.save("unprintable.gguf");
+    const std::string p = w.save(test_dir() / "unprintable.gguf");
     const std::string e = error_of(p);
     CHECK(e.rfind(p + ": tensor 'bad\\x01name\\xff' at byte ", 0) == 0);
   }
   SECTION("too many dimensions") {
     Writer w = tiny_llama();
     w.tensor("x", {2, 2, 2, 2, 2}, T_F32);
-    const std::string p = w.save("dims.gguf");
+    const std::string p = w.save(test_dir() / "dims.gguf");
     CHECK(error_of(p) == p + ": tensor 'x' at byte " + std::to_string(w.infos_at()) +
                              ": n_dims 5 exceeds 4; the file is corrupt or not a GGUF model");
   }
   SECTION("rows of partial blocks") {
     Writer w = tiny_llama();
     w.tensor("x", {100, 2}, T_Q4_0);
-    const std::string p = w.save("partial-block.gguf");
+    const std::string p = w.save(test_dir() / "partial-block.gguf");
     CHECK(error_of(p) == p + ": tensor 'x' at byte " + std::to_string(w.infos_at()) +
                              ": row of 100 elements is not a multiple of q4_0's block of 32; "
                              "the file is corrupt or not a GGUF model");
@@ -814,7 +704,7 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("missing required key") {
     Writer w;
     w.str("general.architecture", "llama").u32("llama.block_count", 2).u32("llama.embedding_length", 256);
-    const std::string p = w.save("missing.gguf");
+    const std::string p = w.save(test_dir() / "missing.gguf");
     CHECK(error_of(p) == p + ": llama.context_length: missing; expected integer in [1, 1099511627776]; llama.cpp "
                              "needs this key for architecture 'llama'; convert the model with a current "
                              "convert_hf_to_gguf.py");
@@ -822,7 +712,7 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
   SECTION("a multimodal projector") {
     Writer w;
     w.str("general.architecture", "clip");
-    const std::string p = w.save("mmproj.gguf");
+    const std::string p = w.save(test_dir() / "mmproj.gguf");
     CHECK(error_of(p) == p + ": general.architecture: is \"clip\": this is a multimodal projector (mmproj) file, "
                              "not a language model; pass the model's own GGUF (llama-server -m), not its --mmproj file");
   }
@@ -835,7 +725,7 @@ TEST_CASE("malformed files get exact errors naming the file and byte offset", "[
 TEST_CASE("corrupted headers fail with an input error, never a crash", "[gguf]") {
   Writer w = tiny_llama();
   w.u32("general.alignment", 64).tensor("token_embd.weight", {256, 32}, T_Q8_0).tensor("output.weight", {256, 32}, T_F16);
-  const std::string whole = w.save("fuzz-src.gguf");
+  const std::string whole = w.save(test_dir() / "fuzz-src.gguf");
   std::string bytes;
   {
     std::ifstream in(whole, std::ios::binary);

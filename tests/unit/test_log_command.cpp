@@ -174,3 +174,46 @@ TEST_CASE("measured overheads round-trip: log --save-overheads then plan --overh
   CHECK(b.exit == 2);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("kvplan log reproduces the real llama.cpp logs of the conformance models", "[log][conformance]") {
+  // tests/data/logs/llamacpp-conformance: captured from llama.cpp (node-llama-cpp 3.22.1) loading the synthetic models
+  // kvplan_make_gguf writes with its defaults (README.md there). node-llama-cpp passes n_ctx = pad256(contextSize x
+  // sequences), contextSize first padded to 256 when that stays below n_ctx_train (8192), one stream per sequence.
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-conf-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string logs = kLogs + "llamacpp-conformance/";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(logs)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".log") continue;
+    INFO(name);
+    const auto at = name.find("-ctx");
+    const std::string arch = name.substr(0, at);
+    const long long ctx = std::stoll(name.substr(at + 4));
+    const long long seqs = std::stoll(name.substr(name.find("-seq") + 4));
+    const std::string type = name.find("q8_0") != std::string::npos ? "q8_0" : "f16";
+    const bool swa_full = name.find("swafull") != std::string::npos;
+    const std::string gguf = (dir / (arch + ".gguf")).string();
+    if (!std::filesystem::exists(gguf)) REQUIRE(std::system((std::string(KVPLAN_MAKE_GGUF) + " " + arch + " " + gguf + " >/dev/null").c_str()) == 0);
+    const auto pad = [](long long x) { return (x + 255) / 256 * 256; };
+    const long long per_seq = pad(ctx) < 8192 ? pad(ctx) : ctx;
+    const json l = log_json({entry.path().string(), "--model", gguf, "--set", "ctx-size=" + std::to_string(pad(per_seq * seqs)), "--set",
+                             "parallel=" + std::to_string(seqs), "--set", "kv-unified=false", "--set", "cache-type-k=" + type, "--set",
+                             "cache-type-v=" + type, "--set", std::string("swa-full=") + (swa_full ? "true" : "false")});
+    CHECK(l["rule_checks"] == l["rule_checks_ok"]);
+    CHECK(l["rule_checks"].get<int>() >= 5);
+    ++checked;
+  }
+  CHECK(checked >= 20);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("llama.cpp refuses different K and V cache types for MLA from b7830", "[log][conformance]") {
+  // llama_init_from_model: "model does not support different K (q8_0) and V (f16) cache types" (seen loading the
+  // synthetic deepseek2 model in the real engine); before the V-less cache (#19067) the types were independent
+  const kvtest::Run now = kvtest::kvplan({"plan", "deepseek-v2-lite", "--engine", "llama.cpp", "-c", "4096", "-ctk", "q8_0", "--gpu", "rtx-4090"});
+  CHECK(now.exit == 2);
+  CHECK(now.err.find("K and V cache types must match") != std::string::npos);
+  CHECK(kvtest::kvplan({"plan", "deepseek-v2-lite", "--engine", "llama.cpp@b7376", "-c", "4096", "-ctk", "q8_0", "--gpu", "rtx-4090"}).exit != 2);
+  CHECK(kvtest::kvplan({"plan", "deepseek-v2-lite", "--engine", "llama.cpp", "-c", "4096", "-ctk", "q8_0", "-ctv", "q8_0", "--gpu", "rtx-4090"}).exit != 2);
+}

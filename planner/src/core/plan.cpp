@@ -446,6 +446,12 @@ void Planner::build_llamacpp() {
   rank_model_ = m;
   const bool unified = e.kv_unified.value_or(true);
   const i64 n_layer = static_cast<i64>(m.layers.size());
+  // llama_init_from_model (from #19067): "model does not support different K and V cache types" for MLA
+  if (!e.rules->mla_v_cache && spec_.kv.k_format != spec_.kv.v_format &&
+      std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; }))
+    throw InputError("cache_type_v", std::string("llama.cpp caches MLA as K only, so K and V cache types must match (K ") +
+                                         std::string(format_info(spec_.kv.k_format).name) + ", V " + std::string(format_info(spec_.kv.v_format).name) + ")",
+                     std::string("give --cache-type-v ") + std::string(format_info(spec_.kv.k_format).name));
   const ParamCount pc = count_params(m);
   const WeightBytes wb = weight_bytes(m, pc);
   // compute buffer: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations)

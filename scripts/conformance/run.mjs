@@ -1,0 +1,98 @@
+// Conformance of kvplan's llama.cpp rules against the real engine (scripts/conformance-llamacpp.sh runs this).
+// For every synthetic architecture and every setting of the matrix: load the GGUF in llama.cpp (load.mjs, via
+// node-llama-cpp), keep the startup log it prints, and run `kvplan log` on that log with the settings llama.cpp
+// was given. kvplan's rule rows (n_ctx and its padding, n_ctx_seq, n_seq_max, kv_unified, cells per cache, K and
+// V bytes per cache type, recurrent R + S) must reproduce what llama.cpp printed within its printed rounding.
+// Usage: node run.mjs --kvplan PATH --make-gguf PATH --out DIR [--quick]
+// Exit 0 all agree, 1 any difference, 2 a case could not run.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+};
+const kvplan = arg("--kvplan");
+const makeGguf = arg("--make-gguf");
+const out = arg("--out", "conformance-out");
+const quick = process.argv.includes("--quick");
+if (!kvplan || !makeGguf) {
+  console.error("run.mjs: --kvplan PATH and --make-gguf PATH are required");
+  process.exit(2);
+}
+mkdirSync(out, { recursive: true });
+
+// Architectures: [name, has sliding-window layers]
+const arches = [
+  ["llama", false], ["qwen3", false], ["gemma2", true], ["gemma3", true], ["gpt-oss", true], ["deepseek2", false],
+  ["qwen3moe", false], ["llama4", true], ["mamba2", false], ["nemotron_h", false],
+];
+// Contexts per sequence (node-llama-cpp's contextSize), including values that are not multiples of 256
+const contexts = quick ? [1000, 4096] : [512, 1000, 4096, 5000, 40960];
+const sequences = [1, 3, 4];
+const types = quick ? [["f16", "f16"], ["q8_0", "q4_0"]] : [["f16", "f16"], ["q8_0", "q8_0"], ["q4_0", "q4_0"], ["q8_0", "f16"]];
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, ...opts });
+  return { code: r.status ?? -1, out: r.stdout ?? "", err: (r.stderr ?? "") + (r.error ? String(r.error) : "") };
+}
+
+const cases = [];
+for (const [arch, swa] of arches) {
+  const gguf = join(out, `${arch}.gguf`);
+  const made = run(makeGguf, [arch, gguf, "--ctx-train", "65536"]);
+  if (made.code !== 0) {
+    cases.push({ arch, setting: "generate", status: "ERROR", detail: made.err.trim().split("\n").pop() });
+    continue;
+  }
+  const settings = [];
+  for (const ctx of contexts) for (const seqs of sequences) settings.push({ ctx, seqs, tk: "f16", tv: "f16", swaFull: false });
+  // MLA needs K and V of one type (llama_init_from_model: "model does not support different K and V cache types";
+  // kvplan refuses it too, a unit test); quantized caches run with flash attention on
+  for (const [tk, tv] of types.slice(1))
+    if (arch !== "deepseek2" || tk === tv) settings.push({ ctx: 4096, seqs: 1, tk, tv, swaFull: false });
+  if (swa) for (const seqs of [1, 3]) settings.push({ ctx: 4096, seqs, tk: "f16", tv: "f16", swaFull: true });
+  for (const s of settings) {
+    const name = `${arch}-c${s.ctx}-s${s.seqs}-${s.tk}-${s.tv}${s.swaFull ? "-swafull" : ""}`;
+    const quant = s.tk !== "f16" || s.tv !== "f16";
+    const loadArgs = [join(here, "load.mjs"), gguf, "--context", String(s.ctx), "--sequences", String(s.seqs),
+      "--type-k", s.tk, "--type-v", s.tv, "--flash-attention", quant ? "on" : "off"];
+    if (s.swaFull) loadArgs.push("--swa-full");
+    const loaded = run(process.execPath, loadArgs);
+    const log = join(out, `${name}.log`);
+    writeFileSync(log, loaded.out);
+    if (loaded.code !== 0) {
+      cases.push({ arch, setting: name, status: "ERROR", detail: "llama.cpp: " + loaded.err.trim().split("\n").pop() });
+      continue;
+    }
+    // what llama.cpp was asked for: node-llama-cpp pads contextSize to 256 when that stays below n_ctx_train
+    // (65536 here) and passes n_ctx = pad256(contextSize x sequences), one stream per sequence (kv_unified off);
+    // n_ubatch as llama.cpp printed it (taken from the log)
+    const pad = (x) => Math.ceil(x / 256) * 256;
+    const perSeq = pad(s.ctx) < 65536 ? pad(s.ctx) : s.ctx;
+    const nCtx = pad(perSeq * s.seqs);
+    const kv = run(kvplan, ["log", log, "--model", gguf, "--set", `ctx-size=${nCtx}`, "--set", `parallel=${s.seqs}`,
+      "--set", "kv-unified=false", "--set", `cache-type-k=${s.tk}`, "--set", `cache-type-v=${s.tv}`,
+      "--set", `swa-full=${s.swaFull}`, "--format", "json"]);
+    if (kv.code === 2 || !kv.out) {
+      cases.push({ arch, setting: name, status: "ERROR", detail: "kvplan: " + kv.err.trim().split("\n").pop() });
+      continue;
+    }
+    const res = JSON.parse(kv.out).results.logs[0];
+    const bad = res.rows.filter((r) => r.kind === "rule" && !r.ok);
+    cases.push({
+      arch, setting: name, status: bad.length ? "DIFFERS" : "ok", rules: `${res.rule_checks_ok}/${res.rule_checks}`,
+      detail: bad.map((r) => `${r.term}: printed ${r.printed_text}, kvplan ${r.kvplan_low}${r.kvplan_high !== r.kvplan_low ? ".." + r.kvplan_high : ""}`).join("; "),
+    });
+  }
+}
+
+writeFileSync(join(out, "report.json"), JSON.stringify(cases, null, 2) + "\n");
+const width = Math.max(...cases.map((c) => c.setting.length), 10);
+for (const c of cases) console.log(`${c.status.padEnd(8)} ${c.setting.padEnd(width)} ${c.rules ?? ""} ${c.detail ?? ""}`.trimEnd());
+const differs = cases.filter((c) => c.status === "DIFFERS").length, errors = cases.filter((c) => c.status === "ERROR").length;
+console.log(`conformance: ${cases.length - differs - errors} of ${cases.length} cases agree with llama.cpp, ${differs} differ, ${errors} could not run`);
+process.exit(errors ? 2 : differs ? 1 : 0);

@@ -1,0 +1,451 @@
+// kvplan_make_gguf: writes a small synthetic GGUF model of one architecture that a real llama.cpp
+// loads (every key and tensor its src/models/<arch>.cpp requires, an SPM vocabulary its
+// llama-vocab.cpp accepts), so kvplan's llama.cpp rules can be checked against the engine's own
+// startup log. Norm weights are 1, every other tensor is zeros (left as holes of a sparse file).
+// Usage: kvplan_make_gguf ARCH OUT.gguf [options]; see usage() below.
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/gguf_writer.hpp"
+
+namespace {
+
+using kvtest::T_F16;
+using kvtest::T_F32;
+using kvtest::Writer;
+using u64 = std::uint64_t;
+
+const char* const kArchs = "llama qwen3 gemma2 gemma3 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h";
+
+void usage(std::ostream& os) {
+  os << "usage: kvplan_make_gguf ARCH OUT.gguf [options]\n"
+        "  ARCH: "
+     << kArchs
+     << "\n"
+        "options:\n"
+        "  --ctx-train N     context_length (n_ctx_train), default 8192\n"
+        "  --layers N        block_count; default 4 (gemma3 6, deepseek2 3, nemotron_h 8)\n"
+        "  --embd N          embedding_length, default 256\n"
+        "  --heads N         attention.head_count, default 4\n"
+        "  --kv-heads N      attention.head_count_kv, default 2\n"
+        "  --head-dim N      attention.key_length and value_length, default 64\n"
+        "  --ff N            feed_forward_length, default 512\n"
+        "  --vocab N         tokens in the vocabulary (>= 260), default 512\n"
+        "  --swa N           attention.sliding_window (gemma2, gemma3, gpt-oss, llama4), default 512;\n"
+        "                    llama4: 0 writes sliding_window = 0 (chunking off), any other value is\n"
+        "                    written but llama.cpp uses its fixed chunk of 8192\n"
+        "  --experts N       expert_count (MoE architectures), default 8\n"
+        "  --experts-used N  expert_used_count, default 2\n"
+        "  --expert-ff N     expert_feed_forward_length, default 128\n"
+        "  --kv-lora-rank N  deepseek2 attention.kv_lora_rank, default 128\n"
+        "  --q-lora-rank N   deepseek2 attention.q_lora_rank, default 96\n"
+        "  --rope-dim N      deepseek2 rope.dimension_count (qk rope dims), default 32\n"
+        "  --nope-dim N      deepseek2 qk nope dims (key_length_mla = nope + rope), default 64\n"
+        "  --v-head-dim N    deepseek2 value_length_mla, default 64\n"
+        "  --ssm-state N     ssm.state_size (mamba2, nemotron_h), default 128\n"
+        "  --ssm-groups N    ssm.group_count, default 1\n"
+        "  --ssm-heads N     ssm.time_step_rank (Mamba2 heads), default 8\n"
+        "  --ssm-inner N     ssm.inner_size, default 2 * embd\n";
+}
+
+struct Opts {
+  std::string arch, out;
+  u64 ctx_train = 8192, layers = 0, embd = 256, heads = 4, kv_heads = 2, head_dim = 64, ff = 512, vocab = 512;
+  u64 swa = 512, experts = 8, experts_used = 2, expert_ff = 128;
+  u64 kv_lora = 128, q_lora = 96, rope_dim = 32, nope_dim = 64, v_head_dim = 64;
+  u64 ssm_state = 128, ssm_groups = 1, ssm_heads = 8, ssm_inner = 0;
+};
+
+[[noreturn]] void die(const std::string& what) {
+  std::cerr << "kvplan_make_gguf: error: " << what << "\n";
+  std::exit(2);
+}
+
+u64 number(const std::string& flag, const char* v) {
+  if (!v) die(flag + ": missing value");
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (!*v || *end || n > (1ULL << 40)) die(flag + ": expected a non-negative integer, got '" + v + "'");
+  return n;
+}
+
+Opts parse(int argc, char** argv) {
+  Opts o;
+  std::vector<std::string> pos;
+  const std::map<std::string, u64 Opts::*> flags = {
+      {"--ctx-train", &Opts::ctx_train},
+      {"--layers", &Opts::layers},
+      {"--embd", &Opts::embd},
+      {"--heads", &Opts::heads},
+      {"--kv-heads", &Opts::kv_heads},
+      {"--head-dim", &Opts::head_dim},
+      {"--ff", &Opts::ff},
+      {"--vocab", &Opts::vocab},
+      {"--swa", &Opts::swa},
+      {"--experts", &Opts::experts},
+      {"--experts-used", &Opts::experts_used},
+      {"--expert-ff", &Opts::expert_ff},
+      {"--kv-lora-rank", &Opts::kv_lora},
+      {"--q-lora-rank", &Opts::q_lora},
+      {"--rope-dim", &Opts::rope_dim},
+      {"--nope-dim", &Opts::nope_dim},
+      {"--v-head-dim", &Opts::v_head_dim},
+      {"--ssm-state", &Opts::ssm_state},
+      {"--ssm-groups", &Opts::ssm_groups},
+      {"--ssm-heads", &Opts::ssm_heads},
+      {"--ssm-inner", &Opts::ssm_inner},
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      usage(std::cout);
+      std::exit(0);
+    }
+    if (auto it = flags.find(a); it != flags.end()) {
+      o.*(it->second) = number(a, i + 1 < argc ? argv[i + 1] : nullptr);
+      ++i;
+    } else if (a.rfind("--", 0) == 0) {
+      die("unknown option '" + a + "'");
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2) {
+    usage(std::cerr);
+    std::exit(2);
+  }
+  o.arch = pos[0];
+  o.out = pos[1];
+  if (o.vocab < 260) die("--vocab: expected at least 260 (3 special and 256 byte tokens)");
+  if (o.ctx_train < 1 || o.embd < 1 || o.heads < 1 || o.head_dim < 1) die("sizes must be >= 1");
+  if (o.kv_heads < 1 || o.heads % o.kv_heads != 0) die("--kv-heads: must divide --heads");
+  if (o.experts_used < 1 || o.experts_used > o.experts) die("--experts-used: expected 1 to --experts");
+  return o;
+}
+
+std::string blk(u64 i, const std::string& name) { return "blk." + std::to_string(i) + "." + name; }
+
+// One model file under construction: the metadata of ARCH plus its tensors.
+struct Model {
+  const Opts& o;
+  std::string a;  // the architecture key prefix, as llama.cpp spells it
+  Writer w;
+
+  Model(const Opts& opts, const std::string& arch, u64 layers) : o(opts), a(arch) {
+    w.str("general.architecture", a)
+        .str("general.name", "kvplan synthetic " + a)
+        .u32("general.file_type", 1)  // LLAMA_FTYPE_MOSTLY_F16
+        .u32(a + ".context_length", static_cast<std::uint32_t>(o.ctx_train))
+        .u32(a + ".embedding_length", static_cast<std::uint32_t>(o.embd))
+        .u32(a + ".block_count", static_cast<std::uint32_t>(layers))
+        .f32(a + ".attention.layer_norm_rms_epsilon", 1e-6f)
+        .f32(a + ".rope.freq_base", 10000.0f);
+    vocab();
+  }
+
+  Model& u32(const std::string& key, u64 v) {
+    w.u32(a + "." + key, static_cast<std::uint32_t>(v));
+    return *this;
+  }
+
+  // SPM ("llama") vocabulary: <unk> <s> </s>, the 256 byte tokens llama-vocab.cpp looks up for
+  // the newline, then plain pieces up to --vocab.
+  void vocab() {
+    std::vector<std::string> toks = {"<unk>", "<s>", "</s>"};
+    std::vector<float> scores = {0, 0, 0};
+    std::vector<std::int32_t> types = {2, 3, 3};  // LLAMA_TOKEN_TYPE_UNKNOWN, CONTROL
+    static const char* const kHex = "0123456789ABCDEF";
+    for (int b = 0; b < 256; ++b) {
+      toks.push_back(std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">");
+      scores.push_back(0);
+      types.push_back(6);  // LLAMA_TOKEN_TYPE_BYTE
+    }
+    for (u64 i = toks.size(); i < o.vocab; ++i) {
+      toks.push_back("\xe2\x96\x81w" + std::to_string(i));  // "▁w<i>"
+      scores.push_back(-static_cast<float>(i));
+      types.push_back(1);  // LLAMA_TOKEN_TYPE_NORMAL
+    }
+    w.str("tokenizer.ggml.model", "llama")
+        .arr_str("tokenizer.ggml.tokens", toks)
+        .arr_f32("tokenizer.ggml.scores", scores)
+        .arr_i32("tokenizer.ggml.token_type", types)
+        .u32("tokenizer.ggml.bos_token_id", 1)
+        .u32("tokenizer.ggml.eos_token_id", 2)
+        .u32("tokenizer.ggml.unknown_token_id", 0);
+  }
+
+  void norm(const std::string& name, u64 n) { w.tensor(name, {n}, T_F32, 1.0f); }
+  void vec(const std::string& name, u64 n) { w.tensor(name, {n}, T_F32); }
+  void mat(const std::string& name, u64 cols, u64 rows) { w.tensor(name, {cols, rows}, T_F16); }
+  void mat3(const std::string& name, u64 a0, u64 a1, u64 a2) { w.tensor(name, {a0, a1, a2}, T_F16); }
+
+  void embeddings(bool output) {
+    mat("token_embd.weight", o.embd, o.vocab);
+    norm("output_norm.weight", o.embd);
+    if (output) mat("output.weight", o.embd, o.vocab);
+  }
+
+  // Head geometry keys of a standard attention layer.
+  void attention_keys(u64 kv_heads) {
+    u32("attention.head_count", o.heads).u32("attention.head_count_kv", kv_heads);
+    u32("attention.key_length", o.head_dim).u32("attention.value_length", o.head_dim);
+  }
+
+  void qkvo(u64 i, u64 kv_heads, bool bias) {
+    const u64 q = o.heads * o.head_dim, kv = kv_heads * o.head_dim;
+    mat(blk(i, "attn_q.weight"), o.embd, q);
+    mat(blk(i, "attn_k.weight"), o.embd, kv);
+    mat(blk(i, "attn_v.weight"), o.embd, kv);
+    mat(blk(i, "attn_output.weight"), q, o.embd);
+    if (bias) {
+      vec(blk(i, "attn_q.bias"), q);
+      vec(blk(i, "attn_k.bias"), kv);
+      vec(blk(i, "attn_v.bias"), kv);
+      vec(blk(i, "attn_output.bias"), o.embd);
+    }
+  }
+
+  void qk_norm(u64 i) {
+    norm(blk(i, "attn_q_norm.weight"), o.head_dim);
+    norm(blk(i, "attn_k_norm.weight"), o.head_dim);
+  }
+
+  void gated_mlp(u64 i, u64 ff) {
+    mat(blk(i, "ffn_gate.weight"), o.embd, ff);
+    mat(blk(i, "ffn_up.weight"), o.embd, ff);
+    mat(blk(i, "ffn_down.weight"), ff, o.embd);
+  }
+
+  void experts(u64 i, u64 width) {
+    mat(blk(i, "ffn_gate_inp.weight"), o.embd, o.experts);
+    mat3(blk(i, "ffn_gate_exps.weight"), o.embd, width, o.experts);
+    mat3(blk(i, "ffn_up_exps.weight"), o.embd, width, o.experts);
+    mat3(blk(i, "ffn_down_exps.weight"), width, o.embd, o.experts);
+  }
+
+  void moe_keys() { u32("expert_count", o.experts).u32("expert_used_count", o.experts_used); }
+
+  // Mamba2 mixer (llama.cpp mamba2 / nemotron_h): in_proj, conv, dt bias, A, D, grouped norm, out.
+  void mamba2(u64 i, bool conv_bias) {
+    const u64 d_inner = o.ssm_inner ? o.ssm_inner : 2 * o.embd;
+    const u64 conv_dim = d_inner + 2 * o.ssm_groups * o.ssm_state;
+    mat(blk(i, "ssm_in.weight"), o.embd, d_inner + conv_dim + o.ssm_heads);
+    w.tensor(blk(i, "ssm_conv1d.weight"), {4, conv_dim}, T_F32);
+    if (conv_bias) vec(blk(i, "ssm_conv1d.bias"), conv_dim);
+    vec(blk(i, "ssm_dt.bias"), o.ssm_heads);
+    w.tensor(blk(i, "ssm_a"), {1, o.ssm_heads}, T_F32, -1.0f);
+    w.tensor(blk(i, "ssm_d"), {1, o.ssm_heads}, T_F32, 1.0f);
+    w.tensor(blk(i, "ssm_norm.weight"), {d_inner / o.ssm_groups, o.ssm_groups}, T_F32, 1.0f);
+    mat(blk(i, "ssm_out.weight"), d_inner, o.embd);
+  }
+
+  void ssm_keys() {
+    const u64 d_inner = o.ssm_inner ? o.ssm_inner : 2 * o.embd;
+    if (d_inner % o.ssm_heads != 0 || d_inner % o.ssm_groups != 0)
+      die("--ssm-inner must be divisible by --ssm-heads and --ssm-groups");
+    u32("ssm.conv_kernel", 4).u32("ssm.inner_size", d_inner).u32("ssm.state_size", o.ssm_state);
+    u32("ssm.time_step_rank", o.ssm_heads).u32("ssm.group_count", o.ssm_groups);
+  }
+};
+
+u64 layers_or(const Opts& o, u64 def) { return o.layers ? o.layers : def; }
+
+// llama (GQA), qwen3 (q/k norms), qwen3moe (q/k norms, MoE).
+void dense(Model& m, u64 n, bool qk_norms, bool moe) {
+  m.u32("feed_forward_length", m.o.ff);
+  m.attention_keys(m.o.kv_heads);
+  if (moe) {
+    m.moe_keys();
+    m.u32("expert_feed_forward_length", m.o.expert_ff);
+  }
+  m.embeddings(m.a == "llama");
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), m.o.embd);
+    m.qkvo(i, m.o.kv_heads, false);
+    if (qk_norms) m.qk_norm(i);
+    m.norm(blk(i, "ffn_norm.weight"), m.o.embd);
+    if (moe)
+      m.experts(i, m.o.expert_ff);
+    else
+      m.gated_mlp(i, m.o.ff);
+  }
+}
+
+// gemma2 (SWA on every other layer) and gemma3 (5 local : 1 global, q/k norms); tied output.
+void gemma(Model& m, u64 n, bool v3) {
+  m.u32("feed_forward_length", m.o.ff).u32("attention.sliding_window", m.o.swa);
+  m.attention_keys(m.o.kv_heads);
+  if (!v3) m.w.f32("gemma2.attn_logit_softcapping", 50.0f).f32("gemma2.final_logit_softcapping", 30.0f);
+  m.embeddings(false);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), m.o.embd);
+    m.qkvo(i, m.o.kv_heads, false);
+    if (v3) m.qk_norm(i);
+    m.norm(blk(i, "post_attention_norm.weight"), m.o.embd);
+    m.norm(blk(i, "ffn_norm.weight"), m.o.embd);
+    m.gated_mlp(i, m.o.ff);
+    m.norm(blk(i, "post_ffw_norm.weight"), m.o.embd);
+  }
+}
+
+// gpt-oss (llama.cpp OPENAI_MOE): SWA on even layers, attention sinks, MoE with biases.
+void gpt_oss(Model& m, u64 n) {
+  m.u32("feed_forward_length", m.o.ff).u32("attention.sliding_window", m.o.swa);
+  m.u32("expert_feed_forward_length", m.o.expert_ff);
+  m.attention_keys(m.o.kv_heads);
+  m.moe_keys();
+  m.embeddings(true);
+  const u64 e = m.o.experts, ff = m.o.expert_ff;
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), m.o.embd);
+    m.norm(blk(i, "post_attention_norm.weight"), m.o.embd);
+    m.qkvo(i, m.o.kv_heads, true);
+    m.vec(blk(i, "attn_sinks.weight"), m.o.heads);
+    m.experts(i, ff);
+    m.vec(blk(i, "ffn_gate_inp.bias"), e);
+    m.w.tensor(blk(i, "ffn_gate_exps.bias"), {ff, e}, T_F32);
+    m.w.tensor(blk(i, "ffn_up_exps.bias"), {ff, e}, T_F32);
+    m.w.tensor(blk(i, "ffn_down_exps.bias"), {m.o.embd, e}, T_F32);
+  }
+}
+
+// deepseek2 with MLA as converted since llama.cpp PR 12801: one KV head whose K is the latent plus
+// the rope part (key_length = kv_lora_rank + rope) and V the latent (value_length = kv_lora_rank);
+// the per-head sizes go to key_length_mla / value_length_mla. Layer 0 dense, the rest MoE.
+void deepseek2(Model& m, u64 n) {
+  const Opts& o = m.o;
+  const u64 k_mla = o.nope_dim + o.rope_dim;
+  m.u32("feed_forward_length", o.ff).u32("leading_dense_block_count", 1);
+  m.u32("attention.head_count", o.heads).u32("attention.head_count_kv", 1);
+  m.u32("attention.key_length", o.kv_lora + o.rope_dim).u32("attention.value_length", o.kv_lora);
+  m.u32("attention.key_length_mla", k_mla).u32("attention.value_length_mla", o.v_head_dim);
+  m.u32("attention.q_lora_rank", o.q_lora).u32("attention.kv_lora_rank", o.kv_lora);
+  m.u32("rope.dimension_count", o.rope_dim);
+  m.moe_keys();
+  m.u32("expert_feed_forward_length", o.expert_ff).u32("expert_shared_count", 1);
+  m.u32("expert_gating_func", 1);  // LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX
+  m.embeddings(true);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), o.embd);
+    m.norm(blk(i, "attn_q_a_norm.weight"), o.q_lora);
+    m.norm(blk(i, "attn_kv_a_norm.weight"), o.kv_lora);
+    m.mat(blk(i, "attn_q_a.weight"), o.embd, o.q_lora);
+    m.mat(blk(i, "attn_q_b.weight"), o.q_lora, o.heads * k_mla);
+    m.mat(blk(i, "attn_kv_a_mqa.weight"), o.embd, o.kv_lora + o.rope_dim);
+    m.mat3(blk(i, "attn_k_b.weight"), o.nope_dim, o.kv_lora, o.heads);
+    m.mat3(blk(i, "attn_v_b.weight"), o.kv_lora, o.v_head_dim, o.heads);
+    m.mat(blk(i, "attn_output.weight"), o.heads * o.v_head_dim, o.embd);
+    m.norm(blk(i, "ffn_norm.weight"), o.embd);
+    if (i == 0) {
+      m.gated_mlp(i, o.ff);
+    } else {
+      m.experts(i, o.expert_ff);
+      m.mat(blk(i, "ffn_gate_shexp.weight"), o.embd, o.expert_ff);
+      m.mat(blk(i, "ffn_up_shexp.weight"), o.embd, o.expert_ff);
+      m.mat(blk(i, "ffn_down_shexp.weight"), o.expert_ff, o.embd);
+    }
+  }
+}
+
+// llama4: chunked attention on 3 of every 4 layers, MoE with a shared expert every
+// interleave_moe_layer_step (2) layers, dense MLP on the others.
+void llama4(Model& m, u64 n) {
+  const Opts& o = m.o;
+  m.u32("feed_forward_length", o.ff).u32("attention.sliding_window", o.swa);
+  m.u32("expert_feed_forward_length", o.expert_ff).u32("interleave_moe_layer_step", 2);
+  m.attention_keys(o.kv_heads);
+  m.moe_keys();
+  m.embeddings(true);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), o.embd);
+    m.qkvo(i, o.kv_heads, false);
+    m.norm(blk(i, "ffn_norm.weight"), o.embd);
+    if ((i + 1) % 2 == 0) {
+      m.experts(i, o.expert_ff);
+      m.mat(blk(i, "ffn_gate_shexp.weight"), o.embd, o.expert_ff);
+      m.mat(blk(i, "ffn_up_shexp.weight"), o.embd, o.expert_ff);
+      m.mat(blk(i, "ffn_down_shexp.weight"), o.expert_ff, o.embd);
+    } else {
+      m.gated_mlp(i, o.ff);
+    }
+  }
+}
+
+void mamba2(Model& m, u64 n) {
+  m.ssm_keys();
+  m.embeddings(false);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), m.o.embd);
+    m.mamba2(i, true);
+  }
+}
+
+// nemotron_h (hybrid): layers cycle Mamba2, MLP, attention, MLP. A layer with head_count_kv 0 and
+// feed_forward_length 0 is Mamba2; head_count_kv > 0 attention only; feed_forward_length > 0 MLP
+// only (squared ReLU: up and down).
+void nemotron_h(Model& m, u64 n) {
+  const Opts& o = m.o;
+  std::vector<std::uint32_t> kv(n, 0), ff(n, 0);
+  for (u64 i = 0; i < n; ++i) {
+    if (i % 4 == 2) kv[i] = static_cast<std::uint32_t>(o.kv_heads);
+    if (i % 2 == 1) ff[i] = static_cast<std::uint32_t>(o.ff);
+  }
+  m.ssm_keys();
+  m.w.f32("nemotron_h.attention.layer_norm_epsilon", 1e-5f);
+  m.u32("attention.head_count", o.heads);
+  m.w.arr_u32("nemotron_h.attention.head_count_kv", kv).arr_u32("nemotron_h.feed_forward_length", ff);
+  m.u32("attention.key_length", o.head_dim).u32("attention.value_length", o.head_dim);
+  m.embeddings(true);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), o.embd);
+    if (kv[i] > 0) {
+      m.qkvo(i, kv[i], false);
+    } else if (ff[i] > 0) {
+      m.mat(blk(i, "ffn_up.weight"), o.embd, ff[i]);
+      m.mat(blk(i, "ffn_down.weight"), ff[i], o.embd);
+    } else {
+      m.mamba2(i, true);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Opts o = parse(argc, argv);
+  const std::string& a = o.arch;
+  const std::map<std::string, u64> default_layers = {
+      {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gpt-oss", 4},
+      {"deepseek2", 3}, {"qwen3moe", 4}, {"llama4", 4}, {"mamba2", 4}, {"nemotron_h", 8},
+  };
+  auto it = default_layers.find(a);
+  if (it == default_layers.end()) die("unknown architecture '" + a + "'; expected one of: " + kArchs);
+  const u64 n = layers_or(o, it->second);
+  try {
+    Model m(o, a, n);
+    if (a == "llama" || a == "qwen3" || a == "qwen3moe")
+      dense(m, n, a != "llama", a == "qwen3moe");
+    else if (a == "gemma2" || a == "gemma3")
+      gemma(m, n, a == "gemma3");
+    else if (a == "gpt-oss")
+      gpt_oss(m, n);
+    else if (a == "deepseek2")
+      deepseek2(m, n);
+    else if (a == "llama4")
+      llama4(m, n);
+    else if (a == "mamba2")
+      mamba2(m, n);
+    else
+      nemotron_h(m, n);
+    m.w.save(o.out);
+  } catch (const std::exception& e) {
+    std::cerr << "kvplan_make_gguf: error: " << o.out << ": " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}
