@@ -42,6 +42,12 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   if (dtype != d.model.dtype && d.model.quant.method != "override")
     s.model.notes.push_back("torch_dtype " + std::string(format_info(d.model.dtype).name) + " runs as " + std::string(format_info(dtype).name) +
                             " under " + engine_name(d.engine.kind) + " (its dtype resolution)");
+  if (dtype != d.model.dtype && s.model.exact_weight_bytes && d.model.quant.method == "none" && d.engine.kind != EngineKind::llamacpp) {
+    // weight files read in one dtype and cast to another at load: the bytes scale with the element size
+    const long double scaled = static_cast<long double>(*s.model.exact_weight_bytes) * format_info(dtype).block_bytes /
+                               format_info(d.model.dtype).block_bytes;
+    s.model.exact_weight_bytes = static_cast<i64>(scaled);
+  }
   s.model.dtype = dtype;
   // KV "auto": the dtype the engine computes in; llama.cpp caches f16 unless -ctk/-ctv say otherwise
   const ElemFormat kv_default = d.engine.kind == EngineKind::llamacpp ? ElemFormat::f16 : dtype;

@@ -92,6 +92,8 @@ void apply_model_options(const SettingsBag& bag, ModelSpec& m, ModelInfo& info) 
   if (const auto w = bag.text("weight_format")) {
     WeightQuant q;
     q.method = "override";
+    m.exact_weight_bytes.reset();  // the format given replaces what the weight files hold
+    m.exact_params.reset();
     if (*w == "int4") {
       q.linear_bits = group_quant_bits(4, 128, 16, 4);
       q.detail = "int4 g128 (f16 scale + 4-bit zero)";

@@ -11,6 +11,7 @@
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/io/files.hpp"
 #include "kvplan/io/gguf.hpp"
+#include "kvplan/io/safetensors.hpp"
 #include "kvplan/io/hf_config.hpp"
 
 namespace kvplan::io {
@@ -323,7 +324,9 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     const std::string cached = find_in_hf_cache(arg, &looked);
     if (!cached.empty()) {
       if (origin) *origin = cached;
-      return from_config(parse_json_file(cached), cached, arg);
+      ModelSpec m = from_config(parse_json_file(cached), cached, arg);
+      apply_safetensors_weights(m, cached);
+      return m;
     }
     if (const auto id = model_for_hf_id(arg)) {
       ModelSpec m = model(*id, origin, overrides);
@@ -355,7 +358,9 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   }
   const std::string path = resolve_config_path(arg);
   if (origin) *origin = path;
-  return from_config(parse_json_file(path), path, arg);
+  ModelSpec m = from_config(parse_json_file(path), path, arg);
+  apply_safetensors_weights(m, path);  // the snapshot's weight files, when they are beside the config
+  return m;
 }
 
 }  // namespace kvplan::io

@@ -1,0 +1,33 @@
+// Exact weights from what a snapshot folder holds: the safetensors headers (dtype, shape and byte range of
+// every tensor; the data is never read), or, when only `model.safetensors.index.json` is there, its
+// `metadata.total_size`. Format: huggingface/safetensors docs ("8 bytes: N, a little-endian u64, then N bytes
+// of JSON header").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/model.hpp"
+
+namespace kvplan::io {
+
+struct SafetensorsWeights {
+  i64 bytes = 0;        // every tensor the engines load
+  i64 elements = 0;     // their elements (0 when only the index was read)
+  i64 files = 0;        // headers read
+  i64 skipped_bytes = 0;           // multi-token-prediction layers (numbered at and after num_hidden_layers)
+  bool from_index = false;         // metadata.total_size of the index, no header was there
+  std::string basis;
+};
+
+/// Sums the weights in `folder`. nullopt when it holds no safetensors file and no index. MTP layers
+/// (`model.layers.N.` with N >= num_hidden_layers, as DeepSeek-V3/R1, GLM-4.5 and Qwen3-Next ship them) are
+/// left out: engines skip them at load unless MTP speculation is on. Throws InputError naming the file for a
+/// malformed header.
+std::optional<SafetensorsWeights> read_safetensors_weights(const std::string& folder, i64 num_hidden_layers);
+
+/// Sets the model's exact weight bytes from its snapshot folder (the folder of its config.json), with a note.
+void apply_safetensors_weights(ModelSpec& m, const std::string& config_path);
+
+}  // namespace kvplan::io

@@ -1,0 +1,106 @@
+// Exact weights from a snapshot folder: the safetensors headers (data never read), or the index's total_size;
+// multi-token-prediction layers left out; a checkpoint cast at load scales with the element size. Every expected
+// value is the byte ranges written here.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+#include "kvplan/core/error.hpp"
+#include "kvplan/io/safetensors.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A safetensors file holding only its header, sized as if the data followed (a sparse file: nothing is written).
+void write_safetensors(const fs::path& file, const json& header) {
+  const std::string h = header.dump();
+  std::ofstream out(file, std::ios::binary);
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((static_cast<std::uint64_t>(h.size()) >> (8 * i)) & 0xff));
+  out << h;
+  out.close();
+  std::uint64_t end = 0;
+  for (const auto& [name, t] : header.items())
+    if (name != "__metadata__") end = std::max<std::uint64_t>(end, t["data_offsets"][1].get<std::uint64_t>());
+  fs::resize_file(file, 8 + h.size() + end);
+}
+
+json tensor(const char* dtype, std::vector<std::uint64_t> shape, std::uint64_t begin, std::uint64_t bytes) {
+  return {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {begin, begin + bytes}}};
+}
+
+long long weights_term(const json& plan) {
+  for (const auto& t : plan["results"]["budget"])
+    if (t["term"] == "weights") return t["bytes"].get<long long>();
+  return -1;
+}
+
+struct Snapshot {
+  fs::path dir;
+  explicit Snapshot(const std::string& name) : dir(fs::temp_directory_path() / ("kvplan-st-" + name + "-" + std::to_string(getpid()))) {
+    fs::create_directories(dir);
+    fs::copy_file(std::string(KVPLAN_TEST_DATA) + "/configs/llama-3.1-8b.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  }
+  ~Snapshot() { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("safetensors headers give the exact weight bytes; MTP layers are left out", "[safetensors]") {
+  Snapshot s("headers");
+  // two shards: embeddings (128256 x 4096 bf16) and a layer-0 projection; a layer numbered 32 (= num_hidden_layers,
+  // so a multi-token-prediction layer) of 1 MiB that engines skip without MTP speculation
+  const std::uint64_t embed = 128256ULL * 4096 * 2, proj = 4096ULL * 4096 * 2, mtp = 1 << 20;
+  write_safetensors(s.dir / "model-00001-of-00002.safetensors",
+                    {{"__metadata__", {{"format", "pt"}}}, {"model.embed_tokens.weight", tensor("BF16", {128256, 4096}, 0, embed)}});
+  write_safetensors(s.dir / "model-00002-of-00002.safetensors",
+                    {{"model.layers.0.self_attn.q_proj.weight", tensor("BF16", {4096, 4096}, 0, proj)},
+                     {"model.layers.32.eh_proj.weight", tensor("BF16", {512, 1024}, proj, mtp)}});
+  const auto w = kvplan::io::read_safetensors_weights(s.dir.string(), 32);
+  REQUIRE(w);
+  CHECK(w->bytes == static_cast<long long>(embed + proj));
+  CHECK(w->elements == 128256LL * 4096 + 4096LL * 4096);
+  CHECK(w->skipped_bytes == static_cast<long long>(mtp));
+  CHECK(w->files == 2);
+  // the plan prices the weights from the files, not from the config
+  const kvtest::Run r = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k", "--format", "json"});
+  INFO(r.err);
+  REQUIRE((r.exit == 0 || r.exit == 1));
+  CHECK(weights_term(json::parse(r.out)) == static_cast<long long>(embed + proj));
+  // --weight-format replaces what the files hold
+  const kvtest::Run f = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k", "--weight-format", "bf16", "--format", "json"});
+  CHECK(weights_term(json::parse(f.out)) > static_cast<long long>(embed + proj));
+}
+
+TEST_CASE("only the index: metadata.total_size; float32 files cast at load scale by the element size", "[safetensors]") {
+  Snapshot s("index");
+  std::ofstream(s.dir / "model.safetensors.index.json") << R"({"metadata": {"total_size": 16060522496}, "weight_map": {}})";
+  const auto w = kvplan::io::read_safetensors_weights(s.dir.string(), 32);
+  REQUIRE(w);
+  CHECK(w->from_index);
+  CHECK(w->bytes == 16060522496LL);
+  // a float32 checkpoint: vLLM >= 0.10 runs it in bf16 on SM >= 8.0, so 4 B per element becomes 2
+  json cfg;
+  std::ifstream(s.dir / "config.json") >> cfg;
+  cfg["torch_dtype"] = "float32";
+  std::ofstream(s.dir / "config.json") << cfg.dump();
+  std::ofstream(s.dir / "model.safetensors.index.json") << R"({"metadata": {"total_size": 32121044992}, "weight_map": {}})";
+  const kvtest::Run r = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k", "--format", "json"});
+  INFO(r.err);
+  REQUIRE((r.exit == 0 || r.exit == 1));
+  CHECK(weights_term(json::parse(r.out)) == 32121044992LL / 2);
+}
+
+TEST_CASE("a damaged safetensors header is bad input naming the file", "[safetensors]") {
+  Snapshot s("bad");
+  std::ofstream(s.dir / "model.safetensors", std::ios::binary) << std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8) << "{}";
+  CHECK_THROWS_AS(kvplan::io::read_safetensors_weights(s.dir.string(), 32), kvplan::InputError);
+  const kvtest::Run r = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k"});
+  CHECK(r.exit == 2);
+  CHECK(r.err.find("model.safetensors") != std::string::npos);
+}
