@@ -278,6 +278,7 @@ ojson engine_json(const Planner& p) {
   j["startup_ok"] = r.startup_ok;
   if (!r.startup_ok && r.estimated_max_model_len > 0) j["estimated_max_model_len"] = r.estimated_max_model_len;
   if (!r.startup_ok && r.suggested_gpu_layers >= 0) j["suggested_gpu_layers"] = r.suggested_gpu_layers;
+  if (r.host_weight_bytes > 0) j["host_weight_bytes"] = r.host_weight_bytes;
   j["notes"] = r.notes;
   return j;
 }

@@ -526,15 +526,15 @@ TEST_CASE("variables: expansion from CommandContext.variables and ${X:-default}"
 // ---- config files ----
 
 TEST_CASE("removed, unmodelled and missing config-file flags warn", "[cmdline]") {
-  const auto c = parse("vllm serve m --num-scheduler-steps 8 --cpu-offload-gb 4 --config c.yaml --swap-space 16");
-  CHECK(c.ignored == Words{"--cpu-offload-gb"});
+  const auto c = parse("vllm serve m --num-scheduler-steps 8 --all2all-backend deepep_low_latency --config c.yaml --swap-space 16");
+  CHECK(c.ignored == Words{"--all2all-backend"});
   CHECK(c.unknown == Words{"--num-scheduler-steps", "--swap-space"});
   CHECK(
       c.warnings ==
       Words{
           "--num-scheduler-steps: not a vLLM 0.26.0 flag (a vLLM 0.10.0 flag); treated as not changing memory",
-          "--cpu-offload-gb 4: changes GPU memory in a way kvplan does not model (moves up to N GiB of weights per GPU "
-          "to host memory (UVA), shrinking GPU weight memory); ignored",
+          "--all2all-backend deepep_low_latency: changes GPU memory in a way kvplan does not model (MoE all2all backend; "
+          "DeepEP/NVSHMEM backends reserve GPU communication buffers); ignored",
           "--config c.yaml: file not found here; the settings in it are not read",
           "--swap-space: not a vLLM 0.26.0 flag (a vLLM 0.11.0 flag); treated as not changing memory"});
   CHECK(parse("trtllm-serve m --extra_llm_api_options x.yml").warnings ==

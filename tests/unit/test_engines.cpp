@@ -501,3 +501,28 @@ TEST_CASE("llama.cpp per-slot streams: each stream holds its own SWA cache", "[e
   const kvplan::i64 row = 8 * 64 * 2;
   CHECK(p.engine().k_bytes == 12LL * 4608 * row + 12LL * 2304 * row);
 }
+
+TEST_CASE("cpu-offload-gb keeps weights in host memory and llama.cpp no-kv-offload keeps the KV there", "[engine][offload]") {
+  // vLLM / SGLang --cpu-offload-gb 4: llama-3.1-8b's 8,030,261,248 x 2 B of weights lose 4 GiB on the GPU, and the KV
+  // budget gains exactly that
+  for (const auto kind : {EngineKind::vllm, EngineKind::sglang}) {
+    auto e = kvtest::engine(kind);
+    e.max_model_len = 8192;
+    const Planner base(kvtest::spec("llama-3.1-8b", "l4", e));
+    e.cpu_offload_bytes = 4 * GiB;
+    const Planner off(kvtest::spec("llama-3.1-8b", "l4", e));
+    kvplan::i64 w = 0;
+    for (const auto& t : off.budget())
+      if (t.name == "weights") w = t.bytes;
+    CHECK(w == 8030261248LL * 2 - 4 * GiB);
+    CHECK(off.engine().host_weight_bytes == 4 * GiB);
+    if (kind == EngineKind::vllm) CHECK(off.engine().available_kv_bytes - base.engine().available_kv_bytes == 4 * GiB);
+  }
+  // llama.cpp -nkvo: 32 layers x 8192 cells x 128 KiB per cell stay in host memory; nothing of it on the GPU
+  auto l = kvtest::engine(EngineKind::llamacpp);
+  l.ctx_size = 8192;
+  l.kv_offload = false;
+  const Planner p(kvtest::spec("llama-3.1-8b", "rtx-4090", l, {}, ElemFormat::f16));
+  CHECK(p.engine().kv_bytes == 8192LL * 32 * 8 * 128 * 2 * 2);
+  CHECK(p.engine().gpu_kv_bytes == 0);
+}

@@ -454,3 +454,25 @@ TEST_CASE("SGLang derives the context length by its own RoPE rule", "[front-door
   CHECK(json::parse(sg.out)["inputs"]["max_model_len"] == 16384);
   CHECK(kvplan({"plan", "llama-2-7b", "--gpu", "h100", "--max-model-len", "16384", "--context", "4k"}).exit == 2);
 }
+
+TEST_CASE("offload flags in pasted commands: vLLM --cpu-offload-gb and llama-server -nkvo", "[front-doors][offload]") {
+  // -nkvo shares llama.cpp's --kv-offload flag line: the spelling written decides (it is the negation)
+  auto engine_of = [](const std::vector<std::string>& cmd) {
+    std::vector<std::string> args = {"plan", "--format", "json", "--"};
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    const Run r = kvplan(args);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return json::parse(r.out)["results"];
+  };
+  const json on = engine_of({"llama-server", "-m", "llama-3.1-8b", "-c", "4096"});
+  CHECK(on["engine"]["gpu_kv_bytes"] == 4096LL * 32 * 8 * 128 * 2 * 2);
+  const json off = engine_of({"llama-server", "-m", "llama-3.1-8b", "-c", "4096", "-nkvo"});
+  CHECK(off["engine"]["gpu_kv_bytes"] == 0);
+  CHECK(engine_of({"llama-server", "-m", "llama-3.1-8b", "-c", "4096", "--no-kv-offload"})["engine"]["gpu_kv_bytes"] == 0);
+  // vLLM --cpu-offload-gb 4: 4 GiB of llama-3.1-8b's 8,030,261,248 x 2 B stay in host memory
+  const json v = engine_of({"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", "--cpu-offload-gb", "4"});
+  CHECK(v["engine"]["host_weight_bytes"] == 4LL << 30);
+  for (const auto& t : v["budget"])
+    if (t["term"] == "weights") CHECK(t["bytes"] == 8030261248LL * 2 - (4LL << 30));
+}

@@ -90,8 +90,14 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     };
     trial.budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
     const ParamCount pc = count_params(rank);
-    const i64 weights = term("weights", ov.weights, weight_bytes(rank, pc).total,
-                             "this rank's parameters (" + weight_bytes(rank, pc).basis + ")", true);
+    // --cpu-offload-gb: that many bytes of this rank's weights stay in host memory (vLLM UVA / SGLang offload)
+    const i64 rank_weights = weight_bytes(rank, pc).total;
+    const i64 offloaded = std::min(e.cpu_offload_bytes, rank_weights);
+    trial.report_.host_weight_bytes = ov.weights ? 0 : offloaded;
+    const i64 weights = term("weights", ov.weights, rank_weights - offloaded,
+                             "this rank's parameters (" + weight_bytes(rank, pc).basis + ")" +
+                                 (offloaded > 0 ? " - " + human_bytes(offloaded) + " kept in host memory (--cpu-offload-gb)" : ""),
+                             true);
     const i64 act_tokens = e.max_num_batched_tokens;
     // vLLM V1's LogitsProcessor all-gathers the logits: every rank holds max_num_seqs x the full vocabulary
     // in fp32 during the profiling sampler run (vllm/model_executor/layers/logits_processor.py _gather_logits)
@@ -502,7 +508,8 @@ void Planner::build_llamacpp() {
       L.k = add(L.k, lk);
       L.v = add(L.v, lv);
       L.state = add(L.state, ls);
-      if (i >= first_gpu_layer) L.gpu_kv = add(L.gpu_kv, add(add(lk, lv), ls));
+      // --no-kv-offload: every layer's cache stays in host memory, GPU layers included
+      if (i >= first_gpu_layer && e.kv_offload) L.gpu_kv = add(L.gpu_kv, add(add(lk, lv), ls));
     }
     // weights on the GPU: the offloaded share of the layers (the output layer counts as one more)
     L.gpu_weights = ov.weights.value_or(static_cast<i64>(static_cast<long double>(wb.total) * ngl / (n_layer + 1)));

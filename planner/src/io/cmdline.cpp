@@ -664,17 +664,20 @@ class Reader {
     std::string hint;               // for unknown flags
   };
 
-  std::optional<EngineBinding> binding_for(const FlagDef& f) const {
+  // the binding of the spelling written first (-nkvo on the --kv-offload line is the negation), else any of the line's
+  std::optional<EngineBinding> binding_for(const FlagDef& f, const std::string& written) const {
+    if (!written.empty())
+      if (auto b = engine_flag_binding(e_.kind, written)) return b;
     for (const auto& n : f.names)
       if (auto b = engine_flag_binding(e_.kind, n)) return b;
     return std::nullopt;
   }
 
-  Match known(const FlagDef& f, bool negated = false) const {
+  Match known(const FlagDef& f, bool negated = false, const std::string& written = "") const {
     Match m;
     m.canonical = f.names.front();
     m.arity = f.arity;
-    m.binding = binding_for(f);
+    m.binding = binding_for(f, written);
     m.negated = negated;
     return m;
   }
@@ -688,7 +691,7 @@ class Reader {
   Match resolve(const std::string& written) const {
     const std::string name = normalize_flag_name(written);
     const bool long_flag = written.rfind("--", 0) == 0;
-    if (const FlagDef* f = table_.find(name)) return known(*f);
+    if (const FlagDef* f = table_.find(name)) return known(*f, false, name);
     if (long_flag && name.rfind("--no-", 0) == 0) {  // argparse BooleanOptionalAction, click --x/--no-x
       if (const FlagDef* f = table_.find("--" + name.substr(5)); f && f->arity == FlagArity::boolean) return known(*f, true);
     }

@@ -232,6 +232,11 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.block_size = *bs;
   }
   e.kv_cache_memory_bytes = bag.bytes("kv_cache_memory_bytes");
+  if (const auto gb = bag.number("cpu_offload_gb")) {
+    if (!(*gb >= 0 && *gb < 1e9)) bag.fail("cpu_offload_gb", "must be a number of GiB >= 0");
+    e.cpu_offload_bytes = static_cast<i64>(*gb * static_cast<double>(1LL << 30));
+  }
+  e.kv_offload = bag.boolean("kv_offload").value_or(true);
   e.max_total_tokens = bag.count("max_total_tokens");
   e.max_tokens = bag.count("max_tokens");
   e.version = version;

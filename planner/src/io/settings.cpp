@@ -175,6 +175,8 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("block_size", T::count, "engine", "Tokens per KV block: vLLM --block-size (default 16), SGLang --page-size (1), TensorRT-LLM --tokens-per-block (32)")
       .flags("--block-size@vllm,generic|--page-size@sglang|--tokens-per-block@trtllm").on(E::vllm, "--block-size").on(E::sglang, "--page-size")
       .yaml("kv_cache_config.tokens_per_block"));
+  r.push_back(Row("cpu_offload_gb", T::number, "engine", "GiB of weights per GPU kept in host memory (vLLM / SGLang --cpu-offload-gb): the GPU holds that much less")
+      .flags("--cpu-offload-gb@vllm,sglang,generic").on(E::vllm, "--cpu-offload-gb").on(E::sglang, "--cpu-offload-gb"));
   r.push_back(Row("kv_cache_memory_bytes", T::bytes, "engine", "KV memory per GPU, skipping the budget (vLLM --kv-cache-memory-bytes, TRT max_gpu_total_bytes)")
       .flags("--kv-cache-memory-bytes@vllm,sglang,trtllm,generic|--max-gpu-total-bytes@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--kv-cache-memory-bytes:vllm_int").yaml("kv_cache_config.max_gpu_total_bytes"));
@@ -202,6 +204,9 @@ std::vector<SettingDef> build_table() {
       .flags("--batch-size@llama.cpp|-b@llama.cpp").on(E::llamacpp, "--batch-size").env("LLAMA_ARG_BATCH"));
   r.push_back(Row("swa_full", T::boolean, "llama.cpp", "llama.cpp: full-size cache for sliding-window layers")
       .flags("--swa-full@llama.cpp").on(E::llamacpp, "--swa-full").env("LLAMA_ARG_SWA_FULL"));
+  r.push_back(Row("kv_offload", T::boolean, "llama.cpp", "llama.cpp: KV cache on the GPU with its layers (default); --no-kv-offload keeps it in host memory")
+      .flags("--kv-offload@llama.cpp|--no-kv-offload@llama.cpp=false|-nkvo@llama.cpp=false")
+      .on(E::llamacpp, "--kv-offload|-kvo|--no-kv-offload=false|-nkvo=false").env("LLAMA_ARG_KV_OFFLOAD"));
   r.push_back(Row("fit", T::boolean, "llama.cpp", "llama.cpp: fit to the GPU by lowering an unset -c, then moving layers to the host (default on from b7376)")
       .flags("--fit@llama.cpp").on(E::llamacpp, "--fit|-fit").env("LLAMA_ARG_FIT"));
   r.push_back(Row("fit_ctx", T::count, "llama.cpp", "llama.cpp: the smallest context --fit lowers to (--fit-ctx; default 4096)")

@@ -76,6 +76,7 @@ struct EngineSettings {
   i64 max_num_batched_tokens = 0;  // vLLM --max-num-batched-tokens / SGLang --chunked-prefill-size / TRT --max-num-tokens
   i64 block_size = 0;              // vLLM --block-size / SGLang --page-size / TRT --tokens-per-block
   std::optional<i64> kv_cache_memory_bytes;  // vLLM --kv-cache-memory-bytes: the KV pool per GPU, no profiling
+  i64 cpu_offload_bytes = 0;       // vLLM / SGLang --cpu-offload-gb (GiB): weights per GPU kept in host memory
   std::optional<i64> max_total_tokens;       // SGLang --max-total-tokens
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
@@ -84,6 +85,7 @@ struct EngineSettings {
   bool ctx_given = false;  // -c was given (--fit lowers only a context it chose)
   i64 parallel = 0;        // -np / --parallel (0: not given = the build's default: 1, or 4 auto slots)
   bool swa_full = false;   // --swa-full
+  bool kv_offload = true;  // --no-kv-offload / -nkvo: the KV cache stays in host memory
   i64 n_gpu_layers = -1;   // -ngl (-1: all)
   bool gpu_layers_given = false;  // -ngl was given (--fit moves layers only when it was not)
   i64 ubatch_size = 512;   // -ub

@@ -77,7 +77,8 @@ struct EngineReport {
   i64 n_ctx = 0, n_ctx_seq = 0, kv_cells = 0, swa_cells = 0;  // swa_cells: per stream, as llama.cpp prints them
   i64 kv_streams = 1;           // llama.cpp: 1 with a unified cache, else one stream per slot
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
-  i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers)
+  i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers; 0 with --no-kv-offload)
+  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits
   i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len; llama.cpp -c)
