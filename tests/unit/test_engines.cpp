@@ -526,3 +526,26 @@ TEST_CASE("cpu-offload-gb keeps weights in host memory and llama.cpp no-kv-offlo
   CHECK(p.engine().kv_bytes == 8192LL * 32 * 8 * 128 * 2 * 2);
   CHECK(p.engine().gpu_kv_bytes == 0);
 }
+
+TEST_CASE("llama.cpp n-cpu-moe keeps the experts of the first N layers in host memory", "[engine][offload]") {
+  // qwen3-30b-a3b: 128 experts x gated MLP of 768 on hidden 2048 = 128 x 3 x 2048 x 768 = 603,979,776 params per
+  // layer, bf16: -ncmoe 10 keeps 10 x 603,979,776 x 2 B = 12,079,595,520 B off the GPU
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 4096;
+  e.fit = false;
+  const auto s = kvtest::spec("qwen3-30b-a3b", "h100-sxm", e, {}, ElemFormat::f16);
+  auto weights_of = [](const Planner& p) {
+    for (const auto& t : p.budget())
+      if (t.name == "weights") return t.bytes;
+    return kvplan::i64{-1};
+  };
+  const Planner all(s);
+  auto n = s;
+  n.engine.n_cpu_moe = 10;
+  const Planner some(n);
+  CHECK(some.engine().host_weight_bytes == 10LL * 603979776 * 2);
+  CHECK(weights_of(all) - weights_of(some) == 10LL * 603979776 * 2);
+  // only layers on the GPU lose their experts: with -ngl 40 of 49 the first 8 layers run on the CPU anyway
+  n.engine.n_gpu_layers = 40;
+  CHECK(Planner(n).engine().host_weight_bytes == 2LL * 603979776 * 2);
+}

@@ -441,7 +441,7 @@ void Planner::build_generic(const ModelSpec& rank, i64 available) {
 // --fit-target, an unset -c is lowered (not below --fit-ctx), then, if -ngl was not given, layers move to the host.
 namespace {
 struct LlamaLayout {
-  i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, gpu_weights = 0, gpu_total = 0;
+  i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, gpu_weights = 0, gpu_total = 0, host_expert_bytes = 0;
 };
 }  // namespace
 
@@ -511,8 +511,13 @@ void Planner::build_llamacpp() {
       // --no-kv-offload: every layer's cache stays in host memory, GPU layers included
       if (i >= first_gpu_layer && e.kv_offload) L.gpu_kv = add(L.gpu_kv, add(add(lk, lv), ls));
     }
-    // weights on the GPU: the offloaded share of the layers (the output layer counts as one more)
-    L.gpu_weights = ov.weights.value_or(static_cast<i64>(static_cast<long double>(wb.total) * ngl / (n_layer + 1)));
+    // weights on the GPU: the offloaded share of the layers (the output layer counts as one more), less the
+    // MoE experts --n-cpu-moe keeps in host memory (the first N layers', at the model's average bytes per parameter)
+    i64 host_experts = 0;
+    for (i64 i = std::max<i64>(first_gpu_layer, 0); i < std::min(e.n_cpu_moe, n_layer); ++i)
+      host_experts = add(host_experts, expert_params(m, m.layers[static_cast<size_t>(i)]), "expert params");
+    L.host_expert_bytes = static_cast<i64>(static_cast<long double>(host_experts) * wb.total / std::max<i64>(pc.total, 1));
+    L.gpu_weights = ov.weights.value_or(static_cast<i64>(static_cast<long double>(wb.total) * ngl / (n_layer + 1)) - L.host_expert_bytes);
     L.gpu_total = add(add(add(L.gpu_weights, L.gpu_kv), add(compute, context)), extra, "GPU bytes");
     return L;
   };
@@ -555,6 +560,9 @@ void Planner::build_llamacpp() {
   report_.kv_pool_bytes = L.gpu_kv;
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
+  report_.host_weight_bytes = L.host_expert_bytes;
+  if (L.host_expert_bytes > 0)
+    report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
   report_.total_layers = n_layer + 1;
 
   budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});

@@ -137,6 +137,13 @@ void mlp_params(const ModelSpec& m, const Layer& l, Acc& a) {
 
 }  // namespace
 
+i64 expert_params(const ModelSpec& m, const Layer& l) {
+  if (l.mlp != MlpKind::moe) return 0;
+  Acc a;
+  mlp_params(m, l, a);
+  return a.routed.total();
+}
+
 ParamCount count_params(const ModelSpec& m) {
   Acc a;
   if (m.has_embedding) {

@@ -8,6 +8,7 @@
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
 #include "kvplan/io/hf_config.hpp"
+#include "kvplan/io/limits.hpp"
 
 namespace kvplan::io {
 
@@ -237,6 +238,8 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.cpu_offload_bytes = static_cast<i64>(*gb * static_cast<double>(1LL << 30));
   }
   e.kv_offload = bag.boolean("kv_offload").value_or(true);
+  e.n_cpu_moe = bag.count("n_cpu_moe").value_or(0);
+  if (bag.boolean("cpu_moe").value_or(false)) e.n_cpu_moe = limits::kMaxLayers;
   e.max_total_tokens = bag.count("max_total_tokens");
   e.max_tokens = bag.count("max_tokens");
   e.version = version;

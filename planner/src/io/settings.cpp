@@ -204,6 +204,10 @@ std::vector<SettingDef> build_table() {
       .flags("--batch-size@llama.cpp|-b@llama.cpp").on(E::llamacpp, "--batch-size").env("LLAMA_ARG_BATCH"));
   r.push_back(Row("swa_full", T::boolean, "llama.cpp", "llama.cpp: full-size cache for sliding-window layers")
       .flags("--swa-full@llama.cpp").on(E::llamacpp, "--swa-full").env("LLAMA_ARG_SWA_FULL"));
+  r.push_back(Row("n_cpu_moe", T::count, "llama.cpp", "llama.cpp: keep the MoE expert weights of the first N layers in host memory (--n-cpu-moe)")
+      .flags("--n-cpu-moe@llama.cpp|-ncmoe@llama.cpp").on(E::llamacpp, "--n-cpu-moe|-ncmoe").env("LLAMA_ARG_N_CPU_MOE"));
+  r.push_back(Row("cpu_moe", T::boolean, "llama.cpp", "llama.cpp: keep every MoE expert weight in host memory (--cpu-moe)")
+      .flags("--cpu-moe@llama.cpp|-cmoe@llama.cpp").on(E::llamacpp, "--cpu-moe|-cmoe").env("LLAMA_ARG_CPU_MOE"));
   r.push_back(Row("kv_offload", T::boolean, "llama.cpp", "llama.cpp: KV cache on the GPU with its layers (default); --no-kv-offload keeps it in host memory")
       .flags("--kv-offload@llama.cpp|--no-kv-offload@llama.cpp=false|-nkvo@llama.cpp=false")
       .on(E::llamacpp, "--kv-offload|-kvo|--no-kv-offload=false|-nkvo=false").env("LLAMA_ARG_KV_OFFLOAD"));

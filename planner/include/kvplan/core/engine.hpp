@@ -86,6 +86,7 @@ struct EngineSettings {
   i64 parallel = 0;        // -np / --parallel (0: not given = the build's default: 1, or 4 auto slots)
   bool swa_full = false;   // --swa-full
   bool kv_offload = true;  // --no-kv-offload / -nkvo: the KV cache stays in host memory
+  i64 n_cpu_moe = 0;       // --n-cpu-moe N: MoE experts of the first N layers in host memory (--cpu-moe: all)
   i64 n_gpu_layers = -1;   // -ngl (-1: all)
   bool gpu_layers_given = false;  // -ngl was given (--fit moves layers only when it was not)
   i64 ubatch_size = 512;   // -ub

@@ -41,6 +41,9 @@ struct WeightBytes {
 /// at the model dtype. ceil(matrix * bits / 8) per component.
 WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p);
 
+/// Routed-expert parameters of one layer (0 for a dense layer): experts x (gated MLP of expert_intermediate + biases).
+i64 expert_params(const ModelSpec& m, const Layer& l);
+
 /// Effective bits per weight for a group-quantised int format: bits + scale_bits/group (+ zero bits).
 double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits);
 
