@@ -330,8 +330,16 @@ ojson plan_results_json(const Deployment& d, const Planner& p) {
                      {"pool_units_available", c.units_available},
                      {"max_concurrency_at_tokens", p.max_concurrency(d.tokens, d.shared_prefix)},
                      {"max_tokens_at_concurrency", p.max_context(d.concurrency, d.shared_prefix)}};
+  // where the memory lives: the GPU (per GPU) and the host tier (per rank) that weights and KV offload use
+  const EngineReport& r = p.engine();
+  ojson tiers = ojson::array();
+  tiers.push_back({{"tier", "gpu"}, {"weights_bytes", [&] { for (const auto& t : p.budget()) if (t.name == "weights") return t.bytes; return i64{0}; }()},
+                   {"kv_bytes", r.kind == EngineKind::llamacpp ? r.gpu_kv_bytes : r.kv_pool_bytes}});
+  if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0)
+    tiers.push_back({{"tier", "host"}, {"weights_bytes", r.host_weight_bytes}, {"kv_bytes", r.host_kv_bytes}, {"kv_tokens", r.host_kv_tokens}});
   return {{"engine", engine_json(p)},
           {"budget", budget_json(p)},
+          {"tiers", tiers},
           {"fit", fit},
           {"paging", paging_json(d, p)},
           {"performance", perf_json(estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf))},

@@ -476,3 +476,30 @@ TEST_CASE("offload flags in pasted commands: vLLM --cpu-offload-gb and llama-ser
   for (const auto& t : v["budget"])
     if (t["term"] == "weights") CHECK(t["bytes"] == 8030261248LL * 2 - (4LL << 30));
 }
+
+TEST_CASE("host KV tiers: vLLM --kv-offloading-size and SGLang HiCache in results.tiers", "[front-doors][offload]") {
+  auto tiers = [](const std::vector<std::string>& args) {
+    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"};
+    a.insert(a.end(), args.begin(), args.end());
+    const Run r = kvplan(a);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return json::parse(r.out)["results"];
+  };
+  // vLLM: 10 GiB summed over TP 2 = 5 GiB per rank; a rank holds 4 KV heads: 32 x 4 x 128 x 2 x 2 B = 64 KiB per token,
+  // so 5 GiB hold 81,920 tokens
+  const json v = tiers({"--engine", "vllm", "--tp", "2", "--kv-offloading-size", "10"});
+  REQUIRE(v["tiers"].size() == 2);
+  CHECK(v["tiers"][1]["tier"] == "host");
+  CHECK(v["tiers"][1]["kv_bytes"] == 5LL << 30);
+  CHECK(v["tiers"][1]["kv_tokens"] == 81920);
+  // SGLang HiCache: 2 x the device pool's tokens by default, at 128 KiB per token (32 x 8 x 128 x 2 x 2 B)
+  const json s = tiers({"--engine", "sglang", "--enable-hierarchical-cache"});
+  const long long pool = s["engine"]["max_total_num_tokens"];
+  CHECK(s["tiers"][1]["kv_tokens"] == 2 * pool);
+  CHECK(s["tiers"][1]["kv_bytes"] == 2 * pool * 131072);
+  // --hicache-size in GB (10^9 bytes): 10 GB // 131072 B = 76,293 tokens
+  CHECK(tiers({"--engine", "sglang", "--enable-hierarchical-cache", "--hicache-size", "10"})["tiers"][1]["kv_tokens"] == 76293);
+  // no offload: the GPU tier only
+  CHECK(tiers({"--engine", "vllm"})["tiers"].size() == 1);
+}

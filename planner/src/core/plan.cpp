@@ -188,6 +188,18 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
   }
   if (spec_.parallel.pp > 1)
     report_.notes.push_back("pipeline stage " + std::to_string(stage_) + " has the smallest KV pool; every stage uses its block count");
+  // host KV tiers, per rank. vLLM --kv-offloading-size is summed over the TP ranks (CacheConfig.kv_offloading_size);
+  // its blocks hold tokens at the GPU pool's bytes per token. SGLang HiCache (memory_pool_host.py HostKVCache):
+  // --hicache-size GB (10^9) // bytes per token, else the device pool's tokens x --hicache-ratio.
+  if (e.kind == EngineKind::vllm && e.kv_offload_bytes > 0 && report_.kv_pool_bytes > 0) {
+    report_.host_kv_bytes = e.kv_offload_bytes / spec_.parallel.tp;
+    report_.host_kv_tokens = static_cast<i64>(static_cast<long double>(report_.host_kv_bytes) * report_.kv_cache_tokens / report_.kv_pool_bytes);
+  }
+  if (e.kind == EngineKind::sglang && e.hierarchical_cache && report_.cell_size > 0) {
+    report_.host_kv_tokens = e.hicache_bytes > 0 ? e.hicache_bytes / report_.cell_size
+                                                 : static_cast<i64>(static_cast<double>(report_.max_total_num_tokens) * e.hicache_ratio);
+    report_.host_kv_bytes = mul(report_.host_kv_tokens, report_.cell_size, "host KV bytes");
+  }
 }
 
 // ---------------------------------------------------------------- vLLM V1
@@ -561,6 +573,8 @@ void Planner::build_llamacpp() {
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
   report_.host_weight_bytes = L.host_expert_bytes;
+  report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
+  report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
   if (L.host_expert_bytes > 0)
     report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
   report_.total_layers = n_layer + 1;

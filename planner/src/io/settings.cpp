@@ -177,6 +177,14 @@ std::vector<SettingDef> build_table() {
       .yaml("kv_cache_config.tokens_per_block"));
   r.push_back(Row("cpu_offload_gb", T::number, "engine", "GiB of weights per GPU kept in host memory (vLLM / SGLang --cpu-offload-gb): the GPU holds that much less")
       .flags("--cpu-offload-gb@vllm,sglang,generic").on(E::vllm, "--cpu-offload-gb").on(E::sglang, "--cpu-offload-gb"));
+  r.push_back(Row("kv_offloading_size", T::number, "engine", "vLLM: GiB of host memory for offloaded KV blocks, summed over the TP ranks (--kv-offloading-size): a host tier")
+      .flags("--kv-offloading-size@vllm,generic").on(E::vllm, "--kv-offloading-size"));
+  r.push_back(Row("hierarchical_cache", T::boolean, "engine", "SGLang: a host KV tier (HiCache) of --hicache-ratio x the device pool (--enable-hierarchical-cache)")
+      .flags("--enable-hierarchical-cache@sglang").on(E::sglang, "--enable-hierarchical-cache"));
+  r.push_back(Row("hicache_ratio", T::number, "engine", "SGLang: the host tier's size as a ratio of the device pool (--hicache-ratio; default 2.0)")
+      .flags("--hicache-ratio@sglang").on(E::sglang, "--hicache-ratio"));
+  r.push_back(Row("hicache_size", T::number, "engine", "SGLang: the host tier in GB (10^9 bytes) per rank (--hicache-size; 0: by ratio)")
+      .flags("--hicache-size@sglang").on(E::sglang, "--hicache-size"));
   r.push_back(Row("kv_cache_memory_bytes", T::bytes, "engine", "KV memory per GPU, skipping the budget (vLLM --kv-cache-memory-bytes, TRT max_gpu_total_bytes)")
       .flags("--kv-cache-memory-bytes@vllm,sglang,trtllm,generic|--max-gpu-total-bytes@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--kv-cache-memory-bytes:vllm_int").yaml("kv_cache_config.max_gpu_total_bytes"));

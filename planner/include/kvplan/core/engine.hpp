@@ -77,6 +77,10 @@ struct EngineSettings {
   i64 block_size = 0;              // vLLM --block-size / SGLang --page-size / TRT --tokens-per-block
   std::optional<i64> kv_cache_memory_bytes;  // vLLM --kv-cache-memory-bytes: the KV pool per GPU, no profiling
   i64 cpu_offload_bytes = 0;       // vLLM / SGLang --cpu-offload-gb (GiB): weights per GPU kept in host memory
+  i64 kv_offload_bytes = 0;        // vLLM --kv-offloading-size (GiB, summed over TP ranks): host KV tier
+  bool hierarchical_cache = false; // SGLang --enable-hierarchical-cache: host KV tier (HiCache)
+  double hicache_ratio = 2.0;      // SGLang --hicache-ratio
+  i64 hicache_bytes = 0;           // SGLang --hicache-size (GB = 10^9 bytes) per rank; 0: by ratio
   std::optional<i64> max_total_tokens;       // SGLang --max-total-tokens
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
