@@ -19,7 +19,7 @@ void add_model_options(CLI::App* c, ModelArgs& a) {
   kv->excludes(ck)->excludes(cv);
   c->add_option("--state-dtype", a.state_dtype, "Recurrent (Mamba) state format; default: the model dtype");
   c->add_option("--mla-layout", a.mla_layout, "MLA cache layout: latent (kv_lora_rank + rope, vLLM/SGLang/llama.cpp) or expanded (per-head K and V)")->capture_default_str();
-  c->add_option("--weight-format", a.weight_format, "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero)");
+  c->add_option("--weight-format", a.weight_format, "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero), or a ggml type as llama-quantize makes it (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
   c->add_flag("--ignore-windows", a.ignore_windows, "Treat sliding-window and chunked layers as full attention");
 }
 
@@ -50,23 +50,8 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype, m.dtype);
 
   if (!a.weight_format.empty()) {
-    const std::string& w = a.weight_format;
-    WeightQuant q;
-    q.method = "override";
-    if (w == "int4") {
-      q.linear_bits = group_quant_bits(4, 128, 16, 4);
-      q.detail = "int4 g128 (f16 scale + 4-bit zero)";
-    } else if (w == "fp8" || w == "int8") {
-      q.linear_bits = 8;
-      q.detail = w + " (per-channel scales not counted)";
-    } else if (auto f = parse_format(w); f && format_info(*f).block_elems == 1 && format_info(*f).block_bytes >= 2) {
-      m.dtype = *f;
-      q = WeightQuant{};
-    } else {
-      throw InputError("--weight-format", "unknown weight format '" + w + "'", "use f32, f16, bf16, fp8, int8 or int4");
-    }
-    m.quant = q;
-    rm.weight_override = w;
+    apply_weight_format(m, a.weight_format, "--weight-format");
+    rm.weight_override = a.weight_format;
   }
   return rm;
 }

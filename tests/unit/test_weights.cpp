@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "helpers.hpp"
+#include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
 
 using namespace kvplan;
@@ -110,4 +111,24 @@ TEST_CASE("weight bytes: gpt-oss mxfp4 packs experts only (attention, router, em
 TEST_CASE("group quantisation bits", "[weights][bytes]") {
   CHECK(group_quant_bits(4, 128, 16, 4) == Approx(4.15625));
   CHECK(group_quant_bits(8, 0, 16, 0) == Approx(8.0));
+}
+
+TEST_CASE("ggml weight formats as llama-quantize makes them match llama.cpp's printed model sizes", "[weights][gguf]") {
+  // Llama-3-8B (untied, 8,030,261,248 params; 65 norm vectors of 4096 = 266,240 params in f32). llama.cpp prints
+  // for Meta-Llama-3-8B-Instruct Q8_0 "model size = 7.95 GiB (8.50 BPW)" (65 f32 + 226 q8_0 tensors) and for
+  // Llama-3.1-8B Q4_0 "file size = 4.33 GiB (4.64 BPW)" (225 q4_0 + 1 q6_K tensors), both in public logs in the
+  // stored code index (ids 28742047946 and 53320019323)
+  auto bytes = [](const std::string& format) {
+    kvplan::ModelSpec m = kvtest::load("llama-3-8b");
+    kvplan::apply_weight_format(m, format, "--weight-format");
+    return kvplan::weight_bytes(m, kvplan::count_params(m)).total;
+  };
+  const long long vectors = 266240, embed = 128256LL * 4096, matrices = 8030261248LL - vectors;
+  // q8_0: every matrix at 34 B per 32 weights, the output head too; norms f32
+  CHECK(bytes("q8_0") == matrices * 34 / 32 + vectors * 4);
+  CHECK(std::abs(static_cast<double>(bytes("q8_0")) / (1LL << 30) - 7.95) < 0.005);
+  // q4_0: 18 B per 32 weights; the output head q6_K (210 B per 256 weights)
+  CHECK(bytes("q4_0") == (matrices - embed) * 18 / 32 + embed * 210 / 256 + vectors * 4);
+  CHECK(std::abs(static_cast<double>(bytes("q4_0")) / (1LL << 30) - 4.33) < 0.005);
+  CHECK_THROWS_AS(bytes("q9_9"), kvplan::InputError);
 }

@@ -198,19 +198,26 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
     return w;
   }
   const bool quant = m.quant.linear_bits > 0;
+  auto at_bits = [](i64 n, double bits, const std::string& what) {
+    const long double b = std::ceil(static_cast<long double>(n) * bits / 8.0L);
+    if (b > 9.2e18L) throw OverflowError("weight bytes of " + what + " overflow 64-bit bytes");
+    return static_cast<i64>(b);
+  };
   for (const auto& part : p.parts) {
     const bool packed = quant && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
     i64 mat_bytes;
-    if (packed) {
-      const long double b = std::ceil(static_cast<long double>(part.matrix) * m.quant.linear_bits / 8.0L);
-      if (b > 9.2e18L) throw OverflowError("weight bytes of " + part.name + " overflow 64-bit bytes");
-      mat_bytes = static_cast<i64>(b);
-    } else {
-      mat_bytes = mul(part.matrix, elem, "weight bytes");
-    }
-    w.total = add(w.total, add(mat_bytes, mul(part.vector, elem)), "weight bytes");
+    if (packed) mat_bytes = at_bits(part.matrix, m.quant.linear_bits, part.name);
+    else if (part.name == "embedding" && m.quant.embedding_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.embedding_bits, part.name);
+    else if (part.name == "lm_head" && m.quant.lm_head_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.lm_head_bits, part.name);
+    else mat_bytes = mul(part.matrix, elem, "weight bytes");
+    const i64 vec_bytes = m.quant.vector_bits > 0 ? at_bits(part.vector, m.quant.vector_bits, part.name) : mul(part.vector, elem);
+    w.total = add(w.total, add(mat_bytes, vec_bytes), "weight bytes");
   }
   const std::string dt = std::string(format_info(m.dtype).name) + " (" + std::to_string(elem) + " B/param)";
+  if (m.quant.method == "gguf") {
+    w.basis = "llama-quantize " + m.quant.detail;
+    return w;
+  }
   w.basis = quant ? m.quant.method + " " + m.quant.detail + " on linear layers" +
                         (m.quant.attention_quantised ? "" : " except attention") + ", " + dt + " elsewhere"
                   : dt;

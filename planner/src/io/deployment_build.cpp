@@ -91,23 +91,10 @@ void apply_model_options(const SettingsBag& bag, ModelSpec& m, ModelInfo& info) 
     info.ignore_windows = true;
   }
   if (const auto w = bag.text("weight_format")) {
-    WeightQuant q;
-    q.method = "override";
-    m.exact_weight_bytes.reset();  // the format given replaces what the weight files hold
-    m.exact_params.reset();
-    if (*w == "int4") {
-      q.linear_bits = group_quant_bits(4, 128, 16, 4);
-      q.detail = "int4 g128 (f16 scale + 4-bit zero)";
-    } else if (*w == "fp8" || *w == "int8") {
-      q.linear_bits = 8;
-      q.detail = *w + " (per-channel scales not counted)";
-    } else if (auto f = parse_format(*w); f && format_info(*f).block_elems == 1 && format_info(*f).block_bytes >= 2) {
-      m.dtype = *f;
-      q = WeightQuant{};
-    } else {
-      bag.fail("weight_format", "unknown weight format '" + *w + "'", "use f32, f16, bf16, fp8, int8 or int4");
-    }
-    m.quant = q;
+    at_origin(bag, EngineKind::vllm, [&] {
+      apply_weight_format(m, *w, "weight_format");
+      return 0;
+    });
     info.weight_override = *w;
   }
 }

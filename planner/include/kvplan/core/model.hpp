@@ -90,6 +90,9 @@ struct WeightQuant {
   std::string method = "none";  // none, fp8, awq, gptq, compressed-tensors, bitsandbytes, mxfp4, override
   double linear_bits = 0;       // effective bits per quantised weight including scales/zeros; 0 = model dtype
   bool attention_quantised = true;  // false when the method leaves attention in the model dtype
+  double embedding_bits = 0;    // token embedding (the output head too when tied); 0 = model dtype
+  double lm_head_bits = 0;      // untied output head; 0 = model dtype
+  double vector_bits = 0;       // norms and biases; 0 = model dtype (GGUF: f32)
   std::string detail;           // e.g. "4-bit, group 128, f16 scale + 4-bit zero"
 };
 

@@ -13,4 +13,11 @@ void expand_mla(ModelSpec& m);
 /// llama.cpp --swa-full, older engines without SWA support).
 void disable_windows(ModelSpec& m);
 
+/// --weight-format W: the weights priced in another format. f32 / f16 / bf16 change the dtype; fp8 / int8 / int4
+/// (g128, f16 scale + 4-bit zero) pack the linear layers; a ggml type (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) is
+/// quantized as llama-quantize's pure ftype does (every matrix at the type, the output head and a tied embedding at
+/// q6_K unless the type is q8_0, norms and biases f32). Drops the exact bytes of a weights file. Throws InputError
+/// at `where` for an unknown format.
+void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& where);
+
 }  // namespace kvplan
