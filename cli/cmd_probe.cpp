@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
@@ -38,9 +40,12 @@ probe::CacheDtype probe_dtype(ElemFormat f, const std::string& flag) {
     case ElemFormat::bf16: return probe::CacheDtype::bf16;
     case ElemFormat::f16: return probe::CacheDtype::f16;
     case ElemFormat::fp8_e4m3: return probe::CacheDtype::fp8_e4m3;
+    case ElemFormat::fp8_e5m2: return probe::CacheDtype::fp8_e5m2;
+    case ElemFormat::q8_0: return probe::CacheDtype::q8_0;
+    case ElemFormat::q4_0: return probe::CacheDtype::q4_0;
     default:
       throw InputError(flag, std::string("the probe kernels do not support a ") + std::string(format_info(f).name) + " cache",
-                       "supported cache types: bf16, f16, fp8_e4m3");
+                       "supported cache types: bf16, f16, fp8_e4m3, fp8_e5m2, q8_0, q4_0 (the last three on the CPU backend)");
   }
 }
 
@@ -48,11 +53,65 @@ ojson timing_json(const probe::TimingStats& t) {
   return {{"median_s", t.median_s}, {"mean_s", t.mean_s}, {"min_s", t.min_s}, {"max_s", t.max_s}, {"rel_stdev", t.rel_stdev}, {"repeats", t.repeats}};
 }
 
+// A calibration as the probe uses it: the device it was measured on and t = t0 + bytes / BW per
+// kernel and dtype (kvplan calibrate). The probe predicts each case's time from it.
+struct ProbeCalibration {
+  std::string path, backend, device_name;
+  double contiguous_bytes_per_s = 0;
+  double bandwidth = 0, t0 = 0;  // the averages over dtypes, for a dtype without its own fit
+  std::map<std::string, std::pair<double, double>> fits;  // "kernel/dtype" -> (t0_s, bandwidth_bytes_per_s)
+  /// Predicted seconds for `bytes` moved by the decode of `dtype`.
+  double predict(const std::string& dtype, double bytes) const {
+    const auto it = fits.find("decode_attention/" + dtype);
+    return it != fits.end() ? it->second.first + bytes / it->second.second : t0 + bytes / bandwidth;
+  }
+};
+
+ProbeCalibration load_probe_calibration(const std::string& path, const std::string& where) {
+  const auto j = io::parse_json_file(path);
+  const io::JsonView root(j, path);
+  const auto schema = root.object("schema");
+  if (!schema || schema->string_or("name", "") != "kvplan.calibration")
+    throw InputError(where, "'" + path + "' is not a kvplan calibration (schema.name kvplan.calibration)", "pass what kvplan calibrate wrote");
+  const auto res = root.object("results");
+  if (!res) throw InputError(path, "/results: missing", "pass what kvplan calibrate wrote");
+  ProbeCalibration c;
+  c.path = path;
+  c.backend = res->string_or("backend", "");
+  c.bandwidth = res->get_number("attention_bandwidth_bytes_per_s");
+  c.t0 = res->get_number("step_overhead_s");
+  if (const auto dev = res->object("device")) {
+    c.device_name = dev->string_or("name", "");
+    c.contiguous_bytes_per_s = dev->opt_number("contiguous_read_bytes_per_s").value_or(0.0);
+  }
+  for (const auto& f : j["results"]["fits"])
+    if (f.value("fitted", false)) c.fits[f.value("kernel_dtype", "")] = {f.value("t0_s", 0.0), f.value("bandwidth_bytes_per_s", 0.0)};
+  return c;
+}
+
+// A calibration applies to the device it was measured on and no other: same backend, same device name
+// (for the CPU: model, threads and instruction set). Calibrations of format 1.0 (no device) are refused.
+void check_calibration_device(const ProbeCalibration& c, const probe::DeviceInfo& dev, const std::string& where) {
+  if (c.device_name.empty())
+    throw InputError(where, "'" + c.path + "' does not say which device it was measured on", "recalibrate: kvplan calibrate now records the device");
+  if (c.backend != dev.backend || c.device_name != dev.name)
+    throw InputError(where, "'" + c.path + "' was measured on " + c.device_name + " (" + c.backend + " backend), not on " + dev.name + " (" + dev.backend + ")",
+                     "calibrate on this device: kvplan probe --backend " + dev.backend + " then kvplan calibrate");
+}
+
 void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   if (!a.output.empty()) io::check_writable(a.output, "--output");
   const auto profiles = io::Profiles::load(g.profiles_dir);
-  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
+  // --calibration: the probe predicts from it on its own device, so it is taken out of the plan
+  // (which would apply it to the GPU profile) and checked against the backend's device below.
+  DeployArgs da = a.d;
+  std::optional<ProbeCalibration> calibration;
+  if (const auto path = da.flags.text("calibration")) {
+    calibration = load_probe_calibration(*path, da.flags.get("calibration")->origin.where);
+    da.flags.erase("calibration");
+  }
+  const Deployment d = resolve_source(flags_source(da, g.pasted), profiles);
   const Planner plan(d.spec);
   // the geometry of one attention layer on the most loaded rank
   const Layer* layer = nullptr;
@@ -71,7 +130,7 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   std::vector<probe::CacheDtype> dtypes;
   for (const auto& s : split_names(a.dtypes)) {
     const auto f = parse_format(s);
-    if (!f) throw InputError("--dtypes", "unknown format '" + s + "'", "use bf16, f16 or fp8_e4m3");
+    if (!f) throw InputError("--dtypes", "unknown format '" + s + "'", "use bf16, f16, fp8_e4m3, fp8_e5m2, q8_0 or q4_0");
     dtypes.push_back(probe_dtype(*f, "--dtypes"));
   }
   if (dtypes.empty()) dtypes.push_back(probe_dtype(d.spec.kv.k_format, "--kv-dtype"));
@@ -89,6 +148,7 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   o.bandwidth_efficiency = estimate_perf(plan, d.prompt, d.output, 1, d.perf).bandwidth_efficiency;
   auto backend = probe::make_backend(a.backend, a.threads);
   if (a.backend == "cuda") o.datasheet_bandwidth = static_cast<double>(d.spec.gpu.memory_bandwidth_bytes_per_s);
+  if (calibration) check_calibration_device(*calibration, backend->device(), "--calibration");
   probe::ProbeResult r;
   try {
     r = probe::run_probe(*backend, o, [](const std::string& s) { std::cerr << "kvplan probe: " << s << "\n"; });
@@ -97,6 +157,12 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
     throw;
   }
   const auto& dev = r.device;
+  if (calibration)  // t = t0 + bytes / BW of the case's dtype, replacing the planner's default
+    for (auto& c : r.cases) {
+      c.predicted_s = calibration->predict(probe::cache_dtype_name(c.c.dtype), c.bytes_moved);
+      c.predicted_error = (c.predicted_s - c.timing.median_s) / c.timing.median_s;
+    }
+  const std::string prediction = calibration ? "calibration " + calibration->path : "planner: bytes / (bandwidth x efficiency)";
   ojson cases = ojson::array();
   for (const auto& c : r.cases)
     cases.push_back({{"kernel", "decode_attention"},
@@ -116,7 +182,8 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
                      {"correctness", {{"pairs_checked", c.pairs_checked}, {"max_abs_err", c.max_abs_err}, {"max_rel_err", c.max_rel_err},
                                       {"output_finite", c.finite}}},
                      {"predicted_s", c.predicted_s},
-                     {"predicted_error", c.predicted_error}});
+                     {"predicted_error", c.predicted_error},
+                     {"prediction_source", prediction}});
   ojson ledger = ojson::array();
   i64 ledger_total = 0;
   for (const auto& e : r.ledger_at_peak) {
@@ -189,10 +256,12 @@ void run_calibrate(const CalibrateArgs& a, Globals& g) {
     }
     Eigen::MatrixXd A(static_cast<Eigen::Index>(pts.size()), 2);
     Eigen::VectorXd b(static_cast<Eigen::Index>(pts.size()));
+    // weighted by 1 / t: minimises the relative residuals, so a small shape counts as much as a large one
     for (size_t i = 0; i < pts.size(); ++i) {
-      A(static_cast<Eigen::Index>(i), 0) = 1.0;
-      A(static_cast<Eigen::Index>(i), 1) = pts[i].first;
-      b(static_cast<Eigen::Index>(i)) = pts[i].second;
+      const double w = 1.0 / pts[i].second;
+      A(static_cast<Eigen::Index>(i), 0) = w;
+      A(static_cast<Eigen::Index>(i), 1) = pts[i].first * w;
+      b(static_cast<Eigen::Index>(i)) = 1.0;
     }
     const Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
     const double t0 = std::max(0.0, x(0)), inv_bw = x(1);
@@ -212,8 +281,11 @@ void run_calibrate(const CalibrateArgs& a, Globals& g) {
   }
   if (n_fit == 0) throw InputError(a.input, "/results/cases: no kernel and dtype has two or more sizes to fit", "probe at least two contexts or batch sizes");
   const std::string gpu = j["inputs"].value("gpu", "");
+  const auto& dev = j["results"]["device"];
   ojson cal = {{"gpu", gpu},
                {"backend", backend},
+               {"device", {{"backend", backend}, {"name", dev.is_object() ? dev.value("name", "") : ""},
+                           {"contiguous_read_bytes_per_s", contiguous}}},
                {"attention_bandwidth_bytes_per_s", eff_sum / n_fit},
                {"step_overhead_s", t0_sum / n_fit},
                {"fits", fits}};
@@ -234,7 +306,7 @@ void register_probe(CLI::App& app, Globals& g) {
   c->add_option("--threads", a->threads, "CPU backend threads (0: all)");
   c->add_option("--seqs", a->seqs, "Batch sizes to probe (list; default --concurrency)");
   c->add_option("--contexts", a->contexts, "Tokens per sequence to probe (list; default the plan's tokens per request)");
-  c->add_option("--dtypes", a->dtypes, "Cache types to probe (bf16,f16,fp8_e4m3; default the plan's)");
+  c->add_option("--dtypes", a->dtypes, "Cache types to probe (bf16,f16,fp8_e4m3,fp8_e5m2,q8_0,q4_0; default the plan's)");
   c->add_flag("--no-contiguous-control", a->no_contiguous_control, "Skip the contiguous-pages control case");
   c->add_option("--live-steps", a->live_steps, "Decode steps of the live mode (sequences grow, finish, reuse pages)")->capture_default_str();
   c->add_option("--seconds", a->seconds, "Time budget per timing (median of repeats, 2% relative-stdev stop)")->capture_default_str();

@@ -29,7 +29,7 @@ struct Shape {
 #define KVPLAN_KV_SHAPES(X) KVPLAN_KV_SHAPES_PS(X, 64) KVPLAN_KV_SHAPES_PS(X, 128) KVPLAN_KV_SHAPES_PS(X, 256)
 
 constexpr int shape_key(int head_dim, int page_size, KvDtype dtype) {
-  return (head_dim * 1000 + page_size) * 4 + static_cast<int>(dtype);
+  return (head_dim * 1000 + page_size) * 8 + static_cast<int>(dtype);
 }
 
 /// The one switch from run-time shape to compiled kernels: calls f(Shape<...>{}) and returns its

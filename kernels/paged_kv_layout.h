@@ -1,7 +1,8 @@
 // Paged KV-cache layout and the kernels' argument structs, shared by host code and CUDA kernels
-// (no CUDA types here). One layer's pool is [num_blocks, 2 (K,V), page_size, kv_heads, head_dim]
-// elements; a sequence's pages are listed in CSR form: pages of sequence s are
-// page_indices[page_indptr[s] .. page_indptr[s+1]), its last page holding last_page_len[s] tokens.
+// (no CUDA types here) and by the CPU backend. One layer's pool is [num_blocks, 2 (K,V), page_size,
+// kv_heads] rows of kv_row_bytes(dtype, head_dim) bytes; a sequence's pages are listed in CSR form:
+// pages of sequence s are page_indices[page_indptr[s] .. page_indptr[s+1]), its last page holding
+// last_page_len[s] tokens.
 // The host builds these structs and passes them by value; every pointer is caller-owned device memory.
 #pragma once
 
@@ -15,25 +16,53 @@
 
 namespace kvplan::kernels {
 
-/// Element type of the cache. fp8 is OCP e4m3 (FN) with one scale per tensor (K and V).
-enum class KvDtype : int32_t { bf16 = 0, f16 = 1, fp8_e4m3 = 2 };
+/// The ONE cache-dtype enum (the probe's CacheDtype is this type). fp8 is OCP e4m3 (FN) or e5m2 with
+/// one scale per tensor (K and V). q8_0 and q4_0 are llama.cpp's blocks of 32 elements
+/// (ggml/src/ggml-common.h): q8_0 = f16 scale d + 32 int8 q, x = d * q (34 B); q4_0 = f16 d + 16 B
+/// of nibbles, element j < 16 in the low nibble of byte j, element j + 16 in its high nibble,
+/// x = d * (nibble - 8) (18 B). A K or V row of head_dim elements is head_dim / 32 such blocks.
+enum class KvDtype : int32_t { bf16 = 0, f16 = 1, fp8_e4m3 = 2, fp8_e5m2 = 3, q8_0 = 4, q4_0 = 5 };
 
-/// Bytes of one cache element.
-KVPLAN_HD constexpr int32_t kv_dtype_bytes(KvDtype d) { return d == KvDtype::fp8_e4m3 ? 1 : 2; }
+/// Elements per storage block: 32 for the llama.cpp block types, 1 for plain element types.
+KVPLAN_HD constexpr int32_t kv_block_elems(KvDtype d) { return d == KvDtype::q8_0 || d == KvDtype::q4_0 ? 32 : 1; }
+
+/// Bytes per storage block: bf16/f16 2, fp8 1, q8_0 2 + 32 = 34, q4_0 2 + 16 = 18.
+KVPLAN_HD constexpr int32_t kv_block_bytes(KvDtype d) {
+  return d == KvDtype::bf16 || d == KvDtype::f16 ? 2 : d == KvDtype::q8_0 ? 34 : d == KvDtype::q4_0 ? 18 : 1;
+}
+
+/// The ONE bytes-per-row function: bytes of one token's K (or V) row of one KV head,
+/// head_dim / block_elems x block_bytes (head_dim must be a multiple of 32 for the block types).
+/// Pool, page and offset arithmetic on host and device all go through it.
+KVPLAN_HD constexpr int64_t kv_row_bytes(KvDtype d, int32_t head_dim) {
+  return int64_t(head_dim) / kv_block_elems(d) * kv_block_bytes(d);
+}
+
+/// Bytes of one element for the plain element types (bf16, f16, fp8); 0 for the block types,
+/// which have no per-element size. kv_row_bytes(d, n) == n * kv_dtype_bytes(d) when it is not 0.
+KVPLAN_HD constexpr int32_t kv_dtype_bytes(KvDtype d) { return kv_block_elems(d) == 1 ? kv_block_bytes(d) : 0; }
 
 struct PagedKvLayout {
   int64_t num_blocks = 0;
   int32_t page_size = 16;
   int32_t kv_heads = 0;
   int32_t head_dim = 0;
-  int32_t elem_bytes = 2;                // must equal kv_dtype_bytes(dtype); launchers check
+  int32_t elem_bytes = 2;                // CUDA launchers: must equal kv_dtype_bytes(dtype), and they check
   KvDtype dtype = KvDtype::bf16;
 
   /// Elements of one page of K (or V): page_size * kv_heads * head_dim.
   KVPLAN_HD int64_t page_elems() const { return int64_t(page_size) * kv_heads * head_dim; }
-  /// Element offset of (block, kv = 0 for K / 1 for V, slot, head, dim).
+  /// Element offset of (block, kv = 0 for K / 1 for V, slot, head, dim); plain element types only.
   KVPLAN_HD int64_t offset(int64_t block, int kv, int32_t slot, int32_t head, int32_t dim) const {
     return ((block * 2 + kv) * page_size + slot) * int64_t(kv_heads) * head_dim + int64_t(head) * head_dim + dim;
+  }
+  /// Bytes of one K (or V) row: kv_row_bytes(dtype, head_dim).
+  KVPLAN_HD int64_t row_bytes() const { return kv_row_bytes(dtype, head_dim); }
+  /// Bytes of one block (page): K and V of page_size tokens x kv_heads rows.
+  KVPLAN_HD int64_t block_bytes() const { return 2 * int64_t(page_size) * kv_heads * row_bytes(); }
+  /// Byte offset of the row (block, kv, slot, head); every dtype.
+  KVPLAN_HD int64_t row_offset_bytes(int64_t block, int kv, int32_t slot, int32_t head) const {
+    return (((block * 2 + kv) * page_size + slot) * int64_t(kv_heads) + head) * row_bytes();
   }
 };
 

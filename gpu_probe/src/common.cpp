@@ -16,16 +16,25 @@ const char* cache_dtype_name(CacheDtype d) {
     case CacheDtype::bf16: return "bf16";
     case CacheDtype::f16: return "f16";
     case CacheDtype::fp8_e4m3: return "fp8_e4m3";
+    case CacheDtype::fp8_e5m2: return "fp8_e5m2";
+    case CacheDtype::q8_0: return "q8_0";
+    case CacheDtype::q4_0: return "q4_0";
   }
   return "?";
 }
 
-int cache_dtype_bytes(CacheDtype d) { return d == CacheDtype::fp8_e4m3 ? 1 : 2; }
+const std::vector<CacheDtype>& all_cache_dtypes() {
+  static const std::vector<CacheDtype> v = {CacheDtype::bf16, CacheDtype::f16, CacheDtype::fp8_e4m3,
+                                            CacheDtype::fp8_e5m2, CacheDtype::q8_0, CacheDtype::q4_0};
+  return v;
+}
 
-// One page of K and V for every KV head: 2 x page_size x kv_heads x head_dim elements; the pool is
+i64 PoolSpec::row_bytes() const { return kernels::kv_row_bytes(dtype, head_dim); }
+
+// One page of K and V for every KV head: 2 x page_size x kv_heads rows of kv_row_bytes; the pool is
 // num_blocks of them (the same per-layer page the planner's vLLM rule counts).
 i64 PoolSpec::pool_bytes() const {
-  const i64 page = kvplan::mul(kvplan::mul(2LL * page_size, num_kv_heads), kvplan::mul(head_dim, cache_dtype_bytes(dtype)), "probe page bytes");
+  const i64 page = kvplan::mul(kvplan::mul(2LL * page_size, num_kv_heads), row_bytes(), "probe page bytes");
   return kvplan::pages_bytes(num_blocks, page);
 }
 
@@ -42,6 +51,9 @@ void check_supported(const PoolSpec& s) {
   if (s.num_kv_heads < 1 || s.num_q_heads < 1 || s.num_q_heads % s.num_kv_heads != 0)
     throw InputError("probe shape", "query heads " + std::to_string(s.num_q_heads) + " must be a multiple of KV heads " + std::to_string(s.num_kv_heads),
                      "use the model's per-rank heads");
+  if (s.head_dim % kernels::kv_block_elems(s.dtype) != 0)
+    throw InputError("probe shape", "head_dim " + std::to_string(s.head_dim) + " is not a multiple of the " + cache_dtype_name(s.dtype) + " block",
+                     "use head_dim 64, 128 or 256");
   if (s.num_q_heads / s.num_kv_heads > 64) throw InputError("probe shape", "more than 64 query heads per KV head", "supported GQA groups: 1 to 64");
 }
 
@@ -128,13 +140,123 @@ float from_fp8_e4m3(std::uint8_t x) {
   return s * std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
 }
 
+// OCP fp8 e5m2: bias 15, 2 mantissa bits, the top byte of an IEEE f16 (so inf and NaN exist);
+// stored values saturate to the largest finite, 57344 = 1.75 x 2^15 (0x7b).
+std::uint8_t to_fp8_e5m2(float x) {
+  if (std::isnan(x)) return 0x7f;
+  const std::uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  const float a = std::fabs(x);
+  if (a < std::ldexp(1.0f, -14)) return sign | static_cast<std::uint8_t>(std::nearbyint(a * 65536.0f));  // m x 2^-16; 4 = smallest normal
+  if (a >= 57344.0f) return sign | 0x7b;
+  std::uint32_t u;
+  std::memcpy(&u, &a, 4);
+  u += 0xfffffu + ((u >> 21) & 1u);  // round to nearest even at 2 mantissa bits
+  const int e = static_cast<int>(u >> 23) - 127;
+  if (e > 15) return sign | 0x7b;
+  return sign | static_cast<std::uint8_t>(((e + 15) << 2) | ((u >> 21) & 3u));
+}
+
+float from_fp8_e5m2(std::uint8_t x) { return from_f16(static_cast<std::uint16_t>(x << 8)); }
+
 float quantise(float x, CacheDtype d, float scale) {
   switch (d) {
     case CacheDtype::bf16: return from_bf16(to_bf16(x));
     case CacheDtype::f16: return from_f16(to_f16(x));
     case CacheDtype::fp8_e4m3: return from_fp8_e4m3(to_fp8_e4m3(x / scale)) * scale;
+    case CacheDtype::fp8_e5m2: return from_fp8_e5m2(to_fp8_e5m2(x / scale)) * scale;
+    case CacheDtype::q8_0:
+    case CacheDtype::q4_0: throw InputError("probe", std::string(cache_dtype_name(d)) + " quantises whole rows", "use quantise_row");
   }
   return x;
+}
+
+void encode_row(const float* x, int n, CacheDtype d, float scale, std::uint8_t* out) {
+  switch (d) {
+    case CacheDtype::bf16:
+    case CacheDtype::f16:
+      for (int i = 0; i < n; ++i) {
+        const std::uint16_t h = d == CacheDtype::bf16 ? to_bf16(x[i]) : to_f16(x[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+      return;
+    case CacheDtype::fp8_e4m3:
+      for (int i = 0; i < n; ++i) out[i] = to_fp8_e4m3(x[i] / scale);
+      return;
+    case CacheDtype::fp8_e5m2:
+      for (int i = 0; i < n; ++i) out[i] = to_fp8_e5m2(x[i] / scale);
+      return;
+    case CacheDtype::q8_0:  // ggml quantize_row_q8_0_ref: d = amax / 127, q = round(x / d)
+      for (int b = 0; b < n / 32; ++b, out += 34) {
+        const float* xb = x + 32 * b;
+        float amax = 0;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        const float dd = amax / 127.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
+        const std::uint16_t h = to_f16(dd);
+        std::memcpy(out, &h, 2);
+        for (int i = 0; i < 32; ++i) out[2 + i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(std::nearbyint(xb[i] * id)));
+      }
+      return;
+    case CacheDtype::q4_0:  // ggml quantize_row_q4_0_ref: d = (signed max by magnitude) / -8, q = min(15, (int8)(x / d + 8.5))
+      for (int b = 0; b < n / 32; ++b, out += 18) {
+        const float* xb = x + 32 * b;
+        float amax = 0, mx = 0;
+        for (int i = 0; i < 32; ++i)
+          if (std::fabs(xb[i]) > amax) { amax = std::fabs(xb[i]); mx = xb[i]; }
+        const float dd = mx / -8.0f, id = dd != 0.0f ? 1.0f / dd : 0.0f;
+        const std::uint16_t h = to_f16(dd);
+        std::memcpy(out, &h, 2);
+        for (int j = 0; j < 16; ++j) {
+          const int lo = std::min(15, static_cast<int>(static_cast<std::int8_t>(xb[j] * id + 8.5f)));
+          const int hi = std::min(15, static_cast<int>(static_cast<std::int8_t>(xb[j + 16] * id + 8.5f)));
+          out[2 + j] = static_cast<std::uint8_t>(lo | (hi << 4));
+        }
+      }
+      return;
+  }
+}
+
+void decode_row(const std::uint8_t* in, int n, CacheDtype d, float scale, float* out) {
+  switch (d) {
+    case CacheDtype::bf16:
+    case CacheDtype::f16:
+      for (int i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, in + 2 * i, 2);
+        out[i] = d == CacheDtype::bf16 ? from_bf16(h) : from_f16(h);
+      }
+      return;
+    case CacheDtype::fp8_e4m3:
+      for (int i = 0; i < n; ++i) out[i] = from_fp8_e4m3(in[i]) * scale;
+      return;
+    case CacheDtype::fp8_e5m2:
+      for (int i = 0; i < n; ++i) out[i] = from_fp8_e5m2(in[i]) * scale;
+      return;
+    case CacheDtype::q8_0:
+      for (int b = 0; b < n / 32; ++b, in += 34) {
+        std::uint16_t h;
+        std::memcpy(&h, in, 2);
+        const float dd = from_f16(h);
+        for (int i = 0; i < 32; ++i) out[32 * b + i] = dd * static_cast<float>(static_cast<std::int8_t>(in[2 + i]));
+      }
+      return;
+    case CacheDtype::q4_0:
+      for (int b = 0; b < n / 32; ++b, in += 18) {
+        std::uint16_t h;
+        std::memcpy(&h, in, 2);
+        const float dd = from_f16(h);
+        for (int j = 0; j < 16; ++j) {
+          out[32 * b + j] = dd * static_cast<float>((in[2 + j] & 0xf) - 8);
+          out[32 * b + j + 16] = dd * static_cast<float>((in[2 + j] >> 4) - 8);
+        }
+      }
+      return;
+  }
+}
+
+void quantise_row(const float* x, int n, CacheDtype d, float scale, float* out) {
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(kernels::kv_row_bytes(d, n)));
+  encode_row(x, n, d, scale, bytes.data());
+  decode_row(bytes.data(), n, d, scale, out);
 }
 
 // ---- block allocator ----
@@ -175,11 +297,12 @@ std::vector<double> reference_attention(const std::vector<float>& q_row, const s
   const size_t row = static_cast<size_t>(spec.num_kv_heads) * static_cast<size_t>(d);
   std::vector<double> logits(static_cast<size_t>(tokens));
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  std::vector<float> kq(static_cast<size_t>(d)), vq(static_cast<size_t>(d));
   double mx = -INFINITY;
   for (i64 t = 0; t < tokens; ++t) {
     double s = 0;
-    const float* k = &k_tokens[static_cast<size_t>(t) * row + static_cast<size_t>(kv_head) * static_cast<size_t>(d)];
-    for (int i = 0; i < d; ++i) s += static_cast<double>(q_row[static_cast<size_t>(i)]) * quantise(k[i], spec.dtype, scales.k);
+    quantise_row(&k_tokens[static_cast<size_t>(t) * row + static_cast<size_t>(kv_head) * static_cast<size_t>(d)], d, spec.dtype, scales.k, kq.data());
+    for (int i = 0; i < d; ++i) s += static_cast<double>(q_row[static_cast<size_t>(i)]) * kq[static_cast<size_t>(i)];
     logits[static_cast<size_t>(t)] = s * scale;
     mx = std::max(mx, logits[static_cast<size_t>(t)]);
   }
@@ -187,9 +310,9 @@ std::vector<double> reference_attention(const std::vector<float>& q_row, const s
   for (auto& l : logits) { l = std::exp(l - mx); sum += l; }
   std::vector<double> out(static_cast<size_t>(d), 0.0);
   for (i64 t = 0; t < tokens; ++t) {
-    const float* v = &v_tokens[static_cast<size_t>(t) * row + static_cast<size_t>(kv_head) * static_cast<size_t>(d)];
+    quantise_row(&v_tokens[static_cast<size_t>(t) * row + static_cast<size_t>(kv_head) * static_cast<size_t>(d)], d, spec.dtype, scales.v, vq.data());
     const double p = logits[static_cast<size_t>(t)] / sum;
-    for (int i = 0; i < d; ++i) out[static_cast<size_t>(i)] += p * quantise(v[i], spec.dtype, scales.v);
+    for (int i = 0; i < d; ++i) out[static_cast<size_t>(i)] += p * vq[static_cast<size_t>(i)];
   }
   return out;
 }

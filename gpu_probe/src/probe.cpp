@@ -20,6 +20,9 @@ ElemFormat elem_format(CacheDtype d) {
     case CacheDtype::bf16: return ElemFormat::bf16;
     case CacheDtype::f16: return ElemFormat::f16;
     case CacheDtype::fp8_e4m3: return ElemFormat::fp8_e4m3;
+    case CacheDtype::fp8_e5m2: return ElemFormat::fp8_e5m2;
+    case CacheDtype::q8_0: return ElemFormat::q8_0;
+    case CacheDtype::q4_0: return ElemFormat::q4_0;
   }
   return ElemFormat::bf16;
 }
@@ -154,8 +157,8 @@ ProbeResult run_probe(Backend& b, const ProbeOptions& o, const std::function<voi
     cr.finite = std::all_of(out.begin(), out.end(), [](float x) { return std::isfinite(x); });
     check_output(q, out, seqs, spec, o.seed + ci, sc, o.check_pairs, cr.max_abs_err, cr.max_rel_err, cr.pairs_checked);
     cr.timing = b.time_decode(o.seconds_per_timing);
-    const double kv_bytes = static_cast<double>(c.num_seqs) * static_cast<double>(c.context) * 2.0 * spec.num_kv_heads * spec.head_dim *
-                            cache_dtype_bytes(c.dtype);
+    const double kv_bytes = static_cast<double>(c.num_seqs) * static_cast<double>(c.context) * 2.0 * spec.num_kv_heads *
+                            static_cast<double>(spec.row_bytes());
     cr.bytes_moved = kv_bytes + 2.0 * static_cast<double>(q.size()) * 4.0;
     cr.flops = 4.0 * static_cast<double>(c.num_seqs) * static_cast<double>(c.context) * spec.num_q_heads * spec.head_dim;
     cr.achieved_bytes_per_s = cr.bytes_moved / cr.timing.median_s;

@@ -106,8 +106,8 @@ kvplan_cli_test(probe_cpu EXIT 0 ARGS probe llama-3.1-8b --backend cpu --threads
   STDOUT_CONTAINS "\"schema\": {")
 kvplan_cli_test(probe_bad_backend EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend tpu
   STDERR "kvplan: error: --backend: unknown backend 'tpu'; use cuda or cpu")
-kvplan_cli_test(probe_unsupported_dtype EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend cpu --kv-dtype q8_0
-  STDERR "kvplan: error: --kv-dtype: the probe kernels do not support a q8_0 cache; supported cache types: bf16, f16, fp8_e4m3")
+kvplan_cli_test(probe_unsupported_dtype EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend cpu --kv-dtype q4_1
+  STDERR "kvplan: error: --kv-dtype: the probe kernels do not support a q4_1 cache; supported cache types: bf16, f16, fp8_e4m3, fp8_e5m2, q8_0, q4_0 (the last three on the CPU backend)")
 kvplan_cli_test(probe_unsupported_head_dim EXIT 2 STDOUT_EMPTY ARGS probe phi-3-mini-4k-instruct --backend cpu
   STDERR "kvplan: error: probe shape: head_dim 96 is not supported by the kernels; supported head dims: 64, 128, 256")
 kvplan_cli_test(calibrate_fit EXIT 0 ARGS calibrate ${KVPLAN_DATA}/probe-synthetic-h200.json STDOUT_CONTAINS "\"attention_bandwidth_bytes_per_s\": 4000000000000.0")

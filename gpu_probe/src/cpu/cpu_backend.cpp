@@ -1,15 +1,28 @@
-// CPU backend: the same flow in host memory, multi-threaded; the numerical reference for the CUDA
-// backend and a measurement of host memory and CPU bandwidth in its own right (llama.cpp CPU users).
+// CPU backend: the same flow in host memory, and the numerical reference for the CUDA backend; a
+// measurement of host memory and CPU bandwidth in its own right (llama.cpp CPU users). Decode runs
+// on a fixed thread pool over (sequence, split-K chunk) tasks, each reading every K/V row once for
+// its whole GQA group (decode_simd.inc, compiled for AVX-512, AVX2 and portable C++ and picked at
+// run time), then merges the chunks' softmax states (LSE). Layout: kernels/paged_kv_layout.h.
 #include "cpu_backend.hpp"
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <new>
 #include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "kvplan/core/error.hpp"
 #include "kvplan/probe/probe.hpp"
@@ -30,17 +43,355 @@ i64 meminfo(const char* key) {
   return 0;
 }
 
-// Runs f(i) for i in [0, n) on `threads` threads.
-template <class F>
-void parallel_for(int threads, i64 n, F f) {
-  std::atomic<i64> next{0};
-  auto work = [&] {
-    for (i64 i = next++; i < n; i = next++) f(i);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+// A fixed set of worker threads (created once per backend; a decode step must not pay for thread
+// creation): run(n, f) calls f(i, thread) for i in [0, n), handed out dynamically, and returns when all are done.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { loop(t); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  void run(i64 n, const std::function<void(i64, int)>& f) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      job_ = &f;
+      n_ = n;
+      next_ = 0;
+      busy_ = static_cast<int>(workers_.size());
+      ++generation_;
+    }
+    cv_.notify_all();
+    work(0);
+    std::unique_lock<std::mutex> g(mu_);
+    done_.wait(g, [&] { return busy_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void work(int t) {
+    for (i64 i = next_++; i < n_; i = next_++) (*job_)(i, t);
+  }
+  void loop(int t) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        cv_.wait(g, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      work(t);
+      std::lock_guard<std::mutex> g(mu_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_;
+  const std::function<void(i64, int)>* job_ = nullptr;
+  std::atomic<i64> next_{0};
+  i64 n_ = 0;
+  int busy_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+// Host-built arguments of one decode (the CPU twin of kernels::DecodeArgs): the pages of sequence s
+// are cut into chunks (split-K); chunk c covers page-table entries [chunk_begin[c], chunk_end[c]) of
+// sequence chunk_seq[c] and leaves its partial softmax state in the workspace for the LSE merge.
+struct CpuDecodeArgs {
+  kernels::PagedKvLayout layout;
+  const std::uint8_t* pool = nullptr;
+  int q_heads = 0;
+  const float* q = nullptr;  // [seqs, q_heads, head_dim]
+  const PageTable* pt = nullptr;
+  float sm_scale = 0, k_scale = 1, v_scale = 1;
+  int prefetch_tiles = 2;     // software prefetch distance, in tiles of 16 tokens
+  const std::int32_t* chunk_seq = nullptr;
+  const std::int32_t* chunk_begin = nullptr;
+  const std::int32_t* chunk_end = nullptr;
+  float* part_acc = nullptr;  // [chunks, q_heads, head_dim], unnormalised
+  float* part_m = nullptr;    // [chunks, q_heads], running max of the logits
+  float* part_l = nullptr;    // [chunks, q_heads], sum of exp(logit - max)
+};
+
+// Per-thread tiles: 16 tokens of K and V of every KV head as floats, and [group][16] logits.
+struct Scratch {
+  std::vector<float> ktile, vtile, logits, corr;
+  void size_for(int head_dim, int kv_heads, int group) {
+    ktile.resize(16u * static_cast<size_t>(kv_heads) * static_cast<size_t>(head_dim));
+    vtile.resize(ktile.size());
+    logits.resize(16u * static_cast<size_t>(group));
+    corr.resize(static_cast<size_t>(group));
+  }
+};
+
+// ---- the kernel, once per instruction set (runtime dispatch below) ----
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KVPLAN_CPU_X86 1
+#else
+#define KVPLAN_CPU_X86 0
+#endif
+
+#if KVPLAN_CPU_X86
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h _mm512_undefined_* false positive
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
+namespace isa_avx512 {
+using vf = __m512;
+constexpr int KV_W = 16;
+#define KV_X86 1
+inline vf vzero() { return _mm512_setzero_ps(); }
+inline vf vset1(float x) { return _mm512_set1_ps(x); }
+inline vf vload(const float* p) { return _mm512_loadu_ps(p); }
+inline vf vload_bf16(const std::uint16_t* p) {  // 16 bf16 -> floats: the bits shifted into the high half
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+}
+inline void vstore(float* p, vf v) { _mm512_storeu_ps(p, v); }
+inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+inline float vsum(vf v) { return _mm512_reduce_add_ps(v); }
+inline float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
+// The four horizontal sums of a0..a3 at once (fold halves of pairs, then quarters, then within lanes).
+inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) {
+  const vf s01 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
+  const vf s23 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
+  vf v = _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, 0x88), _mm512_shuffle_f32x4(s01, s23, 0xDD));
+  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  out[0] = t[0], out[1] = t[4], out[2] = t[8], out[3] = t[12];
+}
+// e^x = 2^(x log2 e): 2^n by the exponent field, 2^f (|f| <= 1/2) by its degree-6 Taylor polynomial
+// (relative error below 2e-7); x below -87 (and -inf) gives 0.
+inline vf vexp(vf x) {
+  const __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_LT_OQ);
+  const vf y = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(1.44269504f));
+  const vf n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const vf f = _mm512_sub_ps(y, n);
+  vf p = _mm512_set1_ps(1.5403530e-4f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504109e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022651e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), _mm512_mul_ps(p, _mm512_castsi512_ps(e)));
+}
+// Rows of the 1-byte and block types read straight from the pool, 16 elements converted in registers
+// (element index e of [t][h][D]; a block type's rows are whole 32-element blocks, so e / 32 is the block).
+struct E4m3Rows {  // e4m3 bits moved into an f16 are the value x 2^-8 (see cvt_row); NaN codes keep NaN
+  const std::uint8_t* p;
+  float scale;  // the tensor scale x 2^8
+  vf load(size_t e) const {
+    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + e)));
+    const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi16(0x7f));
+    __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8), _mm256_slli_epi16(mag, 7));
+    h = _mm256_or_si256(h, _mm256_and_si256(_mm256_cmpeq_epi16(mag, _mm256_set1_epi16(0x7f)), _mm256_set1_epi16(0x7c00)));
+    return _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(scale));
+  }
+};
+struct F16Rows {
+  const std::uint16_t* p;
+  vf load(size_t e) const { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + e))); }
+};
+struct E5m2Rows {  // e5m2 is the top byte of an f16
+  const std::uint8_t* p;
+  float scale;
+  vf load(size_t e) const {
+    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + e)));
+    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(w, 8)), _mm512_set1_ps(scale));
+  }
+};
+struct Q8Rows {
+  const std::uint8_t* p;
+  vf load(size_t e) const {
+    const std::uint8_t* b = p + (e / 32) * 34;
+    std::uint16_t hd;
+    std::memcpy(&hd, b, 2);
+    const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + e % 32))));
+    return _mm512_mul_ps(q, _mm512_set1_ps(_cvtsh_ss(hd)));
+  }
+};
+struct Q4Rows {
+  const std::uint8_t* p;
+  vf load(size_t e) const {
+    const std::uint8_t* b = p + (e / 32) * 18;
+    std::uint16_t hd;
+    std::memcpy(&hd, b, 2);
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+    if (e % 32) x = _mm_srli_epi16(x, 4);  // elements 16..31: the high nibbles
+    const __m128i n = _mm_sub_epi8(_mm_and_si128(x, _mm_set1_epi8(0x0f)), _mm_set1_epi8(8));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(n)), _mm512_set1_ps(_cvtsh_ss(hd)));
+  }
+};
+#define KV_DIRECT_ROWS 1
+#include "decode_simd.inc"
+#undef KV_DIRECT_ROWS
+#undef KV_X86
+// XOR of every 8-byte word of [p, p + bytes) (bytes a multiple of 256): the streaming-read ceiling.
+inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  for (i64 i = 0; i < bytes; i += 256) {
+    a0 = _mm512_xor_si512(a0, _mm512_loadu_si512(p + i));
+    a1 = _mm512_xor_si512(a1, _mm512_loadu_si512(p + i + 64));
+    a2 = _mm512_xor_si512(a2, _mm512_loadu_si512(p + i + 128));
+    a3 = _mm512_xor_si512(a3, _mm512_loadu_si512(p + i + 192));
+  }
+  const __m512i x = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
+  alignas(64) std::uint64_t w[8];
+  _mm512_store_si512(w, x);
+  return w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4] ^ w[5] ^ w[6] ^ w[7];
+}
+}  // namespace isa_avx512
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+namespace isa_avx2 {
+using vf = __m256;
+constexpr int KV_W = 8;
+#define KV_X86 1
+inline vf vzero() { return _mm256_setzero_ps(); }
+inline vf vset1(float x) { return _mm256_set1_ps(x); }
+inline vf vload(const float* p) { return _mm256_loadu_ps(p); }
+inline vf vload_bf16(const std::uint16_t* p) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+}
+inline void vstore(float* p, vf v) { _mm256_storeu_ps(p, v); }
+inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+inline vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
+inline float vsum(vf v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+inline float vhmax(vf v) {
+  const __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) {
+  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+inline vf vexp(vf x) {  // as isa_avx512::vexp
+  const vf keep = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
+  const vf y = _mm256_mul_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(1.44269504f));
+  const vf n = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const vf f = _mm256_sub_ps(y, n);
+  vf p = _mm256_set1_ps(1.5403530e-4f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504109e-2f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022651e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(keep, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+}
+#include "decode_simd.inc"
+#undef KV_X86
+inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (i64 i = 0; i < bytes; i += 128) {
+    a0 = _mm256_xor_si256(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_xor_si256(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+    a2 = _mm256_xor_si256(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
+    a3 = _mm256_xor_si256(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
+  }
+  const __m256i x = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+  alignas(32) std::uint64_t w[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(w), x);
+  return w[0] ^ w[1] ^ w[2] ^ w[3];
+}
+}  // namespace isa_avx2
+#pragma GCC pop_options
+#pragma GCC diagnostic pop
+#endif  // KVPLAN_CPU_X86
+
+// The portable path (any CPU; on aarch64 the compiler vectorises these loops for NEON).
+namespace isa_portable {
+using vf = float;
+constexpr int KV_W = 1;
+#define KV_X86 0
+inline vf vzero() { return 0.0f; }
+inline vf vset1(float x) { return x; }
+inline vf vload(const float* p) { return *p; }
+inline vf vload_bf16(const std::uint16_t* p) { return from_bf16(*p); }
+inline void vstore(float* p, vf v) { *p = v; }
+inline vf vfma(vf a, vf b, vf c) { return a * b + c; }
+inline vf vmul(vf a, vf b) { return a * b; }
+inline vf vmax(vf a, vf b) { return std::max(a, b); }
+inline float vsum(vf v) { return v; }
+inline float vhmax(vf v) { return v; }
+inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) { out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3; }
+inline vf vexp(vf x) { return std::exp(x); }
+#include "decode_simd.inc"
+#undef KV_X86
+inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
+  std::uint64_t a[4] = {0, 0, 0, 0};
+  for (i64 i = 0; i < bytes; i += 32)
+    for (int k = 0; k < 4; ++k) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i + 8 * k, 8);
+      a[k] ^= w;
+    }
+  return a[0] ^ a[1] ^ a[2] ^ a[3];
+}
+}  // namespace isa_portable
+
+// The instruction set this CPU runs (KVPLAN_CPU_ISA=avx512|avx2|portable forces a lower one).
+enum class Isa { portable, avx2, avx512 };
+
+Isa detect_isa() {
+  Isa best = Isa::portable;
+#if KVPLAN_CPU_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) best = Isa::avx2;
+  if (best == Isa::avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    best = Isa::avx512;
+#endif
+  if (const char* env = std::getenv("KVPLAN_CPU_ISA")) {
+    const std::string e = env;
+    const Isa want = e == "avx512" ? Isa::avx512 : e == "avx2" ? Isa::avx2 : Isa::portable;
+    if (want < best) best = want;
+  }
+  return best;
+}
+
+const char* isa_name(Isa i) { return i == Isa::avx512 ? "avx512" : i == Isa::avx2 ? "avx2" : "portable"; }
+
+void run_chunk(Isa isa, const CpuDecodeArgs& a, int c, Scratch& w) {
+#if KVPLAN_CPU_X86
+  if (isa == Isa::avx512) return isa_avx512::run_chunk(a, c, w);
+  if (isa == Isa::avx2) return isa_avx2::run_chunk(a, c, w);
+#endif
+  (void)isa;
+  isa_portable::run_chunk(a, c, w);
+}
+
+std::uint64_t read_xor(Isa isa, const std::uint8_t* p, i64 bytes) {
+#if KVPLAN_CPU_X86
+  if (isa == Isa::avx512) return isa_avx512::read_xor(p, bytes);
+  if (isa == Isa::avx2) return isa_avx2::read_xor(p, bytes);
+#endif
+  (void)isa;
+  return isa_portable::read_xor(p, bytes);
 }
 
 TimingStats time_repeats(const std::function<void()>& run, const std::function<void()>& flush, double max_seconds) {
@@ -57,11 +408,18 @@ TimingStats time_repeats(const std::function<void()>& run, const std::function<v
   return summarise_timings(std::move(s));
 }
 
+// Host memory of the pool: 2 MiB aligned and advised to use transparent huge pages (random page
+// order must not turn into TLB misses), never touched here, so the first touch places it (fill_nan).
+struct PoolFree {
+  void operator()(std::uint8_t* p) const { std::free(p); }
+};
+
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {
+  explicit CpuBackend(int threads)
+      : threads_(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))), workers_(threads_), isa_(detect_isa()) {
     info_.backend = "cpu";
-    info_.name = "host CPU (" + std::to_string(threads_) + " threads)";
+    info_.name = "host CPU " + cpu_model() + " (" + std::to_string(threads_) + " threads, " + isa_name(isa_) + ")";
     info_.sm_count = threads_;
     info_.runtime_total_bytes = meminfo("MemTotal:");
     info_.runtime_free_bytes = meminfo("MemAvailable:");
@@ -76,6 +434,8 @@ class CpuBackend final : public Backend {
     if (!flush_.empty()) l.push_back({"cache_flush_buffer", static_cast<i64>(flush_.size())});
     if (!q_.empty()) l.push_back({"queries", static_cast<i64>(q_.size() * sizeof(float))});
     if (!out_.empty()) l.push_back({"outputs", static_cast<i64>(out_.size() * sizeof(float))});
+    if (!part_acc_.empty())
+      l.push_back({"decode_workspace", static_cast<i64>((part_acc_.size() + part_m_.size() + part_l_.size()) * sizeof(float))});
     return l;
   }
 
@@ -86,10 +446,22 @@ class CpuBackend final : public Backend {
     release_all();
     const i64 bytes = spec.pool_bytes();
     if (bytes > free_bytes()) throw RuntimeFailure("probe: the pool needs " + std::to_string(bytes) + " bytes but only " + std::to_string(free_bytes()) + " are free");
-    pool_.reset(new (std::nothrow) std::uint8_t[static_cast<size_t>(bytes)]);
+    constexpr i64 kHuge = 2 << 20;
+    const i64 rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    pool_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(static_cast<size_t>(kHuge), static_cast<size_t>(rounded))));
     if (!pool_) throw RuntimeFailure("probe: host allocation of " + std::to_string(bytes) + " bytes failed");
+#ifdef MADV_HUGEPAGE
+    madvise(pool_.get(), static_cast<size_t>(rounded), MADV_HUGEPAGE);
+#endif
     pool_bytes_ = bytes;
     spec_ = spec;
+    layout_ = kernels::PagedKvLayout{};
+    layout_.num_blocks = spec.num_blocks;
+    layout_.page_size = spec.page_size;
+    layout_.kv_heads = spec.num_kv_heads;
+    layout_.head_dim = spec.head_dim;
+    layout_.dtype = spec.dtype;
+    layout_.elem_bytes = kernels::kv_dtype_bytes(spec.dtype);
     flush_.assign(32u << 20, 1);  // larger than the last-level cache of this class of CPU
   }
 
@@ -99,12 +471,20 @@ class CpuBackend final : public Backend {
     std::vector<std::uint8_t>().swap(flush_);
     std::vector<float>().swap(q_);
     std::vector<float>().swap(out_);
+    std::vector<float>().swap(part_acc_);
+    std::vector<float>().swap(part_m_);
+    std::vector<float>().swap(part_l_);
   }
 
+  // First touch: each thread writes its own share of the blocks, so on a NUMA host the pages are
+  // spread over the nodes of the threads that read them.
   void fill_nan() override {
     need_pool();
-    const std::uint8_t byte = 0xff;  // bf16/f16 0xffff is NaN; fp8 e4m3 0xff is NaN
-    std::memset(pool_.get(), byte, static_cast<size_t>(pool_bytes_));
+    const i64 bb = layout_.block_bytes(), n = spec_.num_blocks, per = (n + threads_ - 1) / threads_;
+    workers_.run(threads_, [&](i64 t, int) {
+      const i64 b0 = std::min(n, t * per), b1 = std::min(n, (t + 1) * per);
+      if (b1 > b0) std::memset(pool_.get() + b0 * bb, 0xff, static_cast<size_t>((b1 - b0) * bb));  // NaN in every dtype
+    });
   }
 
   void append(const std::vector<float>& k, const std::vector<float>& v, const std::vector<i64>& slots, const Fp8Scales& sc) override {
@@ -115,26 +495,27 @@ class CpuBackend final : public Backend {
       const i64 block = slots[t] / spec_.page_size;
       const int slot = static_cast<int>(slots[t] % spec_.page_size);
       if (block < 0 || block >= spec_.num_blocks) throw InputError("probe append", "slot outside the pool");
-      for (int h = 0; h < spec_.num_kv_heads; ++h)
-        for (int d = 0; d < spec_.head_dim; ++d) {
-          const size_t i = t * row + static_cast<size_t>(h) * static_cast<size_t>(spec_.head_dim) + static_cast<size_t>(d);
-          store(offset(block, 0, slot, h, d), k[i], sc.k);
-          store(offset(block, 1, slot, h, d), v[i], sc.v);
-        }
+      for (int h = 0; h < spec_.num_kv_heads; ++h) {
+        const size_t i = t * row + static_cast<size_t>(h) * static_cast<size_t>(spec_.head_dim);
+        encode_row(&k[i], spec_.head_dim, spec_.dtype, sc.k, pool_.get() + layout_.row_offset_bytes(block, 0, slot, h));
+        encode_row(&v[i], spec_.head_dim, spec_.dtype, sc.v, pool_.get() + layout_.row_offset_bytes(block, 1, slot, h));
+      }
     }
   }
 
   void fill_synthetic(const PageTable& pt, std::uint64_t seed, const Fp8Scales& sc) override {
     need_pool();
-    parallel_for(threads_, pt.num_seqs(), [&](i64 s) {
+    workers_.run(pt.num_seqs(), [&](i64 s, int) {
+      std::vector<float> x(static_cast<size_t>(spec_.head_dim));
       const i64 tokens = pt.tokens(static_cast<int>(s), spec_.page_size);
       for (i64 t = 0; t < tokens; ++t) {
         const i64 block = pt.indices[static_cast<size_t>(pt.indptr[static_cast<size_t>(s)] + t / spec_.page_size)];
         const int slot = static_cast<int>(t % spec_.page_size);
         for (int kv = 0; kv < 2; ++kv)
-          for (int h = 0; h < spec_.num_kv_heads; ++h)
-            for (int d = 0; d < spec_.head_dim; ++d)
-              store(offset(block, kv, slot, h, d), synthetic_value(seed, s, t, kv, h, d), kv == 0 ? sc.k : sc.v);
+          for (int h = 0; h < spec_.num_kv_heads; ++h) {
+            for (int d = 0; d < spec_.head_dim; ++d) x[static_cast<size_t>(d)] = synthetic_value(seed, s, t, kv, h, d);
+            encode_row(x.data(), spec_.head_dim, spec_.dtype, kv == 0 ? sc.k : sc.v, pool_.get() + layout_.row_offset_bytes(block, kv, slot, h));
+          }
       }
     });
   }
@@ -144,6 +525,7 @@ class CpuBackend final : public Backend {
     q_ = q;
     pt_ = pt;
     sc_ = sc;
+    plan_chunks(pt_);
     run_decode();
     out = out_;
   }
@@ -154,125 +536,134 @@ class CpuBackend final : public Backend {
 
   TimingStats time_contiguous_read(double max_seconds) override {
     need_pool();
-    return time_repeats([&] { sink_.fetch_add(contiguous_sum()); }, [&] { flush(); }, max_seconds);
+    return time_repeats([&] { sink_.fetch_xor(contiguous_xor()); }, [&] { flush(); }, max_seconds);
   }
 
   TimingStats time_paged_gather(const PageTable& pt, double max_seconds) override {
     need_pool();
-    return time_repeats([&] { sink_.fetch_add(gather_sum(pt)); }, [&] { flush(); }, max_seconds);
+    plan_chunks(pt);
+    return time_repeats([&] { sink_.fetch_xor(gather_xor(pt)); }, [&] { flush(); }, max_seconds);
   }
 
  private:
+  static std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("model name", 0) == 0) {
+        const auto c = line.find(':');
+        std::string m = c == std::string::npos ? "" : line.substr(c + 1);
+        m.erase(0, m.find_first_not_of(' '));
+        return m;
+      }
+    return "unknown";
+  }
   void need_pool() const {
     if (!pool_) throw RuntimeFailure("probe: no pool allocated");
   }
-  i64 offset(i64 block, int kv, int slot, int head, int dim) const {
-    return ((block * 2 + kv) * spec_.page_size + slot) * static_cast<i64>(spec_.num_kv_heads) * spec_.head_dim +
-           static_cast<i64>(head) * spec_.head_dim + dim;
-  }
-  void store(i64 elem, float x, float scale) {
-    switch (spec_.dtype) {
-      case CacheDtype::bf16: reinterpret_cast<std::uint16_t*>(pool_.get())[elem] = to_bf16(x); break;
-      case CacheDtype::f16: reinterpret_cast<std::uint16_t*>(pool_.get())[elem] = to_f16(x); break;
-      case CacheDtype::fp8_e4m3: pool_.get()[elem] = to_fp8_e4m3(x / scale); break;
+
+  // Split-K plan: enough chunks that every thread has about four (long sequences are cut, short ones
+  // are not), a chunk at least 8 pages so its fixed cost is small. Chunk c: entries [chunk_begin,
+  // chunk_end) of the page table, of sequence chunk_seq.
+  void plan_chunks(const PageTable& pt) {
+    const int seqs = pt.num_seqs();
+    i64 total_pages = 0;
+    for (int s = 0; s < seqs; ++s) total_pages += pt.indptr[static_cast<size_t>(s) + 1] - pt.indptr[static_cast<size_t>(s)];
+    const i64 target = 4LL * threads_;
+    const i64 per_chunk = std::max<i64>(8, (total_pages + target - 1) / std::max<i64>(1, target));
+    chunk_seq_.clear();
+    chunk_begin_.clear();
+    chunk_end_.clear();
+    for (int s = 0; s < seqs; ++s) {
+      const std::int32_t b = pt.indptr[static_cast<size_t>(s)], e = pt.indptr[static_cast<size_t>(s) + 1];
+      std::int32_t p = b;
+      do {  // at least one chunk, even for an empty sequence
+        const std::int32_t pe = static_cast<std::int32_t>(std::min<i64>(e, p + per_chunk));
+        chunk_seq_.push_back(s);
+        chunk_begin_.push_back(p);
+        chunk_end_.push_back(pe);
+        p = pe;
+      } while (p < e);
     }
   }
 
-  // Converts `n` stored elements starting at element `elem` to float (one switch per row, not per element).
-  void load_row(i64 elem, int n, float scale, float* out) const {
-    switch (spec_.dtype) {
-      case CacheDtype::bf16: {
-        const auto* p = reinterpret_cast<const std::uint16_t*>(pool_.get()) + elem;
-        for (int i = 0; i < n; ++i) {
-          const std::uint32_t u = static_cast<std::uint32_t>(p[i]) << 16;
-          std::memcpy(&out[i], &u, 4);
-        }
-        return;
-      }
-      case CacheDtype::f16: {
-        const auto* p = reinterpret_cast<const _Float16*>(pool_.get()) + elem;
-        for (int i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
-        return;
-      }
-      case CacheDtype::fp8_e4m3: {
-        static const std::vector<float> lut = [] {
-          std::vector<float> t(256);
-          for (int b = 0; b < 256; ++b) t[static_cast<size_t>(b)] = from_fp8_e4m3(static_cast<std::uint8_t>(b));
-          return t;
-        }();
-        const auto* p = pool_.get() + elem;
-        for (int i = 0; i < n; ++i) out[i] = lut[p[i]] * scale;
-        return;
-      }
-    }
-  }
-
-  // One task per (sequence, KV head): the group of query heads reads each K/V row once; online
-  // softmax in fp32 (running max m, sum l, accumulator acc).
+  // Every chunk on the thread pool, then the LSE merge of each (sequence, q head):
+  // out = sum_c e^(m_c - M) acc_c / sum_c e^(m_c - M) l_c with M = max_c m_c.
   void run_decode() {
-    const int seqs = pt_.num_seqs(), kvh = spec_.num_kv_heads, qh = spec_.num_q_heads, d = spec_.head_dim;
-    const int group = qh / kvh;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    out_.assign(static_cast<size_t>(seqs) * static_cast<size_t>(qh) * static_cast<size_t>(d), 0.0f);
-    parallel_for(threads_, static_cast<i64>(seqs) * kvh, [&](i64 task) {
-      const int s = static_cast<int>(task / kvh), h = static_cast<int>(task % kvh);
-      std::vector<float> m(static_cast<size_t>(group), -INFINITY), l(static_cast<size_t>(group), 0.0f);
-      std::vector<float> acc(static_cast<size_t>(group) * static_cast<size_t>(d), 0.0f), krow(static_cast<size_t>(d)), vrow(static_cast<size_t>(d));
-      const i64 tokens = pt_.tokens(s, spec_.page_size);
-      for (i64 t = 0; t < tokens; ++t) {
-        const i64 block = pt_.indices[static_cast<size_t>(pt_.indptr[static_cast<size_t>(s)] + t / spec_.page_size)];
-        const int slot = static_cast<int>(t % spec_.page_size);
-        load_row(offset(block, 0, slot, h, 0), d, sc_.k, krow.data());
-        load_row(offset(block, 1, slot, h, 0), d, sc_.v, vrow.data());
-        for (int g = 0; g < group; ++g) {
-          const float* qv = &q_[(static_cast<size_t>(s) * qh + static_cast<size_t>(h * group + g)) * static_cast<size_t>(d)];
-          float dot = 0;
-          for (int i = 0; i < d; ++i) dot += qv[i] * krow[static_cast<size_t>(i)];
-          const float logit = dot * scale;
-          const float mn = std::max(m[static_cast<size_t>(g)], logit);
-          const float corr = std::exp(m[static_cast<size_t>(g)] - mn), p = std::exp(logit - mn);
-          l[static_cast<size_t>(g)] = l[static_cast<size_t>(g)] * corr + p;
-          float* a = &acc[static_cast<size_t>(g) * static_cast<size_t>(d)];
-          for (int i = 0; i < d; ++i) a[i] = a[i] * corr + p * vrow[static_cast<size_t>(i)];
-          m[static_cast<size_t>(g)] = mn;
+    const int seqs = pt_.num_seqs(), qh = spec_.num_q_heads, d = spec_.head_dim, group = qh / spec_.num_kv_heads;
+    const size_t chunks = chunk_seq_.size(), qd = static_cast<size_t>(qh) * static_cast<size_t>(d);
+    out_.assign(static_cast<size_t>(seqs) * qd, 0.0f);
+    part_acc_.resize(chunks * qd);
+    part_m_.resize(chunks * static_cast<size_t>(qh));
+    part_l_.resize(part_m_.size());
+    if (scratch_.size() != static_cast<size_t>(threads_)) scratch_.resize(static_cast<size_t>(threads_));
+    for (auto& w : scratch_) w.size_for(d, spec_.num_kv_heads, group);
+    CpuDecodeArgs a;
+    a.layout = layout_;
+    a.pool = pool_.get();
+    a.q_heads = qh;
+    a.q = q_.data();
+    a.pt = &pt_;
+    a.sm_scale = 1.0f / std::sqrt(static_cast<float>(d));
+    a.k_scale = sc_.k;
+    a.v_scale = sc_.v;
+    a.chunk_seq = chunk_seq_.data();
+    a.chunk_begin = chunk_begin_.data();
+    a.chunk_end = chunk_end_.data();
+    a.part_acc = part_acc_.data();
+    a.part_m = part_m_.data();
+    a.part_l = part_l_.data();
+    workers_.run(static_cast<i64>(chunks), [&](i64 c, int t) { run_chunk(isa_, a, static_cast<int>(c), scratch_[static_cast<size_t>(t)]); });
+    size_t c0 = 0;
+    for (int s = 0; s < seqs; ++s) {
+      size_t c1 = c0;
+      while (c1 < chunks && chunk_seq_[c1] == s) ++c1;
+      for (int h = 0; h < qh; ++h) {
+        float mx = -INFINITY;
+        for (size_t c = c0; c < c1; ++c) mx = std::max(mx, part_m_[c * static_cast<size_t>(qh) + static_cast<size_t>(h)]);
+        float lsum = 0;
+        float* o = &out_[static_cast<size_t>(s) * qd + static_cast<size_t>(h) * static_cast<size_t>(d)];
+        for (size_t c = c0; c < c1; ++c) {
+          const size_t i = c * static_cast<size_t>(qh) + static_cast<size_t>(h);
+          if (part_l_[i] == 0.0f) continue;
+          const float w = std::exp(part_m_[i] - mx);
+          lsum += w * part_l_[i];
+          const float* acc = &part_acc_[i * static_cast<size_t>(d)];
+          for (int k = 0; k < d; ++k) o[k] += w * acc[k];
         }
+        const float inv = lsum > 0 ? 1.0f / lsum : 0.0f;
+        for (int k = 0; k < d; ++k) o[k] *= inv;
       }
-      for (int g = 0; g < group; ++g) {
-        float* o = &out_[(static_cast<size_t>(s) * qh + static_cast<size_t>(h * group + g)) * static_cast<size_t>(d)];
-        for (int i = 0; i < d; ++i) o[i] = l[static_cast<size_t>(g)] > 0 ? acc[static_cast<size_t>(g) * static_cast<size_t>(d) + static_cast<size_t>(i)] / l[static_cast<size_t>(g)] : 0.0f;
-      }
-    });
+      c0 = c1;
+    }
   }
 
-  std::uint64_t contiguous_sum() const {
-    const i64 words = pool_bytes_ / 8;
-    std::vector<std::uint64_t> part(static_cast<size_t>(threads_), 0);
-    const i64 chunk = (words + threads_ - 1) / threads_;
-    parallel_for(threads_, threads_, [&](i64 t) {
-      const auto* w = reinterpret_cast<const std::uint64_t*>(pool_.get());
-      std::uint64_t s = 0;
-      for (i64 i = t * chunk; i < std::min(words, (t + 1) * chunk); ++i) s += w[i];
-      part[static_cast<size_t>(t)] = s;
+  // The contiguous ceiling: the whole pool read once, in 1 MiB pieces shared by the threads.
+  std::uint64_t contiguous_xor() {
+    constexpr i64 kPiece = 1 << 20;
+    const i64 pieces = (pool_bytes_ + kPiece - 1) / kPiece;
+    std::vector<std::uint64_t> part(static_cast<size_t>(pieces), 0);
+    workers_.run(pieces, [&](i64 i, int) {
+      const i64 b = i * kPiece, n = std::min(kPiece, pool_bytes_ - b) / 256 * 256;
+      part[static_cast<size_t>(i)] = read_xor(isa_, pool_.get() + b, n);
     });
-    std::uint64_t s = 0;
-    for (auto p : part) s += p;
-    return s;
+    std::uint64_t x = 0;
+    for (auto p : part) x ^= p;
+    return x;
   }
 
-  std::uint64_t gather_sum(const PageTable& pt) const {
-    const i64 page_bytes = 2LL * spec_.page_size * spec_.num_kv_heads * spec_.head_dim * cache_dtype_bytes(spec_.dtype);
-    std::vector<std::uint64_t> part(static_cast<size_t>(pt.num_seqs()), 0);
-    parallel_for(threads_, pt.num_seqs(), [&](i64 s) {
-      std::uint64_t sum = 0;
-      for (i64 p = pt.indptr[static_cast<size_t>(s)]; p < pt.indptr[static_cast<size_t>(s) + 1]; ++p) {
-        const auto* w = reinterpret_cast<const std::uint64_t*>(pool_.get() + static_cast<i64>(pt.indices[static_cast<size_t>(p)]) * page_bytes);
-        for (i64 i = 0; i < page_bytes / 8; ++i) sum += w[i];
-      }
-      part[static_cast<size_t>(s)] = sum;
+  // The paged ceiling: every page of `pt` read whole, with the decode's chunks (plan_chunks).
+  std::uint64_t gather_xor(const PageTable& pt) {
+    const i64 bb = layout_.block_bytes();
+    std::vector<std::uint64_t> part(chunk_seq_.size(), 0);
+    workers_.run(static_cast<i64>(chunk_seq_.size()), [&](i64 c, int) {
+      std::uint64_t x = 0;
+      for (std::int32_t p = chunk_begin_[static_cast<size_t>(c)]; p < chunk_end_[static_cast<size_t>(c)]; ++p)
+        x ^= read_xor(isa_, pool_.get() + static_cast<i64>(pt.indices[static_cast<size_t>(p)]) * bb, bb / 256 * 256);
+      part[static_cast<size_t>(c)] = x;
     });
-    std::uint64_t s = 0;
-    for (auto p : part) s += p;
-    return s;
+    std::uint64_t x = 0;
+    for (auto p : part) x ^= p;
+    return x;
   }
 
   void flush() {
@@ -280,12 +671,17 @@ class CpuBackend final : public Backend {
   }
 
   int threads_;
+  ThreadPool workers_;
+  Isa isa_;
   DeviceInfo info_;
-  std::unique_ptr<std::uint8_t[]> pool_;
+  std::unique_ptr<std::uint8_t[], PoolFree> pool_;
   i64 pool_bytes_ = 0;
   PoolSpec spec_;
+  kernels::PagedKvLayout layout_;
   std::vector<std::uint8_t> flush_;
-  std::vector<float> q_, out_;
+  std::vector<float> q_, out_, part_acc_, part_m_, part_l_;
+  std::vector<std::int32_t> chunk_seq_, chunk_begin_, chunk_end_;
+  std::vector<Scratch> scratch_;
   PageTable pt_;
   Fp8Scales sc_;
   std::atomic<std::uint64_t> sink_{0};

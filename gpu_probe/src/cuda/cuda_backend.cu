@@ -162,13 +162,12 @@ struct EventPair {
   }
 };
 
-kk::KvDtype kernel_dtype(CacheDtype d) {
-  switch (d) {
-    case CacheDtype::bf16: return kk::KvDtype::bf16;
-    case CacheDtype::f16: return kk::KvDtype::f16;
-    case CacheDtype::fp8_e4m3: return kk::KvDtype::fp8_e4m3;
-  }
-  return kk::KvDtype::bf16;
+// The cache types the CUDA kernels are compiled for (kernel_common.cuh KVPLAN_KV_SHAPES_DT); the
+// others (fp8 e5m2, q8_0, q4_0) run on the CPU backend only.
+void check_cuda_dtype(CacheDtype d) {
+  if (d == CacheDtype::bf16 || d == CacheDtype::f16 || d == CacheDtype::fp8_e4m3) return;
+  throw InputError("probe shape", std::string("the CUDA kernels do not support a ") + cache_dtype_name(d) + " cache",
+                   "supported on CUDA: bf16, f16, fp8_e4m3; pass --backend cpu for the others");
 }
 
 class CudaBackend final : public Backend {
@@ -236,6 +235,7 @@ class CudaBackend final : public Backend {
 
   void allocate_pool(const PoolSpec& spec) override {
     check_supported(spec);
+    check_cuda_dtype(spec.dtype);
     release_everything();
     if (spec.num_blocks < 1) throw InputError("probe pool", "num_blocks must be at least 1, got " + std::to_string(spec.num_blocks));
     if (spec.num_blocks > INT32_MAX)
@@ -248,7 +248,7 @@ class CudaBackend final : public Backend {
     layout_.page_size = spec.page_size;
     layout_.kv_heads = spec.num_kv_heads;
     layout_.head_dim = spec.head_dim;
-    layout_.dtype = kernel_dtype(spec.dtype);
+    layout_.dtype = spec.dtype;
     layout_.elem_bytes = kk::kv_dtype_bytes(layout_.dtype);
   }
 

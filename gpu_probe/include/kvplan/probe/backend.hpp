@@ -9,13 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "paged_kv_layout.h"
+
 namespace kvplan::probe {
 
 using i64 = std::int64_t;
 
-enum class CacheDtype { bf16, f16, fp8_e4m3 };
+/// The cache element type: the kernels' one enum (kernels/paged_kv_layout.h), whose kv_row_bytes
+/// sizes every pool, page and row on host and device.
+using CacheDtype = kernels::KvDtype;
 const char* cache_dtype_name(CacheDtype d);
-int cache_dtype_bytes(CacheDtype d);
+/// Every dtype, in enum order (for name lookups and sweeps).
+const std::vector<CacheDtype>& all_cache_dtypes();
 
 /// One attention layer's paged cache: [num_blocks, 2 (K,V), page_size, kv_heads, head_dim] elements.
 struct PoolSpec {
@@ -25,7 +30,8 @@ struct PoolSpec {
   int page_size = 16;   // 16, 32 or 64
   CacheDtype dtype = CacheDtype::bf16;
   i64 num_blocks = 0;
-  i64 pool_bytes() const;  // num_blocks x 2 x page_size x kv_heads x head_dim x element bytes
+  i64 row_bytes() const;   // kernels::kv_row_bytes(dtype, head_dim)
+  i64 pool_bytes() const;  // num_blocks x 2 x page_size x kv_heads x row_bytes()
 };
 
 /// Page tables in CSR form: sequence s owns pages indices[indptr[s] .. indptr[s+1]), and its last
@@ -69,7 +75,7 @@ TimingStats summarise_timings(std::vector<double> seconds);
 /// Relative standard deviation of `seconds` (0 for an empty or zero-mean sample): the stop rule of repeats.
 double relative_stdev(const std::vector<double>& seconds);
 
-/// Scales of an fp8 cache (per tensor); ignored for bf16/f16.
+/// Scales of an fp8 cache (per tensor); ignored for bf16/f16 and for q8_0/q4_0 (whose scales are in their blocks).
 struct Fp8Scales {
   float k = 1.0f, v = 1.0f;
 };
@@ -87,7 +93,8 @@ class Backend {
   virtual void allocate_pool(const PoolSpec& spec) = 0;
   /// Frees every buffer; the ledger becomes empty.
   virtual void release_all() = 0;
-  /// Fills every element of the pool with NaN (fp8: 0x7f), so slots never written prove they are never read.
+  /// Fills every element of the pool with NaN (bytes 0xff: bf16/f16/fp8 NaN, q8_0/q4_0 a NaN block scale),
+  /// so slots never written prove they are never read.
   virtual void fill_nan() = 0;
   /// Writes tokens' K and V ([tokens, kv_heads, head_dim] floats) into slots (block * page_size + slot),
   /// quantising to the cache dtype (fp8: x / scale).
@@ -124,7 +131,8 @@ std::vector<std::string> available_backends();
 /// Creates a backend by name; throws RuntimeFailure("no CUDA device ...") when it cannot.
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads = 0);
 
-/// Shapes the kernels support: head_dim 64/128/256, page_size 16/32/64, q_heads a multiple of kv_heads.
+/// Shapes the kernels support: head_dim 64/128/256, page_size 16/32/64, q_heads a multiple of kv_heads
+/// (every dtype on the CPU backend; the CUDA backend adds its own dtype check).
 /// Throws InputError naming what is supported.
 void check_supported(const PoolSpec& spec);
 

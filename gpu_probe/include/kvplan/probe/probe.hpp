@@ -41,8 +41,18 @@ std::uint16_t to_f16(float x);
 float from_f16(std::uint16_t x);
 std::uint8_t to_fp8_e4m3(float x);  // saturating to +-448, round to nearest even
 float from_fp8_e4m3(std::uint8_t x);
-/// The value a float becomes after storing in `d` with `scale` (fp8: x / scale, read back x scale).
+std::uint8_t to_fp8_e5m2(float x);  // saturating to +-57344, round to nearest even
+float from_fp8_e5m2(std::uint8_t x);
+/// The value a float becomes after storing in a plain element type `d` with `scale` (fp8: x / scale,
+/// read back x scale). Block types (q8_0, q4_0) quantise whole rows: use quantise_row.
 float quantise(float x, CacheDtype d, float scale);
+/// Stores a row of n floats (n a multiple of 32 for q8_0/q4_0) as kernels::kv_row_bytes(d, n) bytes at `out`
+/// (fp8: x / scale; q8_0/q4_0: llama.cpp's quantize_row_q8_0_ref / quantize_row_q4_0_ref).
+void encode_row(const float* x, int n, CacheDtype d, float scale, std::uint8_t* out);
+/// Reads a stored row back as floats (the portable path; the CPU backend's SIMD paths must agree).
+void decode_row(const std::uint8_t* in, int n, CacheDtype d, float scale, float* out);
+/// encode_row then decode_row: the values the kernels read for a row written as `x`.
+void quantise_row(const float* x, int n, CacheDtype d, float scale, float* out);
 
 struct ProbeCase {
   int num_seqs = 64;
