@@ -292,9 +292,9 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = lc.rules_ok == lc.rules;
     q.actual = std::to_string(lc.rules_ok) + " of " + std::to_string(lc.rules) + " engine figures";
     q.required = "all";
-    for (const auto& r : lc.rows)
-      if (!r.ok()) {
-        q.detail = r.term + ": printed " + r.printed_text + (r.line ? " (line " + std::to_string(r.line) + ")" : "");
+    for (const auto& row : lc.rows)
+      if (!row.ok()) {
+        q.detail = row.term + ": printed " + row.printed_text + (row.line ? " (line " + std::to_string(row.line) + ")" : "");
         break;
       }
     if (!q.pass) q.suggestion = "kvplan log " + file + " --model " + d.spec.model.id + " shows the terms side by side";

@@ -333,7 +333,7 @@ ojson plan_results_json(const Deployment& d, const Planner& p) {
   // where the memory lives: the GPU (per GPU) and the host tier (per rank) that weights and KV offload use
   const EngineReport& r = p.engine();
   ojson tiers = ojson::array();
-  tiers.push_back({{"tier", "gpu"}, {"weights_bytes", [&] { for (const auto& t : p.budget()) if (t.name == "weights") return t.bytes; return i64{0}; }()},
+  tiers.push_back({{"tier", "gpu"}, {"weights_bytes", p.budget_bytes("weights")},
                    {"kv_bytes", r.kind == EngineKind::llamacpp ? r.gpu_kv_bytes : r.kv_pool_bytes}});
   if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0)
     tiers.push_back({{"tier", "host"}, {"weights_bytes", r.host_weight_bytes}, {"kv_bytes", r.host_kv_bytes}, {"kv_tokens", r.host_kv_tokens}});

@@ -82,12 +82,6 @@ struct Ctx {
   }
 };
 
-i64 budget_term(const Planner& p, const std::string& name) {
-  for (const auto& t : p.budget())
-    if (t.name == name) return t.bytes;
-  return 0;
-}
-
 // A plan of the deployment with the spec changed by `edit` (replays start from printed figures).
 Planner replay(const Deployment& d, const std::function<void(PlanSpec&)>& edit) {
   PlanSpec s = d.spec;
@@ -146,17 +140,17 @@ void vllm_rows(Ctx& c) {
   const Deployment& d = *c.d;
   const Planner p(d.spec);
   if (weights)
-    c.estimate("weights", "bytes", weights, static_cast<double>(budget_term(p, "weights")), "parameters x bytes (" + d.spec.model.id + ")",
+    c.estimate("weights", "bytes", weights, static_cast<double>(p.budget_bytes("weights")), "parameters x bytes (" + d.spec.model.id + ")",
                "measured after load; kvplan counts parameters x bytes");
-  if (act) c.estimate("activation peak", "bytes", act, static_cast<double>(budget_term(p, "activation_peak")), "kvplan estimate", "profiled by the engine");
-  if (nt) c.estimate("non-torch memory", "bytes", nt, static_cast<double>(budget_term(p, "non_torch")), "kvplan estimate", "measured by the engine");
-  if (graphs) c.estimate("CUDA graphs", "bytes", graphs, static_cast<double>(budget_term(p, "cuda_graphs")), "kvplan estimate", "captured by the engine");
+  if (act) c.estimate("activation peak", "bytes", act, static_cast<double>(p.budget_bytes("activation_peak")), "kvplan estimate", "profiled by the engine");
+  if (nt) c.estimate("non-torch memory", "bytes", nt, static_cast<double>(p.budget_bytes("non_torch")), "kvplan estimate", "measured by the engine");
+  if (graphs) c.estimate("CUDA graphs", "bytes", graphs, static_cast<double>(p.budget_bytes("cuda_graphs")), "kvplan estimate", "captured by the engine");
   if (!act && !peak && weights && kv && !c.log.args.empty()) {
     // V1 at INFO prints neither the activation peak nor non-torch: their sum is total x utilization - weights - KV
     const double tot = total ? total->value : c.out.gpu_total, u = util ? util->value : c.out.utilization;
     const double sum = tot * u - weights->value - kv->value - (nt ? nt->value : 0) - (p.spec().engine.rules->cuda_graphs_in_budget && graphs ? graphs->value : 0);
     LogRow& r = c.estimate("activation peak + non-torch (total x utilization - weights - KV)", "bytes", nullptr,
-                           static_cast<double>(budget_term(p, "activation_peak") + (nt ? 0 : budget_term(p, "non_torch"))),
+                           static_cast<double>(p.budget_bytes("activation_peak") + (nt ? 0 : p.budget_bytes("non_torch"))),
                            "kvplan estimates", "INFO logs print only their sum; total is the planned GPU's");
     r.printed = sum;
     r.printed_text = fmt(sum / kGiB, 2) + " GiB (derived)";
@@ -256,7 +250,7 @@ void sglang_rows(Ctx& c) {
   const ModelSpec& rank = p.rank_model();
   const i64 page = std::max<i64>(p.spec().engine.block_size, 1);
   if (weights)
-    c.estimate("weights", "bytes", weights, static_cast<double>(budget_term(p, "weights")), "parameters x bytes (" + d.spec.model.id + ")",
+    c.estimate("weights", "bytes", weights, static_cast<double>(p.budget_bytes("weights")), "parameters x bytes (" + d.spec.model.id + ")",
                "measured by the engine");
   if (pool_tokens > 0 && (k || v || kvb)) {
     // MHATokenToKVPool: (size + page_size) rows per layer of kv_heads x head_dim elements (K and V apart; MLA one latent)
@@ -314,11 +308,11 @@ void trtllm_rows(Ctx& c) {
     c.rule("adjusted max_seq_len", "tokens", adjusted, static_cast<double>(r.max_len()), static_cast<double>(r.max_len()), "the tokens whole blocks hold");
   }
   if (const auto* w = c.f("weights_bytes"))
-    c.estimate("weights", "bytes", w, static_cast<double>(budget_term(p, "weights")), "parameters x bytes (" + d.spec.model.id + ")", "measured by the engine");
+    c.estimate("weights", "bytes", w, static_cast<double>(p.budget_bytes("weights")), "parameters x bytes (" + d.spec.model.id + ")", "measured by the engine");
   if (const auto* a = c.f("activation_bytes"))
-    c.estimate("activation peak", "bytes", a, static_cast<double>(budget_term(p, "activation_peak")), "kvplan estimate", "profiled by the engine");
+    c.estimate("activation peak", "bytes", a, static_cast<double>(p.budget_bytes("activation_peak")), "kvplan estimate", "profiled by the engine");
   if (const auto* n = c.f("non_torch_bytes"))
-    c.estimate("outside torch (NCCL, CUDA graphs)", "bytes", n, static_cast<double>(budget_term(p, "non_torch") + budget_term(p, "cuda_graphs")),
+    c.estimate("outside torch (NCCL, CUDA graphs)", "bytes", n, static_cast<double>(p.budget_bytes("non_torch") + p.budget_bytes("cuda_graphs")),
                "kvplan non_torch + cuda_graphs estimates", "measured by the engine");
   if (pool)
     c.estimate("KV cache memory (kvplan's plan)", "bytes", pool, static_cast<double>(p.engine().kv_pool_bytes), "the plan's budget",
@@ -414,7 +408,7 @@ void llamacpp_rows(Ctx& c) {
       compute_line = fig.line;
     }
   if (compute_line > 0) {
-    LogRow& r = c.estimate("compute buffer", "bytes", nullptr, static_cast<double>(budget_term(p, "compute_buffer")),
+    LogRow& r = c.estimate("compute buffer", "bytes", nullptr, static_cast<double>(p.budget_bytes("compute_buffer")),
                            "n_ubatch x (vocab + 4 x widest MLP) x 4 B", "kvplan estimates the graph's largest buffers");
     r.printed = compute;
     r.printed_text = fmt(compute / (1024.0 * 1024.0), 2) + " MiB";

@@ -31,6 +31,17 @@ const std::vector<CacheDtype>& all_cache_dtypes() {
 
 i64 PoolSpec::row_bytes() const { return kernels::kv_row_bytes(dtype, head_dim); }
 
+kernels::PagedKvLayout PoolSpec::layout() const {
+  kernels::PagedKvLayout l;
+  l.num_blocks = num_blocks;
+  l.page_size = page_size;
+  l.kv_heads = num_kv_heads;
+  l.head_dim = head_dim;
+  l.dtype = dtype;
+  l.elem_bytes = kernels::kv_dtype_bytes(dtype);
+  return l;
+}
+
 // One page of K and V for every KV head: 2 x page_size x kv_heads rows of kv_row_bytes; the pool is
 // num_blocks of them (the same per-layer page the planner's vLLM rule counts).
 i64 PoolSpec::pool_bytes() const {

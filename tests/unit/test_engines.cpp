@@ -431,13 +431,10 @@ TEST_CASE("llama.cpp --fit keeps the layers that fit when the weights do not", "
   all.engine.fit = false;
   all.engine.ctx_size = 4096;
   const Planner full(all);
-  i64 w = 0;
-  for (const auto& t : full.budget()) if (t.name == "weights") w = t.bytes;
-  i64 gpu_w = 0, used = 0;
-  for (const auto& t : p.budget()) {
-    if (t.name == "weights") gpu_w = t.bytes;
+  const i64 w = full.budget_bytes("weights"), gpu_w = p.budget_bytes("weights");
+  i64 used = 0;
+  for (const auto& t : p.budget())
     if (t.name != "gpu_total") used += t.bytes;
-  }
   CHECK(gpu_w == static_cast<i64>(static_cast<long double>(w) * kept / layers));
   CHECK(used <= p.spec().gpu.memory_bytes - GiB);  // --fit-target 1024 MiB left free
 }
@@ -511,10 +508,7 @@ TEST_CASE("cpu-offload-gb keeps weights in host memory and llama.cpp no-kv-offlo
     const Planner base(kvtest::spec("llama-3.1-8b", "l4", e));
     e.cpu_offload_bytes = 4 * GiB;
     const Planner off(kvtest::spec("llama-3.1-8b", "l4", e));
-    kvplan::i64 w = 0;
-    for (const auto& t : off.budget())
-      if (t.name == "weights") w = t.bytes;
-    CHECK(w == 8030261248LL * 2 - 4 * GiB);
+    CHECK(off.budget_bytes("weights") == 8030261248LL * 2 - 4 * GiB);
     CHECK(off.engine().host_weight_bytes == 4 * GiB);
     if (kind == EngineKind::vllm) CHECK(off.engine().available_kv_bytes - base.engine().available_kv_bytes == 4 * GiB);
   }
@@ -534,17 +528,12 @@ TEST_CASE("llama.cpp n-cpu-moe keeps the experts of the first N layers in host m
   e.ctx_size = 4096;
   e.fit = false;
   const auto s = kvtest::spec("qwen3-30b-a3b", "h100-sxm", e, {}, ElemFormat::f16);
-  auto weights_of = [](const Planner& p) {
-    for (const auto& t : p.budget())
-      if (t.name == "weights") return t.bytes;
-    return kvplan::i64{-1};
-  };
   const Planner all(s);
   auto n = s;
   n.engine.n_cpu_moe = 10;
   const Planner some(n);
   CHECK(some.engine().host_weight_bytes == 10LL * 603979776 * 2);
-  CHECK(weights_of(all) - weights_of(some) == 10LL * 603979776 * 2);
+  CHECK(all.budget_bytes("weights") - some.budget_bytes("weights") == 10LL * 603979776 * 2);
   // only layers on the GPU lose their experts: with -ngl 40 of 49 the first 8 layers run on the CPU anyway
   n.engine.n_gpu_layers = 40;
   CHECK(Planner(n).engine().host_weight_bytes == 2LL * 603979776 * 2);

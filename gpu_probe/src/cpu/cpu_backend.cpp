@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <iterator>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -142,6 +143,11 @@ struct Scratch {
 #endif
 
 #if KVPLAN_CPU_X86
+// The SIMD exp of both instruction sets: 2^f on |f| <= 1/2 by its degree-6 Taylor polynomial, highest power first
+constexpr float kExp2Poly[] = {1.5403530e-4f, 1.3333558e-3f, 9.6181291e-3f, 5.5504109e-2f, 2.4022651e-1f, 6.9314718e-1f, 1.0f};
+constexpr float kLog2e = 1.44269504f;
+constexpr float kExpFloor = -87.0f;  // below it e^x is taken as 0 (a float's smallest normal is e^-87.3)
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h _mm512_undefined_* false positive
 #pragma GCC push_options
@@ -173,20 +179,15 @@ inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) {
   _mm512_store_ps(t, v);
   out[0] = t[0], out[1] = t[4], out[2] = t[8], out[3] = t[12];
 }
-// e^x = 2^(x log2 e): 2^n by the exponent field, 2^f (|f| <= 1/2) by its degree-6 Taylor polynomial
-// (relative error below 2e-7); x below -87 (and -inf) gives 0.
+// e^x = 2^(x log2 e): 2^n by the exponent field, 2^f (|f| <= 1/2) by kExp2Poly (relative error below 2e-7);
+// x below kExpFloor (and -inf) gives 0.
 inline vf vexp(vf x) {
-  const __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_LT_OQ);
-  const vf y = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(1.44269504f));
+  const __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpFloor), _CMP_LT_OQ);
+  const vf y = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(kExpFloor)), _mm512_set1_ps(kLog2e));
   const vf n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm512_sub_ps(y, n);
-  vf p = _mm512_set1_ps(1.5403530e-4f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504109e-2f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022651e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  vf p = _mm512_set1_ps(kExp2Poly[0]);
+  for (std::size_t i = 1; i < std::size(kExp2Poly); ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[i]));
   const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), _mm512_mul_ps(p, _mm512_castsi512_ps(e)));
 }
@@ -289,17 +290,12 @@ inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) {
   _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
 }
 inline vf vexp(vf x) {  // as isa_avx512::vexp
-  const vf keep = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
-  const vf y = _mm256_mul_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(1.44269504f));
+  const vf keep = _mm256_cmp_ps(x, _mm256_set1_ps(kExpFloor), _CMP_GE_OQ);
+  const vf y = _mm256_mul_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpFloor)), _mm256_set1_ps(kLog2e));
   const vf n = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const vf f = _mm256_sub_ps(y, n);
-  vf p = _mm256_set1_ps(1.5403530e-4f);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558e-3f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291e-3f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504109e-2f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022651e-1f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718e-1f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  vf p = _mm256_set1_ps(kExp2Poly[0]);
+  for (std::size_t i = 1; i < std::size(kExp2Poly); ++i) p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2Poly[i]));
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_and_ps(keep, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
@@ -455,13 +451,7 @@ class CpuBackend final : public Backend {
 #endif
     pool_bytes_ = bytes;
     spec_ = spec;
-    layout_ = kernels::PagedKvLayout{};
-    layout_.num_blocks = spec.num_blocks;
-    layout_.page_size = spec.page_size;
-    layout_.kv_heads = spec.num_kv_heads;
-    layout_.head_dim = spec.head_dim;
-    layout_.dtype = spec.dtype;
-    layout_.elem_bytes = kernels::kv_dtype_bytes(spec.dtype);
+    layout_ = spec.layout();
     flush_.assign(32u << 20, 1);  // larger than the last-level cache of this class of CPU
   }
 

@@ -244,12 +244,7 @@ class CudaBackend final : public Backend {
     const i64 bytes = spec.pool_bytes();
     pool_ = alloc("kv_pool", bytes);
     spec_ = spec;
-    layout_.num_blocks = spec.num_blocks;
-    layout_.page_size = spec.page_size;
-    layout_.kv_heads = spec.num_kv_heads;
-    layout_.head_dim = spec.head_dim;
-    layout_.dtype = spec.dtype;
-    layout_.elem_bytes = kk::kv_dtype_bytes(layout_.dtype);
+    layout_ = spec.layout();
   }
 
   void release_all() override { release_everything(); }

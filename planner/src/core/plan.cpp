@@ -605,6 +605,12 @@ void Planner::build_llamacpp() {
   report_.startup_ok = startup_limit_.empty();
 }
 
+i64 Planner::budget_bytes(const std::string& name) const {
+  for (const auto& t : budget_)
+    if (t.name == name) return t.bytes;
+  return 0;
+}
+
 i64 Planner::shared_units(i64 shared_prefix) const {
   if (shared_prefix <= 0) return 0;
   const EngineKind k = spec_.engine.kind;

@@ -220,24 +220,23 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.block_size = *bs;
   }
   e.kv_cache_memory_bytes = bag.bytes("kv_cache_memory_bytes");
-  if (const auto gb = bag.number("cpu_offload_gb")) {
-    if (!(*gb >= 0 && *gb < 1e9)) bag.fail("cpu_offload_gb", "must be a number of GiB >= 0");
-    e.cpu_offload_bytes = static_cast<i64>(*gb * static_cast<double>(1LL << 30));
-  }
   e.kv_offload = bag.boolean("kv_offload").value_or(true);
-  auto gib_or_gb = [&](const char* key, double unit) -> i64 {
+  // sizes the engines take as a number of GiB (2^30) or GB (10^9)
+  auto size_in = [&](const char* key, double unit, const char* unit_name) -> i64 {
     const auto v = bag.number(key);
     if (!v) return 0;
-    if (!(*v >= 0 && *v < 1e9)) bag.fail(key, "must be a number >= 0");
+    if (!(*v >= 0 && *v < 1e9)) bag.fail(key, std::string("must be a number of ") + unit_name + " >= 0");
     return static_cast<i64>(*v * unit);
   };
-  e.kv_offload_bytes = gib_or_gb("kv_offloading_size", static_cast<double>(1LL << 30));
+  constexpr double kGiB = static_cast<double>(1LL << 30);
+  e.cpu_offload_bytes = size_in("cpu_offload_gb", kGiB, "GiB");
+  e.kv_offload_bytes = size_in("kv_offloading_size", kGiB, "GiB");
   e.hierarchical_cache = bag.boolean("hierarchical_cache").value_or(false);
   if (const auto r = bag.number("hicache_ratio")) {
     if (!(*r > 0 && *r < 1e6)) bag.fail("hicache_ratio", "must be > 0");
     e.hicache_ratio = *r;
   }
-  e.hicache_bytes = gib_or_gb("hicache_size", 1e9);
+  e.hicache_bytes = size_in("hicache_size", 1e9, "GB");
   e.n_cpu_moe = bag.count("n_cpu_moe").value_or(0);
   if (bag.boolean("cpu_moe").value_or(false)) e.n_cpu_moe = limits::kMaxLayers;
   e.max_total_tokens = bag.count("max_total_tokens");

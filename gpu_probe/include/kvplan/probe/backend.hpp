@@ -32,6 +32,7 @@ struct PoolSpec {
   i64 num_blocks = 0;
   i64 row_bytes() const;   // kernels::kv_row_bytes(dtype, head_dim)
   i64 pool_bytes() const;  // num_blocks x 2 x page_size x kv_heads x row_bytes()
+  kernels::PagedKvLayout layout() const;  // the pool as the kernels address it (CPU and CUDA backends)
 };
 
 /// Page tables in CSR form: sequence s owns pages indices[indptr[s] .. indptr[s+1]), and its last

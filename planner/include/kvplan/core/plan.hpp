@@ -106,6 +106,8 @@ class Planner {
   const PlanSpec& spec() const { return spec_; }
   /// Budget of the most loaded GPU (the stage with the smallest KV pool).
   const std::vector<BudgetTerm>& budget() const { return budget_; }
+  /// Bytes of the named budget term on the most loaded GPU (0 when the plan has no such term).
+  i64 budget_bytes(const std::string& name) const;
   const EngineReport& engine() const { return report_; }
   i64 total_bytes() const { return total_; }
   i64 fixed_bytes() const { return fixed_; }  // every non-KV term on the most loaded GPU
