@@ -83,3 +83,67 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+// Interim step-time model: the decode formula of estimate_perf applied to a mixed batch.
+struct StepTimeModel::Impl {
+  double other_bytes = 0, routed_bytes = 0;
+  i64 experts = 0, experts_active = 0;
+  double active_params = 0, attn_width = 0;
+  double bandwidth = 0, peak = 0, overhead = 0;
+  i64 pp = 1;
+  struct KvLayer { double bytes_per_token; i64 window; double width; };
+  std::vector<KvLayer> layers;
+  double state_bytes = 0;
+};
+
+StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
+  auto m = std::make_shared<Impl>();
+  const PlanSpec& s = p.spec();
+  const ModelSpec& rank = p.rank_model();
+  const ParamCount pc = count_params(rank);
+  for (const auto& part : pc.parts) (part.name == "routed_experts" ? m->routed_bytes : m->other_bytes) += part_bytes(rank, part);
+  for (const Layer& l : rank.layers)
+    if (l.mlp == MlpKind::moe) { m->experts = l.experts; m->experts_active = l.experts_active; break; }
+  m->active_params = static_cast<double>(pc.active);
+  for (const Layer& l : rank.layers) {
+    if (l.kv == KvKind::ssm || l.kv == KvKind::none) continue;
+    const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
+    m->attn_width += w;
+    const i64 window = (l.kv == KvKind::sliding || l.kv == KvKind::chunked) ? l.window : 0;
+    m->layers.push_back({static_cast<double>(layer_k_bytes_per_token(l, s.kv.k_format) + layer_v_bytes_per_token(l, s.kv.v_format)), window, w});
+  }
+  const double eff_bw = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : 0.80;
+  const double eff_c = params.compute_efficiency > 0 ? params.compute_efficiency : 0.60;
+  m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * eff_bw;
+  const auto tflops = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
+  m->peak = tflops ? *tflops * 1e12 * eff_c : 0;
+  m->overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : 300e-6;
+  m->pp = s.parallel.pp;
+  impl_ = std::move(m);
+}
+
+double StepTimeModel::step_s(const StepBatch& b) const {
+  const Impl& m = *impl_;
+  const double tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
+  if (tokens <= 0) return 0;
+  double touched = 1.0;
+  if (m.experts > 0)
+    touched = 1.0 - std::pow(1.0 - static_cast<double>(m.experts_active) / static_cast<double>(m.experts), tokens);
+  const double seqs = static_cast<double>(std::max<i64>(b.decode_seqs, 1));
+  const double avg_ctx = b.decode_context_tokens / seqs;
+  double kv = 0, attn = 0;
+  for (const auto& l : m.layers) {
+    const double held = l.window > 0 ? std::min(avg_ctx, static_cast<double>(l.window)) * static_cast<double>(b.decode_seqs) : b.decode_context_tokens;
+    kv += l.bytes_per_token * held;
+    attn += 4.0 * l.width * held;
+  }
+  const double bytes = m.other_bytes + m.routed_bytes * touched + kv;
+  const double flops = 2.0 * m.active_params * tokens + attn + 4.0 * m.attn_width * b.prefill_attention_pairs;
+  const double t_mem = m.bandwidth > 0 ? bytes / m.bandwidth : 0;
+  const double t_cmp = m.peak > 0 ? flops / m.peak : 0;
+  return (std::max(t_mem, t_cmp) + m.overhead) * static_cast<double>(m.pp);
+}
+
+}  // namespace kvplan

@@ -3,6 +3,7 @@
 // overridable (and later calibrated from the probe).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "kvplan/core/plan.hpp"
@@ -33,6 +34,27 @@ struct PerfResult {
   double bandwidth_efficiency = 0, compute_efficiency = 0, step_overhead_s = 0;
   double peak_flops = 0;
   double bandwidth_bytes_per_s = 0;
+};
+
+/// Work of one engine iteration (step) on one replica, as a scheduler forms it.
+struct StepBatch {
+  i64 decode_seqs = 0;                  // sequences producing one token this step
+  i64 prefill_tokens = 0;               // prompt tokens computed this step (all chunks)
+  i64 prefill_seqs = 0;                 // sequences with a prefill chunk this step
+  double decode_context_tokens = 0;     // sum over decode sequences of the tokens in their cache (KV read)
+  double prefill_attention_pairs = 0;   // sum over chunks of chunk x (tokens already cached + (chunk + 1) / 2)
+};
+
+/// Time of one engine step on one replica: the same terms estimate_perf shows, for any mix of
+/// decode sequences and prefill chunks (the simulator's clock). Built once per deployment.
+class StepTimeModel {
+ public:
+  StepTimeModel(const Planner& p, const PerfParams& params);
+  double step_s(const StepBatch& b) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
 };
 
 /// Estimates decode and prefill for `concurrency` requests of prompt + output tokens.

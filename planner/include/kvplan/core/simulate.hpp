@@ -1,0 +1,160 @@
+// Serving simulation: requests through one engine's scheduler and paged KV block manager, one
+// discrete step at a time, with the step's duration from the performance model (StepTimeModel)
+// or a calibration. Latency definitions follow `vllm bench serve`: TTFT = first token - arrival;
+// TPOT per request = (e2e - TTFT) / (output tokens - 1), averaged over requests with > 1 token;
+// ITL = every gap between consecutive tokens of a request, pooled over requests; E2E = last
+// token - arrival. Formulas and engine sources: docs/simulation.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvplan/core/engine.hpp"
+#include "kvplan/core/perf.hpp"
+
+namespace kvplan {
+
+/// One request as a workload generator or a trace gives it.
+struct SimRequest {
+  i64 id = 0;
+  double arrival_s = 0;     // open loop: arrival time (non-decreasing); closed loop: ignored
+  i64 prompt_tokens = 0;    // >= 1
+  i64 output_tokens = 0;    // >= 1 (tokens the client asks for; ignore_eos as in vllm bench serve)
+  i64 prefix_group = -1;    // requests of one group share their first prefix_tokens tokens (-1: none)
+  i64 prefix_tokens = 0;    // <= prompt_tokens
+  i64 session = -1;         // multi-turn: turns of one session run in order; a turn arrives
+  double think_s = 0;       //   think_s after the previous turn of its session finished
+  i64 priority = 0;         // vLLM --scheduling-policy priority: lower runs first
+};
+
+/// Pulls requests in arrival order (a generator or a trace streamed from disk); false at the end.
+/// Throws InputError for a bad row (one line naming the row and the field).
+class RequestSource {
+ public:
+  virtual ~RequestSource() = default;
+  virtual bool next(SimRequest& out) = 0;
+};
+
+/// Duration of one step on one replica (seconds). Usually StepTimeModel::step_s.
+using StepTimeFn = std::function<double(const StepBatch&)>;
+
+enum class SchedulerKind { vllm_v1, sglang, trtllm, llamacpp };
+
+/// The scheduler and pool of one replica; sim_config_for fills it from a plan.
+struct SimConfig {
+  SchedulerKind scheduler = SchedulerKind::vllm_v1;
+  i64 replicas = 1;                  // data-parallel replicas; requests are dealt round-robin
+  i64 pool_blocks = 0;               // KV pool per replica in blocks (llama.cpp: cells, block_tokens 1)
+  i64 block_tokens = 16;             // vLLM block_size / SGLang page_size / TRT tokens_per_block
+  i64 max_num_seqs = 256;            // vLLM max_num_seqs / SGLang max_running_requests / TRT max_batch_size
+  i64 max_num_batched_tokens = 8192; // vLLM / TRT max_num_tokens / SGLang chunked_prefill_size
+  i64 max_model_len = 0;             // requests longer than this fail (vLLM/SGLang/TRT reject; llama.cpp HTTP 400)
+  bool chunked_prefill = true;
+  bool prefix_caching = true;        // vLLM prefix caching / SGLang radix cache / TRT block reuse / llama.cpp cache_prompt
+  std::string policy = "fcfs";       // vLLM fcfs|priority; SGLang fcfs|lpm; TRT and llama.cpp fcfs
+  // SGLang: admission reserves new_token_ratio x remaining output; the ratio decays per step
+  double init_new_token_ratio = 0.7;
+  double min_new_token_ratio = 0.098;   // 0.7 x 0.14 (SGLang defaults)
+  i64 new_token_ratio_decay_steps = 600;
+  // TensorRT-LLM capacity scheduler: GUARANTEED_NO_EVICT (reserve the whole output) or MAX_UTILIZATION
+  std::string capacity_policy = "GUARANTEED_NO_EVICT";
+  // llama.cpp: slots (-np), cells per slot (n_ctx_seq), one unified pool of pool_blocks cells or not
+  i64 slots = 4;
+  i64 n_ctx_seq = 0;
+  bool unified = true;
+  // workload shape
+  i64 closed_loop_concurrency = 0;   // > 0: N clients, each sends its next request when the last finished
+  double timeline_interval_s = 0;    // spacing of timeline samples (0: duration / 200)
+};
+
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+  i64 count = 0;
+};
+
+/// One sample of the engine's state over time (summed over replicas).
+struct TimelinePoint {
+  double t_s = 0;
+  double kv_used_fraction = 0;   // blocks in use / pool blocks
+  i64 running = 0, waiting = 0;
+  i64 preemptions = 0;           // cumulative
+  double prefix_hit_rate = 0;    // cumulative: prompt tokens found cached / prompt tokens
+};
+
+/// What happened to one request (for tests and per-request output).
+struct RequestRecord {
+  i64 id = 0;
+  double arrival_s = 0, first_token_s = -1, finish_s = -1;
+  i64 prompt_tokens = 0, output_tokens = 0;  // output_tokens: produced
+  i64 cached_prompt_tokens = 0;              // prompt tokens found in the prefix cache (first admission)
+  i64 preemptions = 0;
+  bool failed = false;     // rejected: prompt longer than the engine accepts (llama.cpp HTTP 400) or terminated
+  bool truncated = false;  // stopped before output_tokens (llama.cpp: slot context full)
+};
+
+struct SimSlo {
+  std::optional<double> ttft_s, tpot_s;  // goodput counts requests meeting every given target
+};
+
+struct SimResult {
+  LatencyStats ttft_s, tpot_s, itl_s, e2e_s;
+  i64 requests = 0, completed = 0, failed = 0, truncated = 0;
+  i64 preemptions = 0;
+  double prefix_hit_rate = 0;
+  double duration_s = 0;                 // first arrival to last finish
+  double request_throughput_per_s = 0;   // completed / duration
+  double output_tokens_per_s = 0;
+  double total_tokens_per_s = 0;         // prompt + output tokens of completed requests / duration
+  double goodput_per_s = 0;              // requests meeting the SLO / duration (0 without an SLO)
+  i64 good_requests = 0;
+  i64 steps = 0;
+  i64 peak_blocks_used = 0;              // per replica, the largest
+  i64 blocks_leaked = 0;                 // blocks still held after the last request (must be 0)
+  std::vector<TimelinePoint> timeline;
+};
+
+/// Optional per-request callback (tests; --per-request output).
+using RequestObserver = std::function<void(const RequestRecord&)>;
+
+/// Runs the whole workload. Deterministic for a given source (no clocks, no hidden randomness).
+/// Throws InputError for a config that cannot run (pool of 0 blocks, max_num_seqs < 1).
+SimResult simulate(const SimConfig& cfg, RequestSource& source, const StepTimeFn& step_time,
+                   const SimSlo& slo = {}, const RequestObserver& observer = {});
+
+// ---- workloads ----
+
+enum class ArrivalKind { poisson, constant, gamma };
+
+struct LengthDist {
+  enum class Kind { fixed, uniform, normal, lognormal, histogram } kind = Kind::fixed;
+  double mean = 0;
+  double spread = 0;                                // uniform/normal/lognormal: +- fraction of mean (0.2 = +-20%)
+  std::vector<std::pair<i64, double>> histogram;    // (tokens, weight)
+  i64 min = 1, max = 0;                             // clamp (max 0: none)
+};
+
+struct WorkloadSpec {
+  i64 requests = 1000;
+  double rate = 0;                   // requests/s (open loop); 0 = all at t=0 unless closed loop
+  ArrivalKind arrival = ArrivalKind::poisson;
+  double burstiness = 1.0;           // gamma shape (1 = Poisson; < 1 burstier), as vllm bench serve
+  LengthDist prompt, output;
+  i64 shared_prefix_tokens = 0;      // a common system prompt at the start of every prompt
+  i64 prefix_groups = 1;             // that many distinct system prompts, dealt round-robin
+  i64 turns = 1;                     // multi-turn sessions: turn k's prompt holds the history of turns < k
+  double think_s = 0;
+  std::uint64_t seed = 0;
+};
+
+/// A deterministic generator (seeded) of the requests `w` describes.
+std::unique_ptr<RequestSource> make_workload(const WorkloadSpec& w);
+
+/// The scheduler config of the deployment `p` plans: pool, block size and limits from its engine report.
+class Planner;
+SimConfig sim_config_for(const Planner& p);
+
+}  // namespace kvplan

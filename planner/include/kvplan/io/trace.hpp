@@ -1,0 +1,2 @@
+// Request traces for `kvplan simulate` (CSV or JSONL), streamed row by row.
+#pragma once
