@@ -1,1 +1,243 @@
-// (in progress)
+// The hardware database (profiles/gpus): every device of /work/shared/reference/hardware-facts.json has a
+// profile with memory, bandwidth, TFLOP/s, links and sources; spot checks against published figures;
+// names resolve (shared names by memory); `kvplan gpus --format json` lists every device with the new keys.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "kvplan/io/profiles.hpp"
+
+using namespace kvplan;
+
+namespace {
+
+constexpr i64 GiB = i64{1} << 30;
+
+const io::Profiles& profiles() {
+  static const io::Profiles p = io::Profiles::load(std::nullopt);
+  return p;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const std::string cmd = std::string(KVPLAN_EXE) + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return nlohmann::json::parse(out);
+}
+
+// One profile per hardware-facts.json device (86), plus the profiles that file does not list.
+const std::vector<std::string> kHardwareFactsIds = {
+    // NVIDIA data centre
+    "h800-sxm", "h800-pcie", "a800-sxm", "h20", "h20-141gb", "l20", "l40", "a40", "a30", "a10", "t4", "gb300", "b300",
+    "gb200", "h100-nvl", "gh200", "gh200-144gb", "v100-16gb", "v100-32gb", "p40", "p100-16gb",
+    // NVIDIA workstation (rtx-pro-6000 covers the Workstation and Server Editions)
+    "rtx-pro-6000", "rtx-pro-6000-max-q", "rtx-pro-5000", "rtx-6000-ada", "rtx-a6000", "rtx-5000-ada",
+    // NVIDIA GeForce
+    "rtx-3060", "rtx-3070", "rtx-3080-10gb", "rtx-3080-12gb", "rtx-3080-ti", "rtx-3090", "rtx-3090-ti",
+    "rtx-4060-ti-16gb", "rtx-4070", "rtx-4070-ti-super", "rtx-4080", "rtx-4080-super", "rtx-4090", "rtx-5060-ti-16gb",
+    "rtx-5070-ti", "rtx-5080", "rtx-5090", "gtx-1080-ti",
+    // NVIDIA unified / embedded
+    "dgx-spark", "jetson-agx-orin-64gb", "jetson-agx-orin-32gb", "jetson-agx-thor",
+    // AMD
+    "mi210", "mi250x-gcd", "mi250x-package", "mi300x", "mi300a", "mi325x", "mi355x", "rx-7900-xtx", "radeon-pro-w7900",
+    "radeon-ai-pro-r9700", "strix-halo",
+    // Apple (M2 Max split by GPU cores, as M3 Max and M4 Max)
+    "m1", "m1-pro", "m1-max", "m1-ultra", "m2", "m2-pro", "m2-max-30c", "m2-max-38c", "m2-ultra", "m3", "m3-pro",
+    "m3-max-30c", "m3-max-40c", "m3-ultra", "m4", "m4-pro", "m4-max-32c", "m4-max-40c",
+    // Intel Gaudi
+    "gaudi2", "gaudi3",
+    // CPU hosts
+    "cpu-epyc-9004", "cpu-epyc-9005", "cpu-xeon-sapphire-rapids", "cpu-xeon-emerald-rapids", "cpu-xeon-6900p",
+    "cpu-desktop-ddr5"};
+const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b200", "a100-sxm-80gb", "a100-40gb",
+                                            "a100-pcie-80gb", "a100-pcie-40gb", "a10g", "l4", "l40s"};
+
+}  // namespace
+
+TEST_CASE("every hardware-facts device has a profile", "[hardware]") {
+  const auto& p = profiles();
+  std::set<std::string> expected(kHardwareFactsIds.begin(), kHardwareFactsIds.end());
+  expected.insert(kOtherIds.begin(), kOtherIds.end());
+  // 86 devices; the RTX PRO 6000 Workstation and Server Editions share a profile, M2 Max has two
+  CHECK(kHardwareFactsIds.size() == 86 - 1 + 1);
+  for (const auto& id : expected) {
+    INFO(id);
+    CHECK(p.gpus().count(id) == 1);
+  }
+  for (const auto& [id, g] : p.gpus()) {
+    INFO(id);
+    CHECK(expected.count(id) == 1);  // a new profile joins one of the lists above
+  }
+}
+
+TEST_CASE("every shipped profile has bandwidth, sources and consistent links", "[hardware]") {
+  const std::set<std::string> classes = {"datacenter", "workstation", "consumer", "embedded",
+                                         "apple",      "cpu",         "unified"};
+  const std::set<std::string> links = {"nvlink", "pcie", "xgmi", "infinity-fabric", "ethernet", "none"};
+  for (const auto& [id, g] : profiles().gpus()) {
+    INFO(id);
+    CHECK(g.memory_bandwidth_bytes_per_s > 0);
+    CHECK(g.memory_bytes > 1'000'000'000);
+    CHECK_FALSE(g.memory_source.empty());
+    CHECK_FALSE(g.compute_source.empty());
+    CHECK_FALSE(g.interconnect_source.empty());
+    CHECK_FALSE(g.interconnect_generation.empty());
+    CHECK(classes.count(g.device_class) == 1);
+    CHECK(links.count(g.interconnect) == 1);
+    CHECK((g.ecc_mode == "on" || g.ecc_mode == "off" || g.ecc_mode == "none"));
+    if (g.interconnect == "none") CHECK(g.interconnect_bytes_per_s == 0);
+    else CHECK(g.interconnect_bytes_per_s > 0);
+    if (g.interconnect == "pcie") CHECK(g.interconnect_bytes_per_s == g.pcie_bytes_per_s);  // both the raw link
+    if (g.unified_memory) CHECK(g.pcie_bytes_per_s == 0);  // no host link: the host is on the same memory
+    else CHECK(g.pcie_bytes_per_s > 0);
+    if (g.device_class == "apple") {
+      CHECK(g.vendor == "apple");
+      CHECK(g.memory_bytes_kind == "metal_working_set");
+      CHECK(g.interconnect == "none");
+    }
+    if (g.device_class == "cpu") {
+      CHECK(g.memory_bytes_kind == "host_ram");
+      CHECK(g.interconnect == "none");
+    }
+    if (g.device_class == "consumer") CHECK(g.ecc_mode == "none");
+    if (g.memory_bytes_kind == "cuda_reported") CHECK(g.cuda_total_bytes == g.memory_bytes);
+    for (const auto& v : {g.bf16_dense_tflops, g.fp16_dense_tflops, g.fp8_dense_tflops, g.int8_dense_tops,
+                          g.fp4_dense_tflops})
+      if (v) CHECK(*v > 0);
+  }
+}
+
+TEST_CASE("published figures", "[hardware]") {
+  const auto& p = profiles();
+  // H100 SXM5: 3.35 TB/s HBM3, 989 dense BF16 TFLOP/s (NVIDIA H100 datasheet: 1,979 with sparsity), NVLink 4
+  // 900 GB/s bidirectional (glennklockwood.com/garden/processors/h100 '900 GB/s NVLink (D2D)'), PCIe 5.0 x16
+  const GpuSpec& h100 = p.gpu("h100-sxm");
+  CHECK(h100.memory_bandwidth_bytes_per_s == 3'350'000'000'000);
+  CHECK(h100.bf16_dense_tflops.value() == Approx(989));
+  CHECK(h100.int8_dense_tops.value() == Approx(3958.0 / 2));  // 3,958 TOPS sparse / 2
+  CHECK(h100.interconnect == "nvlink");
+  CHECK(h100.interconnect_bytes_per_s == 900e9 / 2);
+  CHECK(h100.pcie_bytes_per_s == 16 * 4e9);  // 16 lanes x ~4 GB/s per lane per direction (PCIe 5.0)
+  // H800: NVLink capped at 400 GB/s bidirectional (aiconfigurator h800_sxm.yaml intra_node_bw 200e9 per direction)
+  CHECK(p.gpu("h800-sxm").interconnect_bytes_per_s == 400e9 / 2);
+  CHECK(p.gpu("h800-sxm").bf16_dense_tflops.value() == Approx(989));  // same compute as H100 SXM
+  // A100 SXM4: NVLink 3 '300+300 GB/s' (glennklockwood A100 page); the PCIe 40GB card: PCIe 4.0 x16
+  CHECK(p.gpu("a100-40gb").interconnect_bytes_per_s == 300e9);
+  CHECK(p.gpu("a100-pcie-40gb").interconnect == "pcie");
+  CHECK(p.gpu("a100-pcie-40gb").pcie_bytes_per_s == 16 * 2e9);  // 16 lanes x ~2 GB/s (PCIe 4.0)
+  // B200: NVLink 5 1.8 TB/s bidirectional; dense FP4 9 PFLOP/s at 1000 W (glennklockwood B200 table)
+  CHECK(p.gpu("b200").interconnect_bytes_per_s == 1.8e12 / 2);
+  CHECK(p.gpu("b200").fp4_dense_tflops.value() == Approx(18000.0 / 2));
+  // Apple M2 Ultra: 800 GB/s (Apple; gamebastion 'M2 Ultra ... memory bandwidth is capped at 800GB/s')
+  CHECK(p.gpu("m2-ultra").memory_bandwidth_bytes_per_s == 800'000'000'000);
+  // M3 Max with the 30-core GPU: 300 GB/s, the 40-core one 400 GB/s (macrumors 2023-10-31)
+  CHECK(p.gpu("m3-max-30c").memory_bandwidth_bytes_per_s == 300'000'000'000);
+  CHECK(p.gpu("m3-max-40c").memory_bandwidth_bytes_per_s == 400'000'000'000);
+  // Apple working set, macOS 13-15: 3/4 of 128 GB (llama.cpp 'recommendedMaxWorkingSetSize = 103079.22 MB' on
+  // an M4 Max 128 GB), 2/3 of 16 GB ('11453.25 MB' on an M4 16 GB)
+  CHECK(p.gpu("m4-max-40c").memory_bytes == 128 * GiB * 3 / 4);
+  CHECK(p.gpu("m4").memory_bytes == 16 * GiB * 2 / 3);
+  // RTX 4090: 21 Gbps x 384-bit / 8 = 1008 GB/s
+  CHECK(p.gpu("rtx-4090").memory_bandwidth_bytes_per_s == 21'000'000'000LL * 384 / 8);
+  // RTX 3090 Ti: 21 Gbps x 384-bit = 1008 GB/s, 84 SMs (tweaktown.com/news/84164)
+  CHECK(p.gpu("rtx-3090-ti").memory_bandwidth_bytes_per_s == 1'008'000'000'000);
+  CHECK(p.gpu("rtx-3090-ti").sm_count == 84);
+  // MI300X: 5.3 TB/s HBM3 (AMD; docs.vultr.com ROCm requirements)
+  CHECK(p.gpu("mi300x").memory_bandwidth_bytes_per_s == 5'300'000'000'000);
+  // MI250X: one GCD is one HIP device of 64 GiB - 16 MiB (Cray ACC 'Total GPU memory 68702699520')
+  CHECK(p.gpu("AMD Instinct MI250X").id == "mi250x-gcd");
+  CHECK(p.gpu("mi250x-gcd").memory_bytes == 64 * GiB - 16 * (i64{1} << 20));
+  // DGX Spark: 273 GB/s LPDDR5x (NVIDIA datasheet via aiconfigurator gb10.yaml), unified, single device
+  const GpuSpec& spark = p.gpu("dgx-spark");
+  CHECK(spark.memory_bandwidth_bytes_per_s == 273'000'000'000);
+  CHECK(spark.unified_memory);
+  CHECK(spark.device_class == "unified");
+  CHECK(spark.interconnect == "none");
+  // Gaudi 3: 21 scale-up ports x 200 Gb/s = 525 GB/s per direction (docs.habana.ai network configuration)
+  CHECK(p.gpu("gaudi3").interconnect == "ethernet");
+  CHECK(p.gpu("gaudi3").interconnect_bytes_per_s == 21 * 200e9 / 8);
+  CHECK(p.gpu("gaudi3").memory_bandwidth_bytes_per_s == 3'670'000'000'000);  // Hot Chips 2024: 3.67 TB/s
+  // EPYC 9004 (one socket): 12 channels x DDR5-4800 x 8 B (tomshardware: 460.8 GB/s per socket)
+  CHECK(p.gpu("cpu-epyc-9004").memory_bandwidth_bytes_per_s == 12LL * 4800 * 1'000'000 * 8);
+}
+
+TEST_CASE("the name cpu is the dual-channel DDR5 desktop host", "[hardware]") {
+  const GpuSpec& g = profiles().gpu("cpu");
+  CHECK(g.id == "cpu-desktop-ddr5");
+  CHECK(g.memory_bandwidth_bytes_per_s == 2LL * 5600 * 1'000'000 * 8);  // 2 channels x DDR5-5600 x 8 B
+  CHECK(g.memory_bytes == 64 * GiB);                                   // 2 x 32 GiB DIMMs
+  CHECK(g.device_class == "cpu");
+  CHECK(profiles().gpu("h100").id == "h100-sxm");  // the existing short names keep their profiles
+}
+
+TEST_CASE("names shared by variants resolve by memory", "[hardware]") {
+  const auto& p = profiles();
+  CHECK_THROWS_WITH(p.gpu("Apple M3 Max"),
+                    "'Apple M3 Max' is ambiguous: m3-max-30c (36 GB), m3-max-40c (128 GB); name one, or give "
+                    "--gpu-memory-bytes");
+  CHECK(p.gpu("Apple M3 Max", 36 * GiB).id == "m3-max-30c");
+  CHECK(p.gpu("Apple M3 Max", 128 * GiB).id == "m3-max-40c");
+  CHECK(p.gpu("m4-max", 36 * GiB).id == "m4-max-32c");
+  CHECK(p.gpu("Apple M2 Max", 64 * GiB).id == "m2-max-38c");
+  CHECK(p.gpu("Orin", 65893269504).id == "jetson-agx-orin-64gb");  // deviceQuery on the 64 GB module
+  CHECK(p.gpu("Orin", 32 * GiB).id == "jetson-agx-orin-32gb");
+  CHECK(p.gpu("NVIDIA A100-PCIE-40GB").id == "a100-pcie-40gb");
+  CHECK(p.gpu("NVIDIA A100-SXM4-40GB").id == "a100-40gb");
+}
+
+TEST_CASE("no name is claimed by two profiles except the deliberate shared names", "[hardware]") {
+  const auto& p = profiles();
+  std::map<std::string, std::set<std::string>> claims;  // name key -> ids
+  for (const auto& [id, g] : p.gpus()) {
+    claims[io::gpu_name_key(id)].insert(id);
+    for (const auto& a : g.aliases) claims[io::gpu_name_key(a)].insert(id);
+  }
+  using Ids = std::set<std::string>;
+  const Ids rtx3080 = {"rtx-3080-10gb", "rtx-3080-12gb"}, m2max = {"m2-max-30c", "m2-max-38c"},
+            m3max = {"m3-max-30c", "m3-max-40c"}, m4max = {"m4-max-32c", "m4-max-40c"},
+            orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"};
+  // the device name two cards print, and its short forms
+  const std::map<std::string, Ids> shared = {
+      {"nvidia-geforce-rtx-3080", rtx3080}, {"rtx-3080", rtx3080}, {"geforce-rtx-3080", rtx3080},
+      {"3080", rtx3080},                    {"apple-m2-max", m2max}, {"m2-max", m2max},
+      {"apple-m3-max", m3max},              {"m3-max", m3max},       {"apple-m4-max", m4max},
+      {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin}};
+  for (const auto& [key, ids] : claims) {
+    INFO(key);
+    if (const auto it = shared.find(key); it != shared.end()) CHECK(ids == it->second);
+    else CHECK(ids.size() == 1);
+  }
+  for (const auto& [id, g] : p.gpus()) {
+    INFO(id);
+    CHECK(io::gpu_name_key(id) == id);  // ids are already keys: lower case, '-' separated
+  }
+}
+
+TEST_CASE("kvplan gpus --format json lists every device with its links and sources", "[hardware]") {
+  const auto out = run_json("gpus --format json");
+  CHECK(out["schema"]["version"] == "1.1.0");
+  const auto& rows = out["results"]["gpus"];
+  REQUIRE(rows.size() == profiles().gpus().size());
+  for (const auto& r : rows) {
+    INFO(r.dump().substr(0, 80));
+    for (const char* k : {"id", "name", "memory_bytes", "memory_bytes_kind", "memory_bandwidth_bytes_per_s",
+                          "bf16_dense_tflops", "fp16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops",
+                          "fp4_dense_tflops", "device_class", "unified_memory", "ecc_mode", "interconnect",
+                          "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s", "memory_source",
+                          "compute_source", "interconnect_source"})
+      CHECK(r.contains(k));
+    CHECK(r["interconnect_bytes_per_s"].is_number_integer());
+    CHECK(r["memory_bytes"].get<i64>() == profiles().gpus().at(r["id"].get<std::string>()).memory_bytes);
+  }
+  const auto h800 = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r["id"] == "h800-sxm"; });
+  REQUIRE(h800 != rows.end());
+  CHECK((*h800)["interconnect_bytes_per_s"] == 200'000'000'000LL);  // 400 GB/s bidirectional / 2
+}

@@ -217,7 +217,7 @@ TEST_CASE("GPU names as nvidia-smi, torch and rocm print them resolve", "[profil
       {"NVIDIA H20", "h20"},                      {"NVIDIA B200", "b200"},
       {"NVIDIA B300 SXM6 AC", "b300"},            {"NVIDIA GB200", "gb200"},
       {"NVIDIA GH200 480GB", "gh200"},            {"NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"},
-      {"NVIDIA A100-SXM4-40GB", "a100-40gb"},     {"NVIDIA A100-PCIE-40GB", "a100-40gb"},
+      {"NVIDIA A100-SXM4-40GB", "a100-40gb"},     {"NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"},
       {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"}, {"NVIDIA A10", "a10"},
       {"NVIDIA A10G", "a10g"},                    {"NVIDIA L4", "l4"},
       {"NVIDIA L40S", "l40s"},                    {"NVIDIA GeForce RTX 3090", "rtx-3090"},
@@ -286,25 +286,7 @@ TEST_CASE("one name for two cards: an error listing them, or the nearest memory"
   CHECK(p.gpu("h100", 1).id == "h100-sxm");
 }
 
-TEST_CASE("no alias is claimed by two GPUs except the deliberate shared names", "[profiles]") {
-  const auto p = io::Profiles::load(std::nullopt);
-  std::map<std::string, std::set<std::string>> claims;  // name key -> GPU ids
-  for (const auto& [id, g] : p.gpus()) {
-    claims[io::gpu_name_key(id)].insert(id);
-    for (const auto& a : g.aliases) claims[io::gpu_name_key(a)].insert(id);
-  }
-  const std::set<std::string> rtx3080 = {"rtx-3080-10gb", "rtx-3080-12gb"};
-  const std::set<std::string> shared = {"nvidia-geforce-rtx-3080", "rtx-3080", "geforce-rtx-3080", "3080"};
-  for (const auto& [key, ids] : claims) {
-    INFO(key);
-    if (shared.count(key)) CHECK(ids == rtx3080);
-    else CHECK(ids.size() == 1);
-  }
-  for (const auto& [id, g] : p.gpus()) {
-    INFO(id);
-    CHECK(io::gpu_name_key(id) == id);  // ids are already keys: lower case, '-' separated
-  }
-}
+// No name claimed by two profiles (except the shared device names): test_hardware.cpp.
 
 TEST_CASE("a GPU without a profile", "[profiles]") {
   const GpuSpec g = io::Profiles::custom_gpu(25'000'000'000, std::nullopt);
@@ -319,7 +301,7 @@ TEST_CASE("a GPU without a profile", "[profiles]") {
 
 TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   nlohmann::json t = nlohmann::json::parse(io::gpu_profile_template());
-  CHECK(t.size() == 21);  // every key; the loader is strict
+  CHECK(t.size() == 31);  // every key; the loader is strict
   CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"),
                     Catch::Matchers::StartsWith("my-gpu.json: /memory_bytes: "));
   t["name"] = "My GPU";
@@ -327,6 +309,18 @@ TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   t["memory_source"] = "torch.cuda.mem_get_info()[1]";
   t["datasheet_memory_gb"] = 24;
   t["memory_bandwidth_bytes_per_s"] = 1'000'000'000'000LL;
+  CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"),
+                    "my-gpu.json: /device_class: expected datacenter, workstation, consumer, embedded, apple, cpu or "
+                    "unified, got ''");
+  t["device_class"] = "consumer";
+  t["ecc_mode"] = "none";
+  t["interconnect"] = "pcie";
+  CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"),
+                    "my-gpu.json: /interconnect_bytes_per_s: expected the link's bytes per second (> 0) for "
+                    "interconnect pcie");
+  t["interconnect_bytes_per_s"] = 32e9;  // PCIe 4.0 x16, one direction
+  t["pcie_bytes_per_s"] = 32e9;
   const GpuSpec g = io::gpu_from_json(t, "my-gpu", "my-gpu.json");
+  CHECK(g.interconnect_bytes_per_s == 32e9);
   CHECK(g.memory_bytes == 25'000'000'000LL);
 }

@@ -23,11 +23,44 @@ std::string lower(std::string s) {
   return s;
 }
 
+// every key of a GPU profile, in the order the shipped files and the template use
 const std::vector<std::string> kGpuKeys = {
-    "name", "aliases", "vendor", "architecture", "compute_capability", "memory_type", "memory_bytes",
-    "memory_bytes_kind", "memory_source", "cuda_total_bytes", "nvml_total_bytes", "datasheet_memory_gb",
-    "ecc_default_on", "memory_bandwidth_bytes_per_s", "bf16_dense_tflops", "fp16_dense_tflops",
-    "fp8_dense_tflops", "compute_source", "sm_count", "l2_bytes", "notes"};
+    "name", "aliases", "vendor", "architecture", "compute_capability", "device_class", "memory_type",
+    "unified_memory", "memory_bytes", "memory_bytes_kind", "memory_source", "cuda_total_bytes", "nvml_total_bytes",
+    "datasheet_memory_gb", "ecc_default_on", "ecc_mode", "memory_bandwidth_bytes_per_s", "bf16_dense_tflops",
+    "fp16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "compute_source", "sm_count",
+    "l2_bytes", "interconnect", "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s",
+    "interconnect_source", "notes"};
+
+const std::vector<std::string> kMemoryKinds = {"cuda_reported", "nvml_reported", "datasheet", "derived",
+                                               "metal_working_set", "host_ram"};
+const std::vector<std::string> kDeviceClasses = {"datacenter", "workstation", "consumer", "embedded",
+                                                 "apple", "cpu", "unified"};
+const std::vector<std::string> kEccModes = {"on", "off", "none"};
+const std::vector<std::string> kInterconnects = {"nvlink", "pcie", "xgmi", "infinity-fabric", "ethernet", "none"};
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + v[i];
+  return s;
+}
+
+// a string key whose value is one of `allowed`
+std::string one_of(const JsonView& v, const std::string& key, const std::vector<std::string>& allowed) {
+  std::string x = v.get_string(key);
+  if (std::find(allowed.begin(), allowed.end(), x) == allowed.end()) {
+    const auto s = closest(x, allowed);
+    v.fail(key, "expected " + joined(allowed) + ", got '" + x + "'", s ? "did you mean '" + *s + "'?" : "");
+  }
+  return x;
+}
+
+// bytes per second: a number >= 0 (links are given as e.g. 450000000000)
+double link_rate(const JsonView& v, const std::string& key) {
+  const double x = v.get_number(key);
+  if (!(x >= 0 && x < 1e15)) v.fail(key, "expected a number of bytes per second >= 0");
+  return x;
+}
 
 constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
 
@@ -68,10 +101,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   g.compute_capability = v.get_string("compute_capability");
   g.memory_type = v.get_string("memory_type");
   g.memory_bytes = v.get_int("memory_bytes", 1, kMaxBytes);
-  g.memory_bytes_kind = v.get_string("memory_bytes_kind");
-  static const std::set<std::string> kinds = {"cuda_reported", "nvml_reported", "datasheet", "derived"};
-  if (!kinds.count(g.memory_bytes_kind))
-    v.fail("memory_bytes_kind", "expected cuda_reported, nvml_reported, datasheet or derived");
+  g.memory_bytes_kind = one_of(v, "memory_bytes_kind", kMemoryKinds);
   g.memory_source = v.get_string("memory_source");
   g.cuda_total_bytes = v.opt_int("cuda_total_bytes", 1, kMaxBytes);
   g.nvml_total_bytes = v.opt_int("nvml_total_bytes", 1, kMaxBytes);
@@ -87,6 +117,21 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   g.sm_count = v.opt_int("sm_count", 1, 1 << 20);
   g.l2_bytes = v.opt_int("l2_bytes", 1, kMaxBytes);
   g.notes = v.string_or("notes", "");
+  g.device_class = one_of(v, "device_class", kDeviceClasses);
+  if (!j["unified_memory"].is_boolean()) v.fail("unified_memory", "expected true or false");
+  g.unified_memory = j["unified_memory"].get<bool>();
+  g.ecc_mode = one_of(v, "ecc_mode", kEccModes);
+  g.int8_dense_tops = opt_tflops(v, "int8_dense_tops");
+  g.fp4_dense_tflops = opt_tflops(v, "fp4_dense_tflops");
+  g.interconnect = one_of(v, "interconnect", kInterconnects);
+  g.interconnect_generation = v.get_string("interconnect_generation");
+  g.interconnect_bytes_per_s = link_rate(v, "interconnect_bytes_per_s");
+  g.pcie_bytes_per_s = link_rate(v, "pcie_bytes_per_s");
+  g.interconnect_source = v.get_string("interconnect_source");
+  if (g.interconnect == "none" && g.interconnect_bytes_per_s != 0)
+    v.fail("interconnect_bytes_per_s", "expected 0 when interconnect is none");
+  if (g.interconnect != "none" && !(g.interconnect_bytes_per_s > 0))
+    v.fail("interconnect_bytes_per_s", "expected the link's bytes per second (> 0) for interconnect " + g.interconnect);
   return g;
 }
 
@@ -111,7 +156,9 @@ std::string gpu_profile_template() {
   t["vendor"] = "nvidia";
   t["architecture"] = "";
   t["compute_capability"] = "";
+  t["device_class"] = "";
   t["memory_type"] = "";
+  t["unified_memory"] = false;
   t["memory_bytes"] = 0;
   t["memory_bytes_kind"] = "cuda_reported";
   t["memory_source"] = "";
@@ -119,13 +166,21 @@ std::string gpu_profile_template() {
   t["nvml_total_bytes"] = nullptr;
   t["datasheet_memory_gb"] = 0;
   t["ecc_default_on"] = nullptr;
+  t["ecc_mode"] = "";
   t["memory_bandwidth_bytes_per_s"] = 0;
   t["bf16_dense_tflops"] = nullptr;
   t["fp16_dense_tflops"] = nullptr;
   t["fp8_dense_tflops"] = nullptr;
+  t["int8_dense_tops"] = nullptr;
+  t["fp4_dense_tflops"] = nullptr;
   t["compute_source"] = "";
   t["sm_count"] = nullptr;
   t["l2_bytes"] = nullptr;
+  t["interconnect"] = "";
+  t["interconnect_generation"] = "";
+  t["interconnect_bytes_per_s"] = 0;
+  t["pcie_bytes_per_s"] = 0;
+  t["interconnect_source"] = "";
   t["notes"] = "";
   return t.dump(2) + "\n";
 }
@@ -251,6 +306,9 @@ GpuSpec Profiles::custom_gpu(i64 memory_bytes, std::optional<i64> bandwidth_byte
   g.datasheet_memory_gb = static_cast<double>(memory_bytes) / 1e9;
   g.memory_bandwidth_bytes_per_s = bandwidth_bytes_per_s.value_or(0);
   g.compute_source = "none (no profile)";
+  g.device_class = "unknown";
+  g.ecc_mode = "none";
+  g.interconnect_source = "none (no profile): links unknown";
   g.notes = g.memory_bandwidth_bytes_per_s == 0
                 ? "no profile: memory bandwidth unknown (0), so performance estimates are unknown; no TFLOP/s figures"
                 : "no profile: memory bandwidth given by the user; no TFLOP/s figures";

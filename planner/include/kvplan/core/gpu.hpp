@@ -1,5 +1,6 @@
-// A GPU as the planner sees it: exact memory in bytes (with which tool reported it), bandwidth and
-// dense tensor throughput, each with its source. Loaded from profiles/gpus/<id>.json.
+// A GPU (or Apple chip, unified-memory box or CPU host) as the planner sees it: exact memory in bytes (with which
+// tool reported it), bandwidth, dense tensor throughput and its links, each with its source.
+// Loaded from profiles/gpus/<id>.json (field reference: profiles/README-gpus.md).
 #pragma once
 
 #include <optional>
@@ -19,7 +20,7 @@ struct GpuSpec {
   std::string compute_capability;
   std::string memory_type;
   i64 memory_bytes = 0;            // what the planner budgets from
-  std::string memory_bytes_kind;   // cuda_reported | nvml_reported | datasheet | derived
+  std::string memory_bytes_kind;   // cuda_reported | nvml_reported | datasheet | derived | metal_working_set | host_ram
   std::string memory_source;
   std::optional<i64> cuda_total_bytes;
   std::optional<i64> nvml_total_bytes;
@@ -33,6 +34,20 @@ struct GpuSpec {
   std::optional<i64> sm_count;
   std::optional<i64> l2_bytes;
   std::string notes;
+
+  // What kind of device this is and how its memory is shared.
+  std::string device_class;       // datacenter | workstation | consumer | embedded | apple | cpu | unified
+  bool unified_memory = false;    // memory shared with a CPU and the OS (Apple, DGX Spark, Jetson, MI300A, CPU hosts)
+  std::string ecc_mode;           // on | off | none: the ECC state memory_bytes describes (GDDR6 ECC on loses 1/16)
+  std::optional<double> int8_dense_tops;   // dense INT8 tensor TOPS
+  std::optional<double> fp4_dense_tflops;  // dense FP4 tensor TFLOP/s (Blackwell, CDNA4)
+
+  // Links: between devices of one node (the tensor-parallel all-reduce) and to the host.
+  std::string interconnect;              // nvlink | pcie | xgmi | ethernet | none
+  std::string interconnect_generation;   // e.g. "NVLink 4 (18 links via NVSwitch; 900 GB/s bidirectional)"
+  double interconnect_bytes_per_s = 0;   // per device, one direction, nominal link rate; 0 when interconnect is none
+  double pcie_bytes_per_s = 0;           // host link, one direction, raw (PCIe 5.0 x16 64e9; C2C 450e9; unified 0)
+  std::string interconnect_source;
 };
 
 }  // namespace kvplan
