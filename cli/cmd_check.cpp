@@ -6,18 +6,21 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
 #include "log_compare.hpp"
 #include "kvplan/core/search.hpp"
+#include "kvplan/core/simulate.hpp"
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/cmdline.hpp"
 #include "kvplan/io/deployments.hpp"
 #include "kvplan/io/manifests.hpp"
+#include "kvplan/io/trace.hpp"
 #include "kvplan/io/yaml_doc.hpp"
 
 #include <filesystem>
@@ -163,6 +166,65 @@ std::vector<io::DeploymentDoc> read_any(const std::string& path) {
   return out;
 }
 
+// The simulation requirements' run: the check file's traffic as kvplan simulate takes it. Open loop at
+// traffic.rate (Poisson), or the trace's arrivals; else a closed loop at traffic.concurrency. Lengths
+// are traffic.prompt_tokens / output_tokens (defaults 1024 / 128, as simulate); goodput counts the
+// requests meeting max_p99_ttft_ms and max_p99_tpot_ms one by one (without them: completed requests/s).
+struct SimOutcome {
+  bool ran = false, closed = false;
+  SimResult r;
+  double goodput = 0;
+  std::string workload;
+};
+
+SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, const Planner& p) {
+  SimOutcome o;
+  if (!p.engine().startup_ok) return o;
+  SimConfig cfg = sim_config_for(p);
+  const bool traced = !doc.trace.empty();
+  o.closed = !traced && !doc.rate && doc.concurrency;
+  if (o.closed) cfg.closed_loop_concurrency = *doc.concurrency;
+  SimSlo slo;
+  if (doc.max_p99_ttft_ms) slo.ttft_s = *doc.max_p99_ttft_ms * 1e-3;
+  if (doc.max_p99_tpot_ms) slo.tpot_s = *doc.max_p99_tpot_ms * 1e-3;
+  std::unique_ptr<RequestSource> src;
+  if (traced) {
+    std::string path = doc.trace;
+    if (path[0] != '/' && !doc.file.empty()) path = (std::filesystem::path(doc.file).parent_path() / path).string();
+    io::TraceOptions t;
+    t.max_rows = doc.requests.value_or(-1);
+    t.default_prefix_tokens = d.shared_prefix;
+    src = std::make_unique<io::TraceSource>(path, t);
+    o.workload = "trace " + doc.trace;
+  } else {
+    WorkloadSpec w;
+    w.requests = doc.requests.value_or(1000);
+    w.rate = doc.rate.value_or(0);
+    w.seed = static_cast<std::uint64_t>(doc.seed.value_or(0));
+    i64 prompt = 1024, output = 128;  // vllm bench serve's random dataset defaults, as kvplan simulate
+    if (doc.output_tokens) output = *doc.output_tokens;
+    if (doc.prompt_tokens) prompt = *doc.prompt_tokens;
+    if (doc.context && !doc.prompt_tokens) prompt = *doc.context - output;
+    if (doc.context && doc.prompt_tokens && !doc.output_tokens) output = *doc.context - prompt;
+    const auto where = doc.field_where.count("traffic.prompt_tokens") ? doc.field_where.at("traffic.prompt_tokens") : doc.where;
+    if (prompt < 1 || output < 1)
+      throw InputError(where, "the simulated traffic needs prompt_tokens >= 1 and output_tokens >= 1", "give traffic.prompt_tokens and traffic.output_tokens");
+    w.prompt.mean = static_cast<double>(prompt);
+    w.output.mean = static_cast<double>(output);
+    w.shared_prefix_tokens = d.shared_prefix;
+    src = make_workload(w);
+    char rate[48] = "";
+    if (doc.rate) std::snprintf(rate, sizeof rate, "%g req/s", *doc.rate);
+    o.workload = std::to_string(w.requests) + " req of " + std::to_string(prompt) + "+" + std::to_string(output) + " tok, " +
+                 (o.closed ? std::to_string(*doc.concurrency) + " clients" : doc.rate ? std::string(rate) : "all at once");
+  }
+  const StepTimeModel model(p, d.perf);
+  o.r = simulate(cfg, *src, [&model](const StepBatch& b) { return model.step_s(b); }, slo);
+  o.ran = true;
+  o.goodput = (slo.ttft_s || slo.tpot_s) ? o.r.goodput_per_s : o.r.request_throughput_per_s;
+  return o;
+}
+
 Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, bool strict, const std::vector<std::string>& set,
                    const std::vector<std::pair<std::string, io::EngineLog>>& logs) {
   Evaluated ev;
@@ -283,6 +345,40 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
       q.suggestion = lo > 0 ? "prompts up to " + std::to_string(lo) + " tokens meet it" : "no prompt length meets it on this layout";
     }
     ev.reqs.push_back(q);
+  }
+  // simulation requirements: kvplan simulate on the traffic (rate, trace or closed loop at concurrency)
+  if (doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate) {
+    const SimOutcome so = simulate_traffic(doc, d, p);
+    auto sim_req = [&](const std::string& name, bool pass, const std::string& actual, const std::string& required) {
+      Requirement q{name + " (simulated)"};
+      q.pass = so.ran && pass;
+      q.actual = so.ran ? actual : "not simulated: the deployment does not start";
+      q.required = required;
+      q.detail = so.workload;
+      if (so.ran && !q.pass)
+        q.suggestion = so.closed ? "fewer concurrent requests, or more replicas (kvplan simulate shows the queues over time)"
+                                 : "a lower rate, or more replicas (kvplan simulate shows the queues over time)";
+      ev.reqs.push_back(q);
+    };
+    const SimResult& sr = so.r;
+    if (doc.max_p99_ttft_ms)
+      sim_req("max p99 TTFT", sr.ttft_s.count > 0 && sr.ttft_s.p99 * 1e3 <= *doc.max_p99_ttft_ms, ms(sr.ttft_s.p99),
+              "<= " + ms(*doc.max_p99_ttft_ms / 1e3));
+    if (doc.max_p99_tpot_ms)
+      sim_req("max p99 TPOT", sr.tpot_s.p99 * 1e3 <= *doc.max_p99_tpot_ms, ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3));
+    if (doc.min_goodput) {
+      char a[64], b[64];
+      std::snprintf(a, sizeof a, "%.3f req/s", so.goodput);
+      std::snprintf(b, sizeof b, ">= %.3f req/s", *doc.min_goodput);
+      sim_req("min goodput", so.goodput >= *doc.min_goodput, a, b);
+    }
+    if (doc.max_preemption_rate) {
+      const double rate = sr.requests > 0 ? static_cast<double>(sr.preemptions) / static_cast<double>(sr.requests) : 0.0;
+      char a[64], b[64];
+      std::snprintf(a, sizeof a, "%.3f per request", rate);
+      std::snprintf(b, sizeof b, "<= %.3f per request", *doc.max_preemption_rate);
+      sim_req("max preemption rate", rate <= *doc.max_preemption_rate, a, b);
+    }
   }
   // --log: the engine's startup log as evidence; its rules must reproduce what the engine printed
   for (const auto& [file, log] : logs) {

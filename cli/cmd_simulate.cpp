@@ -1,1 +1,706 @@
-// (in progress)
+// `kvplan simulate MODEL`: requests through the engine's scheduler and paged KV pool, step by step, on the
+// deployment `plan` describes (same flags, pasted engine command, --set). Workloads: closed loop
+// (--concurrency), open loop (--rate, Poisson / constant / gamma), length distributions, shared prefixes,
+// multi-turn sessions, or a trace file streamed row by row. Outputs the vllm bench serve metrics (TTFT, TPOT,
+// ITL, E2E; throughputs; goodput), preemptions, prefix hits and a timeline. Exit 0 ran, 1 the deployment does
+// not start, 2 bad input, 3 runtime failure.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "deploy_options.hpp"
+#include "kvplan/core/simulate.hpp"
+#include "kvplan/core/units.hpp"
+#include "kvplan/io/files.hpp"
+#include "kvplan/io/trace.hpp"
+#include "output.hpp"
+#include "report.hpp"
+#include "report_build.hpp"
+#include "version.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+// vllm bench serve's random dataset defaults (--random-input-len 1024, --random-output-len 128)
+constexpr i64 kDefaultPrompt = 1024;
+constexpr i64 kDefaultOutput = 128;
+
+constexpr const char* kDefinitions =
+    "vllm bench serve definitions: TTFT = first token - arrival; TPOT = (E2E - "
+    "TTFT) / (output tokens - 1) per request "
+    "(excludes the first token; requests with one token are left out); ITL = "
+    "every gap between consecutive tokens, pooled "
+    "over requests; E2E = last token - arrival; percentiles by linear "
+    "interpolation (numpy); throughputs = completed "
+    "requests / tokens over the run (first arrival to last finish); goodput = "
+    "requests meeting every given SLO / duration";
+
+struct SimArgs {
+  DeployArgs d;
+  std::string format = "table";
+  OutputFiles out;
+  std::optional<double> rate, burstiness, think_s, slo_ttft_ms, slo_tpot_ms, timeline_interval_s;
+  std::string arrival, prompt_dist, output_dist, prompt_spread, output_spread, prompt_hist, output_hist;
+  std::optional<i64> prefix_groups, turns, requests;
+  std::string trace, policy, per_request;
+  std::uint64_t seed = 0;
+};
+
+std::string fmt(double v, int digits) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+const char* scheduler_name(SchedulerKind k) {
+  switch (k) {
+    case SchedulerKind::vllm_v1:
+      return "vllm-v1";
+    case SchedulerKind::sglang:
+      return "sglang";
+    case SchedulerKind::trtllm:
+      return "trtllm";
+    case SchedulerKind::llamacpp:
+      return "llama.cpp";
+  }
+  return "?";
+}
+
+/// "20", "20%" or "0.2"? Spreads are percentages: 20 and 20% mean +-20%.
+double parse_percent(const std::string& s, const std::string& flag) {
+  std::string t = s;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0 || v > 1000)
+    throw InputError(flag, "expected a percentage >= 0 (20 or 20% for +-20% of the mean), got '" + s + "'");
+  return v / 100.0;
+}
+
+LengthDist length_dist(const std::string& dist_flag, const std::string& dist, const std::string& spread_flag,
+                       const std::string& spread, const std::string& hist_flag, const std::string& hist, i64 mean) {
+  LengthDist l;
+  l.mean = static_cast<double>(mean);
+  l.min = 1;
+  const std::string kind = dist.empty() ? (hist.empty() ? "fixed" : "histogram") : dist;
+  if (kind == "fixed")
+    l.kind = LengthDist::Kind::fixed;
+  else if (kind == "uniform")
+    l.kind = LengthDist::Kind::uniform;
+  else if (kind == "normal")
+    l.kind = LengthDist::Kind::normal;
+  else if (kind == "lognormal")
+    l.kind = LengthDist::Kind::lognormal;
+  else if (kind == "histogram")
+    l.kind = LengthDist::Kind::histogram;
+  else
+    throw InputError(dist_flag, "unknown distribution '" + dist + "'",
+                     "use fixed, uniform, normal, lognormal or histogram");
+  if (l.kind == LengthDist::Kind::histogram) {
+    if (hist.empty())
+      throw InputError(dist_flag, "histogram needs a file", "give " + hist_flag + " FILE (tokens,weight rows)");
+    if (!spread.empty()) throw InputError(spread_flag, "a histogram has no spread", "leave " + spread_flag + " out");
+    l.histogram = io::read_length_histogram(hist);
+    double w = 0, sum = 0;
+    for (const auto& [t, x] : l.histogram) {
+      w += x;
+      sum += x * static_cast<double>(t);
+    }
+    l.mean = sum / w;
+    return l;
+  }
+  if (!hist.empty())
+    throw InputError(hist_flag, "a histogram file with " + dist_flag + " " + kind,
+                     "leave " + dist_flag + " out or give histogram");
+  if (l.kind == LengthDist::Kind::fixed) {
+    if (!spread.empty())
+      throw InputError(spread_flag, "a fixed length has no spread",
+                       "give " + dist_flag + " uniform, normal or lognormal");
+  } else {
+    if (spread.empty())
+      throw InputError(dist_flag, kind + " needs a spread", "give " + spread_flag + " P (+-P% of the mean)");
+    l.spread = parse_percent(spread, spread_flag);
+  }
+  return l;
+}
+
+ojson dist_json(const LengthDist& l) {
+  static const char* names[] = {"fixed", "uniform", "normal", "lognormal", "histogram"};
+  ojson j = {{"distribution", names[static_cast<int>(l.kind)]}, {"mean_tokens", l.mean}};
+  if (l.kind != LengthDist::Kind::fixed && l.kind != LengthDist::Kind::histogram) j["spread_fraction"] = l.spread;
+  if (l.kind == LengthDist::Kind::histogram) {
+    ojson h = ojson::array();
+    for (const auto& [t, w] : l.histogram) h.push_back({t, w});
+    j["histogram"] = h;
+  }
+  return j;
+}
+
+ojson stats_ms(const LatencyStats& s) {
+  return {{"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"count", s.count}};
+}
+
+/// The --per-request CSV, streamed to a temporary file beside the target and renamed into place only when the
+/// run succeeds (no partial file after an error; an existing file stays untouched).
+class PerRequestWriter {
+ public:
+  explicit PerRequestWriter(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    tmp_ = path + ".tmp-" + std::to_string(::getpid());
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (!f_) throw RuntimeFailure("--per-request: " + path + ": cannot write");
+    std::fputs(
+        "id,arrival_s,first_token_s,finish_s,ttft_s,e2e_s,prompt_tokens,output_"
+        "tokens,cached_prompt_tokens,preemptions,failed,truncated\n",
+        f_);
+  }
+  ~PerRequestWriter() {
+    if (f_) std::fclose(f_);
+    if (!tmp_.empty() && !committed_) std::remove(tmp_.c_str());
+  }
+  PerRequestWriter(const PerRequestWriter&) = delete;
+  PerRequestWriter& operator=(const PerRequestWriter&) = delete;
+  bool active() const { return f_ != nullptr; }
+  void write(const RequestRecord& r) {
+    const bool started = r.first_token_s >= 0, done = r.finish_s >= 0;
+    std::fprintf(f_, "%lld,%.9g,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%d,%d\n", static_cast<long long>(r.id), r.arrival_s,
+                 started ? fmt9(r.first_token_s).c_str() : "", done ? fmt9(r.finish_s).c_str() : "",
+                 started ? fmt9(r.first_token_s - r.arrival_s).c_str() : "",
+                 done ? fmt9(r.finish_s - r.arrival_s).c_str() : "", static_cast<long long>(r.prompt_tokens),
+                 static_cast<long long>(r.output_tokens), static_cast<long long>(r.cached_prompt_tokens),
+                 static_cast<long long>(r.preemptions), r.failed ? 1 : 0, r.truncated ? 1 : 0);
+  }
+  void commit() {
+    if (!f_) return;
+    const bool bad = std::fflush(f_) != 0 || std::ferror(f_);
+    std::fclose(f_);
+    f_ = nullptr;
+    if (bad) throw RuntimeFailure("--per-request: " + path_ + ": write failed");
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) throw RuntimeFailure("--per-request: " + path_ + ": " + ec.message());
+    committed_ = true;
+  }
+
+ private:
+  static std::string fmt9(double v) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.9g", v);
+    return b;
+  }
+  std::string path_, tmp_;
+  std::FILE* f_ = nullptr;
+  bool committed_ = false;
+};
+
+Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg, const std::string& title,
+                   const std::string& workload_line, bool slo) {
+  Report rep;
+  rep.title = "kvplan simulation: " + d.spec.model.id;
+  rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
+  ReportSection s;
+  s.title = title;
+  s.summary = {{"workload", workload_line},
+               {"requests", grouped(r.requests) + " (completed " + grouped(r.completed) + ", failed " +
+                                grouped(r.failed) + ", truncated " + grouped(r.truncated) + ")"},
+               {"duration", fmt(r.duration_s, 2) + " s simulated, " + grouped(r.steps) + " engine steps"},
+               {"TTFT p50 / p99", fmt(r.ttft_s.p50 * 1e3, 1) + " / " + fmt(r.ttft_s.p99 * 1e3, 1) + " ms"},
+               {"TPOT p50 / p99", fmt(r.tpot_s.p50 * 1e3, 2) + " / " + fmt(r.tpot_s.p99 * 1e3, 2) + " ms"},
+               {"throughput", fmt(r.request_throughput_per_s, 2) + " req/s, " + fmt(r.output_tokens_per_s, 1) +
+                                  " output tokens/s, " + fmt(r.total_tokens_per_s, 1) + " total tokens/s"}};
+  if (slo)
+    s.summary.emplace_back("goodput",
+                           fmt(r.goodput_per_s, 2) + " req/s (" + grouped(r.good_requests) + " requests met the SLO)");
+  s.summary.emplace_back("preemptions", grouped(r.preemptions));
+  s.summary.emplace_back("prefix cache hit rate", fmt(100.0 * r.prefix_hit_rate, 1) + "%");
+  s.summary.emplace_back("KV pool", grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) +
+                                        " tokens per replica, " + grouped(cfg.replicas) + " replica" +
+                                        (cfg.replicas > 1 ? "s" : "") + " (" + scheduler_name(cfg.scheduler) +
+                                        " scheduler)");
+  SeriesChart kv, q, pre, hit;
+  kv.title = "KV-pool use";
+  kv.x_label = q.x_label = pre.x_label = hit.x_label = "time (s)";
+  kv.y_label = "blocks in use";
+  kv.percent = true;
+  kv.caption =
+      "Blocks held by requests (and cached prefixes in use) over the "
+      "pool, summed over replicas.";
+  q.title = "Running and waiting requests";
+  q.y_label = "requests";
+  q.caption =
+      "Requests in the running batch and in the waiting queue "
+      "(preempted requests wait again).";
+  pre.title = "Preemptions";
+  pre.y_label = "preemptions (cumulative)";
+  pre.caption =
+      "Requests evicted from the KV pool to make room (recomputed "
+      "when they run again).";
+  hit.title = "Prefix cache hit rate";
+  hit.y_label = "prompt tokens found cached";
+  hit.percent = true;
+  hit.caption = "Cumulative share of prompt tokens found in the prefix cache.";
+  std::vector<double> kvu, run, wait, pr, hr;
+  for (const auto& t : r.timeline) {
+    kv.x.push_back(t.t_s);
+    kvu.push_back(t.kv_used_fraction);
+    run.push_back(static_cast<double>(t.running));
+    wait.push_back(static_cast<double>(t.waiting));
+    pr.push_back(static_cast<double>(t.preemptions));
+    hr.push_back(t.prefix_hit_rate);
+  }
+  q.x = pre.x = hit.x = kv.x;
+  kv.lines = {{"KV pool used", kvu}};
+  q.lines = {{"running", run}, {"waiting", wait}};
+  pre.lines = {{"preemptions", pr}};
+  hit.lines = {{"prefix hit rate", hr}};
+  s.charts = {kv, q, pre, hit};
+  Table lat;
+  lat.title = "Latency (ms)";
+  lat.columns = {"metric", "mean", "p50", "p90", "p99", "count"};
+  lat.right_align = {false, true, true, true, true, true};
+  for (const auto& [name, st] : std::vector<std::pair<std::string, LatencyStats>>{
+           {"TTFT", r.ttft_s}, {"TPOT", r.tpot_s}, {"ITL", r.itl_s}, {"E2E", r.e2e_s}})
+    lat.rows.push_back({name, fmt(st.mean * 1e3, 2), fmt(st.p50 * 1e3, 2), fmt(st.p90 * 1e3, 2), fmt(st.p99 * 1e3, 2),
+                        grouped(st.count)});
+  s.tables.push_back(lat);
+  s.assumptions = {kDefinitions,
+                   "step time: the performance model's step (weights and KV read, compute, communication, overheads) "
+                   "for each step's mix of decode sequences and prefill chunks (docs/performance-model.md)",
+                   "engine rules: " + std::string(engine_name(d.spec.engine.kind)) +
+                       " scheduler and paged KV pool as docs/simulation.md describes"};
+  rep.sections.push_back(std::move(s));
+  return rep;
+}
+
+void run_simulate(const SimArgs& a, Globals& g) {
+  const Format fmt_out = parse_format_flag(a.format);
+  a.out.check();
+  if (!a.per_request.empty()) io::check_writable(a.per_request, "--per-request");
+  const auto profiles = io::Profiles::load(g.profiles_dir);
+  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
+  for (const auto& w : d.warnings) warn(w);
+  const auto strict = strict_failures(d, a.d.strict);
+  for (const auto& s : strict) warn("--strict: " + s);
+  const Planner p(d.spec);
+  const EngineReport& er = p.engine();
+
+  // ---- the workload ----
+  const auto given = [&](const char* key) { return d.bag.has(key); };
+  const bool closed = given("concurrency");
+  const bool traced = !a.trace.empty();
+  if (a.rate && closed)
+    throw InputError("--rate", "a rate and --concurrency together",
+                     "give --rate R (open loop) or --concurrency N (closed loop), not both");
+  if (a.rate && !(*a.rate > 0))
+    throw InputError("--rate", "must be > 0 requests/s",
+                     "give --rate 10, or leave it out to send every request at once");
+  if (a.requests && *a.requests < 1) throw InputError("--requests", "must be >= 1");
+  if (a.burstiness && !(*a.burstiness > 0)) throw InputError("--burstiness", "must be > 0 (1 = Poisson; < 1 burstier)");
+  std::string arrival = a.arrival.empty() ? (a.burstiness ? "gamma" : "poisson") : a.arrival;
+  if (arrival != "poisson" && arrival != "constant" && arrival != "gamma")
+    throw InputError("--arrival", "unknown arrival process '" + a.arrival + "'", "use poisson, constant or gamma");
+  if (a.burstiness && arrival != "gamma")
+    throw InputError("--burstiness", "applies to gamma arrivals", "give --arrival gamma or leave --arrival out");
+  if (!a.arrival.empty() && !a.rate)
+    throw InputError("--arrival", "an arrival process needs a rate", "give --rate R (requests/s)");
+  if (a.think_s && *a.think_s < 0) throw InputError("--think-s", "must be >= 0 seconds");
+  if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
+  if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
+  if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0)) throw InputError("--slo-ttft-ms", "must be > 0 ms");
+  if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0)) throw InputError("--slo-tpot-ms", "must be > 0 ms");
+  if (a.timeline_interval_s && !(*a.timeline_interval_s > 0))
+    throw InputError("--timeline-interval-s", "must be > 0 seconds");
+  if (traced) {
+    // the trace gives arrivals and lengths: generator options would be silently ignored
+    const std::vector<std::pair<bool, const char*>> clash = {{a.rate.has_value(), "--rate"},
+                                                             {!a.arrival.empty(), "--arrival"},
+                                                             {a.burstiness.has_value(), "--burstiness"},
+                                                             {given("prompt_tokens"), "--prompt-tokens"},
+                                                             {given("output_tokens"), "--output-tokens"},
+                                                             {given("context"), "--context"},
+                                                             {!a.prompt_dist.empty(), "--prompt-dist"},
+                                                             {!a.output_dist.empty(), "--output-dist"},
+                                                             {!a.prompt_hist.empty(), "--prompt-histogram"},
+                                                             {!a.output_hist.empty(), "--output-histogram"},
+                                                             {a.turns.has_value(), "--turns"},
+                                                             {a.prefix_groups.has_value(), "--prefix-groups"}};
+    for (const auto& [on, flag] : clash)
+      if (on)
+        throw InputError(flag, "the trace gives arrivals and lengths",
+                         std::string("leave ") + flag + " out with --trace (or drop --trace)");
+  }
+
+  WorkloadSpec w;
+  w.requests = a.requests.value_or(1000);
+  w.seed = a.seed;
+  w.rate = a.rate.value_or(0);
+  w.arrival = arrival == "constant" ? ArrivalKind::constant
+              : arrival == "gamma"  ? ArrivalKind::gamma
+                                    : ArrivalKind::poisson;
+  w.burstiness = a.burstiness.value_or(1.0);
+  i64 prompt = kDefaultPrompt, output = kDefaultOutput;
+  {
+    const auto& wk = d.base.work;
+    if (wk.output) output = *wk.output;
+    if (wk.prompt) prompt = *wk.prompt;
+    if (wk.context && !wk.prompt) prompt = *wk.context - output;
+    if (wk.context && wk.prompt && !wk.output) output = *wk.context - prompt;
+    if (prompt < 1)
+      throw InputError(
+          "--context",
+          "leaves " + std::to_string(prompt) + " prompt tokens after " + std::to_string(output) + " output tokens",
+          "give --prompt-tokens and --output-tokens");
+    if (output < 1) throw InputError("--output-tokens", "must be >= 1");
+  }
+  if (!traced) {
+    w.prompt = length_dist("--prompt-dist", a.prompt_dist, "--prompt-spread", a.prompt_spread, "--prompt-histogram",
+                           a.prompt_hist, prompt);
+    w.output = length_dist("--output-dist", a.output_dist, "--output-spread", a.output_spread, "--output-histogram",
+                           a.output_hist, output);
+  } else if (!a.prompt_spread.empty() || !a.output_spread.empty()) {
+    throw InputError(!a.prompt_spread.empty() ? "--prompt-spread" : "--output-spread", "the trace gives the lengths",
+                     "leave it out with --trace");
+  }
+  w.shared_prefix_tokens = d.shared_prefix;
+  w.prefix_groups = a.prefix_groups.value_or(1);
+  w.turns = a.turns.value_or(1);
+  w.think_s = a.think_s.value_or(0);
+
+  SimSlo slo;
+  if (a.slo_ttft_ms) slo.ttft_s = *a.slo_ttft_ms * 1e-3;
+  if (a.slo_tpot_ms) slo.tpot_s = *a.slo_tpot_ms * 1e-3;
+  const bool has_slo = a.slo_ttft_ms || a.slo_tpot_ms;
+
+  // ---- inputs as JSON (the workload before the run; trace rows are added after it) ----
+  ojson inputs = deployment_inputs_json(d);
+  for (const char* k :
+       {"tokens_per_request", "tokens_source", "prompt_tokens", "output_tokens", "concurrency", "shared_prefix_tokens"})
+    inputs.erase(k);
+  ojson wj;
+  wj["mode"] = closed ? "closed_loop" : "open_loop";
+  wj["source"] = traced ? "trace" : "generator";
+  wj["requests"] = traced ? (a.requests ? ojson(*a.requests) : ojson(nullptr)) : ojson(w.requests);
+  wj["concurrency"] = closed ? ojson(d.concurrency) : ojson(nullptr);
+  if (!traced) {
+    // rate null: every request at t = 0 (vllm bench serve --request-rate inf)
+    wj["rate_per_s"] = closed || !a.rate ? ojson(nullptr) : ojson(w.rate);
+    wj["arrival"] = closed ? "closed_loop" : (a.rate ? arrival : "all_at_once");
+    wj["burstiness"] = w.burstiness;
+    wj["prompt"] = dist_json(w.prompt);
+    wj["output"] = dist_json(w.output);
+    wj["shared_prefix_tokens"] = w.shared_prefix_tokens;
+    wj["prefix_groups"] = w.prefix_groups;
+    wj["turns"] = w.turns;
+    wj["think_s"] = w.think_s;
+    wj["seed"] = w.seed;
+  }
+  wj["slo"] = {{"ttft_ms", a.slo_ttft_ms ? ojson(*a.slo_ttft_ms) : ojson(nullptr)},
+               {"tpot_ms", a.slo_tpot_ms ? ojson(*a.slo_tpot_ms) : ojson(nullptr)}};
+
+  const std::string title = d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
+                            " (TP " + std::to_string(d.spec.parallel.tp) + ", PP " +
+                            std::to_string(d.spec.parallel.pp) + ", DP " + std::to_string(d.spec.parallel.dp) + "), " +
+                            engine_name(d.spec.engine.kind);
+
+  // ---- a deployment that does not start runs nothing (exit 1, as plan) ----
+  if (!er.startup_ok) {
+    const Cell c = p.cell(std::max<i64>(p.max_len(), 1), 1);
+    std::string suggestion;
+    if (er.estimated_max_model_len > 0)
+      suggestion = std::string(er.kind == EngineKind::llamacpp ? "ctx-size " : "max-model-len ") +
+                   std::to_string(er.estimated_max_model_len) + " starts";
+    if (er.suggested_gpu_layers >= 0)
+      suggestion += (suggestion.empty() ? "" : "; or ") + std::string("n-gpu-layers ") +
+                    std::to_string(er.suggested_gpu_layers) + " starts";
+    const std::string why = c.limiting == "does_not_start" ? "one " + grouped(p.max_len()) +
+                                                                 "-token request (the longest it "
+                                                                 "accepts) does not fit the KV pool"
+                            : c.limiting == "weights"    ? "the weights leave no memory for the KV pool"
+                            : c.limiting == "gpu_memory" ? "the fixed terms exceed the GPU's memory"
+                                                         : "limited by " + c.limiting;
+    warn("the deployment does not start: " + why + (suggestion.empty() ? "" : "; " + suggestion));
+    g.exit_code = 1;
+    ojson res = {
+        {"starts", false}, {"limiting_factor", c.limiting}, {"suggestion", suggestion}, {"engine", engine_json(p)}};
+    if (fmt_out == Format::json) {
+      inputs["workload"] = wj;
+      std::cout << envelope("kvplan.simulate", "1.0.0", g.argv, profiles.sources(), inputs, res)
+                       .dump(2, ' ', false, ojson::error_handler_t::replace)
+                << "\n";
+    } else {
+      Table t;
+      t.title = title + ": does not start";
+      t.columns = {"quantity", "value"};
+      t.rows = {{"starts", "NO: " + why}};
+      if (!suggestion.empty()) t.rows.push_back({"would start", suggestion});
+      std::cout << render(t, fmt_out);
+    }
+    return;
+  }
+
+  // ---- the engine ----
+  SimConfig cfg = sim_config_for(p);
+  cfg.closed_loop_concurrency = closed ? d.concurrency : 0;
+  if (a.timeline_interval_s) cfg.timeline_interval_s = *a.timeline_interval_s;
+  if (!a.policy.empty()) {
+    const EngineKind k = d.spec.engine.kind;
+    const bool ok = a.policy == "fcfs" || (k == EngineKind::vllm && a.policy == "priority") ||
+                    (k == EngineKind::sglang && a.policy == "lpm");
+    if (!ok)
+      throw InputError("--scheduling-policy",
+                       "'" + a.policy + "' is not a policy kvplan simulates for " + engine_name(k),
+                       k == EngineKind::vllm     ? "use fcfs or priority"
+                       : k == EngineKind::sglang ? "use fcfs or lpm"
+                                                 : "use fcfs");
+    cfg.policy = a.policy;
+  }
+  const StepTimeModel step_model(p, d.perf);
+  const StepTimeFn step = [&step_model](const StepBatch& b) { return step_model.step_s(b); };
+
+  std::unique_ptr<RequestSource> src;
+  io::TraceSource* trace = nullptr;
+  if (traced) {
+    io::TraceOptions o;
+    o.max_rows = a.requests.value_or(-1);
+    o.require_sorted = !closed;
+    o.default_prefix_tokens = d.shared_prefix;
+    auto t = std::make_unique<io::TraceSource>(a.trace, o);
+    trace = t.get();
+    src = std::move(t);
+  } else {
+    src = make_workload(w);
+  }
+  PerRequestWriter per(a.per_request);
+  RequestObserver observer;
+  if (per.active()) observer = [&per](const RequestRecord& r) { per.write(r); };
+  const SimResult r = simulate(cfg, *src, step, slo, observer);
+
+  if (trace) {
+    wj["trace"] = {{"path", a.trace},
+                   {"format", trace->format()},
+                   {"layout", trace->layout()},
+                   {"arrival_column", trace->arrival_column()},
+                   {"arrival_unit", trace->arrival_unit()},
+                   {"prompt_column", trace->prompt_column()},
+                   {"output_column", trace->output_column()},
+                   {"rows", trace->rows()}};
+    wj["shared_prefix_tokens"] = d.shared_prefix;
+  }
+  inputs["workload"] = wj;
+  inputs["scheduling_policy"] = cfg.policy;
+
+  // ---- results ----
+  ojson res;
+  res["starts"] = true;
+  res["ttft_ms"] = stats_ms(r.ttft_s);
+  res["tpot_ms"] = stats_ms(r.tpot_s);
+  res["itl_ms"] = stats_ms(r.itl_s);
+  res["e2e_ms"] = stats_ms(r.e2e_s);
+  res["request_throughput_per_s"] = r.request_throughput_per_s;
+  res["output_tokens_per_s"] = r.output_tokens_per_s;
+  res["total_tokens_per_s"] = r.total_tokens_per_s;
+  if (has_slo) {
+    res["goodput_per_s"] = r.goodput_per_s;
+    res["good_requests"] = r.good_requests;
+  }
+  res["requests"] = r.requests;
+  res["completed"] = r.completed;
+  res["input_tokens"] = r.input_tokens;
+  res["output_tokens"] = r.output_tokens;
+  res["failed"] = r.failed;
+  res["truncated"] = r.truncated;
+  res["preemptions"] = r.preemptions;
+  res["preemptions_per_request"] =
+      r.requests > 0 ? static_cast<double>(r.preemptions) / static_cast<double>(r.requests) : 0.0;
+  res["prefix_hit_rate"] = r.prefix_hit_rate;
+  res["duration_s"] = r.duration_s;
+  res["steps"] = r.steps;
+  res["peak_blocks_used"] = r.peak_blocks_used;
+  res["peak_kv_used_fraction"] =
+      cfg.pool_blocks > 0 ? static_cast<double>(r.peak_blocks_used) / static_cast<double>(cfg.pool_blocks) : 0.0;
+  res["pool"] = {{"scheduler", scheduler_name(cfg.scheduler)},
+                 {"replicas", cfg.replicas},
+                 {"blocks", cfg.pool_blocks},
+                 {"block_tokens", cfg.block_tokens},
+                 {"tokens", mul(cfg.pool_blocks, cfg.block_tokens, "pool tokens")},
+                 {"max_num_seqs", cfg.max_num_seqs},
+                 {"max_num_batched_tokens", cfg.max_num_batched_tokens},
+                 {"max_model_len", cfg.max_model_len},
+                 {"chunked_prefill", cfg.chunked_prefill},
+                 {"prefix_caching", cfg.prefix_caching},
+                 {"policy", cfg.policy}};
+  ojson tl = ojson::array();
+  for (const auto& t : r.timeline)
+    tl.push_back({{"t_s", t.t_s},
+                  {"kv_used_fraction", t.kv_used_fraction},
+                  {"running", t.running},
+                  {"waiting", t.waiting},
+                  {"preemptions", t.preemptions},
+                  {"prefix_hit_rate", t.prefix_hit_rate}});
+  res["timeline"] = tl;
+  res["metric_definitions"] = {{"source", "vllm bench serve"},
+                               {"ttft", "first token time - arrival time"},
+                               {"tpot",
+                                "(e2e - ttft) / (output tokens - 1) per request, excluding the "
+                                "first token; requests with one output token are left out"},
+                               {"itl",
+                                "every gap between consecutive output tokens of a request, "
+                                "pooled over all requests"},
+                               {"e2e", "last token time - arrival time"},
+                               {"percentiles", "linear interpolation between closest ranks (numpy.percentile)"},
+                               {"throughput",
+                                "completed requests, output tokens, prompt + output tokens of completed "
+                                "requests / duration (first arrival to last finish)"},
+                               {"goodput", "completed requests meeting every given SLO (ttft, tpot) / duration"}};
+  res["warnings"] = d.warnings;
+
+  // ---- outputs: files first (atomically), then stdout ----
+  const std::string workload_line =
+      (traced ? "trace " + std::filesystem::path(a.trace).filename().string() + " (" + (trace ? trace->layout() : "") +
+                    ", " + grouped(r.requests) + " rows)"
+              : grouped(w.requests) + " requests of " + grouped(prompt) + " prompt + " + grouped(output) +
+                    " output tokens" +
+                    (w.shared_prefix_tokens > 0 ? " after a " + grouped(w.shared_prefix_tokens) + "-token shared prefix"
+                                                : "") +
+                    (w.turns > 1 ? ", " + grouped(w.turns) + "-turn sessions" : "")) +
+      (closed   ? ", closed loop of " + grouped(d.concurrency) + " clients"
+       : traced ? ", open loop at the trace's arrivals"
+                : (a.rate ? ", open loop at " + fmt(w.rate, 2) + " req/s (" + arrival + ")" : ", all at t = 0"));
+  if (!a.out.html.empty() || !a.out.markdown.empty()) {
+    const Report rep = make_report(d, r, cfg, title, workload_line, has_slo);
+    write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)},
+                   {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
+  }
+  per.commit();
+  g.exit_code = strict.empty() ? 0 : 1;  // --strict: a warning fails, as in plan
+
+  if (fmt_out == Format::json) {
+    std::cout << envelope("kvplan.simulate", "1.0.0", g.argv, profiles.sources(), inputs, res)
+                     .dump(2, ' ', false, ojson::error_handler_t::replace)
+              << "\n";
+    return;
+  }
+  if (fmt_out == Format::csv || fmt_out == Format::jsonl) {
+    ojson flat = res;  // one row per value; the timeline and definitions stay in the JSON
+    flat.erase("timeline");
+    flat.erase("metric_definitions");
+    flat.erase("warnings");
+    std::cout << render(flatten(flat), fmt_out);
+    return;
+  }
+  Table lat;
+  lat.title = title + ": " + workload_line;
+  lat.columns = {"metric (ms)", "mean", "p50", "p90", "p99"};
+  lat.right_align = {false, true, true, true, true};
+  for (const auto& [name, st] : std::vector<std::pair<std::string, LatencyStats>>{
+           {"TTFT", r.ttft_s}, {"TPOT", r.tpot_s}, {"ITL", r.itl_s}, {"E2E", r.e2e_s}})
+    lat.rows.push_back({name, fmt(st.mean * 1e3, 2), fmt(st.p50 * 1e3, 2), fmt(st.p90 * 1e3, 2), fmt(st.p99 * 1e3, 2)});
+  Table t;
+  t.title = "throughput and engine";
+  t.columns = {"quantity", "value"};
+  t.right_align = {false, true};
+  t.rows.push_back({"completed / failed / truncated",
+                    grouped(r.completed) + " / " + grouped(r.failed) + " / " + grouped(r.truncated)});
+  t.rows.push_back({"duration", fmt(r.duration_s, 2) + " s"});
+  t.rows.push_back({"request throughput", fmt(r.request_throughput_per_s, 2) + " req/s"});
+  t.rows.push_back({"output token throughput", fmt(r.output_tokens_per_s, 1) + " tokens/s"});
+  t.rows.push_back({"total token throughput", fmt(r.total_tokens_per_s, 1) + " tokens/s"});
+  if (has_slo)
+    t.rows.push_back({"goodput", fmt(r.goodput_per_s, 2) + " req/s (" + grouped(r.good_requests) + " good)"});
+  t.rows.push_back({"preemptions", grouped(r.preemptions)});
+  t.rows.push_back({"prefix cache hit rate", fmt(100.0 * r.prefix_hit_rate, 1) + "%"});
+  t.rows.push_back({"peak KV-pool use", fmt(100.0 * res["peak_kv_used_fraction"].get<double>(), 1) + "%"});
+  t.rows.push_back(
+      {"KV pool per replica", grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) + " tokens"});
+  if (cfg.replicas > 1) t.rows.push_back({"replicas", grouped(cfg.replicas)});
+  t.rows.push_back({"scheduler", std::string(scheduler_name(cfg.scheduler)) + ", " + cfg.policy});
+  t.rows.push_back({"max_num_seqs / max_num_batched_tokens",
+                    grouped(cfg.max_num_seqs) + " / " + grouped(cfg.max_num_batched_tokens)});
+  std::cout << render(lat, fmt_out) << "\n" << render(t, fmt_out);
+  std::cout << (fmt_out == Format::md ? "\n" : "\nnote: ") << kDefinitions << "\n";
+}
+
+}  // namespace
+
+void register_simulate(CLI::App& app, Globals& g) {
+  auto a = std::make_shared<SimArgs>();
+  auto* c = app.add_subcommand("simulate",
+                               "Serving simulation: requests through the engine's scheduler and paged "
+                               "KV pool on the deployment plan "
+                               "describes; TTFT, TPOT, ITL, E2E (vllm bench serve definitions), "
+                               "throughput, goodput, preemptions, "
+                               "prefix hits and a timeline (exit 1 when the deployment does not start)");
+  add_deploy_options(c, a->d);
+  auto* wl = c->add_option_group("simulated workload");
+  // --shared-prefix-tokens: the deployment's --shared-prefix under the name the workload options use
+  wl->add_option_function<std::string>(
+      "--shared-prefix-tokens",
+      [a](const std::string& v) {
+        a->d.flags.set("shared_prefix", v,
+                       io::Origin{io::Origin::Kind::flag, "--shared-prefix-tokens", "--shared-prefix-tokens"});
+      },
+      "same as --shared-prefix: tokens of a system prompt added before every "
+      "(first-turn) prompt");
+  wl->add_option("--rate", a->rate,
+                 "Open loop: requests per second (default: every request at t "
+                 "= 0, as vllm bench serve --request-rate inf); "
+                 "--concurrency N is the closed loop (N clients, each sends "
+                 "its next request when the last finished)");
+  wl->add_option("--arrival", a->arrival, "poisson (default) | constant | gamma: inter-arrival times at --rate");
+  wl->add_option("--burstiness", a->burstiness,
+                 "Gamma shape (vllm bench serve --burstiness): 1 = Poisson, < "
+                 "1 burstier; implies --arrival gamma");
+  wl->add_option("--prompt-dist", a->prompt_dist,
+                 "fixed (default) | uniform | normal | lognormal | histogram: "
+                 "prompt lengths around --prompt-tokens (default 1024)");
+  wl->add_option("--output-dist", a->output_dist,
+                 "fixed (default) | uniform | normal | lognormal | histogram: "
+                 "output lengths around --output-tokens (default 128)");
+  wl->add_option("--prompt-spread", a->prompt_spread,
+                 "+-P% of the mean prompt length (uniform: the range; normal "
+                 "and lognormal: one standard deviation)");
+  wl->add_option("--output-spread", a->output_spread, "+-P% of the mean output length");
+  wl->add_option("--prompt-histogram", a->prompt_hist, "FILE of tokens,weight rows: prompt lengths drawn from it");
+  wl->add_option("--output-histogram", a->output_hist, "FILE of tokens,weight rows: output lengths drawn from it");
+  wl->add_option("--prefix-groups", a->prefix_groups,
+                 "Distinct shared prefixes (system prompts) of --shared-prefix "
+                 "tokens, dealt round-robin (default 1)");
+  wl->add_option("--turns", a->turns,
+                 "Multi-turn sessions: turn k's prompt holds the history of "
+                 "turns < k (default 1)");
+  wl->add_option("--think-s", a->think_s,
+                 "Seconds between a turn's last token and the session's next "
+                 "turn (default 0)");
+  wl->add_option("--trace", a->trace,
+                 "Replay a CSV or JSONL trace, streamed (arrival, prompt and "
+                 "output tokens; Azure LLM inference, "
+                 "BurstGPT and Mooncake layouts; docs/simulation.md)");
+  wl->add_option("--requests", a->requests,
+                 "Requests to simulate (default 1000; with --trace: the first "
+                 "N rows, default all)");
+  wl->add_option("--seed", a->seed,
+                 "Seed of the workload generator: the same seed gives the same "
+                 "output (default 0)");
+  wl->add_option("--slo-ttft-ms", a->slo_ttft_ms, "Goodput: a good request's TTFT is at most this");
+  wl->add_option("--slo-tpot-ms", a->slo_tpot_ms, "Goodput: a good request's TPOT is at most this");
+  wl->add_option("--scheduling-policy", a->policy,
+                 "vLLM fcfs | priority; SGLang fcfs | lpm (default: the engine's, fcfs)");
+  wl->add_option("--timeline-interval-s", a->timeline_interval_s,
+                 "Spacing of timeline samples in seconds (default: the run / 200)");
+  wl->add_option("--per-request", a->per_request,
+                 "Write one CSV row per request to FILE (times, tokens, cached "
+                 "tokens, preemptions)");
+  a->out.add_options(c, false);
+  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
+  c->callback([a, &g] { run_simulate(*a, g); });
+}
+
+}  // namespace kvplan::cli

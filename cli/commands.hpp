@@ -27,6 +27,7 @@ void register_check(CLI::App& app, Globals& g);
 void register_report(CLI::App& app, Globals& g);
 void register_probe(CLI::App& app, Globals& g);
 void register_log(CLI::App& app, Globals& g);
+void register_simulate(CLI::App& app, Globals& g);
 
 /// Writes a warning line to stderr ("kvplan: warning: ...").
 void warn(const std::string& msg);

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) g.argv.emplace_back(argv[i]);
   CLI::App app{
       "kvplan: how much GPU memory an LLM's KV cache needs, and what fits.\n"
-      "Exit codes: 0 success (fits), 1 does not fit, 2 bad input or usage, 3 runtime failure."};
+      "Exit codes: 0 success (fits), 1 does not fit (simulate: does not start), 2 bad input or usage, 3 runtime failure."};
   app.set_version_flag("--version", std::string(cli::kVersion) + " (" + cli::kGitSha + ")");
   app.add_option("--profiles", g.profiles_dir, "Folder with models/<id>.json and gpus/<id>.json that add to and override the built-in profiles");
   app.require_subcommand(1, 1);
@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   cli::register_fit(app, g);
   cli::register_check(app, g);
   cli::register_report(app, g);
+  cli::register_simulate(app, g);
   cli::register_probe(app, g);
   cli::register_log(app, g);
   cli::register_kv(app, g);
@@ -41,8 +42,8 @@ int main(int argc, char** argv) {
     if (!g.pasted.empty()) {  // only the deployment commands read an engine command
       for (const auto& a : args) {
         if (a == "kv" || a == "models" || a == "gpus" || a == "calibrate")
-          throw InputError("--", "kvplan " + a + " takes no engine command after --", "paste the command after plan, sweep, fit, check, report or probe");
-        if (a == "plan" || a == "sweep" || a == "fit" || a == "check" || a == "report" || a == "probe") break;
+          throw InputError("--", "kvplan " + a + " takes no engine command after --", "paste the command after plan, sweep, fit, check, report, simulate or probe");
+        if (a == "plan" || a == "sweep" || a == "fit" || a == "check" || a == "report" || a == "simulate" || a == "probe") break;
       }
     }
     args = cli::rewrite_engine_spellings(args);

@@ -535,6 +535,93 @@ void html_throughput(std::ostringstream& o, const std::vector<std::pair<i64, dou
   o << "</svg>\n<figcaption>Estimated decode throughput of one GPU at each concurrency.</figcaption>\n</figure>\n";
 }
 
+/// Finite (x, y) pairs of one line; a line shorter than x is cut where it ends.
+std::vector<std::pair<double, double>> series_points(const SeriesChart& c, const std::vector<double>& ys) {
+  std::vector<std::pair<double, double>> p;
+  for (size_t k = 0; k < c.x.size() && k < ys.size(); ++k)
+    if (std::isfinite(c.x[k]) && std::isfinite(ys[k])) p.emplace_back(c.x[k], ys[k]);
+  return p;
+}
+
+bool has_series(const SeriesChart& c) {
+  for (const auto& l : c.lines)
+    if (!series_points(c, l.second).empty()) return true;
+  return false;
+}
+
+/// Line chart of time series: linear x from the first to the last sample, y from 0, one colour per line.
+void html_series(std::ostringstream& o, const SeriesChart& c) {
+  const double width = 820, ml = 84, mr = 28, mt = 24, mb = 56;
+  const double legend_h = c.lines.size() > 1 ? 22.0 : 0.0;
+  const double height = 300 + legend_h, ph = height - mt - mb - legend_h, pw = width - ml - mr;
+  double x0 = 0, x1 = 0, ymax = 0;
+  bool first = true;
+  for (const auto& l : c.lines)
+    for (const auto& [x, y] : series_points(c, l.second)) {
+      x0 = first ? x : std::min(x0, x);
+      x1 = first ? x : std::max(x1, x);
+      ymax = std::max(ymax, y);
+      first = false;
+    }
+  if (x0 > 0) x0 = 0;  // time from the start
+  if (!(x1 > x0)) x1 = x0 + 1;
+  bool counts = !c.percent;  // whole numbers (requests, preemptions): whole-number ticks
+  for (const auto& l : c.lines)
+    for (double y : l.second) counts = counts && (!std::isfinite(y) || y == std::floor(y));
+  const double scale = c.percent ? 100.0 : 1.0;
+  const double yspan = c.percent ? 1.0 : (ymax > 0 ? ymax * 1.08 : 1.0);
+  const double ystep = counts ? std::max(1.0, nice_step(yspan, 5)) : nice_step(yspan * scale, 5) / scale;
+  const double ytop = c.percent ? 1.0 : std::max(ystep, std::ceil(yspan / ystep) * ystep);
+  auto xpos = [&](double x) { return ml + pw * (x - x0) / (x1 - x0); };
+  auto ypos = [&](double y) { return mt + ph * (1.0 - std::clamp(y, 0.0, ytop) / ytop); };
+  auto ylabel = [&](double v) { return c.percent ? fixed(v * 100.0, 0) + "%" : tick_label(v, ystep); };
+
+  o << "<figure class=\"series\">\n<svg role=\"img\" aria-label=\"" << esc(c.title) << "\" width=\"" << px(width) << "\" height=\""
+    << px(height) << "\" viewBox=\"0 0 " << px(width) << " " << px(height) << "\">\n";
+  for (int k = 0;; ++k) {
+    const double v = ystep * k;
+    if (v > ytop * (1 + 1e-9)) break;
+    const double y = ypos(v);
+    o << "<line x1=\"" << px(ml) << "\" y1=\"" << px(y) << "\" x2=\"" << px(ml + pw) << "\" y2=\"" << px(y) << "\" stroke=\""
+      << (k == 0 ? "#8c959f" : "#eaeef2") << "\"/><text x=\"" << px(ml - 8) << "\" y=\"" << px(y + 4)
+      << "\" text-anchor=\"end\" font-size=\"11\" fill=\"#57606a\">" << ylabel(v) << "</text>\n";
+  }
+  o << "<line x1=\"" << px(ml) << "\" y1=\"" << px(mt) << "\" x2=\"" << px(ml) << "\" y2=\"" << px(mt + ph) << "\" stroke=\"#8c959f\"/>\n";
+  const double xstep = nice_step(x1 - x0, 8);
+  for (double v = std::ceil(x0 / xstep) * xstep; v <= x1 * (1 + 1e-9) + 1e-12; v += xstep) {
+    const double x = xpos(v);
+    o << "<line x1=\"" << px(x) << "\" y1=\"" << px(mt + ph) << "\" x2=\"" << px(x) << "\" y2=\"" << px(mt + ph + 5)
+      << "\" stroke=\"#8c959f\"/><text x=\"" << px(x) << "\" y=\"" << px(mt + ph + 18)
+      << "\" text-anchor=\"middle\" font-size=\"11\" fill=\"#57606a\">" << tick_label(v, xstep) << "</text>\n";
+  }
+  o << "<text x=\"" << px(ml + pw / 2) << "\" y=\"" << px(mt + ph + 42)
+    << "\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"600\" fill=\"#424a53\">" << esc(c.x_label) << "</text>\n";
+  o << "<text transform=\"translate(18 " << px(mt + ph / 2) << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\" "
+       "font-weight=\"600\" fill=\"#424a53\">"
+    << esc(c.y_label) << "</text>\n";
+  for (size_t li = 0; li < c.lines.size(); ++li) {
+    const auto pts = series_points(c, c.lines[li].second);
+    if (pts.empty()) continue;
+    o << "<polyline class=\"line\" fill=\"none\" stroke=\"" << kPalette[li % kPaletteN].fill
+      << "\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"";
+    for (size_t k = 0; k < pts.size(); ++k) o << (k ? " " : "") << px(xpos(pts[k].first)) << "," << px(ypos(pts[k].second));
+    o << "\"><title>" << esc(c.lines[li].first) << "</title></polyline>\n";
+  }
+  if (c.lines.size() > 1) {
+    double lx = ml;
+    const double ly = height - legend_h + 2;
+    for (size_t li = 0; li < c.lines.size(); ++li) {
+      o << "<rect x=\"" << px(lx) << "\" y=\"" << px(ly) << "\" width=\"14\" height=\"4\" fill=\"" << kPalette[li % kPaletteN].fill
+        << "\"/><text x=\"" << px(lx + 20) << "\" y=\"" << px(ly + 6) << "\" font-size=\"12\" fill=\"#24292f\">"
+        << esc(c.lines[li].first) << "</text>\n";
+      lx += 40 + text_w(c.lines[li].first, 12);
+    }
+  }
+  o << "</svg>\n";
+  if (!c.caption.empty()) o << "<figcaption>" << esc(c.caption) << "</figcaption>\n";
+  o << "</figure>\n";
+}
+
 void html_table(std::ostringstream& o, const Table& t) {
   auto right = [&](size_t i) { return i < t.right_align.size() && t.right_align[i]; };
   o << "<table class=\"data\">\n";
@@ -578,6 +665,11 @@ void html_section(std::ostringstream& o, const ReportSection& s, size_t index) {
   if (const auto pts = throughput_points(s); !pts.empty()) {
     o << "<h3>Decode throughput</h3>\n";
     html_throughput(o, pts);
+  }
+  for (const auto& c : s.charts) {
+    if (!has_series(c)) continue;
+    o << "<h3>" << esc(c.title) << "</h3>\n";
+    html_series(o, c);
   }
   for (const auto& t : s.tables) html_table(o, t);
   if (!s.assumptions.empty()) {
@@ -664,6 +756,25 @@ std::string render_markdown(const Report& r) {
     if (const auto pts = throughput_points(s); !pts.empty()) {
       o << "### Decode throughput\n\n| Concurrency | Decode tokens/s per GPU |\n| ---: | ---: |\n";
       for (const auto& [c, v] : pts) o << "| " << grouped(c) << " | " << rate(v) << " |\n";
+      o << "\n";
+    }
+    for (const auto& c : s.charts) {  // a time series as a table of at most 11 evenly spaced samples
+      if (!has_series(c)) continue;
+      o << "### " << md_line(c.title) << "\n\n| " << md_cell(c.x_label) << " |";
+      for (const auto& l : c.lines) o << " " << md_cell(l.first) << " |";
+      o << "\n| ---: |";
+      for (size_t k = 0; k < c.lines.size(); ++k) o << " ---: |";
+      o << "\n";
+      const size_t n = c.x.size(), rows = std::min<size_t>(n, 11);
+      for (size_t ri = 0; ri < rows; ++ri) {
+        const size_t k = rows > 1 ? ri * (n - 1) / (rows - 1) : 0;
+        o << "| " << fixed(c.x[k], 2) << " |";
+        for (const auto& l : c.lines) {
+          const double v = k < l.second.size() ? l.second[k] : std::nan("");
+          o << " " << (c.percent ? fixed(v * 100.0, 1) + "%" : (std::isfinite(v) && v == std::floor(v) ? grouped(std::llround(v)) : fixed(v, 2))) << " |";
+        }
+        o << "\n";
+      }
       o << "\n";
     }
     for (const auto& t : s.tables) o << render(t, Format::md) << "\n";

@@ -1,6 +1,6 @@
 // Capacity-review reports: one self-contained HTML file (inline CSS and SVG, no scripts, no network)
 // and the same content as Markdown. Charts: a context x concurrency heatmap (fit and headroom), a
-// stacked bar of the per-GPU budget, decode throughput against concurrency.
+// stacked bar of the per-GPU budget, decode throughput against concurrency, time series (simulate).
 #pragma once
 
 #include <string>
@@ -11,6 +11,16 @@
 #include "output.hpp"
 
 namespace kvplan::cli {
+
+/// A time-series chart: lines over one x axis (simulate: KV-pool use, queues, preemptions over time).
+struct SeriesChart {
+  std::string title;               // heading above the chart
+  std::string x_label, y_label;
+  std::vector<double> x;           // increasing
+  std::vector<std::pair<std::string, std::vector<double>>> lines;  // (legend name, one y per x)
+  bool percent = false;            // y is a fraction 0..1, drawn as 0-100%
+  std::string caption;
+};
 
 /// One deployment's section of a report.
 struct ReportSection {
@@ -28,6 +38,7 @@ struct ReportSection {
   i64 gpu_total_bytes = 0;
   // decode throughput: (concurrency, decode tokens/s per GPU)
   std::vector<std::pair<i64, double>> throughput;
+  std::vector<SeriesChart> charts;      // time series (drawn after the throughput curve)
   std::vector<Table> tables;            // any further tables (requirements, engine report)
   std::vector<std::string> assumptions; // formulas and assumptions used, one per line
 };

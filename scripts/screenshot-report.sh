@@ -2,6 +2,8 @@
 # Renders a kvplan HTML report to a PNG with headless Chromium, to look at a report's layout without
 # a desktop. Installs Debian's chromium when it is missing (apt-get; sudo when not root).
 # Usage: scripts/screenshot-report.sh REPORT.html OUT.png [WIDTHxHEIGHT, default 1280x2000]
+# Sample reports: KVPLAN_REPORT_SAMPLE=DIR kvplan_tests "[report],[simulate_cli]" writes DIR/report-sample.html
+# (plan/check report) and DIR/simulate-sample.html (kvplan simulate, time-series charts).
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then

@@ -114,7 +114,7 @@ kvplan_cli_test(calibrate_fit EXIT 0 ARGS calibrate ${KVPLAN_DATA}/probe-synthet
 kvplan_cli_test(calibrate_not_probe EXIT 2 STDOUT_EMPTY ARGS calibrate ${KVPLAN_DATA}/deploy/wrong-type.json
   STDERR "kvplan: error: ${KVPLAN_DATA}/deploy/wrong-type.json: not a kvplan probe report (schema.name must be kvplan.probe); pass the JSON kvplan probe wrote")
 kvplan_cli_test(paste_to_kv EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b -- vllm serve m
-  STDERR "kvplan: error: --: kvplan kv takes no engine command after --; paste the command after plan, sweep, fit, check, report or probe")
+  STDERR "kvplan: error: --: kvplan kv takes no engine command after --; paste the command after plan, sweep, fit, check, report, simulate or probe")
 kvplan_cli_test(paste_unset_variable EXIT 2 STDOUT_EMPTY ARGS plan -- vllm serve m --max-model-len \${LEN}
   STDERR "kvplan: error: command: --max-model-len: unexpanded variable in settings that change memory: --max-model-len $LEN (--set LEN=VALUE or --set max-model-len=VALUE)")
 kvplan_cli_test(paste_set_variable EXIT 0 ARGS plan llama-3.1-8b --set LEN=8192 --format json -- vllm serve m --max-model-len \${LEN}

@@ -113,4 +113,8 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   check("calibration", "calibrate " + data + "/probe-synthetic-h200.json");
   check("log", "log " + data + "/logs/vllm-0.10-llama31-8b-h100.log --format json");
   check("log", "log " + data + "/logs/cases/lc-dscoder-v2-lite-512-f16.log --model deepseek-v2-lite --format json");
+  check("simulate", "simulate llama-3.1-8b --gpu h100 --rate 10 --requests 100 --slo-ttft-ms 300 --slo-tpot-ms 40 --format json");
+  check("simulate", "simulate llama-3.1-8b --gpu h100 --concurrency 4 --requests 40 --prompt-dist normal --prompt-spread 20 --format json");
+  check("simulate", "simulate llama-3.1-8b --gpu h100 --trace " + data + "/traces/mooncake-conversation.jsonl --format json");
+  check("simulate", "simulate llama-3.1-70b --gpu l4 --requests 10 --format json");  // does not start: results.starts false
 }

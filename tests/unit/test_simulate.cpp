@@ -1,1 +1,533 @@
-// (in progress)
+// Known-answer tests of the serving simulator: small workloads under a constant 10 ms step whose
+// timelines are worked out by hand in the comments (vLLM, SGLang, TensorRT-LLM, llama.cpp rules of
+// the simulation research notes §2-§5), metric definitions (§6.1), configs from a plan, and errors.
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "kvplan/core/error.hpp"
+#include "kvplan/core/simulate.hpp"
+#include "plan_helpers.hpp"
+
+using namespace kvplan;
+
+namespace {
+
+class Requests : public RequestSource {
+ public:
+  explicit Requests(std::vector<SimRequest> r) : r_(std::move(r)) {}
+  bool next(SimRequest& out) override {
+    if (i_ >= r_.size()) return false;
+    out = r_[i_++];
+    return true;
+  }
+
+ private:
+  std::vector<SimRequest> r_;
+  size_t i_ = 0;
+};
+
+SimRequest request(i64 id, double arrival, i64 prompt, i64 output) {
+  SimRequest r;
+  r.id = id;
+  r.arrival_s = arrival;
+  r.prompt_tokens = prompt;
+  r.output_tokens = output;
+  return r;
+}
+
+constexpr double kStep = 0.010;  // every step takes 10 ms
+const StepTimeFn ten_ms = [](const StepBatch&) { return kStep; };
+
+struct Run {
+  SimResult result;
+  std::map<i64, RequestRecord> records;
+};
+
+Run run(const SimConfig& cfg, std::vector<SimRequest> reqs, const SimSlo& slo = {}) {
+  Requests src(std::move(reqs));
+  Run out;
+  out.result = simulate(cfg, src, ten_ms, slo, [&](const RequestRecord& r) { out.records[r.id] = r; });
+  return out;
+}
+
+SimConfig vllm(i64 pool_blocks) {
+  SimConfig c;
+  c.scheduler = SchedulerKind::vllm_v1;
+  c.pool_blocks = pool_blocks;
+  c.block_tokens = 16;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("simulate vLLM one request: TTFT one step and one step per later token", "[simulate]") {
+  // Step 1 computes the 100 prompt tokens and samples token 1 at 10 ms; tokens 2..10 take one decode
+  // step each: the last at 10 x 10 ms. TPOT = (100 - 10) / (10 - 1) = 10 ms.
+  const Run r = run(vllm(1000), {request(0, 0, 100, 10)});
+  const SimResult& s = r.result;
+  CHECK(s.requests == 1);
+  CHECK(s.completed == 1);
+  CHECK(s.steps == 10);
+  CHECK(s.ttft_s.mean == Approx(1 * kStep));
+  CHECK(s.e2e_s.mean == Approx(10 * kStep));
+  CHECK(s.tpot_s.mean == Approx(kStep));
+  CHECK(s.itl_s.count == 9);  // one gap per token after the first
+  CHECK(s.itl_s.p99 == Approx(kStep));
+  // the last step computes token 10's input at position 108: 109 tokens in ceil(109 / 16) = 7 blocks
+  CHECK(s.peak_blocks_used == (109 + 15) / 16);
+  CHECK(s.blocks_leaked == 0);
+  CHECK(s.duration_s == Approx(10 * kStep));
+  CHECK(s.output_tokens_per_s == Approx(10 / (10 * kStep)));
+  CHECK(s.total_tokens_per_s == Approx((100 + 10) / (10 * kStep)));
+  CHECK(r.records.at(0).output_tokens == 10);
+}
+
+TEST_CASE("simulate vLLM second request waits for blocks the first holds", "[simulate]") {
+  // 7 usable blocks (8 minus vLLM's null block). A's 100-token prompt takes ceil(100 / 16) = 7 blocks
+  // in step 1 and its 109 tokens still fit 7 x 16 = 112; B (7 blocks) cannot be admitted until A
+  // finishes at step 10 (100 ms). B's prompt runs in step 11: first token at 110 ms, last at 200 ms.
+  const Run r = run(vllm(8), {request(0, 0, 100, 10), request(1, 0, 100, 10)});
+  CHECK(r.records.at(0).first_token_s == Approx(1 * kStep));
+  CHECK(r.records.at(0).finish_s == Approx(10 * kStep));
+  CHECK(r.records.at(1).first_token_s == Approx(11 * kStep));
+  CHECK(r.records.at(1).finish_s == Approx(20 * kStep));
+  CHECK(r.result.ttft_s.mean == Approx((1 + 11) * kStep / 2));
+  CHECK(r.result.preemptions == 0);
+  CHECK(r.result.peak_blocks_used == 7);
+  CHECK(r.result.blocks_leaked == 0);
+}
+
+TEST_CASE("simulate vLLM preempts the last running request and recomputes it", "[simulate]") {
+  // 4 usable blocks of 16; A and B: 16-token prompts, 40 outputs. Step 1 prefills both (1 block each);
+  // after step s each holds 16 + s - 1 computed tokens. Step s needs room for 16 + s - 1 tokens: 2
+  // blocks each from step 2, 3 blocks each at step 18 (33 tokens) = 6 > 4, so A (first in the running
+  // list) preempts the last running request, B, which has 17 outputs. Its freed blocks go to the free
+  // queue last block first; A takes B's second block, and B's first block (still cached) is not enough
+  // to readmit B (3 blocks for its 33 tokens) until A ends. A's 40th token comes at step 40 (400 ms);
+  // B's cached block was evicted by A's 4th block at step 34, so step 41 recomputes all 33 of B's tokens
+  // and samples its 18th token at 410 ms; tokens 19..40 take steps 42..63: last token at 630 ms.
+  const Run r = run(vllm(5), {request(0, 0, 16, 40), request(1, 0, 16, 40)});
+  CHECK(r.result.preemptions == 1);
+  CHECK(r.records.at(0).preemptions == 0);
+  CHECK(r.records.at(1).preemptions == 1);
+  CHECK(r.records.at(0).finish_s == Approx(40 * kStep));
+  CHECK(r.records.at(1).first_token_s == Approx(1 * kStep));
+  CHECK(r.records.at(1).finish_s == Approx(63 * kStep));
+  CHECK(r.records.at(1).output_tokens == 40);
+  CHECK(r.result.itl_s.count == 39 + 39);
+  CHECK(r.result.itl_s.mean == Approx((39 * kStep + 62 * kStep) / 78));  // sums of each request's gaps
+  CHECK(r.result.blocks_leaked == 0);
+  CHECK(r.result.peak_blocks_used == 4);
+}
+
+TEST_CASE("simulate vLLM prefix cache hits the full blocks of a shared system prompt", "[simulate]") {
+  // Both prompts start with the 40 tokens of prefix group 0. A's full blocks stay cached after it ends;
+  // B finds blocks 0 and 1 (tokens 0..31); block 2 mixes the prefix with A's own tokens, so it misses.
+  SimRequest a = request(0, 0, 100, 2), b = request(1, 1.0, 100, 2);
+  a.prefix_group = b.prefix_group = 0;
+  a.prefix_tokens = b.prefix_tokens = 40;
+  const Run r = run(vllm(100), {a, b});
+  CHECK(r.records.at(0).cached_prompt_tokens == 0);
+  CHECK(r.records.at(1).cached_prompt_tokens == 40 / 16 * 16);
+  CHECK(r.result.prefix_hit_rate == Approx(32.0 / (100 + 100)));
+  CHECK(r.records.at(1).first_token_s - 1.0 == Approx(kStep));
+  SECTION("without prefix caching nothing hits") {
+    SimConfig c = vllm(100);
+    c.prefix_caching = false;
+    CHECK(run(c, {a, b}).result.prefix_hit_rate == 0);
+  }
+  SECTION("a full-prompt hit still recomputes the last block") {
+    SimRequest c = request(2, 2.0, 96, 2), d = request(3, 3.0, 96, 2);
+    c.prefix_group = d.prefix_group = 1;
+    c.prefix_tokens = d.prefix_tokens = 96;
+    const Run rr = run(vllm(100), {c, d});
+    CHECK(rr.records.at(3).cached_prompt_tokens == (96 - 1) / 16 * 16);  // 5 blocks: the 96th token is recomputed
+  }
+}
+
+TEST_CASE("simulate vLLM without chunked prefill holds a prompt longer than the budget left", "[simulate]") {
+  // Budget 100 tokens: A's 60-token prompt runs in step 1; B's 60 do not fit the 40 left, so B waits
+  // for step 2 (A decodes 1 token, B takes 60 of the 99 left): B's first token at 20 ms. With chunked
+  // prefill B takes 40 tokens in step 1 and its last 20 in step 2: also 20 ms, but computed earlier.
+  SimConfig c = vllm(100);
+  c.max_num_batched_tokens = 100;
+  c.max_model_len = 100;
+  c.chunked_prefill = false;
+  const Run r = run(c, {request(0, 0, 60, 3), request(1, 0, 60, 3)});
+  CHECK(r.records.at(1).first_token_s == Approx(2 * kStep));
+  CHECK(r.result.steps == 4);
+}
+
+TEST_CASE("simulate SGLang runs a prefill step alone and stalls decodes", "[simulate]") {
+  // A (10-token prompt, 5 outputs) arrives at 0, B (same) at 25 ms. Step 1 prefills A (token 1 at
+  // 10 ms); steps 2-3 decode A (20, 30 ms). B arrived during step 3, so step 4 is B's prefill alone:
+  // B's token 1 at 40 ms while A waits; steps 5-6 decode both (A's tokens 4, 5 at 50, 60 ms); steps
+  // 7-8 decode B (tokens 4, 5 at 70, 80 ms). vLLM mixes B's prefill into A's decode: A ends at 50 ms.
+  SimConfig c;
+  c.scheduler = SchedulerKind::sglang;
+  c.pool_blocks = 10000;
+  c.block_tokens = 1;
+  const Run r = run(c, {request(0, 0, 10, 5), request(1, 0.025, 10, 5)});
+  CHECK(r.records.at(0).first_token_s == Approx(1 * kStep));
+  CHECK(r.records.at(0).finish_s == Approx(6 * kStep));
+  CHECK(r.records.at(1).first_token_s == Approx(4 * kStep));
+  CHECK(r.records.at(1).finish_s == Approx(8 * kStep));
+  CHECK(r.result.ttft_s.mean == Approx((kStep + (4 * kStep - 0.025)) / 2));
+  CHECK(r.result.itl_s.count == 8);
+  // 8 gaps: seven of 10 ms and A's stalled 30 -> 50 ms; numpy's p99 sits at rank 0.99 x 7 = 6.93
+  CHECK(r.result.itl_s.p99 == Approx(kStep + 0.93 * kStep));
+  const Run v = run(vllm(1000), {request(0, 0, 10, 5), request(1, 0.025, 10, 5)});
+  CHECK(v.records.at(0).finish_s == Approx(5 * kStep));
+}
+
+TEST_CASE("simulate SGLang admission reserves the clipped output and retracts under pressure", "[simulate]") {
+  // 300 tokens of pool, page 1. A needs 100 + min(150, 4096) + 1 = 251 <= 300 tokens and is admitted;
+  // B then needs another 251 but only 300 - 100 (A's prompt) - 150 x 0.7 (A's reservation) = 95 remain
+  // (NO_TOKEN): B waits although its prompt alone would fit.
+  SimConfig c;
+  c.scheduler = SchedulerKind::sglang;
+  c.pool_blocks = 300;
+  c.block_tokens = 1;
+  const Run r = run(c, {request(0, 0, 100, 150), request(1, 0, 100, 150)});
+  CHECK(r.records.at(0).first_token_s == Approx(kStep));
+  CHECK(r.records.at(1).first_token_s > r.records.at(0).first_token_s + kStep);
+  CHECK(r.result.completed == 2);
+  CHECK(r.result.blocks_leaked == 0);
+  CHECK(r.result.peak_blocks_used <= 300);
+}
+
+TEST_CASE("simulate SGLang retracts the request with the fewest outputs when decode runs out", "[simulate]") {
+  // 300 tokens, page 1, the ratio decays to 0.098 after one decode step. A (10 + 200) is prefilled in
+  // step 1 and decodes in steps 2-5. B (10 + 200) arrives at 45 ms; at step 6 A holds 14 tokens and
+  // reserves 195 x 0.098 = 19.1, so B's 10 + 200 + 1 fit the 286 - 19.1 left: step 6 prefills B alone.
+  // Both then add a token per step: 24 + 2k tokens after k steps, 300 after k = 138 (step 144), so
+  // step 145 retracts B (139 outputs < A's 143). The re-estimated ratio (143 + 20) / 201 = 0.81 keeps
+  // B out (149 + 61 + 1 > 148 free - 57 x 0.81) until A's 200th token at step 201; step 202 re-prefills
+  // B's 149 tokens (its 140th token at 2.02 s) and steps 203-262 bring its last 60.
+  SimConfig c;
+  c.scheduler = SchedulerKind::sglang;
+  c.pool_blocks = 300;
+  c.block_tokens = 1;
+  c.new_token_ratio_decay_steps = 1;
+  const Run r = run(c, {request(0, 0, 10, 200), request(1, 0.045, 10, 200)});
+  CHECK(r.result.preemptions == 1);
+  CHECK(r.records.at(0).preemptions == 0);
+  CHECK(r.records.at(1).preemptions == 1);
+  CHECK(r.records.at(1).first_token_s == Approx(6 * kStep));
+  CHECK(r.records.at(0).finish_s == Approx(201 * kStep));
+  CHECK(r.records.at(1).finish_s == Approx(262 * kStep));
+  // each request's gaps add up to last - first token: (2.01 - 0.01) + (2.62 - 0.06) over 2 x 199 gaps
+  CHECK(r.result.itl_s.mean == Approx((200 * kStep + 256 * kStep) / 398));
+  CHECK(r.result.peak_blocks_used == 300);
+  CHECK(r.result.blocks_leaked == 0);
+}
+
+TEST_CASE("simulate vLLM session turns hit the history earlier turns cached", "[simulate]") {
+  // Turn 1: 40-token prompt, 9 outputs; its last step computes up to 48 tokens = 3 full blocks, cached.
+  // Turn 2 repeats those 49 tokens and adds 15 (64): blocks 0-2 hit (48 tokens), block 3 is new.
+  SimRequest t1 = request(0, 0, 40, 9), t2 = request(1, 0, 40 + 9 + 15, 4);
+  t1.session = t2.session = 3;
+  const Run r = run(vllm(100), {t1, t2});
+  CHECK(r.records.at(1).cached_prompt_tokens == 48);
+  CHECK(r.records.at(1).arrival_s == Approx(9 * kStep));  // sent when turn 1 finished (think_s 0)
+  CHECK(r.result.prefix_hit_rate == Approx(48.0 / (40 + 64)));
+}
+
+TEST_CASE("simulate TensorRT-LLM GUARANTEED_NO_EVICT reserves to completion; MAX_UTILIZATION pauses", "[simulate]") {
+  // 8 blocks of 16; A and B: 32-token prompts, 64 outputs: 96 tokens = 6 blocks each to completion.
+  SimConfig c;
+  c.scheduler = SchedulerKind::trtllm;
+  c.pool_blocks = 8;
+  c.block_tokens = 16;
+  const std::vector<SimRequest> reqs = {request(0, 0, 32, 64), request(1, 0, 32, 64)};
+  SECTION("GUARANTEED_NO_EVICT: B starts only when A's 6 blocks are returned") {
+    // A: prefill at step 1, token 64 at step 64 (640 ms). B needs 6 > 8 - 6 blocks until then: its
+    // prefill is step 65 (token 1 at 650 ms), its token 64 at step 128.
+    const Run r = run(c, reqs);
+    CHECK(r.result.preemptions == 0);
+    CHECK(r.records.at(0).finish_s == Approx(64 * kStep));
+    CHECK(r.records.at(1).first_token_s == Approx(65 * kStep));
+    CHECK(r.records.at(1).finish_s == Approx(128 * kStep));
+    CHECK(r.result.blocks_leaked == 0);
+  }
+  SECTION("MAX_UTILIZATION: both start, B is paused when blocks run out") {
+    // Both prefill in step 1 (2 blocks each). Step s needs room for 31 + s tokens: 5 blocks each at
+    // step 34 (65 tokens) = 10 > 8, so A pauses the last started request, B, after its 33rd token. A ends
+    // at step 64. A's 4th and 5th blocks (steps 34, 50) evicted B's cached blocks 3 and 2 (freed last
+    // block first); at step 65 B hits blocks 0-1, recomputes its other 33 tokens and samples token 34
+    // at 650 ms; tokens 35..64 take steps 66..95.
+    c.capacity_policy = "MAX_UTILIZATION";
+    const Run r = run(c, reqs);
+    CHECK(r.result.preemptions == 1);
+    CHECK(r.records.at(1).preemptions == 1);
+    CHECK(r.records.at(0).finish_s == Approx(64 * kStep));
+    CHECK(r.records.at(1).first_token_s == Approx(kStep));
+    CHECK(r.records.at(1).finish_s == Approx(95 * kStep));
+    CHECK(r.result.blocks_leaked == 0);
+  }
+}
+
+TEST_CASE("simulate llama.cpp: a fifth request waits for one of 4 slots", "[simulate]") {
+  // 4 unified slots. Requests 0-3 take the slots at t = 0: prompts in step 1, tokens 2-3 in steps 2-3
+  // (done at 30 ms). Request 4 takes a freed slot in step 4: token 1 at 40 ms, done at 60 ms.
+  SimConfig c;
+  c.scheduler = SchedulerKind::llamacpp;
+  c.slots = 4;
+  c.unified = true;
+  c.pool_blocks = 10000;
+  std::vector<SimRequest> reqs;
+  for (i64 i = 0; i < 5; ++i) reqs.push_back(request(i, 0, 10, 3));
+  const Run r = run(c, reqs);
+  for (i64 i = 0; i < 4; ++i) CHECK(r.records.at(i).finish_s == Approx(3 * kStep));
+  CHECK(r.records.at(4).first_token_s == Approx(4 * kStep));
+  CHECK(r.records.at(4).finish_s == Approx(6 * kStep));
+  CHECK(r.result.completed == 5);
+  CHECK(r.result.blocks_leaked == 0);
+}
+
+TEST_CASE("simulate llama.cpp rejects a prompt the slot cannot hold and truncates at n_ctx_seq", "[simulate]") {
+  // 2 slots of their own (not unified) share 200 cells: n_ctx_seq = 100. A 100-token prompt is rejected
+  // (HTTP 400: prompt >= n_ctx_seq). A 90-token prompt asking for 50 stops when prompt + outputs reach
+  // 100: 10 tokens, truncated, the 10th at step 10.
+  SimConfig c;
+  c.scheduler = SchedulerKind::llamacpp;
+  c.slots = 2;
+  c.unified = false;
+  c.pool_blocks = 200;
+  const Run r = run(c, {request(0, 0, 100, 5), request(1, 0, 90, 50)});
+  CHECK(r.records.at(0).failed);
+  CHECK(r.records.at(1).truncated);
+  CHECK(r.records.at(1).output_tokens == 100 - 90);
+  CHECK(r.records.at(1).finish_s == Approx(10 * kStep));
+  CHECK(r.result.failed == 1);
+  CHECK(r.result.truncated == 1);
+  CHECK(r.result.completed == 1);
+  CHECK(r.result.ttft_s.count == 1);  // failed requests have no latencies
+}
+
+TEST_CASE("simulate llama.cpp unified pool: idle caches are purged, then active slots terminated", "[simulate]") {
+  // 2 unified slots over 120 cells. Each request (prompt 50, 40 outputs) grows to 89 cells: two of them
+  // exceed 120 and the pool runs out with both active, so both are terminated (failed).
+  SimConfig c;
+  c.scheduler = SchedulerKind::llamacpp;
+  c.slots = 2;
+  c.unified = true;
+  c.pool_blocks = 120;
+  const Run r = run(c, {request(0, 0, 50, 40), request(1, 0, 50, 40), request(2, 1.0, 50, 10)});
+  CHECK(r.records.at(0).failed);
+  CHECK(r.records.at(1).failed);
+  // the third runs alone later: 50 + 9 cells fit after the failed slots were cleared
+  CHECK_FALSE(r.records.at(2).failed);
+  CHECK(r.records.at(2).output_tokens == 10);
+  CHECK(r.result.blocks_leaked == 0);
+}
+
+TEST_CASE("simulate llama.cpp cache_prompt reuses a session's history in its slot", "[simulate]") {
+  // Turn 2 of a session repeats turn 1's 30-token prompt and 5 outputs: the slot still holds turn 1's
+  // 34 computed tokens (the 5th output was never fed back), so turn 2 finds 34 of its 45 tokens cached.
+  SimConfig c;
+  c.scheduler = SchedulerKind::llamacpp;
+  c.slots = 1;
+  c.pool_blocks = 1000;
+  SimRequest t1 = request(0, 0, 30, 5), t2 = request(1, 0, 30 + 5 + 10, 5);
+  t1.session = t2.session = 7;
+  t2.think_s = 0.5;
+  const Run r = run(c, {t1, t2});
+  CHECK(r.records.at(1).cached_prompt_tokens == 34);
+  CHECK(r.records.at(1).arrival_s == Approx(5 * kStep + 0.5));  // turn 2 leaves think_s after turn 1 ended
+}
+
+TEST_CASE("simulate closed loop sends a client's next request when its last one finishes", "[simulate]") {
+  // 1 client, 3 requests of 10 + 2 tokens: each takes 2 steps; request k arrives when k - 1 ended.
+  SimConfig c = vllm(100);
+  c.closed_loop_concurrency = 1;
+  const Run r = run(c, {request(0, 5, 10, 2), request(1, 5, 10, 2), request(2, 5, 10, 2)});
+  CHECK(r.records.at(0).arrival_s == 0);
+  CHECK(r.records.at(1).arrival_s == Approx(2 * kStep));
+  CHECK(r.records.at(2).arrival_s == Approx(4 * kStep));
+  CHECK(r.result.duration_s == Approx(6 * kStep));
+  CHECK(r.result.request_throughput_per_s == Approx(3 / (6 * kStep)));
+}
+
+TEST_CASE("simulate goodput counts requests that meet every SLO", "[simulate]") {
+  // Same as the waiting case: TTFTs 10 and 110 ms, TPOT 10 ms each. A 50 ms TTFT target passes one.
+  SimSlo slo;
+  slo.ttft_s = 0.050;
+  slo.tpot_s = 0.020;
+  const Run r = run(vllm(8), {request(0, 0, 100, 10), request(1, 0, 100, 10)}, slo);
+  CHECK(r.result.good_requests == 1);
+  CHECK(r.result.goodput_per_s == Approx(1 / (20 * kStep)));
+}
+
+TEST_CASE("simulate replicas each run their own clock", "[simulate]") {
+  // Two replicas of the waiting case's pool: requests are dealt round-robin, so neither waits.
+  SimConfig c = vllm(8);
+  c.replicas = 2;
+  const Run r = run(c, {request(0, 0, 100, 10), request(1, 0, 100, 10)});
+  CHECK(r.records.at(1).first_token_s == Approx(kStep));
+  CHECK(r.result.duration_s == Approx(10 * kStep));
+  CHECK(r.result.peak_blocks_used == 7);  // per replica
+}
+
+TEST_CASE("simulate fails requests the engine cannot accept", "[simulate]") {
+  SimConfig c = vllm(1000);
+  c.max_model_len = 128;
+  const Run r = run(c, {request(0, 0, 100, 29), request(1, 0, 100, 28)});  // 129 > 128 tokens: HTTP 400
+  CHECK(r.records.at(0).failed);
+  CHECK_FALSE(r.records.at(1).failed);
+  CHECK(r.result.failed == 1);
+}
+
+TEST_CASE("simulate timeline samples the pool, queues and counters", "[simulate]") {
+  SimConfig c = vllm(8);
+  c.timeline_interval_s = 0.05;
+  const Run r = run(c, {request(0, 0, 100, 10), request(1, 0, 100, 10)});
+  const auto& tl = r.result.timeline;
+  REQUIRE(tl.size() >= 4);  // 0, 50, 100, 150 (and 200) ms
+  CHECK(tl[0].t_s == 0);
+  CHECK(tl[1].running == 1);
+  CHECK(tl[1].waiting == 1);
+  CHECK(tl[1].kv_used_fraction == Approx(7.0 / 7));
+  CHECK(tl[3].running == 1);
+  CHECK(tl[3].waiting == 0);
+  SECTION("the automatic interval keeps 200-400 points") {
+    SimConfig a = vllm(1000);
+    std::vector<SimRequest> reqs;
+    for (i64 i = 0; i < 50; ++i) reqs.push_back(request(i, 0.1 * static_cast<double>(i), 100, 50));
+    const Run ra = run(a, reqs);
+    CHECK(ra.result.timeline.size() > 200);
+    CHECK(ra.result.timeline.size() <= 400);
+  }
+}
+
+TEST_CASE("simulate rejects configs that cannot run", "[simulate]") {
+  Requests none({});
+  SimConfig c = vllm(1);  // the null block leaves nothing
+  CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
+  c = vllm(100);
+  c.max_num_seqs = 0;
+  CHECK_THROWS_WITH(simulate(c, none, ten_ms), "max_num_seqs: must be >= 1 (got 0)");
+  c = vllm(100);
+  c.policy = "lpm";
+  CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
+  c.scheduler = SchedulerKind::trtllm;
+  c.policy = "fcfs";
+  c.capacity_policy = "STATIC";
+  CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
+  Requests bad({request(0, 0, 0, 5)});
+  CHECK_THROWS_WITH(simulate(vllm(100), bad, ten_ms), "request 0: prompt_tokens must be >= 1 (got 0)");
+  Requests back({request(0, 1.0, 5, 5), request(1, 0.5, 5, 5)});
+  CHECK_THROWS_AS(simulate(vllm(100), back, ten_ms), InputError);
+  Requests one({request(0, 0, 5, 5)});
+  CHECK_THROWS_AS(simulate(vllm(100), one, [](const StepBatch&) { return -1.0; }), InputError);
+}
+
+TEST_CASE("simulate step batches carry decode context and prefill attention pairs", "[simulate]") {
+  // Step 1: one 100-token prefill chunk with nothing cached: pairs = 100 x (0 + 101 / 2).
+  // Step 2: one decode reading the 100 cached tokens.
+  std::vector<StepBatch> seen;
+  Requests src({request(0, 0, 100, 2)});
+  simulate(vllm(100), src, [&](const StepBatch& b) {
+    seen.push_back(b);
+    return kStep;
+  });
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].prefill_tokens == 100);
+  CHECK(seen[0].prefill_seqs == 1);
+  CHECK(seen[0].prefill_attention_pairs == Approx(100 * (0 + 101 / 2.0)));
+  CHECK(seen[0].decode_seqs == 0);
+  CHECK(seen[1].decode_seqs == 1);
+  CHECK(seen[1].decode_context_tokens == 100);
+  CHECK(seen[1].prefill_tokens == 0);
+}
+
+TEST_CASE("simulate workload generator: lengths, prefixes and sessions", "[simulate]") {
+  WorkloadSpec w;
+  w.requests = 6;
+  w.rate = 10;
+  w.arrival = ArrivalKind::constant;
+  w.prompt.mean = 20;
+  w.output.mean = 5;
+  w.shared_prefix_tokens = 8;
+  w.prefix_groups = 2;
+  w.turns = 3;
+  w.think_s = 1.5;
+  auto src = make_workload(w);
+  std::vector<SimRequest> got;
+  SimRequest r;
+  while (src->next(r)) got.push_back(r);
+  REQUIRE(got.size() == 6);
+  // session 0: prompts 8 + 20, 8 + 25 + 20, 8 + 50 + 20 (each turn repeats the earlier prompts and outputs)
+  CHECK(got[0].prompt_tokens == 8 + 20);
+  CHECK(got[1].prompt_tokens == 8 + 25 + 20);
+  CHECK(got[2].prompt_tokens == 8 + 50 + 20);
+  CHECK(got[0].session == 0);
+  CHECK(got[3].session == 1);
+  CHECK(got[0].prefix_group == 0);
+  CHECK(got[3].prefix_group == 1);
+  CHECK(got[3].prefix_tokens == 8);
+  CHECK(got[0].think_s == 0);
+  CHECK(got[1].think_s == 1.5);
+  // sessions start at rate / turns = 10 / 3 per second
+  CHECK(got[3].arrival_s - got[0].arrival_s == Approx(3.0 / 10));
+  CHECK(got[1].arrival_s == got[0].arrival_s);
+  WorkloadSpec bad = w;
+  bad.prompt.mean = 0;
+  CHECK_THROWS_AS(make_workload(bad), InputError);
+}
+
+TEST_CASE("simulate workload Poisson arrivals average the rate and end at N / rate", "[simulate]") {
+  WorkloadSpec w;
+  w.requests = 2000;
+  w.rate = 4;
+  w.prompt.kind = LengthDist::Kind::lognormal;
+  w.prompt.mean = 220;
+  w.prompt.spread = 1.0;
+  w.output.kind = LengthDist::Kind::uniform;
+  w.output.mean = 100;
+  w.output.spread = 0.5;
+  w.seed = 3;
+  auto src = make_workload(w);
+  SimRequest r;
+  double last = 0, prompt = 0;
+  i64 n = 0, out_min = 1 << 30, out_max = 0;
+  while (src->next(r)) {
+    last = r.arrival_s;
+    prompt += static_cast<double>(r.prompt_tokens);
+    out_min = std::min(out_min, r.output_tokens);
+    out_max = std::max(out_max, r.output_tokens);
+    ++n;
+  }
+  CHECK(n == 2000);
+  CHECK(last == Approx(2000 / 4.0));  // vllm bench serve rescales the last arrival to N / rate
+  CHECK(prompt / 2000 == Approx(220).epsilon(0.08));
+  CHECK(out_min >= 50);
+  CHECK(out_max <= 150);
+}
+
+TEST_CASE("simulate config from a plan takes the engine's pool and limits", "[simulate]") {
+  SECTION("vLLM") {
+    const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm)));
+    const SimConfig c = sim_config_for(p);
+    CHECK(c.scheduler == SchedulerKind::vllm_v1);
+    CHECK(c.pool_blocks == p.engine().num_gpu_blocks);
+    CHECK(c.block_tokens == p.engine().block_size);
+    CHECK(c.max_num_seqs == p.max_seqs());
+    CHECK(c.max_model_len == p.max_len());
+    CHECK(c.max_num_batched_tokens == p.spec().engine.max_num_batched_tokens);
+    CHECK(c.replicas == 1);
+  }
+  SECTION("SGLang") {
+    const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::sglang)));
+    const SimConfig c = sim_config_for(p);
+    CHECK(c.pool_blocks * c.block_tokens == p.engine().max_total_num_tokens);
+  }
+  SECTION("llama.cpp") {
+    const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp)));
+    const SimConfig c = sim_config_for(p);
+    CHECK(c.scheduler == SchedulerKind::llamacpp);
+    CHECK(c.pool_blocks == p.engine().kv_cells);
+    CHECK(c.n_ctx_seq == p.engine().n_ctx_seq);
+    CHECK(c.unified == (p.engine().kv_streams == 1));
+  }
+}

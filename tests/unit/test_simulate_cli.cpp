@@ -1,1 +1,518 @@
-// (in progress)
+// `kvplan simulate` front end: the trace reader (the three public layouts read with the arrivals, lengths and
+// Mooncake prefix groups worked out by hand from the sample rows; 2,000,000 rows streamed in constant memory;
+// every bad trace one error line naming file:line and column) and the command (JSON keys and definitions,
+// byte-identical output for one seed, exit codes 1 / 2 with one stderr line and nothing on stdout, --html /
+// --per-request files, the deployment front door reused). Set KVPLAN_REPORT_SAMPLE=DIR to also write
+// DIR/simulate-sample.html (scripts/screenshot-report.sh).
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run.hpp"
+#include "kvplan/core/error.hpp"
+#include "kvplan/io/trace.hpp"
+
+using kvtest::Run;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTraces = std::string(KVPLAN_TEST_DATA) + "/traces";
+
+std::filesystem::path temp_dir() {
+  const auto d = std::filesystem::temp_directory_path() / ("kvplan-simcli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+std::vector<kvplan::SimRequest> read_all(const std::string& path, kvplan::io::TraceOptions o = {}) {
+  kvplan::io::TraceSource t(path, o);
+  std::vector<kvplan::SimRequest> v;
+  kvplan::SimRequest r;
+  while (t.next(r)) v.push_back(r);
+  return v;
+}
+
+std::string trace_error(const std::string& path, kvplan::io::TraceOptions o = {}) {
+  try {
+    read_all(path, o);
+  } catch (const kvplan::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+long hwm_kib() {  // peak resident memory of this process (VmHWM)
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+// a small, fast deployment: Llama-3.1-8B on one H100, vLLM
+std::vector<std::string> base(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"simulate", "llama-3.1-8b", "--gpu", "h100"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("Azure LLM inference trace: TIMESTAMP datetimes relative to the first row", "[simulate_cli]") {
+  kvplan::io::TraceSource t(kTraces + "/azure-llm-2023-code.csv");
+  CHECK(t.format() == "csv");
+  CHECK(t.layout() == "azure");
+  std::vector<kvplan::SimRequest> v;
+  kvplan::SimRequest r;
+  while (t.next(r)) v.push_back(r);
+  CHECK(t.arrival_unit() == "datetime");  // read from the first row
+  REQUIRE(v.size() == 20);
+  CHECK(t.rows() == 20);
+  // row 1: 2023-11-16 18:15:46.6805900,1160,149 (the origin)
+  CHECK(v[0].arrival_s == 0.0);
+  CHECK(v[0].prompt_tokens == 1160);
+  CHECK(v[0].output_tokens == 149);
+  // row 2: 18:15:47.1252062 - 18:15:46.6805900 = 0.4446162 s; 2901 and 96 tokens
+  CHECK(v[1].arrival_s == Approx(47.1252062 - 46.6805900).margin(1e-9));
+  CHECK(v[1].prompt_tokens == 2901);
+  CHECK(v[1].output_tokens == 96);
+  // row 20: 18:15:58.8529732 - 18:15:46.6805900 = 12.1723832 s; 2295 and 91 tokens
+  CHECK(v[19].arrival_s == Approx(58.8529732 - 46.6805900).margin(1e-9));
+  CHECK(v[19].prompt_tokens == 2295);
+  CHECK(v[19].output_tokens == 91);
+  CHECK(v[19].prefix_group == -1);
+}
+
+TEST_CASE("BurstGPT trace: Timestamp in seconds with Request and Response tokens", "[simulate_cli]") {
+  kvplan::io::TraceSource t(kTraces + "/burstgpt.csv");
+  CHECK(t.layout() == "burstgpt");
+  CHECK(t.prompt_column() == "Request tokens");
+  CHECK(t.output_column() == "Response tokens");
+  std::vector<kvplan::SimRequest> v;
+  kvplan::SimRequest r;
+  while (t.next(r)) v.push_back(r);
+  REQUIRE(v.size() == 20);
+  // rows: 5,GPT-4,377,536 / 7,GPT-4,950,269 / ... / 39 (last) ,539,436; arrivals relative to Timestamp 5
+  CHECK(v[0].arrival_s == 0.0);
+  CHECK(v[0].prompt_tokens == 377);
+  CHECK(v[0].output_tokens == 536);
+  CHECK(v[1].arrival_s == 7.0 - 5.0);
+  CHECK(v[1].prompt_tokens == 950);
+  CHECK(v[15].arrival_s == v[16].arrival_s);  // two rows at Timestamp 39: equal arrivals are in order
+  CHECK(v[19].arrival_s == 44.0 - 5.0);
+  CHECK(v[19].prompt_tokens == 539);
+  CHECK(v[19].output_tokens == 436);
+}
+
+TEST_CASE(
+    "Mooncake trace: timestamp in ms and hash_ids giving prefix groups "
+    "and shared lengths",
+    "[simulate_cli]") {
+  kvplan::io::TraceSource t(kTraces + "/mooncake-conversation.jsonl");
+  CHECK(t.format() == "jsonl");
+  CHECK(t.layout() == "mooncake");
+  CHECK(t.arrival_unit() == "ms");
+  std::vector<kvplan::SimRequest> v;
+  kvplan::SimRequest r;
+  while (t.next(r)) v.push_back(r);
+  REQUIRE(v.size() == 20);
+  // row 1: ids 0..6, 3212 tokens: starts group 0, its whole prompt is the group's chain
+  CHECK(v[0].prefix_group == 0);
+  CHECK(v[0].prefix_tokens == 3212);
+  // row 2: ids 7..14 (new first id): group 1; arrival 1000 ms
+  CHECK(v[1].arrival_s == Approx(1.0));
+  CHECK(v[1].prefix_group == 1);
+  // row 3: ids 0..6, 15, 16 at 3624 ms: extends group 0's chain; 9 ids x 512 = 4608 > 4234 prompt tokens ->
+  // 4234
+  CHECK(v[2].arrival_s == Approx(3.624));
+  CHECK(v[2].prompt_tokens == 4234);
+  CHECK(v[2].output_tokens == 408);
+  CHECK(v[2].prefix_group == 0);
+  CHECK(v[2].prefix_tokens == 4234);
+  // row 19: ids 0, 1, 95 at 27891 ms: branches off group 0 after 2 ids -> 2 x 512 = 1024 shared tokens
+  CHECK(v[18].arrival_s == Approx(27.891));
+  CHECK(v[18].prefix_group == 0);
+  CHECK(v[18].prefix_tokens == 2 * 512);
+  // row 20: ids 80..92, a new chain: the tenth group (0..9)
+  CHECK(v[19].prefix_group == 9);
+  CHECK(v[19].prompt_tokens == 6525);
+}
+
+TEST_CASE(
+    "plain CSV and JSONL layouts with prefix_group and prefix_tokens and "
+    "session",
+    "[simulate_cli]") {
+  const auto csv = write_temp("plain.csv",
+                              "arrival_s,prompt_tokens,output_tokens,prefix_"
+                              "group,prefix_tokens,session\n"
+                              "0.5,100,10,3,40,\n1.25,200,20,,,7\n");
+  const auto v = read_all(csv);
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].arrival_s == 0.0);  // relative to the first row
+  CHECK(v[1].arrival_s == 0.75);
+  CHECK(v[0].prefix_group == 3);
+  CHECK(v[0].prefix_tokens == 40);
+  CHECK(v[0].session == -1);
+  CHECK(v[1].prefix_group == -1);
+  CHECK(v[1].session == 7);
+  const auto jl = write_temp("plain.jsonl",
+                             "{\"arrival_s\": 2, \"prompt_tokens\": 50, \"output_tokens\": 5}\n\n"
+                             "{\"arrival_s\": 2.5, \"prompt_tokens\": 60, \"output_tokens\": 6}\n");
+  const auto w = read_all(jl);
+  REQUIRE(w.size() == 2);
+  CHECK(w[1].arrival_s == 0.5);
+  CHECK(w[1].prompt_tokens == 60);
+  // max_rows stops early
+  kvplan::io::TraceOptions o;
+  o.max_rows = 1;
+  CHECK(read_all(jl, o).size() == 1);
+}
+
+TEST_CASE("bad traces: one error naming the file and line and column and the fix", "[simulate_cli]") {
+  const auto missing = write_temp("missing.csv", "arrival_s,prompt_tokens\n0,5\n");
+  CHECK(trace_error(missing) == missing +
+                                    ":1: no output-token column (one of output_tokens, "
+                                    "GeneratedTokens (Azure), Response tokens "
+                                    "(BurstGPT), output_length (Mooncake)); name the columns as "
+                                    "docs/simulation.md lists (a header "
+                                    "row comes first)");
+  const auto negative = write_temp("negative.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n1,-4,2\n");
+  CHECK(trace_error(negative) == negative +
+                                     ":3: prompt_tokens: negative: '-4' (expected >= 1); give a "
+                                     "whole number of tokens from 1 to "
+                                     "10000000, or drop the row");
+  const auto fraction = write_temp("fraction.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,2.5\n");
+  CHECK(trace_error(fraction).find(fraction + ":2: output_tokens: expected a whole number, got '2.5'") == 0);
+  const auto unsorted = write_temp("unsorted.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n2,4,2\n1,4,2\n");
+  CHECK(trace_error(unsorted).find(unsorted + ":4: arrival_s: arrivals are not in order") == 0);
+  kvplan::io::TraceOptions closed;
+  closed.require_sorted = false;  // a closed loop replays lengths only: order does not matter
+  CHECK(trace_error(unsorted, closed).empty());
+  const auto empty = write_temp("empty.csv", "");
+  CHECK(trace_error(empty).find(empty + ": the trace is empty;") == 0);
+  const auto blank = write_temp("blank.csv", "\n  \n\n");
+  CHECK(trace_error(blank).find(blank + ": the trace is empty;") == 0);
+  std::string junk = "PK";
+  for (int i = 0; i < 4000; ++i) junk += static_cast<char>((i * 37) % 256);
+  const auto bin = write_temp("junk.csv", junk);
+  CHECK(trace_error(bin).find(bin + ":1: binary data") == 0);
+  const auto zeros = write_temp("zeros.csv", "");
+  std::filesystem::resize_file(zeros,
+                               100u << 20);  // 100 MB of NUL bytes (sparse): refused at the first 4 MiB
+  CHECK(trace_error(zeros).find(zeros + ":1: line longer than 4 MiB") == 0);
+  std::filesystem::remove(zeros);
+  const auto huge = write_temp("huge.csv", "arrival_s,prompt_tokens,output_tokens\n0,20000000,3\n");
+  CHECK(trace_error(huge).find(huge + ":2: prompt_tokens: '20000000' exceeds the limit of 10000000") == 0);
+  const auto jmiss = write_temp("miss.jsonl",
+                                "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": "
+                                "2}\n{\"timestamp\": 5, \"input_length\": 10}\n");
+  CHECK(trace_error(jmiss) == jmiss + ":2: output_length: missing; give every row the first row's keys");
+  const auto jneg = write_temp("neg.jsonl", "{\"timestamp\": 0, \"input_length\": -10, \"output_length\": 2}\n");
+  CHECK(trace_error(jneg).find(jneg + ":1: input_length: negative: '-10'") == 0);
+  const auto cols = write_temp("cols.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3,9\n");
+  CHECK(trace_error(cols).find(cols + ":2: expected 3 columns as in the header, found 4") == 0);
+  const auto group = write_temp("group.csv", "arrival_s,prompt_tokens,output_tokens,prefix_group\n0,5,3,1\n");
+  CHECK(trace_error(group).find(group + ":1: prefix_group: a prefix group needs its shared length") == 0);
+  CHECK(trace_error(temp_dir().string()).find("is a folder") != std::string::npos);
+}
+
+TEST_CASE("a 2000000-row trace streams in constant memory", "[simulate_cli]") {
+  const auto path = (temp_dir() / "big.csv").string();
+  {
+    std::ofstream out(path);
+    out << "arrival_s,prompt_tokens,output_tokens\n";
+    for (int i = 0; i < 2000000; ++i)
+      out << i / 1000 << "." << (i % 1000) / 100 << (i % 100) / 10 << i % 10 << "," << 100 + i % 50 << "," << 1 + i % 7
+          << "\n";
+  }
+  const auto bytes = std::filesystem::file_size(path);
+  REQUIRE(bytes > 20u << 20);                     // about 29 MB
+  std::ofstream("/proc/self/clear_refs") << "5";  // reset VmHWM to the current RSS (Linux >= 4.0)
+  const long before = hwm_kib();
+  kvplan::io::TraceSource t(path);
+  kvplan::SimRequest r;
+  long long rows = 0, prompt = 0;
+  double last = -1;
+  bool sorted = true;
+  while (t.next(r)) {
+    ++rows;
+    prompt += r.prompt_tokens;
+    sorted = sorted && r.arrival_s >= last;
+    last = r.arrival_s;
+  }
+  const long after = hwm_kib();
+  CHECK(rows == 2000000);
+  CHECK(prompt == 2000000LL / 50 * (100 + 149) * 50 / 2);  // 40,000 cycles of 100..149
+  CHECK(sorted);
+  CHECK(last == Approx(1999.999));
+  if (before > 0 && after > 0) CHECK(after - before < 8 * 1024);  // far below the file's 29 MB
+  // the command streams it too: it starts simulating without reading the whole file first
+  const Run run = kvtest::kvplan(base({"--trace", path, "--requests", "2000", "--format", "json"}));
+  REQUIRE(run.exit == 0);
+  const json j = json::parse(run.out);
+  CHECK(j["inputs"]["workload"]["trace"]["rows"] == 2000);
+  CHECK(j["results"]["requests"] == 2000);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE(
+    "simulate JSON: envelope and inputs and the vllm bench serve metrics "
+    "and pool and timeline and definitions",
+    "[simulate_cli]") {
+  const Run r =
+      kvtest::kvplan(base({"--rate", "20", "--requests", "200", "--prompt-tokens", "512", "--output-tokens", "64",
+                           "--slo-ttft-ms", "500", "--slo-tpot-ms", "50", "--seed", "3", "--format", "json"}));
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["schema"]["name"] == "kvplan.simulate");
+  CHECK(j["inputs"]["engine"] == "vllm");
+  CHECK(j["inputs"]["workload"]["mode"] == "open_loop");
+  CHECK(j["inputs"]["workload"]["rate_per_s"] == 20.0);
+  CHECK(j["inputs"]["workload"]["prompt"]["mean_tokens"] == 512.0);
+  CHECK(j["inputs"]["workload"]["slo"]["ttft_ms"] == 500.0);
+  const json& res = j["results"];
+  CHECK(res["starts"] == true);
+  for (const char* k : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"})
+    for (const char* s : {"mean", "p50", "p90", "p99"}) {
+      INFO(k << "." << s);
+      CHECK(res[k][s].is_number());
+    }
+  CHECK(res["ttft_ms"]["p50"].get<double>() <= res["ttft_ms"]["p99"].get<double>());
+  CHECK(res["ttft_ms"]["p50"].get<double>() > 0);
+  for (const char* k :
+       {"output_tokens_per_s", "total_tokens_per_s", "request_throughput_per_s", "goodput_per_s", "prefix_hit_rate"})
+    CHECK(res[k].is_number());
+  CHECK(res["requests"] == 200);
+  CHECK(res["completed"].get<long>() + res["failed"].get<long>() == 200);
+  CHECK(res["truncated"].is_number_integer());
+  CHECK(res["preemptions"].is_number_integer());
+  for (const char* k : {"blocks", "block_tokens", "scheduler", "max_num_seqs", "max_num_batched_tokens"})
+    CHECK(res["pool"].contains(k));
+  CHECK(res["pool"]["scheduler"] == "vllm-v1");
+  CHECK(res["pool"]["block_tokens"] == 16);
+  REQUIRE(res["timeline"].is_array());
+  REQUIRE_FALSE(res["timeline"].empty());
+  for (const char* k : {"t_s", "kv_used_fraction", "running", "waiting", "preemptions", "prefix_hit_rate"})
+    CHECK(res["timeline"][0].contains(k));
+  CHECK(res["metric_definitions"]["source"] == "vllm bench serve");
+  CHECK(res["metric_definitions"]["tpot"].get<std::string>().find("excluding the first token") != std::string::npos);
+  CHECK(res["metric_definitions"]["itl"].get<std::string>().find("pooled") != std::string::npos);
+  // output tokens/s = completed x 64 / duration (every request asks for 64 tokens, none truncated)
+  CHECK(res["output_tokens_per_s"].get<double>() ==
+        Approx(res["completed"].get<double>() * 64 / res["duration_s"].get<double>()).epsilon(1e-9));
+  // without an SLO there is no goodput
+  const Run n = kvtest::kvplan(base({"--requests", "20", "--format", "json"}));
+  REQUIRE(n.exit == 0);
+  CHECK_FALSE(json::parse(n.out)["results"].contains("goodput_per_s"));
+  CHECK(json::parse(n.out)["inputs"]["workload"]["arrival"] == "all_at_once");
+}
+
+TEST_CASE("simulate is deterministic for a seed", "[simulate_cli]") {
+  const auto args =
+      base({"--rate",          "8",  "--arrival",     "gamma",   "--burstiness",    "0.5", "--prompt-dist", "lognormal",
+            "--prompt-spread", "30", "--output-dist", "uniform", "--output-spread", "50",  "--requests",    "150",
+            "--seed",          "42", "--format",      "json"});
+  const Run a = kvtest::kvplan(args), b = kvtest::kvplan(args);
+  REQUIRE(a.exit == 0);
+  CHECK(a.out == b.out);
+  auto other = args;
+  other[other.size() - 3] = "43";  // --seed 43
+  const Run c = kvtest::kvplan(other);
+  REQUIRE(c.exit == 0);
+  CHECK(json::parse(c.out)["results"]["e2e_ms"] != json::parse(a.out)["results"]["e2e_ms"]);
+}
+
+TEST_CASE("simulate closed loop with shared prefixes and turns", "[simulate_cli]") {
+  const Run r = kvtest::kvplan(base({"--concurrency", "8", "--requests", "64", "--shared-prefix-tokens", "256",
+                                     "--prefix-groups", "2", "--turns", "2", "--format", "json"}));
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["inputs"]["workload"]["mode"] == "closed_loop");
+  CHECK(j["inputs"]["workload"]["concurrency"] == 8);
+  CHECK(j["inputs"]["workload"]["shared_prefix_tokens"] == 256);
+  CHECK(j["results"]["prefix_hit_rate"].get<double>() > 0);
+  for (const auto& t : j["results"]["timeline"]) CHECK(t["running"].get<long>() <= 8);
+}
+
+TEST_CASE("simulate replays each public trace layout", "[simulate_cli]") {
+  for (const char* f : {"azure-llm-2023-code.csv", "burstgpt.csv", "mooncake-conversation.jsonl"}) {
+    INFO(f);
+    const Run r = kvtest::kvplan(base({"--trace", kTraces + "/" + f, "--format", "json"}));
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["inputs"]["workload"]["source"] == "trace");
+    CHECK(j["inputs"]["workload"]["trace"]["rows"] == 20);
+    CHECK(j["results"]["requests"] == 20);
+  }
+  const Run m = kvtest::kvplan(base({"--trace", kTraces + "/mooncake-conversation.jsonl", "--format", "json"}));
+  REQUIRE(m.exit == 0);
+  CHECK(json::parse(m.out)["results"]["prefix_hit_rate"].get<double>() > 0);  // later turns find earlier turns cached
+}
+
+TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on stdout", "[simulate_cli]") {
+  struct Bad {
+    std::string name, text, expect;
+  };
+  const std::vector<Bad> bad = {
+      {"b-missing.csv", "arrival_s,prompt_tokens\n0,5\n", ":1: no output-token column"},
+      {"b-negative.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n1,-4,2\n", ":3: prompt_tokens: negative: '-4'"},
+      {"b-unsorted.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n2,4,2\n1,4,2\n",
+       ":4: arrival_s: arrivals are not in order"},
+      {"b-empty.csv", "", ": the trace is empty"},
+  };
+  const std::string per = (temp_dir() / "per.csv").string();
+  for (const auto& b : bad) {
+    INFO(b.name);
+    const auto path = write_temp(b.name, b.text);
+    const Run r = kvtest::kvplan(base({"--trace", path, "--format", "json", "--per-request", per}));
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find("kvplan: error: " + path + b.expect) == 0);
+    CHECK_FALSE(std::filesystem::exists(per));  // no partial output file
+  }
+  for (const auto& e : std::filesystem::directory_iterator(temp_dir()))
+    CHECK(e.path().string().find(".tmp-") == std::string::npos);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> opts = {
+      {{"--rate", "5", "--concurrency", "4"}, "kvplan: error: --rate: a rate and --concurrency together"},
+      {{"--rate", "0"}, "kvplan: error: --rate: must be > 0"},
+      {{"--arrival", "gamma"}, "kvplan: error: --arrival: an arrival process needs a rate"},
+      {{"--rate", "5", "--arrival", "weibull"}, "kvplan: error: --arrival: unknown arrival process 'weibull'"},
+      {{"--prompt-dist", "normal"}, "kvplan: error: --prompt-dist: normal needs a spread"},
+      {{"--prompt-spread", "20"}, "kvplan: error: --prompt-spread: a fixed length has no spread"},
+      {{"--trace", kTraces + "/burstgpt.csv", "--rate", "3"},
+       "kvplan: error: --rate: the trace gives arrivals and lengths"},
+      {{"--scheduling-policy", "lpm"},
+       "kvplan: error: --scheduling-policy: 'lpm' is not a policy kvplan "
+       "simulates for vllm"},
+      {{"--trace", "/nonexistent/trace.csv"}, "kvplan: error: /nonexistent/trace.csv: cannot open the trace file"},
+      {{"--html", "/nonexistent/dir/r.html"}, "kvplan: error: --html"},
+  };
+  for (const auto& [extra, expect] : opts) {
+    const Run r = kvtest::kvplan(base(extra));
+    INFO(extra.front() << ": " << r.err);
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(expect) == 0);
+  }
+}
+
+TEST_CASE("a deployment that does not start exits 1 with the reason", "[simulate_cli]") {
+  const Run r = kvtest::kvplan({"simulate", "llama-3.1-70b", "--gpu", "l4", "--requests", "10", "--format", "json"});
+  CHECK(r.exit == 1);
+  CHECK(r.err.find("does not start") != std::string::npos);
+  const json j = json::parse(r.out);
+  CHECK(j["results"]["starts"] == false);
+  CHECK_FALSE(j["results"]["limiting_factor"].get<std::string>().empty());
+}
+
+TEST_CASE(
+    "simulate reads the deployment front door: a pasted engine command "
+    "and --set",
+    "[simulate_cli]") {
+  const Run r = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "40", "--format", "json", "--", "vllm",
+                                "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-num-seqs", "8",
+                                "--max-num-batched-tokens", "4096", "--block-size", "32"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["results"]["pool"]["max_num_seqs"] == 8);
+  CHECK(j["results"]["pool"]["max_num_batched_tokens"] == 4096);
+  CHECK(j["results"]["pool"]["block_tokens"] == 32);
+  for (const auto& t : j["results"]["timeline"]) CHECK(t["running"].get<long>() <= 8);
+  const Run s = kvtest::kvplan(base({"--set", "max-num-seqs=4", "--requests", "20", "--format", "json"}));
+  REQUIRE(s.exit == 0);
+  CHECK(json::parse(s.out)["results"]["pool"]["max_num_seqs"] == 4);
+}
+
+TEST_CASE("simulate table and csv output with the HTML report and per-request rows", "[simulate_cli]") {
+  const auto html = (temp_dir() / "sim.html").string(), md = (temp_dir() / "sim.md").string(),
+             per = (temp_dir() / "per.csv").string();
+  const Run r = kvtest::kvplan(
+      base({"--rate", "10", "--requests", "100", "--html", html, "--markdown", md, "--per-request", per}));
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  CHECK(r.out.find("TTFT") != std::string::npos);
+  CHECK(r.out.find("vllm bench serve definitions") != std::string::npos);
+  const std::string h = kvtest::slurp(html);
+  CHECK(h.find("<svg") != std::string::npos);
+  CHECK(h.find("KV-pool use") != std::string::npos);
+  CHECK(h.find("Running and waiting requests") != std::string::npos);
+  CHECK(h.find("Preemptions") != std::string::npos);
+  CHECK(h.find("<polyline") != std::string::npos);
+  CHECK(h.find("<script") == std::string::npos);
+  CHECK(h.find("http://") == std::string::npos);
+  CHECK(kvtest::slurp(md).find("### KV-pool use") != std::string::npos);
+  const std::string p = kvtest::slurp(per);
+  CHECK(lines(p) == 101);  // header + one row per request
+  CHECK(p.rfind("id,arrival_s,first_token_s,finish_s,ttft_s,e2e_s,", 0) == 0);
+  if (const char* dir = std::getenv("KVPLAN_REPORT_SAMPLE"))
+    std::filesystem::copy_file(html, std::string(dir) + "/simulate-sample.html",
+                               std::filesystem::copy_options::overwrite_existing);
+  const Run c = kvtest::kvplan(base({"--requests", "10", "--format", "csv"}));
+  REQUIRE(c.exit == 0);
+  CHECK(c.out.rfind("key,value\n", 0) == 0);
+  CHECK(c.out.find("ttft_ms.p99,") != std::string::npos);
+  std::filesystem::remove_all(temp_dir());
+}
+
+TEST_CASE("check runs the simulation requirements on the file's traffic", "[simulate_cli]") {
+  const auto dir = temp_dir();
+  std::filesystem::copy_file(kTraces + "/burstgpt.csv", dir / "burstgpt.csv",
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto yaml = write_temp(
+      "sim-check.yaml",
+      "deployments:\n"
+      "  - name: chat\n"
+      "    model: llama-3.1-8b\n"
+      "    gpu: h100\n"
+      "    traffic: {prompt_tokens: 1024, output_tokens: 128, rate: 10, requests: 200, seed: 1}\n"
+      "    requirements: {max_p99_ttft_ms: 5000, max_p99_tpot_ms: 200, min_goodput: 1, max_preemption_rate: 0.5}\n"
+      "  - name: replay\n"
+      "    model: llama-3.1-8b\n"
+      "    gpu: h100\n"
+      "    traffic: {trace: burstgpt.csv}\n"
+      "    requirements: {max_p99_ttft_ms: 0.001}\n");
+  const Run r = kvtest::kvplan({"check", yaml, "--format", "json"});
+  INFO(r.err);
+  CHECK(r.exit == 1);  // replay's 1 us p99 TTFT cannot pass
+  const json j = json::parse(r.out);
+  std::map<std::string, bool> pass;
+  for (const auto& d : j["results"]["deployments"])
+    for (const auto& q : d["requirements"])
+      pass[d["name"].get<std::string>() + ": " + q["requirement"].get<std::string>()] = q["pass"];
+  CHECK(pass.at("chat: max p99 TTFT (simulated)"));
+  CHECK(pass.at("chat: max p99 TPOT (simulated)"));
+  CHECK(pass.at("chat: min goodput (simulated)"));
+  CHECK(pass.at("chat: max preemption rate (simulated)"));
+  CHECK_FALSE(pass.at("replay: max p99 TTFT (simulated)"));
+  // a bad requirement value is a file error (exit 2)
+  const auto bad = write_temp("sim-bad.yaml", "model: llama-3.1-8b\ngpu: h100\nrequirements: {min_goodput: -1}\n");
+  const Run b = kvtest::kvplan({"check", bad});
+  CHECK(b.exit == 2);
+  CHECK(b.out.empty());
+  CHECK(b.err.find("min_goodput") != std::string::npos);
+  std::filesystem::remove_all(temp_dir());
+}

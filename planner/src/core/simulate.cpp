@@ -1,1 +1,469 @@
-// (in progress)
+// The serving simulator's driver: releases requests (open loop, closed loop, session turns), deals
+// them round-robin to the replicas, always advances the replica or arrival that comes first, and
+// turns what happened into vllm bench serve's metrics, a timeline and per-request records. The
+// schedulers are in sim_engines.cpp, the block pool and quantiles in sim_blocks.cpp.
+#include "kvplan/core/simulate.hpp"
+
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "kvplan/core/error.hpp"
+#include "kvplan/core/plan.hpp"
+#include "sim_detail.hpp"
+
+namespace kvplan {
+
+namespace {
+
+using namespace sim;
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+void require(bool ok, const std::string& field, const std::string& what, const std::string& fix = {}) {
+  if (!ok) throw InputError(field, what, fix);
+}
+
+// Checks the config and fills what depends on other fields (llama.cpp's per-slot context).
+SimConfig checked(SimConfig c) {
+  const bool llama = c.scheduler == SchedulerKind::llamacpp;
+  require(c.replicas >= 1, "replicas", "must be >= 1 (got " + std::to_string(c.replicas) + ")");
+  require(c.block_tokens >= 1, "block_tokens", "must be >= 1 (got " + std::to_string(c.block_tokens) + ")");
+  if (llama) c.block_tokens = 1;
+  const i64 min_pool = c.scheduler == SchedulerKind::vllm_v1 ? 2 : 1;  // vLLM keeps one null block
+  require(c.pool_blocks >= min_pool, "pool_blocks",
+          "must be >= " + std::to_string(min_pool) + " (got " + std::to_string(c.pool_blocks) + ")",
+          "the deployment has no KV cache to serve from; check the plan's memory budget");
+  require(c.max_num_seqs >= 1, "max_num_seqs", "must be >= 1 (got " + std::to_string(c.max_num_seqs) + ")");
+  require(c.max_num_batched_tokens >= 1, "max_num_batched_tokens",
+          "must be >= 1 (got " + std::to_string(c.max_num_batched_tokens) + ")");
+  require(c.max_model_len >= 0, "max_model_len", "must be >= 0 (0: no limit)");
+  require(c.closed_loop_concurrency >= 0, "closed_loop_concurrency", "must be >= 0");
+  require(c.timeline_interval_s >= 0 && std::isfinite(c.timeline_interval_s), "timeline_interval_s", "must be >= 0");
+  switch (c.scheduler) {
+    case SchedulerKind::vllm_v1:
+      require(c.policy == "fcfs" || c.policy == "priority", "policy",
+              "vLLM schedules fcfs or priority, not '" + c.policy + "'");
+      // vLLM's SchedulerConfig check: without chunked prefill a whole prompt must fit one step
+      require(c.chunked_prefill || c.max_model_len == 0 || c.max_num_batched_tokens >= c.max_model_len,
+              "max_num_batched_tokens", "is smaller than max_model_len with chunked prefill disabled",
+              "raise max_num_batched_tokens or enable chunked prefill");
+      break;
+    case SchedulerKind::sglang:
+      require(c.policy == "fcfs" || c.policy == "lpm", "policy",
+              "SGLang schedules fcfs or lpm here, not '" + c.policy + "'");
+      require(
+          c.init_new_token_ratio > 0 && c.min_new_token_ratio >= 0 && c.min_new_token_ratio <= c.init_new_token_ratio,
+          "new_token_ratio", "needs 0 <= min_new_token_ratio <= init_new_token_ratio and init > 0");
+      require(c.new_token_ratio_decay_steps >= 1, "new_token_ratio_decay_steps", "must be >= 1");
+      require(c.max_prefill_tokens >= 1, "max_prefill_tokens", "must be >= 1");
+      break;
+    case SchedulerKind::trtllm:
+      require(c.policy == "fcfs", "policy", "TensorRT-LLM schedules fcfs, not '" + c.policy + "'");
+      require(c.capacity_policy == "GUARANTEED_NO_EVICT" || c.capacity_policy == "MAX_UTILIZATION", "capacity_policy",
+              "must be GUARANTEED_NO_EVICT or MAX_UTILIZATION, not '" + c.capacity_policy + "'");
+      break;
+    case SchedulerKind::llamacpp:
+      require(c.policy == "fcfs", "policy", "llama.cpp serves slots fcfs, not '" + c.policy + "'");
+      require(c.slots >= 1, "slots", "must be >= 1 (got " + std::to_string(c.slots) + ")");
+      require(c.n_ctx_seq >= 0, "n_ctx_seq", "must be >= 0 (0: from the pool)");
+      if (c.n_ctx_seq == 0) c.n_ctx_seq = c.unified ? c.pool_blocks : c.pool_blocks / c.slots;
+      require(c.n_ctx_seq >= 2, "n_ctx_seq",
+              "a slot must hold at least 2 tokens (got " + std::to_string(c.n_ctx_seq) + ")");
+      if (c.unified) c.n_ctx_seq = std::min(c.n_ctx_seq, c.pool_blocks);
+      c.max_num_seqs = c.slots;
+      break;
+  }
+  return c;
+}
+
+struct SessionState {
+  bool in_flight = false, has_prev = false;
+  double last_finish = 0;
+  std::deque<std::pair<i32, double>> pending;  // turns released while an earlier one runs
+};
+
+struct Arrival {
+  double t;
+  i64 seq;
+  i32 req;
+  bool operator>(const Arrival& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+class Driver final : public Sink {
+ public:
+  Driver(const SimConfig& cfg, RequestSource& src, const StepTimeFn& step_time, const SimSlo& slo,
+         const RequestObserver& obs)
+      : cfg_(cfg),
+        src_(src),
+        step_time_(step_time),
+        slo_(slo),
+        obs_(obs),
+        ttft_(kPerRequest),
+        tpot_(kPerRequest),
+        e2e_(kPerRequest) {
+    for (i64 i = 0; i < cfg.replicas; ++i) engines_.push_back(make_engine(cfg, *this));
+    clock_.assign(static_cast<size_t>(cfg.replicas), 0.0);
+    tl_auto_ = cfg.timeline_interval_s <= 0;
+    tl_dt_ = tl_auto_ ? 1e-3 : cfg.timeline_interval_s;
+  }
+
+  SimResult run();
+
+  Req& req(i32 r) override { return reqs_[static_cast<size_t>(r)]; }
+  void token(i32 ri, double t) override {
+    Req& r = req(ri);
+    if (r.first_token < 0)
+      r.first_token = t;
+    else
+      itl_.add(t - r.last_token);
+    r.last_token = t;
+  }
+  void finish(i32 ri, double t, bool failed) override;
+  void preempted() override { ++res_.preemptions; }
+  void prompt_hit(i64 prompt, i64 hit) override {
+    prompt_seen_ += prompt;
+    prompt_hit_ += hit;
+  }
+
+ private:
+  static constexpr size_t kPerRequest = size_t{1} << 22;  // per-request values kept exactly up to 4M requests
+
+  i32 new_req(const SimRequest& s, int client);
+  bool pull(SimRequest& s);
+  void release(i32 r, double t);
+  void deliver(i32 r, double t);
+  void sample_until(double t);
+  TimelinePoint sample(double t) const;
+
+  const SimConfig& cfg_;
+  RequestSource& src_;
+  const StepTimeFn& step_time_;
+  const SimSlo& slo_;
+  const RequestObserver& obs_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<double> clock_;
+  std::deque<Req> reqs_;  // stable references while requests come and go
+  std::vector<i32> free_reqs_;
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arrivals_;
+  std::unordered_map<i64, SessionState> sessions_;
+  i64 seq_ = 0, uid_ = 0, next_replica_ = 0;
+  bool have_look_ = false, src_done_ = false;
+  SimRequest look_;
+  double last_source_t_ = -kNever;
+  double first_arrival_ = kNever, last_finish_ = -kNever;
+  Quantiles ttft_, tpot_, e2e_, itl_;
+  i64 prompt_seen_ = 0, prompt_hit_ = 0;
+  SimResult res_;
+  // timeline: a grid of t0 + k x dt; with the automatic interval dt doubles (every other point kept)
+  // whenever the grid passes 400 points, so a run ends with 200-400 points whatever its length
+  bool tl_auto_ = true;
+  double tl_dt_ = 0, tl_t0_ = kNever;
+  i64 tl_k_ = 0;
+};
+
+bool Driver::pull(SimRequest& s) {
+  if (src_done_) return false;
+  if (!src_.next(s)) {
+    src_done_ = true;
+    return false;
+  }
+  const std::string where = "request " + std::to_string(s.id);
+  require(s.prompt_tokens >= 1, where, "prompt_tokens must be >= 1 (got " + std::to_string(s.prompt_tokens) + ")");
+  require(s.output_tokens >= 1, where, "output_tokens must be >= 1 (got " + std::to_string(s.output_tokens) + ")");
+  require(s.prefix_tokens >= 0 && s.prefix_tokens <= s.prompt_tokens, where,
+          "prefix_tokens must be within 0..prompt_tokens");
+  require(std::isfinite(s.arrival_s) && s.arrival_s >= 0, where, "arrival_s must be a time >= 0");
+  require(s.think_s >= 0, where, "think_s must be >= 0");
+  return true;
+}
+
+i32 Driver::new_req(const SimRequest& s, int client) {
+  i32 ri;
+  if (!free_reqs_.empty()) {
+    ri = free_reqs_.back();
+    free_reqs_.pop_back();
+  } else {
+    ri = static_cast<i32>(reqs_.size());
+    reqs_.emplace_back();
+  }
+  Req& r = req(ri);
+  std::vector<i32> blocks = std::move(r.blocks);  // keep the allocation
+  r = Req{};
+  blocks.clear();
+  r.blocks = std::move(blocks);
+  r.id = s.id;
+  r.uid = uid_++;
+  r.arrival = s.arrival_s;
+  r.prompt = s.prompt_tokens;
+  r.output = s.output_tokens;
+  r.group = s.prefix_group;
+  r.group_tokens = s.prefix_group >= 0 ? s.prefix_tokens : 0;
+  r.session = s.session;
+  r.think = s.think_s;
+  r.priority = s.priority;
+  r.client = client;
+  ++res_.requests;
+  return ri;
+}
+
+// A request is sent at t; a session turn waits for the previous turn to finish plus its think time.
+void Driver::release(i32 ri, double t) {
+  Req& r = req(ri);
+  if (r.session >= 0) {
+    SessionState& s = sessions_[r.session];
+    if (s.in_flight) {
+      s.pending.emplace_back(ri, t);
+      return;
+    }
+    s.in_flight = true;
+    if (s.has_prev) t = std::max(t, s.last_finish + r.think);
+  }
+  arrivals_.push({t, seq_++, ri});
+}
+
+void Driver::deliver(i32 ri, double t) {
+  Req& r = req(ri);
+  r.arrival = t;
+  first_arrival_ = std::min(first_arrival_, t);
+  if (tl_t0_ == kNever) tl_t0_ = t;
+  const auto rep = static_cast<size_t>(next_replica_++ % cfg_.replicas);
+  Engine& e = *engines_[rep];
+  if (!e.admit_check(r)) {
+    finish(ri, t, true);
+    return;
+  }
+  e.arrive(ri);
+  clock_[rep] = std::max(clock_[rep], t);
+}
+
+void Driver::finish(i32 ri, double t, bool failed) {
+  Req& r = req(ri);
+  last_finish_ = std::max(last_finish_, t);
+  RequestRecord rec;
+  rec.id = r.id;
+  rec.arrival_s = r.arrival;
+  rec.first_token_s = r.first_token;
+  rec.finish_s = t;
+  rec.prompt_tokens = r.prompt;
+  rec.output_tokens = r.out;
+  rec.cached_prompt_tokens = std::max<i64>(r.cached_prompt, 0);
+  rec.preemptions = r.preemptions;
+  rec.failed = failed;
+  rec.truncated = !failed && r.truncated;
+  if (failed) {
+    ++res_.failed;
+  } else {
+    ++res_.completed;
+    res_.truncated += rec.truncated;
+    res_.input_tokens += r.prompt;
+    res_.output_tokens += r.out;
+    const double ttft = r.first_token - r.arrival, e2e = r.last_token - r.arrival;
+    ttft_.add(ttft);
+    e2e_.add(e2e);
+    double tpot = 0;  // vllm bench serve: a request with one token counts tpot 0 for goodput
+    if (r.out >= 2) {
+      tpot = (e2e - ttft) / static_cast<double>(r.out - 1);
+      tpot_.add(tpot);
+    }
+    if (slo_.ttft_s || slo_.tpot_s)
+      res_.good_requests += (!slo_.ttft_s || ttft <= *slo_.ttft_s) && (!slo_.tpot_s || tpot <= *slo_.tpot_s);
+  }
+  if (obs_) obs_(rec);
+  const i64 session = r.session;
+  const int client = r.client;
+  free_reqs_.push_back(ri);  // r is dead from here on
+  if (session >= 0) {
+    SessionState& s = sessions_[session];
+    s.in_flight = false;
+    s.has_prev = true;
+    s.last_finish = t;
+    if (!s.pending.empty()) {
+      const auto [next, released] = s.pending.front();
+      s.pending.pop_front();
+      s.in_flight = true;
+      arrivals_.push({std::max(released, t + req(next).think), seq_++, next});
+    }
+  }
+  if (client >= 0) {  // closed loop: the client sends its next request now
+    SimRequest s;
+    if (pull(s)) release(new_req(s, client), t);
+  }
+}
+
+TimelinePoint Driver::sample(double t) const {
+  TimelinePoint p;
+  p.t_s = t;
+  i64 used = 0, pool = 0;
+  for (const auto& e : engines_) {
+    used += e->used_blocks();
+    pool += e->pool_blocks();
+    p.running += e->running();
+    p.waiting += e->waiting();
+  }
+  p.kv_used_fraction = pool > 0 ? static_cast<double>(used) / static_cast<double>(pool) : 0;
+  p.preemptions = res_.preemptions;
+  p.prefix_hit_rate = prompt_seen_ > 0 ? static_cast<double>(prompt_hit_) / static_cast<double>(prompt_seen_) : 0;
+  return p;
+}
+
+void Driver::sample_until(double t) {
+  if (tl_t0_ == kNever) return;
+  auto& tl = res_.timeline;
+  while (tl_t0_ + static_cast<double>(tl_k_) * tl_dt_ <= t) {
+    tl.push_back(sample(tl_t0_ + static_cast<double>(tl_k_) * tl_dt_));
+    ++tl_k_;
+    if (tl_auto_ && tl.size() > 400) {
+      size_t kept = 0;
+      for (size_t i = 0; i < tl.size(); i += 2) tl[kept++] = tl[i];
+      tl.resize(kept);
+      tl_dt_ *= 2;
+      tl_k_ = static_cast<i64>(kept);
+    }
+  }
+}
+
+SimResult Driver::run() {
+  const bool closed = cfg_.closed_loop_concurrency > 0;
+  if (closed)
+    for (i64 c = 0; c < cfg_.closed_loop_concurrency; ++c) {
+      SimRequest s;
+      if (!pull(s)) break;
+      release(new_req(s, static_cast<int>(c)), 0.0);
+    }
+  std::vector<Work> work;
+  for (;;) {
+    if (!closed && !have_look_ && pull(look_)) {
+      have_look_ = true;
+      require(look_.arrival_s >= last_source_t_, "request " + std::to_string(look_.id), "arrival_s goes back in time",
+              "sort the requests by arrival time");
+      last_source_t_ = look_.arrival_s;
+    }
+    const double t_src = have_look_ ? look_.arrival_s : kNever;
+    const double t_heap = arrivals_.empty() ? kNever : arrivals_.top().t;
+    size_t rep = 0;
+    double ts = kNever;
+    for (size_t i = 0; i < engines_.size(); ++i)
+      if (clock_[i] < ts && engines_[i]->busy()) {
+        ts = clock_[i];
+        rep = i;
+      }
+    const double ta = std::min(t_src, t_heap);
+    if (ta == kNever && ts == kNever) break;
+    if (ta <= ts) {
+      if (t_heap <= t_src) {
+        const Arrival a = arrivals_.top();
+        arrivals_.pop();
+        sample_until(a.t);
+        deliver(a.req, a.t);
+      } else {
+        have_look_ = false;
+        release(new_req(look_, -1), look_.arrival_s);
+      }
+      continue;
+    }
+    sample_until(ts);
+    Engine& e = *engines_[rep];
+    work.clear();
+    StepBatch batch;
+    const bool changed = e.schedule(work, batch, ts);
+    if (work.empty()) {
+      if (!changed) {  // nothing can ever run: fail the request at the head of the line
+        const i32 r = e.drop_stuck();
+        if (r < 0) throw std::logic_error("kvplan simulate: a replica has requests but can neither run nor drop one");
+        finish(r, ts, true);
+      }
+      continue;
+    }
+    const double d = step_time_(batch);
+    require(std::isfinite(d) && d >= 0, "step_time",
+            "returned " + std::to_string(d) + " s for a step; durations must be finite and >= 0");
+    clock_[rep] = ts + d;
+    ++res_.steps;
+    e.commit(work, ts + d);
+  }
+  if (res_.requests > 0) sample_until(last_finish_);
+
+  res_.ttft_s = ttft_.stats();
+  res_.tpot_s = tpot_.stats();
+  res_.e2e_s = e2e_.stats();
+  res_.itl_s = itl_.stats();
+  res_.prefix_hit_rate = prompt_seen_ > 0 ? static_cast<double>(prompt_hit_) / static_cast<double>(prompt_seen_) : 0;
+  res_.duration_s = res_.requests > 0 ? last_finish_ - first_arrival_ : 0;
+  if (res_.duration_s > 0) {
+    const double d = res_.duration_s;
+    res_.request_throughput_per_s = static_cast<double>(res_.completed) / d;
+    res_.output_tokens_per_s = static_cast<double>(res_.output_tokens) / d;
+    res_.total_tokens_per_s = static_cast<double>(res_.input_tokens + res_.output_tokens) / d;
+    if (slo_.ttft_s || slo_.tpot_s) res_.goodput_per_s = static_cast<double>(res_.good_requests) / d;
+  }
+  for (const auto& e : engines_) {
+    res_.peak_blocks_used = std::max(res_.peak_blocks_used, e->peak_blocks());
+    res_.blocks_leaked += e->used_blocks();
+  }
+  return res_;
+}
+
+}  // namespace
+
+SimResult simulate(const SimConfig& config, RequestSource& source, const StepTimeFn& step_time, const SimSlo& slo,
+                   const RequestObserver& observer) {
+  require(static_cast<bool>(step_time), "step_time", "no step-time model was given");
+  const SimConfig cfg = checked(config);
+  Driver d(cfg, source, step_time, slo, observer);
+  return d.run();
+}
+
+// ---------------------------------------------------------------- config from a plan
+
+SimConfig sim_config_for(const Planner& p) {
+  const EngineReport& rep = p.engine();
+  const EngineSettings& e = p.spec().engine;
+  SimConfig c;
+  c.replicas = std::max<i64>(p.spec().parallel.dp, 1);
+  c.max_num_seqs = p.max_seqs();
+  c.max_num_batched_tokens = e.max_num_batched_tokens;
+  c.max_model_len = p.max_len();
+  switch (e.kind) {
+    case EngineKind::vllm:
+      // a request takes one block per KV cache group (hybrid models): the pool in request blocks
+      c.scheduler = SchedulerKind::vllm_v1;
+      c.block_tokens = rep.block_size;
+      c.pool_blocks = rep.num_gpu_blocks / std::max<i64>(rep.num_groups, 1);
+      c.chunked_prefill = true;  // V1 default
+      break;
+    case EngineKind::sglang:
+      c.scheduler = SchedulerKind::sglang;
+      c.block_tokens = std::max<i64>(rep.block_size, 1);
+      c.pool_blocks = rep.max_total_num_tokens / c.block_tokens;
+      c.chunked_prefill = e.max_num_batched_tokens > 0;  // --chunked-prefill-size -1 disables chunking
+      if (!c.chunked_prefill) c.max_num_batched_tokens = std::max<i64>(c.max_model_len, 1);
+      break;
+    case EngineKind::trtllm:
+      c.scheduler = SchedulerKind::trtllm;
+      c.block_tokens = rep.block_size;
+      c.pool_blocks = rep.num_gpu_blocks;
+      c.chunked_prefill = false;  // enable_chunked_prefill defaults to False (TorchLlmArgs): longer prompts fail
+      break;
+    case EngineKind::llamacpp:
+      c.scheduler = SchedulerKind::llamacpp;
+      c.block_tokens = 1;
+      c.pool_blocks = rep.kv_cells;
+      c.unified = rep.kv_streams == 1;
+      c.slots = std::max<i64>(e.parallel, 1);
+      c.n_ctx_seq = rep.n_ctx_seq;
+      c.max_num_seqs = c.slots;
+      c.max_num_batched_tokens = std::max<i64>(2048, e.ubatch_size);  // -b (n_batch) default 2048
+      break;
+    case EngineKind::generic:
+      throw InputError("engine",
+                       "simulate replays the schedulers of vllm, sglang, trtllm and llamacpp, not the generic engine",
+                       "choose --engine vllm|sglang|trtllm|llamacpp");
+  }
+  return c;
+}
+
+}  // namespace kvplan

@@ -104,24 +104,35 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     }
   }
   if (auto t = n.object("traffic")) {
-    t->only({"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix"});
+    t->only({"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix", "rate", "requests", "seed", "trace"});
     d.prompt_tokens = t->count("prompt_tokens", 0, kMaxTokens);
     d.output_tokens = t->count("output_tokens", 0, kMaxTokens);
     d.context = t->count("context", 1, kMaxTokens);
     d.concurrency = t->count("concurrency", 1, kMaxCount);
     d.shared_prefix = t->count("shared_prefix", 0, kMaxTokens);
-    for (const char* k : {"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix"})
+    d.rate = t->number("rate", 1e-9, 1e9);
+    d.requests = t->count("requests", 1, i64{1} << 40);
+    d.seed = t->count("seed", 0, i64{1} << 62);
+    d.trace = t->str("trace");
+    for (const char* k : {"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix", "rate", "requests", "seed", "trace"})
       if (t->has(k)) d.field_where[std::string("traffic.") + k] = t->at(k);
   }
   if (auto r = n.object("requirements")) {
     d.requirements_where = n.at("requirements");
-    r->only({"starts", "min_concurrency", "min_concurrency_tokens", "min_headroom", "max_tpot_ms", "max_ttft_ms"});
+    r->only({"starts", "min_concurrency", "min_concurrency_tokens", "min_headroom", "max_tpot_ms", "max_ttft_ms", "max_p99_ttft_ms",
+             "max_p99_tpot_ms", "min_goodput", "max_preemption_rate"});
     d.starts = r->boolean("starts");
     d.min_concurrency = r->count("min_concurrency", 1, kMaxCount);
     d.min_concurrency_tokens = r->count("min_concurrency_tokens", 1, kMaxTokens);
     d.min_headroom = r->number("min_headroom", 0.0, 1.0);
     d.max_tpot_ms = r->number("max_tpot_ms", 0.0, 1e9);
     d.max_ttft_ms = r->number("max_ttft_ms", 0.0, 1e12);
+    d.max_p99_ttft_ms = r->number("max_p99_ttft_ms", 0.0, 1e12);
+    d.max_p99_tpot_ms = r->number("max_p99_tpot_ms", 0.0, 1e9);
+    d.min_goodput = r->number("min_goodput", 0.0, 1e9);
+    d.max_preemption_rate = r->number("max_preemption_rate", 0.0, 1e9);
+    for (const char* k : {"max_p99_ttft_ms", "max_p99_tpot_ms", "min_goodput", "max_preemption_rate"})
+      if (r->has(k)) d.field_where[std::string("requirements.") + k] = r->at(k);
   }
   if (d.model.empty() && d.command.empty())
     throw InputError(d.where, "deployment '" + d.name + "' has neither model nor command", "add model: or command:");

@@ -19,6 +19,10 @@
 namespace kvplan {
 
 /// One request as a workload generator or a trace gives it.
+/// Prefix caching sees request content through one model: token t of a request is token t of its
+/// prefix group when t < prefix_tokens (prefix_group >= 0); otherwise token t of its session when
+/// session >= 0 (turn k's prompt repeats every earlier prompt and output of the session, so the
+/// turns of a session share their history); otherwise a token no other request has.
 struct SimRequest {
   i64 id = 0;
   double arrival_s = 0;     // open loop: arrival time (non-decreasing); closed loop: ignored
@@ -48,7 +52,8 @@ enum class SchedulerKind { vllm_v1, sglang, trtllm, llamacpp };
 struct SimConfig {
   SchedulerKind scheduler = SchedulerKind::vllm_v1;
   i64 replicas = 1;                  // data-parallel replicas; requests are dealt round-robin
-  i64 pool_blocks = 0;               // KV pool per replica in blocks (llama.cpp: cells, block_tokens 1)
+  i64 pool_blocks = 0;               // KV pool per replica in blocks (llama.cpp: cells, block_tokens 1);
+                                     // vLLM: num_gpu_blocks, one of them the null block no request gets
   i64 block_tokens = 16;             // vLLM block_size / SGLang page_size / TRT tokens_per_block
   i64 max_num_seqs = 256;            // vLLM max_num_seqs / SGLang max_running_requests / TRT max_batch_size
   i64 max_num_batched_tokens = 8192; // vLLM / TRT max_num_tokens / SGLang chunked_prefill_size
@@ -56,6 +61,7 @@ struct SimConfig {
   bool chunked_prefill = true;
   bool prefix_caching = true;        // vLLM prefix caching / SGLang radix cache / TRT block reuse / llama.cpp cache_prompt
   std::string policy = "fcfs";       // vLLM fcfs|priority; SGLang fcfs|lpm; TRT and llama.cpp fcfs
+  i64 max_prefill_tokens = 16384;    // SGLang --max-prefill-tokens (input tokens of one extend batch)
   // SGLang: admission reserves new_token_ratio x remaining output; the ratio decays per step
   double init_new_token_ratio = 0.7;
   double min_new_token_ratio = 0.098;   // 0.7 x 0.14 (SGLang defaults)
@@ -64,7 +70,7 @@ struct SimConfig {
   std::string capacity_policy = "GUARANTEED_NO_EVICT";
   // llama.cpp: slots (-np), cells per slot (n_ctx_seq), one unified pool of pool_blocks cells or not
   i64 slots = 4;
-  i64 n_ctx_seq = 0;
+  i64 n_ctx_seq = 0;                 // 0: pool_blocks / slots (unified: pool_blocks)
   bool unified = true;
   // workload shape
   i64 closed_loop_concurrency = 0;   // > 0: N clients, each sends its next request when the last finished
@@ -103,6 +109,7 @@ struct SimSlo {
 struct SimResult {
   LatencyStats ttft_s, tpot_s, itl_s, e2e_s;
   i64 requests = 0, completed = 0, failed = 0, truncated = 0;
+  i64 input_tokens = 0, output_tokens = 0;  // prompt and produced tokens of the completed requests
   i64 preemptions = 0;
   double prefix_hit_rate = 0;
   double duration_s = 0;                 // first arrival to last finish
@@ -122,6 +129,8 @@ using RequestObserver = std::function<void(const RequestRecord&)>;
 
 /// Runs the whole workload. Deterministic for a given source (no clocks, no hidden randomness).
 /// Throws InputError for a config that cannot run (pool of 0 blocks, max_num_seqs < 1).
+/// A request the engine can never serve (longer than max_model_len or than a llama.cpp slot, more
+/// blocks than the pool, a prompt over the token budget without chunked prefill) fails on arrival.
 SimResult simulate(const SimConfig& cfg, RequestSource& source, const StepTimeFn& step_time,
                    const SimSlo& slo = {}, const RequestObserver& observer = {});
 
@@ -132,18 +141,20 @@ enum class ArrivalKind { poisson, constant, gamma };
 struct LengthDist {
   enum class Kind { fixed, uniform, normal, lognormal, histogram } kind = Kind::fixed;
   double mean = 0;
-  double spread = 0;                                // uniform/normal/lognormal: +- fraction of mean (0.2 = +-20%)
+  double spread = 0;                                // uniform: +- fraction of mean (0.2 = +-20%);
+                                                    // normal/lognormal: standard deviation / mean
   std::vector<std::pair<i64, double>> histogram;    // (tokens, weight)
   i64 min = 1, max = 0;                             // clamp (max 0: none)
 };
 
 struct WorkloadSpec {
   i64 requests = 1000;
-  double rate = 0;                   // requests/s (open loop); 0 = all at t=0 unless closed loop
+  double rate = 0;                   // requests/s (open loop); 0 = all at t=0 unless closed loop.
+                                     // Sessions (turns > 1) start at rate / turns per second.
   ArrivalKind arrival = ArrivalKind::poisson;
   double burstiness = 1.0;           // gamma shape (1 = Poisson; < 1 burstier), as vllm bench serve
   LengthDist prompt, output;
-  i64 shared_prefix_tokens = 0;      // a common system prompt at the start of every prompt
+  i64 shared_prefix_tokens = 0;      // a common system prompt added before every (first-turn) prompt
   i64 prefix_groups = 1;             // that many distinct system prompts, dealt round-robin
   i64 turns = 1;                     // multi-turn sessions: turn k's prompt holds the history of turns < k
   double think_s = 0;

@@ -38,12 +38,19 @@ struct DeploymentDoc {
   std::vector<std::string> warnings;   // from reading the manifest
   // traffic
   std::optional<i64> prompt_tokens, output_tokens, context, concurrency, shared_prefix;
+  // simulated traffic (the simulation requirements): an open loop at `rate` requests/s, or a trace
+  // file (relative to the deployment file's folder); else a closed loop at `concurrency`
+  std::optional<double> rate;
+  std::optional<i64> requests, seed;
+  std::string trace;
   // requirements
   std::optional<bool> starts;
   std::optional<i64> min_concurrency;
   std::optional<i64> min_concurrency_tokens;  // tokens per request for min_concurrency (default: traffic)
   std::optional<double> min_headroom;         // fraction of the KV pool left at the traffic
   std::optional<double> max_tpot_ms, max_ttft_ms;
+  // simulation requirements (kvplan simulate on the traffic): p99 latencies, goodput, preemptions
+  std::optional<double> max_p99_ttft_ms, max_p99_tpot_ms, min_goodput, max_preemption_rate;
   std::string requirements_where;
   std::map<std::string, std::string> field_where;  // "model", "gpu", "engine", "traffic.context" -> file:line:col
 };

@@ -1,0 +1,150 @@
+// Internals of the serving simulator shared by its source files (not installed): the request state,
+// the paged block pool with its prefix cache, latency quantiles, and the interface each engine's
+// scheduler implements. simulate.cpp drives the replicas; sim_engines.cpp holds the four schedulers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kvplan/core/simulate.hpp"
+
+namespace kvplan::sim {
+
+using u64 = std::uint64_t;
+using i32 = std::int32_t;
+
+/// One request in flight. `computed` counts tokens whose KV is in the cache (vLLM num_computed_tokens);
+/// the request holds prompt + out tokens (num_tokens), so a decode step computes the token sampled last.
+struct Req {
+  i64 id = 0, uid = 0;  // uid: order of release (the namespace of the request's own tokens)
+  double arrival = 0;
+  i64 prompt = 0, output = 0;
+  i64 group = -1, group_tokens = 0, session = -1, priority = 0;
+  double think = 0;
+  int client = -1;    // closed loop: the client waiting for it
+  i64 computed = 0;   // tokens in the KV cache
+  i64 out = 0;        // output tokens produced
+  i64 hashed = 0;     // leading blocks hashed into the prefix cache
+  u64 last_hash = 0;  // hash of block hashed - 1 (the chain continues from it)
+  std::vector<i32> blocks;
+  double first_token = -1, last_token = -1;
+  i64 cached_prompt = -1;  // prompt tokens hit at the first admission (-1: not admitted yet)
+  i64 preemptions = 0;
+  i64 start_seq = 0;  // order in which the engine started it (TRT "last started")
+  bool truncated = false;
+  i64 num_tokens() const { return prompt + out; }
+};
+
+/// Namespace of token t of `r` under the content model of SimRequest (group, session, own).
+u64 token_ns(const Req& r, i64 t);
+/// Hash of block i (tokens [i*B, (i+1)*B)) chained on the previous block's hash; never 0.
+u64 block_hash(u64 prev, const Req& r, i64 i, i64 block_tokens);
+/// Tokens the first a_len tokens of `a` and the first b_len of `b` share at their start.
+i64 common_prefix(const Req& a, i64 a_len, const Req& b, i64 b_len);
+
+/// A paged KV pool: reference counts, and (with prefix caching) a hash per full block. Free blocks form
+/// one LRU queue (vLLM FreeKVCacheBlockQueue): allocation pops the head and evicts the block's hash;
+/// a freed block goes to the tail and keeps its hash, so it can be hit until it is evicted.
+class BlockPool {
+ public:
+  void init(i64 blocks, bool caching);
+  i64 total() const { return total_; }
+  i64 free_count() const { return free_; }
+  i64 used() const { return total_ - free_; }
+  i64 peak() const { return peak_; }
+  bool caching() const { return caching_; }
+  i32 ref(i32 b) const { return ref_[static_cast<size_t>(b)]; }
+  /// Takes the least recently freed block (evicting its cached hash); the pool must not be empty.
+  i32 alloc();
+  /// Takes a reference on a cached block (removing it from the free queue when it was free).
+  void touch(i32 b);
+  /// Drops a reference; at zero the block joins the free queue's tail (keeping its hash).
+  void release(i32 b);
+  /// The cached block holding hash h, or -1.
+  i32 lookup(u64 h) const;
+  /// Caches block b under hash h unless another block already holds h (then b stays uncached).
+  void set_hash(i32 b, u64 h);
+
+ private:
+  void unlink(i32 b);
+  void push_tail(i32 b);
+  void map_erase(u64 h);
+  void grow_map();
+  i64 total_ = 0, free_ = 0, peak_ = 0;
+  bool caching_ = false;
+  std::vector<i32> ref_, prev_, next_;
+  std::vector<u64> hash_;
+  i32 head_ = -1, tail_ = -1;
+  // open addressing (linear probing, backward-shift deletion): key 0 = empty
+  std::vector<u64> keys_;
+  std::vector<i32> vals_;
+  u64 mask_ = 0;
+  size_t entries_ = 0;
+};
+
+/// Mean and linearly interpolated percentiles (numpy's default, as vllm bench serve) of a stream of
+/// values. Values are kept exactly up to `exact_limit`; beyond it they move into a histogram whose
+/// buckets are the doubles sharing exponent and top 10 mantissa bits: relative width 2^-10 = 0.098%
+/// (<= 0.1%), each bucket read at its midpoint (error <= 0.05%). Memory stays 512 KiB for any count.
+class Quantiles {
+ public:
+  explicit Quantiles(size_t exact_limit = size_t{1} << 20) : limit_(exact_limit) {}
+  void add(double x);
+  LatencyStats stats() const;
+  i64 count() const { return n_; }
+
+ private:
+  double value_at(i64 rank) const;  // the rank-th smallest value (0-based)
+  size_t limit_;
+  std::vector<double> exact_;
+  std::vector<i64> hist_;
+  i64 zeros_ = 0, n_ = 0;
+  double sum_ = 0;
+};
+
+/// What a step computes for one request.
+struct Work {
+  i32 req = 0;
+  i64 tokens = 0;
+};
+
+/// Callbacks from an engine into the driver.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual Req& req(i32 r) = 0;
+  /// Request r produced a token at time t.
+  virtual void token(i32 r, double t) = 0;
+  /// Request r left the engine (finished, truncated or failed) at time t; its blocks are already freed.
+  virtual void finish(i32 r, double t, bool failed) = 0;
+  virtual void preempted() = 0;
+  virtual void prompt_hit(i64 prompt_tokens, i64 hit_tokens) = 0;
+};
+
+/// One replica's scheduler and KV pool.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  /// A request arrives; false when the engine rejects it outright (too long for the engine).
+  virtual bool admit_check(const Req& r) const = 0;
+  virtual void arrive(i32 r) = 0;
+  virtual bool busy() const = 0;
+  /// Forms one step into `work` and `batch`; returns whether anything changed (work scheduled,
+  /// a request preempted or failed). Nothing changed with a busy engine means it is stuck.
+  virtual bool schedule(std::vector<Work>& work, StepBatch& batch, double now) = 0;
+  /// Applies the step scheduled last: tokens computed, tokens produced at `end`, requests finished.
+  virtual void commit(const std::vector<Work>& work, double end) = 0;
+  /// Removes one request that can never be scheduled (the stuck engine's head of line) and returns it.
+  virtual i32 drop_stuck() = 0;
+  virtual i64 running() const = 0;
+  virtual i64 waiting() const = 0;
+  virtual i64 used_blocks() const = 0;             // blocks held by requests (llama.cpp: cells of active slots)
+  virtual i64 cached_blocks() const { return 0; }  // llama.cpp: cells idle slots keep
+  virtual i64 pool_blocks() const = 0;             // usable blocks
+  virtual i64 peak_blocks() const = 0;
+};
+
+std::unique_ptr<Engine> make_engine(const SimConfig& cfg, Sink& sink);
+
+}  // namespace kvplan::sim
