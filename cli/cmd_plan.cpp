@@ -149,15 +149,19 @@ void run_plan(const PlanArgs& a, Globals& g) {
 
   Table pf;
   pf.title = "performance (roofline model, decode at " + grouped(perf.decode_context) + " tokens)";
-  pf.columns = {"quantity", "value"};
-  pf.right_align = {false, true};
-  pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)"});
-  pf.rows.push_back({"decode tokens/s per GPU", fmt_double(perf.decode_tokens_per_s_per_gpu, 1)});
-  pf.rows.push_back({"decode tokens/s (deployment)", fmt_double(perf.decode_tokens_per_s, 1)});
+  pf.columns = {"quantity", "value", "basis"};
+  pf.right_align = {false, true, false};
+  pf.verbose_only = {false, false, true};
+  pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)", ""});
+  pf.rows.push_back({"decode tokens/s per GPU", fmt_double(perf.decode_tokens_per_s_per_gpu, 1), ""});
+  pf.rows.push_back({"decode tokens/s (deployment)", fmt_double(perf.decode_tokens_per_s, 1), ""});
   pf.rows.push_back({"TTFT (one " + grouped(d.prompt) + "-token prompt)",
-                     perf.ttft_s < 0 ? perf.prefill_bound : fmt_time(perf.ttft_s) + " (" + perf.prefill_bound + " bound)"});
-  pf.rows.push_back({"efficiencies (bandwidth / compute / step overhead)",
-                     fmt_double(perf.bandwidth_efficiency, 2) + " / " + fmt_double(perf.compute_efficiency, 2) + " / " + fmt_time(perf.step_overhead_s)});
+                     perf.ttft_s < 0 ? perf.prefill_bound : fmt_time(perf.ttft_s) + " (" + perf.prefill_bound + " bound)", ""});
+  if (d.output > 0)
+    pf.rows.push_back({"batch of " + grouped(perf.batch_per_replica) + ": prefill + " + grouped(d.output) + " steps",
+                       fmt_time(perf.batch_time_s) + ", " + fmt_double(perf.output_tokens_per_s, 1) + " output tokens/s", "prefill in chunks of max_num_batched_tokens, then decode steps"});
+  for (const auto& t : perf.decode_terms)  // one decode step of one stage, term by term (docs/performance-model.md)
+    if (t.seconds > 0) pf.rows.push_back({"  step: " + t.name, fmt_time(t.seconds), t.basis});
 
   if (fmt == Format::csv || fmt == Format::jsonl) {
     // one row per value of the JSON results: section, key, value (raw numbers, one value per cell)

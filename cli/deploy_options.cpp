@@ -297,6 +297,12 @@ ojson paging_json(const Deployment& d, const Planner& p) {
           {"contiguous_utilization", reserve > 0 ? static_cast<double>(d.tokens) / static_cast<double>(reserve) : 0.0}};
 }
 
+ojson perf_terms_json(const std::vector<PerfTerm>& terms) {
+  ojson out = ojson::array();
+  for (const auto& t : terms) out.push_back({{"term", t.name}, {"seconds", t.seconds}, {"basis", t.basis}});
+  return out;
+}
+
 ojson perf_json(const PerfResult& r) {
   return {{"decode_context_tokens", r.decode_context},
           {"batch_per_replica", r.batch_per_replica},
@@ -305,16 +311,29 @@ ojson perf_json(const PerfResult& r) {
           {"decode_flops_per_step", r.decode_flops},
           {"memory_time_s", r.memory_time_s},
           {"compute_time_s", r.compute_time_s},
+          {"comm_time_s", r.comm_time_s},
+          {"overhead_time_s", r.overhead_time_s},
           {"decode_step_s", r.decode_step_s},
           {"tpot_s", r.tpot_s},
           {"decode_tokens_per_s_per_gpu", r.decode_tokens_per_s_per_gpu},
           {"decode_tokens_per_s", r.decode_tokens_per_s},
           {"ttft_s", r.ttft_s < 0 ? ojson(nullptr) : ojson(r.ttft_s)},
+          {"batch_time_s", r.batch_time_s},
+          {"output_tokens_per_s", r.output_tokens_per_s},
           {"decode_bound", r.decode_bound},
           {"prefill_bound", r.prefill_bound},
+          {"weight_kernel", r.weight_kernel},
+          {"weight_efficiency", r.weight_efficiency},
           {"bandwidth_efficiency", r.bandwidth_efficiency},
           {"compute_efficiency", r.compute_efficiency},
-          {"step_overhead_s", r.step_overhead_s}};
+          {"step_overhead_s", r.step_overhead_s},
+          {"decode_terms", perf_terms_json(r.decode_terms)},
+          {"prefill_terms", perf_terms_json(r.prefill_terms)},
+          {"coefficients", [&] {
+             ojson c = ojson::object();
+             for (const auto& f : perf_coefficient_fields()) c[f.name] = r.coefficients.*(f.member);
+             return c;
+           }()}};
 }
 
 ojson plan_results_json(const Deployment& d, const Planner& p) {

@@ -84,8 +84,9 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   }
   for (const auto& t : p.budget()) s.assumptions.push_back(t.name + ": " + t.basis);
   const PerfResult pr = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
-  s.assumptions.push_back("decode step = max((weights read + KV read) / (bandwidth x " + fmt(pr.bandwidth_efficiency, 2) +
-                          "), FLOPs / (peak x " + fmt(pr.compute_efficiency, 2) + ")) + " + fmt(pr.step_overhead_s * 1e6, 0) + " us");
+  s.assumptions.push_back("decode step = max(weights read, GEMM FLOPs) + max(KV read, attention FLOPs) + kernel launches + engine step + "
+                          "collectives (docs/performance-model.md)");
+  for (const auto& t : pr.decode_terms) s.assumptions.push_back("decode " + t.name + ": " + fmt(t.seconds * 1e3, 3) + " ms = " + t.basis);
   s.assumptions.push_back("engine rules: " + p.engine().rules_version + " (docs/engine-rules.md)");
   for (const auto& n : p.engine().notes) s.assumptions.push_back(n);
   return s;

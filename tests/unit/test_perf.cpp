@@ -1,1 +1,185 @@
-// (in progress)
+// The performance model term by term, with every figure worked by hand from the formulas in
+// docs/performance-model.md and the coefficients set in the test (so a refit cannot move them).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "kvplan/core/perf.hpp"
+#include "kvplan/core/transform.hpp"
+#include "kvplan/core/weights.hpp"
+#include "plan_helpers.hpp"
+
+using namespace kvplan;
+
+namespace {
+
+// Coefficients with round values, so each expected figure can be written out.
+PerfParams hand_params() {
+  PerfParams pp;
+  PerfCoefficients& c = pp.coefficients;
+  c.weight_eff_dense = 0.5;
+  c.weight_eff_int8 = 0.25;
+  c.kv_eff = 0.5;
+  c.compute_eff = 0.5;
+  c.compute_eff_fp8 = 0.25;
+  c.unified_bw_eff = 0.5;
+  c.kernel_s = 1e-6;
+  c.eager_kernel_s = 10e-6;
+  c.step_vllm_s = 100e-6;
+  c.step_vllm_v0_s = 1e-3;
+  c.ar_alpha_nvlink_s = 10e-6;
+  c.ar_alpha_network_s = 20e-6;
+  c.link_eff = 0.5;
+  c.network_bytes_per_s = 50e9;
+  return pp;
+}
+
+double term(const std::vector<PerfTerm>& t, const std::string& name) {
+  for (const auto& x : t)
+    if (x.name == name) return x.seconds;
+  return -1;
+}
+
+Planner planner(const std::string& model, const std::string& gpu, Parallel par = {}, const std::string& version = "") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  e.version = version;
+  PlanSpec s = kvtest::spec(model, gpu, e);
+  s.parallel = par;
+  return Planner(s);
+}
+
+// Llama-3.1-8B: 8,030,261,248 parameters, of which the untied embedding 128,256 x 4,096 = 525,336,576
+// is looked up, not read; 32 layers; KV 131,072 B per token in bf16.
+constexpr double kLlama8bRead = 2.0 * (8030261248.0 - 525336576.0);
+constexpr double kH100 = 3.35e12;
+
+}  // namespace
+
+TEST_CASE("decode step of a dense model: weights and KV read once per step plus launches and engine time", "[perf]") {
+  const Planner p = planner("llama-3.1-8b", "h100-sxm");
+  const PerfResult r = estimate_perf(p, 1000, 0, 1, hand_params());
+  const double t_w = kLlama8bRead / (kH100 * 0.5);
+  const double t_kv = 1000.0 * 131072 / (kH100 * 0.5);
+  CHECK(r.weight_bytes_read == Approx(kLlama8bRead));
+  CHECK(r.kv_bytes_read == Approx(1000.0 * 131072));
+  CHECK(term(r.decode_terms, "weights") == Approx(t_w));
+  CHECK(term(r.decode_terms, "kv_read") == Approx(t_kv));
+  // 9 kernels per layer x 32 + 4 per step, 1 us each with CUDA graphs; vLLM V1 100 us per step
+  CHECK(term(r.decode_terms, "kernel_launches") == Approx((9 * 32 + 4) * 1e-6));
+  CHECK(term(r.decode_terms, "engine_step") == Approx(100e-6));
+  CHECK(term(r.decode_terms, "tp_all_reduce") == -1);  // one GPU: no collective term
+  // the GEMMs (2 x 8.03e9 FLOP at 989e12 x 0.5) hide under the weight read; attention under the KV read
+  CHECK(r.tpot_s == Approx(t_w + t_kv + (9 * 32 + 4) * 1e-6 + 100e-6));
+  CHECK(r.decode_bound == "memory bandwidth");
+  CHECK(r.decode_tokens_per_s_per_gpu == Approx(1.0 / r.tpot_s));
+  // a bigger batch reads the same weights once: throughput rises
+  CHECK(estimate_perf(p, 1000, 0, 64, hand_params()).decode_tokens_per_s_per_gpu > 20 * r.decode_tokens_per_s_per_gpu);
+}
+
+TEST_CASE("vLLM V0 releases carry their own per-step overhead", "[perf]") {
+  const PerfResult v0 = estimate_perf(planner("llama-3.1-8b", "h100-sxm", {}, "0.6.3"), 1000, 0, 1, hand_params());
+  const PerfResult v1 = estimate_perf(planner("llama-3.1-8b", "h100-sxm", {}, "0.11.0"), 1000, 0, 1, hand_params());
+  CHECK(term(v0.decode_terms, "engine_step") == Approx(1e-3));
+  CHECK(v0.tpot_s - v1.tpot_s == Approx(1e-3 - 100e-6));
+}
+
+TEST_CASE("tensor parallel adds two all-reduces per layer over the GPU's link", "[perf][tp]") {
+  // llama-3.1-70b at TP2 on H100 SXM: NVLink 450e9 B/s per direction x link_eff 0.5; one hop of 10 us;
+  // each all-reduce moves 2 (n - 1) / n x hidden 8192 x 2 B = 16,384 B per token; 80 layers x 2 = 160
+  const Planner p = planner("llama-3.1-70b", "h100-sxm", Parallel{2, 1, 1, 1});
+  const PerfResult r = estimate_perf(p, 1000, 0, 1, hand_params());
+  const double one = 10e-6 + 1.0 * 16384.0 / (450e9 * 0.5);
+  CHECK(term(r.decode_terms, "tp_all_reduce") == Approx(160 * one));
+  CHECK(r.comm_time_s == Approx(160 * one));
+  // TP8: three hops, 2 x 7/8 of the message
+  const PerfResult r8 = estimate_perf(planner("llama-3.1-70b", "h100-sxm", Parallel{8, 1, 1, 1}), 1000, 0, 1, hand_params());
+  CHECK(term(r8.decode_terms, "tp_all_reduce") == Approx(160 * (3 * 10e-6 + 2.0 * 7 / 8 * 16384.0 / (450e9 * 0.5))));
+}
+
+TEST_CASE("TP16 spans two nodes and its step is dominated by collectives", "[perf][tp]") {
+  // llama-3.1-8b --tp 16: a sixteenth of the weights is ~0.94 GB (0.56 ms at 3.35e12 x 0.5), but 64
+  // all-reduces each pay 3 NVLink hops and 1 network hop: 64 x (30 + 20) us = 3.2 ms plus bytes
+  const Planner p = planner("llama-3.1-8b", "h100-sxm", Parallel{16, 1, 1, 1});
+  const PerfResult r = estimate_perf(p, 1000, 0, 1, hand_params());
+  const double msg = 4096.0 * 2;
+  const double one = 3 * 10e-6 + 2.0 * 7 / 8 * msg / (450e9 * 0.5) + 1 * 20e-6 + 2.0 * 1 / 2 * (msg / 8) / (50e9 * 0.5);
+  CHECK(term(r.decode_terms, "tp_all_reduce") == Approx(64 * one));
+  CHECK(r.decode_bound == "communication");
+  CHECK(r.comm_time_s > 2 * r.memory_time_s);
+  // with the fitted coefficients too
+  const PerfResult fitted = estimate_perf(p, 1000, 0, 1, PerfParams{});
+  CHECK(fitted.decode_bound == "communication");
+}
+
+TEST_CASE("quantised weights are read at their kernel's efficiency and fp8 GEMMs at the fp8 peak", "[perf]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  PlanSpec s = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
+  apply_weight_format(s.model, "int8", "test");
+  const PerfResult r = estimate_perf(Planner(s), 1000, 0, 1, hand_params());
+  CHECK(r.weight_kernel == "int8");
+  // every linear layer at 1 B per weight read at 0.25; norms (and the lm_head) bf16 at 0.5
+  double quant = 0, dense = 0;
+  for (const auto& part : count_params(Planner(s).rank_model()).parts) {
+    if (part.name == "embedding") continue;
+    const double b = static_cast<double>(part_weight_bytes(Planner(s).rank_model(), part));
+    const bool packed = part.quantisable;
+    (packed ? quant : dense) += packed ? static_cast<double>(part.matrix) + 2.0 * static_cast<double>(part.vector) : b;
+  }
+  CHECK(term(r.decode_terms, "weights") == Approx(quant / (kH100 * 0.25) + dense / (kH100 * 0.5)));
+
+  PlanSpec f = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
+  apply_weight_format(f.model, "fp8", "test");
+  // prefill of 4096 tokens: 2 x active params x 4096 at the fp8 peak 1979e12 x 0.25
+  const PerfResult pf = estimate_perf(Planner(f), 4096, 0, 1, hand_params());
+  const double active = 8030261248.0;
+  CHECK(term(pf.prefill_terms, "linear_compute") == Approx(2.0 * active * 4096 / (1979e12 * 0.25)));
+  // prefill runs eagerly: 292 kernels x 10 us
+  CHECK(term(pf.prefill_terms, "kernel_launches") == Approx(292 * 10e-6));
+}
+
+TEST_CASE("LPDDR unified memory reaches a share of its datasheet bandwidth", "[perf]") {
+  // DGX Spark: 273 GB/s LPDDR5x x unified 0.5 x dense 0.5
+  const PerfResult r = estimate_perf(planner("llama-3.1-8b", "dgx-spark"), 1000, 0, 1, hand_params());
+  CHECK(term(r.decode_terms, "weights") == Approx(kLlama8bRead / (273e9 * 0.5 * 0.5)));
+}
+
+TEST_CASE("MoE decode reads only the experts a batch touches", "[perf][moe]") {
+  const Planner p = planner("qwen3-30b-a3b", "h100-sxm");
+  const PerfResult one = estimate_perf(p, 100, 0, 1, {});
+  const PerfResult many = estimate_perf(p, 100, 0, 256, {});
+  // batch 1 touches 8 of 128 experts per layer; batch 256 touches 1 - (1 - 8/128)^256 of them, almost all
+  CHECK(one.weight_bytes_read < 0.2 * many.weight_bytes_read);
+}
+
+TEST_CASE("the simulator's step model is the plan's decode step", "[perf]") {
+  const Planner p = planner("llama-3.1-70b", "h100-sxm", Parallel{4, 2, 1, 1});
+  const PerfParams pp = hand_params();
+  const PerfResult r = estimate_perf(p, 2000, 200, 16, pp);
+  const StepTimeModel m(p, pp);
+  StepBatch b;
+  b.decode_seqs = 16;
+  b.decode_context_tokens = 16.0 * (2000 + 100);
+  CHECK(m.step_s(b) == Approx(r.tpot_s));
+  CHECK(m.stages() == 2);
+  StepBatch pre;
+  pre.prefill_tokens = 2000;
+  pre.prefill_seqs = 1;
+  pre.prefill_attention_pairs = 2000.0 * 2001 / 2;
+  CHECK(m.step_s(pre) == Approx(r.ttft_s));
+  CHECK(m.step_s(StepBatch{}) == 0);
+}
+
+TEST_CASE("a static batch: chunked prefill of every prompt then the decode steps", "[perf]") {
+  const Planner p = planner("llama-3.1-8b", "h100-sxm");
+  const PerfParams pp = hand_params();
+  REQUIRE(p.spec().engine.max_num_batched_tokens >= 4096);
+  const PerfResult r = estimate_perf(p, 512, 128, 8, pp);
+  // 8 x 512 = 4096 prompt tokens fit one chunk of max_num_batched_tokens: one prefill step, then 128 decode steps
+  const StepTimeModel m(p, pp);
+  StepBatch pre;
+  pre.prefill_tokens = 4096;
+  pre.prefill_seqs = 1;
+  pre.prefill_attention_pairs = 8.0 * 512 * 513 / 2;
+  CHECK(r.batch_time_s == Approx(m.step_s(pre) + 128 * r.tpot_s));
+  CHECK(r.output_tokens_per_s == Approx(8.0 * 128 / r.batch_time_s));
+}

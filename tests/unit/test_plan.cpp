@@ -1,9 +1,8 @@
 // Fit semantics against brute force, shared prefixes, paging arithmetic, sweep grammar, layout
-// search and the performance model's arithmetic.
+// search (the performance model: test_perf.cpp).
 #include <catch2/catch.hpp>
 
 #include "kvplan/core/paging.hpp"
-#include "kvplan/core/perf.hpp"
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
 #include "plan_helpers.hpp"
@@ -109,29 +108,3 @@ TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {
     }
 }
 
-TEST_CASE("performance model arithmetic: memory-bound decode of a dense model", "[perf]") {
-  auto e = kvtest::engine(EngineKind::vllm);
-  const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
-  PerfParams pp;
-  pp.bandwidth_efficiency = 0.5;
-  pp.step_overhead_s = 0;
-  const PerfResult r = estimate_perf(p, 1000, 0, 1, pp);
-  const double weights = 2.0 * 8030261248.0;
-  const double kv = 1000.0 * 131072;
-  CHECK(r.weight_bytes_read == Approx(weights));
-  CHECK(r.kv_bytes_read == Approx(kv));
-  CHECK(r.tpot_s == Approx((weights + kv) / (3.35e12 * 0.5)));
-  CHECK(r.decode_bound == "memory bandwidth");
-  CHECK(r.decode_tokens_per_s_per_gpu == Approx(1.0 / r.tpot_s));
-  // a bigger batch reads the same weights once: throughput rises
-  CHECK(estimate_perf(p, 1000, 0, 64, pp).decode_tokens_per_s_per_gpu > 30 * r.decode_tokens_per_s_per_gpu);
-}
-
-TEST_CASE("MoE decode reads only the experts a batch touches", "[perf][moe]") {
-  auto e = kvtest::engine(EngineKind::vllm);
-  const Planner p(kvtest::spec("qwen3-30b-a3b", "h100-sxm", e));
-  const PerfResult one = estimate_perf(p, 100, 0, 1, {});
-  const PerfResult many = estimate_perf(p, 100, 0, 256, {});
-  // batch 1 touches 8 of 128 experts per layer; batch 256 touches almost all
-  CHECK(one.weight_bytes_read < 0.2 * many.weight_bytes_read);
-}

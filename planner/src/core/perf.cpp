@@ -1,4 +1,4 @@
-// Roofline performance model (formulas in perf.hpp).
+// Performance model (formulas in perf.hpp and docs/performance-model.md).
 #include "kvplan/core/perf.hpp"
 
 #include <algorithm>
@@ -8,142 +8,411 @@
 
 namespace kvplan {
 
+const PerfCoefficients& default_perf_coefficients() {
+  static const PerfCoefficients c{};
+  return c;
+}
+
+const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
+  using C = PerfCoefficients;
+  static const std::vector<PerfCoefficientField> f = {
+      {"weight_eff_dense", &C::weight_eff_dense, "fraction of bandwidth reading bf16/fp16/fp32 weights"},
+      {"weight_eff_fp8", &C::weight_eff_fp8, "fraction of bandwidth reading fp8 W8A8 weights"},
+      {"weight_eff_int8", &C::weight_eff_int8, "fraction of bandwidth reading int8 weight-only weights"},
+      {"weight_eff_int4", &C::weight_eff_int4, "fraction of bandwidth reading int4 group-quantised weights"},
+      {"weight_eff_ggml", &C::weight_eff_ggml, "fraction of bandwidth reading llama.cpp block-quantised weights"},
+      {"weight_eff_fp4", &C::weight_eff_fp4, "fraction of bandwidth reading mxfp4/nvfp4 weights"},
+      {"kv_eff", &C::kv_eff, "fraction of bandwidth reading the KV cache in decode attention"},
+      {"compute_eff", &C::compute_eff, "fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach"},
+      {"compute_eff_fp8", &C::compute_eff_fp8, "fraction of the dense fp8 tensor peak fp8 GEMMs reach"},
+      {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches"},
+      {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
+      {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
+      {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
+      {"step_vllm_v0_s", &C::step_vllm_v0_s, "vLLM V0 (< 0.10) per-step overhead"},
+      {"step_sglang_s", &C::step_sglang_s, "SGLang per-step overhead"},
+      {"step_trtllm_s", &C::step_trtllm_s, "TensorRT-LLM per-step overhead"},
+      {"step_llamacpp_s", &C::step_llamacpp_s, "llama.cpp per-step overhead"},
+      {"step_generic_s", &C::step_generic_s, "per-step overhead of other engines"},
+      {"ar_alpha_nvlink_s", &C::ar_alpha_nvlink_s, "all-reduce latency per hop over NVLink / xGMI"},
+      {"ar_alpha_pcie_s", &C::ar_alpha_pcie_s, "all-reduce latency per hop over PCIe"},
+      {"ar_alpha_network_s", &C::ar_alpha_network_s, "all-reduce latency per hop between nodes"},
+      {"link_eff", &C::link_eff, "fraction of link bandwidth a collective reaches"},
+      {"network_bytes_per_s", &C::network_bytes_per_s, "per-GPU network bandwidth between nodes"},
+  };
+  return f;
+}
+
 namespace {
 
-double part_bytes(const ModelSpec& m, const ParamPart& part) {
-  const double elem = static_cast<double>(format_info(m.dtype).block_bytes);
-  const bool packed = m.quant.linear_bits > 0 && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
-  const double mat = packed ? static_cast<double>(part.matrix) * m.quant.linear_bits / 8.0 : static_cast<double>(part.matrix) * elem;
-  return mat + static_cast<double>(part.vector) * elem;
+// The GEMV family that reads the quantised matrices (docs/performance-model.md, "Weight kernels").
+std::string weight_kernel(const WeightQuant& q) {
+  if (q.linear_bits <= 0) return "dense";
+  const std::string& m = q.method;
+  if (m == "gguf") return "ggml";
+  if (m == "mxfp4" || m == "nvfp4") return "fp4";
+  if (m == "fp8") return "fp8";
+  if (m == "override") {
+    if (q.detail.rfind("fp8", 0) == 0) return "fp8";
+    if (q.detail.rfind("int8", 0) == 0) return "int8";
+    return "int4";
+  }
+  if (m == "compressed-tensors") return q.linear_bits >= 8 ? "fp8" : "int4";  // W8A8 runs on the 8-bit tensor cores
+  return q.linear_bits >= 8 ? "int8" : "int4";                                 // awq, gptq, bitsandbytes
+}
+
+double kernel_eff(const PerfCoefficients& c, const std::string& k) {
+  if (k == "fp8") return c.weight_eff_fp8;
+  if (k == "int8") return c.weight_eff_int8;
+  if (k == "int4") return c.weight_eff_int4;
+  if (k == "ggml") return c.weight_eff_ggml;
+  if (k == "fp4") return c.weight_eff_fp4;
+  return c.weight_eff_dense;
+}
+
+double engine_step_overhead(const PerfCoefficients& c, const EngineSettings& e) {
+  switch (e.kind) {
+    case EngineKind::vllm:
+      return !e.version.empty() && compare_versions(e.version, "0.10.0") < 0 ? c.step_vllm_v0_s : c.step_vllm_s;
+    case EngineKind::sglang: return c.step_sglang_s;
+    case EngineKind::trtllm: return c.step_trtllm_s;
+    case EngineKind::llamacpp: return c.step_llamacpp_s;
+    case EngineKind::generic: return c.step_generic_s;
+  }
+  return c.step_generic_s;
+}
+
+std::string gb_s(double bytes_per_s) { return std::to_string(static_cast<long long>(std::llround(bytes_per_s / 1e9))) + " GB/s"; }
+std::string num(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
 }
 
 }  // namespace
 
-PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens, i64 concurrency, const PerfParams& params) {
-  const PlanSpec& s = p.spec();
-  const ModelSpec& rank = p.rank_model();
-  PerfResult r;
-  r.bandwidth_efficiency = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : 0.80;
-  r.compute_efficiency = params.compute_efficiency > 0 ? params.compute_efficiency : 0.60;
-  r.step_overhead_s = params.step_overhead_s >= 0 ? params.step_overhead_s : 300e-6;
-  r.bandwidth_bytes_per_s = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s);
-  const auto tflops = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
-  r.peak_flops = tflops ? *tflops * 1e12 : 0;
+// Everything a step's time depends on, computed once per deployment.
+struct StepTimeModel::Impl {
+  PerfCoefficients c;
+  std::string kernel;                 // weight kernel family of the quantised matrices
+  double weight_eff = 0, dense_eff = 0, kv_eff = 0, compute_eff = 0;
+  double dense_bytes = 0;             // read every step: all but the routed experts and the embedding table
+  double quant_bytes = 0;             // of those, the matrices the quantised kernel reads
+  double routed_bytes = 0, routed_quant_fraction = 0;
+  i64 experts = 0, experts_active = 0, moe_layers = 0;
+  double active_params = 0;
+  double bandwidth = 0, peak = 0, attn_peak = 0, linear_eff = 0;
+  std::string peak_basis, attn_peak_basis, bandwidth_basis;
+  i64 layers = 0, kernels = 0;
+  double kernel_s = 0, prefill_kernel_s = 0, step_overhead = 0;
+  std::string launch_basis;
+  i64 tp = 1, pp = 1, ep = 1, hidden = 0;
+  double act_bytes = 2;
+  // collectives
+  double ar_alpha = 0, ar_beta = 0;   // one hop's latency, link bytes/s reached
+  i64 ar_hops = 0;
+  double net_alpha = 0, net_beta = 0;
+  i64 nodes = 1, per_node = 8;
+  std::string link_basis;
+  struct KvLayer {
+    double bytes_per_token;
+    i64 window;
+    double width;  // q_heads x head dim
+  };
+  std::vector<KvLayer> kv_layers;
+  double attn_width = 0;
 
-  const i64 B = std::max<i64>(1, ceil_div(std::max<i64>(concurrency, 1), s.parallel.dp));
-  r.batch_per_replica = B;
-  r.decode_context = prompt_tokens + output_tokens / 2;
+  double all_reduce_s(double bytes) const;
+  std::vector<PerfTerm> terms(const StepBatch& b) const;
+};
 
-  // bytes of weights read per step: everything but routed experts, plus the experts a batch touches
-  const ParamCount pc = count_params(rank);
-  double routed = 0, other = 0;
-  for (const auto& part : pc.parts) (part.name == "routed_experts" ? routed : other) += part_bytes(rank, part);
-  double touched = 1.0;
-  i64 experts = 0, k = 0;
-  for (const Layer& l : rank.layers)
-    if (l.mlp == MlpKind::moe) { experts = l.experts; k = l.experts_active; break; }
-  if (experts > 0) touched = 1.0 - std::pow(1.0 - static_cast<double>(k) / static_cast<double>(experts), static_cast<double>(B));
-  r.weight_bytes_read = other + routed * touched;
-
-  KvOptions o = s.kv;
-  o.context = r.decode_context;
-  const KvResult kv = compute_kv(rank, o);
-  r.kv_bytes_read = static_cast<double>(B) * static_cast<double>(add(kv.sequence_kv_bytes, kv.state_bytes));
-
-  double attn_width = 0, held_width = 0;  // sum over layers of q_heads x head_dim (x tokens held)
-  for (const Layer& l : rank.layers) {
-    if (l.kv == KvKind::ssm || l.kv == KvKind::none) continue;
-    const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
-    attn_width += w;
-    held_width += w * static_cast<double>(layer_tokens_held(l, r.decode_context, s.kv.encoder_tokens));
+// Ring all-reduce of `bytes` over tp ranks: log2(tp) hops of latency alpha plus 2 (n - 1) / n x bytes
+// over the link; across nodes the intra-node part runs over the scale-up link and the inter-node part
+// (nodes ranks) over the network (hierarchical all-reduce, as NCCL does across nodes).
+double StepTimeModel::Impl::all_reduce_s(double bytes) const {
+  if (tp <= 1) return 0;
+  const double n_in = static_cast<double>(std::min(tp, per_node));
+  double t = static_cast<double>(ar_hops) * ar_alpha + 2.0 * (n_in - 1.0) / n_in * bytes / ar_beta;
+  if (nodes > 1) {
+    const double n = static_cast<double>(nodes);
+    t += std::ceil(std::log2(n)) * net_alpha + 2.0 * (n - 1.0) / n * (bytes / n_in) / net_beta;
   }
-  const double active = static_cast<double>(pc.active);
-  r.decode_flops = 2.0 * active * static_cast<double>(B) + 4.0 * static_cast<double>(B) * held_width;
-  r.memory_time_s = (r.weight_bytes_read + r.kv_bytes_read) / (r.bandwidth_bytes_per_s * r.bandwidth_efficiency);
-  r.compute_time_s = r.peak_flops > 0 ? r.decode_flops / (r.peak_flops * r.compute_efficiency) : 0;
-  r.decode_bound = r.compute_time_s > r.memory_time_s ? "compute" : "memory bandwidth";
-  if (r.peak_flops == 0) r.decode_bound = "memory bandwidth (compute not checked: no TFLOP/s in the GPU profile)";
-  r.decode_step_s = std::max(r.memory_time_s, r.compute_time_s) + r.step_overhead_s;
-  r.tpot_s = r.decode_step_s * static_cast<double>(s.parallel.pp);
-  const double gpus_per_replica = static_cast<double>(s.parallel.tp * s.parallel.pp);
-  r.decode_tokens_per_s = static_cast<double>(B) / r.tpot_s * static_cast<double>(s.parallel.dp);
-  r.decode_tokens_per_s_per_gpu = static_cast<double>(B) / r.tpot_s / gpus_per_replica;
-
-  const double P = static_cast<double>(prompt_tokens);
-  r.prefill_flops = 2.0 * active * P + 2.0 * P * P * attn_width;
-  const double prefill_compute = r.peak_flops > 0 ? r.prefill_flops / (r.peak_flops * r.compute_efficiency) : 0;
-  const double prefill_memory = (other + routed) / (r.bandwidth_bytes_per_s * r.bandwidth_efficiency);
-  r.prefill_bound = prefill_compute > prefill_memory ? "compute" : "memory bandwidth";
-  r.ttft_s = std::max(prefill_compute, prefill_memory) * static_cast<double>(s.parallel.pp) + r.step_overhead_s;
-  if (r.peak_flops == 0) {
-    r.prefill_bound = "unknown (no TFLOP/s in the GPU profile)";
-    r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
-  }
-  return r;
+  return t;
 }
 
-}  // namespace kvplan
-
-namespace kvplan {
-
-// Interim step-time model: the decode formula of estimate_perf applied to a mixed batch.
-struct StepTimeModel::Impl {
-  double other_bytes = 0, routed_bytes = 0;
-  i64 experts = 0, experts_active = 0;
-  double active_params = 0, attn_width = 0;
-  double bandwidth = 0, peak = 0, overhead = 0;
-  i64 pp = 1;
-  struct KvLayer { double bytes_per_token; i64 window; double width; };
-  std::vector<KvLayer> layers;
-  double state_bytes = 0;
-};
+std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
+  std::vector<PerfTerm> out;
+  const double tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
+  if (tokens <= 0) return out;
+  // weights: every matrix once, and of the routed experts those the step's tokens touch:
+  // E x (1 - (1 - k / E)^T) distinct experts per MoE layer for T tokens routed independently
+  double touched = 1.0;
+  if (experts > 0) touched = 1.0 - std::pow(1.0 - static_cast<double>(experts_active) / static_cast<double>(experts), tokens);
+  const double routed = routed_bytes * touched;
+  const double q_bytes = quant_bytes + routed * routed_quant_fraction;
+  const double d_bytes = dense_bytes - quant_bytes + routed * (1.0 - routed_quant_fraction);
+  const double t_w = bandwidth > 0 ? q_bytes / (bandwidth * weight_eff) + d_bytes / (bandwidth * dense_eff) : 0;
+  std::string wb = "(" + num((q_bytes + d_bytes) / 1e9, 4) + " GB";
+  if (experts > 0) wb += ", routed experts x " + num(touched, 3) + " touched";
+  wb += ") / (" + bandwidth_basis + " x " + (q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + ")";
+  out.push_back({"weights", t_w, wb});
+  // KV read by decode attention: each decode sequence's cached tokens per layer (windows cap it)
+  const double seqs = static_cast<double>(std::max<i64>(b.decode_seqs, 1));
+  const double avg_ctx = b.decode_context_tokens / seqs;
+  double kv = 0, attn = 0;
+  for (const auto& l : kv_layers) {
+    const double held = l.window > 0 ? std::min(avg_ctx, static_cast<double>(l.window)) * static_cast<double>(b.decode_seqs) : b.decode_context_tokens;
+    kv += l.bytes_per_token * held;
+    attn += 4.0 * l.width * held;
+  }
+  const double t_kv = bandwidth > 0 ? kv / (bandwidth * kv_eff) : 0;
+  out.push_back({"kv_read", t_kv, "(" + num(kv / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
+  // compute: the linear layers 2 x active params per token; attention 4 x width per cached token (decode)
+  // and per causal pair (prefill)
+  const double lin_flops = 2.0 * active_params * tokens;
+  const double attn_flops = attn + 4.0 * attn_width * b.prefill_attention_pairs;
+  out.push_back({"linear_compute", peak > 0 ? lin_flops / (peak * linear_eff) : 0,
+                 num(lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")"});
+  out.push_back({"attention_compute", attn_peak > 0 ? attn_flops / (attn_peak * compute_eff) : 0,
+                 num(attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
+  // kernel launches: steps that prefill run eagerly
+  const double ks = b.prefill_tokens > 0 ? prefill_kernel_s : kernel_s;
+  out.push_back({"kernel_launches", static_cast<double>(kernels) * ks,
+                 std::to_string(kernels) + " kernels x " + num(ks * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? " (prefill: eager)" : launch_basis)});
+  out.push_back({"engine_step", step_overhead, "per-step scheduler, input preparation and sampling"});
+  // tensor-parallel all-reduce: two per layer (attention output, MLP output) of tokens x hidden activations
+  if (tp > 1) {
+    const double msg = tokens * static_cast<double>(hidden) * act_bytes;
+    const i64 reductions = 2 * layers - (ep > 1 ? moe_layers : 0);
+    out.push_back({"tp_all_reduce", static_cast<double>(reductions) * all_reduce_s(msg),
+                   std::to_string(reductions) + " x all-reduce of " + num(msg / 1e6, 3) + " MB over " + std::to_string(tp) + " ranks (" + link_basis + ")"});
+  }
+  // expert-parallel all-to-all: dispatch and combine, k copies of each token's activations, (ep - 1) / ep leave the GPU
+  if (ep > 1 && moe_layers > 0) {
+    const double vol = tokens * static_cast<double>(experts_active) * static_cast<double>(hidden) * act_bytes * (static_cast<double>(ep) - 1.0) / static_cast<double>(ep);
+    const double one = ar_alpha + vol / ar_beta;
+    out.push_back({"ep_all_to_all", 2.0 * static_cast<double>(moe_layers) * one,
+                   "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(vol / 1e6, 3) + " MB / link)"});
+  }
+  // pipeline: each stage hands the activations to the next
+  if (pp > 1) {
+    const double msg = tokens * static_cast<double>(hidden) * act_bytes;
+    out.push_back({"pp_send", ar_alpha + msg / ar_beta, "activations " + num(msg / 1e6, 3) + " MB to the next stage"});
+  }
+  return out;
+}
 
 StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   auto m = std::make_shared<Impl>();
   const PlanSpec& s = p.spec();
   const ModelSpec& rank = p.rank_model();
+  m->c = params.coefficients;
+  const PerfCoefficients& c = m->c;
+  m->kernel = weight_kernel(rank.quant);
+  // efficiencies: --bw-efficiency replaces the dense and KV figures; quantised kernels keep their ratio to dense
+  const double scale = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency / c.weight_eff_dense : 1.0;
+  m->dense_eff = c.weight_eff_dense * scale;
+  m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale);
+  m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : c.kv_eff;
+  m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
+  m->step_overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : engine_step_overhead(c, s.engine);
+
+  // weights read per step: the embedding table is looked up (a few rows), not read, unless it is the output head
   const ParamCount pc = count_params(rank);
-  for (const auto& part : pc.parts) (part.name == "routed_experts" ? m->routed_bytes : m->other_bytes) += part_bytes(rank, part);
+  bool has_head = false;
+  for (const auto& part : pc.parts) has_head |= part.name == "lm_head";
+  const double exact_scale =
+      rank.exact_weight_bytes && pc.total > 0 ? static_cast<double>(*rank.exact_weight_bytes) / static_cast<double>(weight_bytes(rank, pc).total) : 1.0;
+  double routed_quant = 0;
+  for (const auto& part : pc.parts) {
+    if (part.name == "vision" || part.name == "position_embedding" || (part.name == "embedding" && has_head)) continue;
+    const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
+    const bool packed = rank.quant.linear_bits > 0 && part.quantisable && (part.name != "attention" || rank.quant.attention_quantised);
+    if (part.name == "routed_experts") {
+      m->routed_bytes += bytes;
+      if (packed) routed_quant += bytes;
+    } else {
+      m->dense_bytes += bytes;
+      if (packed) m->quant_bytes += bytes;
+    }
+  }
+  m->routed_quant_fraction = m->routed_bytes > 0 ? routed_quant / m->routed_bytes : 0;
   for (const Layer& l : rank.layers)
-    if (l.mlp == MlpKind::moe) { m->experts = l.experts; m->experts_active = l.experts_active; break; }
+    if (l.mlp == MlpKind::moe) {
+      if (m->experts == 0) { m->experts = l.experts; m->experts_active = l.experts_active; }
+      ++m->moe_layers;
+    }
   m->active_params = static_cast<double>(pc.active);
   for (const Layer& l : rank.layers) {
     if (l.kv == KvKind::ssm || l.kv == KvKind::none) continue;
     const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
     m->attn_width += w;
     const i64 window = (l.kv == KvKind::sliding || l.kv == KvKind::chunked) ? l.window : 0;
-    m->layers.push_back({static_cast<double>(layer_k_bytes_per_token(l, s.kv.k_format) + layer_v_bytes_per_token(l, s.kv.v_format)), window, w});
+    m->kv_layers.push_back({static_cast<double>(layer_k_bytes_per_token(l, s.kv.k_format) + layer_v_bytes_per_token(l, s.kv.v_format)), window, w});
   }
-  const double eff_bw = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : 0.80;
-  const double eff_c = params.compute_efficiency > 0 ? params.compute_efficiency : 0.60;
-  m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * eff_bw;
-  const auto tflops = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
-  m->peak = tflops ? *tflops * 1e12 * eff_c : 0;
-  m->overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : 300e-6;
+
+  // LPDDR unified memory: the GPU reaches a smaller share of the datasheet bandwidth than on HBM or GDDR
+  const bool lpddr = s.gpu.device_class == "apple" || s.gpu.device_class == "unified" || s.gpu.device_class == "embedded";
+  m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * (lpddr ? c.unified_bw_eff : 1.0);
+  m->bandwidth_basis = gb_s(static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s)) + (lpddr ? " x unified " + num(c.unified_bw_eff, 2) : "");
+  // the linear layers run at the fp8 tensor rate for fp8 W8A8 weights, else at the bf16/fp16 rate; attention at bf16/fp16
+  const std::optional<double> half = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
+  m->attn_peak = half ? *half * 1e12 : 0;
+  m->attn_peak_basis = half ? num(*half, 4) + " TFLOP/s bf16 peak" : "no peak";
+  m->peak = m->attn_peak;
+  m->peak_basis = m->attn_peak_basis;
+  m->linear_eff = m->compute_eff;
+  if (m->kernel == "fp8" && s.gpu.fp8_dense_tflops) {
+    m->peak = *s.gpu.fp8_dense_tflops * 1e12;
+    m->peak_basis = num(*s.gpu.fp8_dense_tflops, 4) + " TFLOP/s fp8 peak";
+    m->linear_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff_fp8;
+  }
+
+  // kernels per step: 9 per transformer layer (2 norms, qkv, rope + cache write, attention, o, gate/up, act, down),
+  // 5 more per MoE layer (router, top-k, permute, second grouped GEMM, unpermute), 4 per step (embedding,
+  // final norm, lm_head, sampling)
+  m->layers = static_cast<i64>(rank.layers.size());
+  m->kernels = 9 * m->layers + 5 * m->moe_layers + 4;
+  m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : c.kernel_s;
+  m->prefill_kernel_s = c.eager_kernel_s;
+  m->launch_basis = s.engine.enforce_eager ? " (eager)" : " (CUDA graphs)";
+
+  // collectives
+  m->tp = s.parallel.tp;
   m->pp = s.parallel.pp;
+  m->ep = s.parallel.ep;
+  m->hidden = rank.hidden;
+  m->act_bytes = static_cast<double>(std::max<i64>(2, std::min<i64>(4, format_info(rank.dtype).block_bytes)));
+  const std::string link = s.gpu.interconnect;
+  const bool scale_up = (link == "nvlink" || link == "xgmi" || link == "infinity-fabric" || link == "ethernet") && s.gpu.interconnect_bytes_per_s > 0;
+  if (scale_up) {
+    m->ar_beta = s.gpu.interconnect_bytes_per_s * c.link_eff;
+    m->ar_alpha = c.ar_alpha_nvlink_s;
+    m->link_basis = s.gpu.interconnect_generation.empty() ? link : s.gpu.interconnect_generation;
+  } else {
+    const double pcie = s.gpu.pcie_bytes_per_s > 0 ? s.gpu.pcie_bytes_per_s : 32e9;
+    m->ar_beta = pcie * c.link_eff;
+    m->ar_alpha = c.ar_alpha_pcie_s;
+    m->link_basis = "PCIe " + gb_s(pcie);
+  }
+  // GPUs one scale-up domain joins: 72 on GB200/GB300 NVL72 racks, else 8 per node
+  m->per_node = (s.gpu.id.find("gb200") != std::string::npos || s.gpu.id.find("gb300") != std::string::npos) ? 72 : 8;
+  m->nodes = ceil_div(m->tp, m->per_node);
+  m->ar_hops = static_cast<i64>(std::ceil(std::log2(static_cast<double>(std::min(m->tp, m->per_node)))));
+  m->net_alpha = c.ar_alpha_network_s;
+  m->net_beta = c.network_bytes_per_s * c.link_eff;
+  m->link_basis += ", " + num(m->ar_alpha * 1e6, 3) + " us per hop x " + std::to_string(m->ar_hops) + " hops, " + gb_s(m->ar_beta);
+  if (m->nodes > 1) m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network " + gb_s(m->net_beta);
   impl_ = std::move(m);
 }
 
-double StepTimeModel::step_s(const StepBatch& b) const {
-  const Impl& m = *impl_;
-  const double tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
-  if (tokens <= 0) return 0;
-  double touched = 1.0;
-  if (m.experts > 0)
-    touched = 1.0 - std::pow(1.0 - static_cast<double>(m.experts_active) / static_cast<double>(m.experts), tokens);
-  const double seqs = static_cast<double>(std::max<i64>(b.decode_seqs, 1));
-  const double avg_ctx = b.decode_context_tokens / seqs;
-  double kv = 0, attn = 0;
-  for (const auto& l : m.layers) {
-    const double held = l.window > 0 ? std::min(avg_ctx, static_cast<double>(l.window)) * static_cast<double>(b.decode_seqs) : b.decode_context_tokens;
-    kv += l.bytes_per_token * held;
-    attn += 4.0 * l.width * held;
+std::vector<PerfTerm> StepTimeModel::terms(const StepBatch& b) const { return impl_->terms(b); }
+i64 StepTimeModel::stages() const { return impl_->pp; }
+
+namespace {
+// One stage's step, kernel by kernel: the linear layers take the larger of their weight read and their
+// GEMM time, attention the larger of its KV read and its FLOPs; launches, engine overhead and
+// collectives add.
+double stage_seconds(const std::vector<PerfTerm>& terms) {
+  double w = 0, lin = 0, kv = 0, att = 0, rest = 0;
+  for (const auto& t : terms) {
+    if (t.name == "weights") w = t.seconds;
+    else if (t.name == "linear_compute") lin = t.seconds;
+    else if (t.name == "kv_read") kv = t.seconds;
+    else if (t.name == "attention_compute") att = t.seconds;
+    else rest += t.seconds;
   }
-  const double bytes = m.other_bytes + m.routed_bytes * touched + kv;
-  const double flops = 2.0 * m.active_params * tokens + attn + 4.0 * m.attn_width * b.prefill_attention_pairs;
-  const double t_mem = m.bandwidth > 0 ? bytes / m.bandwidth : 0;
-  const double t_cmp = m.peak > 0 ? flops / m.peak : 0;
-  return (std::max(t_mem, t_cmp) + m.overhead) * static_cast<double>(m.pp);
+  return std::max(w, lin) + std::max(kv, att) + rest;
+}
+double term(const std::vector<PerfTerm>& terms, const std::string& name) {
+  for (const auto& t : terms)
+    if (t.name == name) return t.seconds;
+  return 0;
+}
+}  // namespace
+
+double StepTimeModel::step_s(const StepBatch& b) const {
+  return stage_seconds(impl_->terms(b)) * static_cast<double>(impl_->pp);
+}
+
+PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens, i64 concurrency, const PerfParams& params) {
+  const PlanSpec& s = p.spec();
+  const StepTimeModel model(p, params);
+  const StepTimeModel::Impl& m = *model.impl_;
+  PerfResult r;
+  r.bandwidth_efficiency = m.dense_eff;
+  r.weight_efficiency = m.weight_eff;
+  r.weight_kernel = m.kernel;
+  r.compute_efficiency = m.compute_eff;
+  r.step_overhead_s = m.step_overhead;
+  r.bandwidth_bytes_per_s = m.bandwidth;
+  r.peak_flops = m.peak;
+  r.coefficients = m.c;
+
+  const i64 B = std::max<i64>(1, ceil_div(std::max<i64>(concurrency, 1), s.parallel.dp));
+  r.batch_per_replica = B;
+  r.decode_context = prompt_tokens + output_tokens / 2;
+  StepBatch dec;
+  dec.decode_seqs = B;
+  dec.decode_context_tokens = static_cast<double>(B) * static_cast<double>(r.decode_context);
+  r.decode_terms = m.terms(dec);
+  const auto& t = r.decode_terms;
+  r.memory_time_s = term(t, "weights") + term(t, "kv_read");
+  r.compute_time_s = term(t, "linear_compute") + term(t, "attention_compute");
+  r.comm_time_s = term(t, "tp_all_reduce") + term(t, "ep_all_to_all") + term(t, "pp_send");
+  r.overhead_time_s = term(t, "kernel_launches") + term(t, "engine_step");
+  r.decode_step_s = stage_seconds(t);
+  {  // the figures behind the terms (bytes and FLOPs)
+    double touched = 1.0;
+    if (m.experts > 0) touched = 1.0 - std::pow(1.0 - static_cast<double>(m.experts_active) / static_cast<double>(m.experts), static_cast<double>(B));
+    r.weight_bytes_read = m.dense_bytes + m.routed_bytes * touched;
+    double kv = 0, attn = 0;
+    for (const auto& l : m.kv_layers) {
+      const double held = l.window > 0 ? std::min(static_cast<double>(r.decode_context), static_cast<double>(l.window)) : static_cast<double>(r.decode_context);
+      kv += l.bytes_per_token * held * static_cast<double>(B);
+      attn += 4.0 * l.width * held * static_cast<double>(B);
+    }
+    r.kv_bytes_read = kv;
+    r.decode_flops = 2.0 * m.active_params * static_cast<double>(B) + attn;
+  }
+  const double mem = r.memory_time_s, cmp = r.compute_time_s;
+  const double biggest = std::max({mem, cmp, r.comm_time_s, r.overhead_time_s});
+  r.decode_bound = biggest == r.comm_time_s ? "communication" : biggest == r.overhead_time_s ? "overhead" : cmp > mem ? "compute" : "memory bandwidth";
+  if (m.peak == 0 && r.decode_bound == "memory bandwidth") r.decode_bound = "memory bandwidth (compute not checked: no TFLOP/s in the GPU profile)";
+  const double stages = static_cast<double>(m.pp);
+  r.tpot_s = r.decode_step_s * stages;
+  const double gpus_per_replica = static_cast<double>(s.parallel.tp * s.parallel.pp);
+  r.decode_tokens_per_s = static_cast<double>(B) / r.tpot_s * static_cast<double>(s.parallel.dp);
+  r.decode_tokens_per_s_per_gpu = static_cast<double>(B) / r.tpot_s / gpus_per_replica;
+
+  // prefill of one prompt: every prompt token in one step (attention over the causal triangle)
+  const double P = static_cast<double>(std::max<i64>(prompt_tokens, 1));
+  StepBatch pre;
+  pre.prefill_tokens = std::max<i64>(prompt_tokens, 1);
+  pre.prefill_seqs = 1;
+  pre.prefill_attention_pairs = P * (P + 1.0) / 2.0;
+  r.prefill_terms = m.terms(pre);
+  r.prefill_flops = 2.0 * m.active_params * P + 4.0 * m.attn_width * pre.prefill_attention_pairs;
+  const double pmem = term(r.prefill_terms, "weights") + term(r.prefill_terms, "kv_read");
+  r.prefill_bound = term(r.prefill_terms, "linear_compute") + term(r.prefill_terms, "attention_compute") > pmem ? "compute" : "memory bandwidth";
+  r.ttft_s = stage_seconds(r.prefill_terms) * stages;
+  if (m.peak == 0) {
+    r.prefill_bound = "unknown (no TFLOP/s in the GPU profile)";
+    r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
+  }
+
+  // a static batch: B prompts prefilled in chunks of max_num_batched_tokens, then output_tokens decode steps
+  const i64 chunk = s.engine.max_num_batched_tokens > 0 ? s.engine.max_num_batched_tokens : 8192;
+  const double all_prompt = static_cast<double>(B) * P;
+  const double chunks = std::ceil(all_prompt / static_cast<double>(chunk));
+  StepBatch one;
+  one.prefill_tokens = static_cast<i64>(std::min(all_prompt, static_cast<double>(chunk)));
+  one.prefill_seqs = 1;
+  one.prefill_attention_pairs = static_cast<double>(B) * P * (P + 1.0) / 2.0 / std::max(chunks, 1.0);
+  const double prefill_all = m.peak > 0 ? stage_seconds(m.terms(one)) * stages * chunks : 0;
+  r.batch_time_s = prefill_all + r.tpot_s * static_cast<double>(std::max<i64>(output_tokens, 0));
+  r.output_tokens_per_s = r.batch_time_s > 0 ? static_cast<double>(B) * static_cast<double>(output_tokens) / r.batch_time_s * static_cast<double>(s.parallel.dp) : 0;
+  return r;
 }
 
 }  // namespace kvplan

@@ -182,6 +182,23 @@ double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits) {
   return bits + static_cast<double>(scale_bits + zero_bits) / static_cast<double>(group);
 }
 
+i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part) {
+  const i64 elem = format_info(m.dtype).block_bytes;
+  auto at_bits = [](i64 n, double bits, const std::string& what) {
+    const long double b = std::ceil(static_cast<long double>(n) * bits / 8.0L);
+    if (b > 9.2e18L) throw OverflowError("weight bytes of " + what + " overflow 64-bit bytes");
+    return static_cast<i64>(b);
+  };
+  const bool packed = m.quant.linear_bits > 0 && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
+  i64 mat_bytes;
+  if (packed) mat_bytes = at_bits(part.matrix, m.quant.linear_bits, part.name);
+  else if (part.name == "embedding" && m.quant.embedding_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.embedding_bits, part.name);
+  else if (part.name == "lm_head" && m.quant.lm_head_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.lm_head_bits, part.name);
+  else mat_bytes = mul(part.matrix, elem, "weight bytes");
+  const i64 vec_bytes = m.quant.vector_bits > 0 ? at_bits(part.vector, m.quant.vector_bits, part.name) : mul(part.vector, elem);
+  return add(mat_bytes, vec_bytes, "weight bytes");
+}
+
 WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
   const i64 elem = format_info(m.dtype).block_bytes;
   WeightBytes w;
@@ -198,21 +215,7 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
     return w;
   }
   const bool quant = m.quant.linear_bits > 0;
-  auto at_bits = [](i64 n, double bits, const std::string& what) {
-    const long double b = std::ceil(static_cast<long double>(n) * bits / 8.0L);
-    if (b > 9.2e18L) throw OverflowError("weight bytes of " + what + " overflow 64-bit bytes");
-    return static_cast<i64>(b);
-  };
-  for (const auto& part : p.parts) {
-    const bool packed = quant && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
-    i64 mat_bytes;
-    if (packed) mat_bytes = at_bits(part.matrix, m.quant.linear_bits, part.name);
-    else if (part.name == "embedding" && m.quant.embedding_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.embedding_bits, part.name);
-    else if (part.name == "lm_head" && m.quant.lm_head_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.lm_head_bits, part.name);
-    else mat_bytes = mul(part.matrix, elem, "weight bytes");
-    const i64 vec_bytes = m.quant.vector_bits > 0 ? at_bits(part.vector, m.quant.vector_bits, part.name) : mul(part.vector, elem);
-    w.total = add(w.total, add(mat_bytes, vec_bytes), "weight bytes");
-  }
+  for (const auto& part : p.parts) w.total = add(w.total, part_weight_bytes(m, part), "weight bytes");
   const std::string dt = std::string(format_info(m.dtype).name) + " (" + std::to_string(elem) + " B/param)";
   if (m.quant.method == "gguf") {
     w.basis = "llama-quantize " + m.quant.detail;

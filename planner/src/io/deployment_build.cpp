@@ -123,8 +123,24 @@ void apply_calibration(const SettingsBag& bag, DeploymentSpec& d) {
   const double eff = bw / static_cast<double>(d.gpu.memory_bandwidth_bytes_per_s);
   if (!(eff > 0.05 && eff <= 1.5))
     throw InputError(*path, "/results/attention_bandwidth_bytes_per_s: " + std::to_string(bw) + " is not plausible for " + d.gpu.id, "calibrate on this GPU");
-  if (!bag.has("bw_efficiency")) d.perf.bandwidth_efficiency = std::min(eff, 1.0);
+  d.perf.coefficients.kv_eff = std::min(eff, 1.0);  // the probe measures decode attention over the KV cache
   if (!bag.has("step_overhead_us")) d.perf.step_overhead_s = t0;
+}
+
+void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
+  const auto path = bag.text("perf_coefficients");
+  if (!path) return;
+  const auto j = parse_json_file(*path);
+  const std::string where = bag.get("perf_coefficients")->origin.where;
+  if (!j.is_object()) throw InputError(where, "'" + *path + "' is not a JSON object", "write {\"kv_eff\": 0.9, ...}");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& f = perf_coefficient_fields();
+    const auto hit = std::find_if(f.begin(), f.end(), [&](const PerfCoefficientField& x) { return it.key() == x.name; });
+    if (hit == f.end()) throw InputError(*path, "/" + it.key() + ": unknown coefficient", "see docs/performance-model.md for the names");
+    if (!it.value().is_number() || !(it.value().get<double>() > 0))
+      throw InputError(*path, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
+    d.perf.coefficients.*(hit->member) = it.value().get<double>();
+  }
 }
 
 GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
@@ -294,6 +310,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   for (const char* k : {"bw_efficiency", "compute_efficiency"})
     if (const auto f = bag.fraction(k); f && !(*f > 0 && *f <= 1)) bag.fail(k, "must be in (0, 1]", "use a fraction such as 0.8");
   d.perf.step_overhead_s = bag.has("step_overhead_us") ? *bag.number("step_overhead_us") * 1e-6 : -1;
+  apply_perf_coefficients(bag, d);
   apply_calibration(bag, d);
   for (const SettingDef& def : settings_table())  // rows that say themselves where their value goes
     if (def.apply && bag.has(def.key)) def.apply(bag, d);

@@ -248,11 +248,14 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("shared_prefix", T::count, "workload", "Tokens of a prompt prefix (system prompt) every request shares, held once")
       .flags("--shared-prefix"));
   // ---- performance model ----
-  r.push_back(Row("bw_efficiency", T::fraction, "performance", "Fraction of datasheet memory bandwidth reached (default 0.80)").flags("--bw-efficiency"));
-  r.push_back(Row("compute_efficiency", T::fraction, "performance", "Fraction of dense bf16 peak reached (default 0.60)").flags("--compute-efficiency"));
-  r.push_back(Row("step_overhead_us", T::number, "performance", "Fixed time per decode step in microseconds (default 300)").flags("--step-overhead-us"));
+  r.push_back(Row("bw_efficiency", T::fraction, "performance", "Fraction of datasheet memory bandwidth reading bf16 weights and the KV cache (default: fitted, docs/performance-model.md)").flags("--bw-efficiency"));
+  r.push_back(Row("compute_efficiency", T::fraction, "performance", "Fraction of the dense tensor peak the GEMMs reach (default: fitted)").flags("--compute-efficiency"));
+  r.push_back(Row("step_overhead_us", T::number, "performance", "Engine time per step in microseconds (default: fitted per engine)").flags("--step-overhead-us"));
   r.push_back(Row("calibration", T::text, "performance", "A kvplan calibrate file: measured attention bandwidth and step overhead replace the defaults")
       .flags("--calibration"));
+  r.push_back(Row("perf_coefficients", T::text, "performance",
+                  "JSON object of performance-model coefficients (docs/performance-model.md) replacing the fitted ones")
+      .flags("--perf-coefficients"));
   std::vector<SettingDef> out;
   for (auto& row : r) out.push_back(std::move(row.d));
   return out;

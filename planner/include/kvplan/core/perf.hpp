@@ -1,40 +1,79 @@
-// Performance model: decode step time from bytes moved and FLOPs on the most loaded GPU, TPOT,
-// decode tokens/s per GPU, and TTFT from prefill FLOPs. Efficiencies default per GPU and are
-// overridable (and later calibrated from the probe).
+// Performance model: the time of one engine step on the most loaded GPU, term by term (weights
+// read, KV read, compute, kernel launches, tensor-parallel all-reduce, expert all-to-all, pipeline
+// hand-off, engine overhead), and from it TPOT, decode tokens/s, TTFT and a static batch's output
+// throughput. Coefficients are fitted to published measurements (scripts/perf-fit.py over
+// tests/data/perf/cases.json; docs/performance-model.md has the formulas, the fit and its error
+// table) and can be overridden per run (--bw-efficiency, --compute-efficiency, --step-overhead-us,
+// --perf-coefficients FILE, or a probe calibration).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kvplan/core/plan.hpp"
 
 namespace kvplan {
 
-struct PerfParams {
-  double bandwidth_efficiency = 0;  // fraction of datasheet bandwidth reached (0: default 0.80)
-  double compute_efficiency = 0;    // fraction of dense bf16 peak reached (0: default 0.60)
-  double step_overhead_s = -1;      // fixed time per decode step (<0: default 300 us)
+/// The model's fitted constants (scripts/perf-cases.py --fit over tests/data/perf/cases.json, 2026-12-01;
+/// docs/performance-model.md). Efficiencies are fractions of the GPU profile's datasheet figure.
+struct PerfCoefficients {
+  // fraction of memory bandwidth a decode GEMV reaches reading weights, by kernel family
+  double weight_eff_dense = 0.729;  // bf16 / fp16 / fp32
+  double weight_eff_fp8 = 0.672;    // fp8 W8A8 (per-tensor or block scales)
+  double weight_eff_int8 = 0.657;   // int8 weight-only (dequantised in the GEMV)
+  double weight_eff_int4 = 0.663;   // int4 group-quantised (AWQ / GPTQ / Marlin / bitsandbytes)
+  double weight_eff_ggml = 0.679;   // llama.cpp block types (q8_0, q4_0, k-quants ...)
+  double weight_eff_fp4 = 0.708;    // mxfp4 / nvfp4
+  double kv_eff = 0.746;            // paged decode attention reading the KV cache
+  double compute_eff = 0.708;       // fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach
+  double compute_eff_fp8 = 0.477;   // fraction of the dense fp8 tensor peak fp8 W8A8 GEMMs reach
+  double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
+  // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
+  // steps that prefill run eagerly: engines capture graphs for decode batches)
+  double kernel_s = 3.57e-6;
+  double eager_kernel_s = 1.25e-5;
+  // engine per-step overhead (scheduler, input preparation, sampling, detokenisation)
+  double step_vllm_s = 0.00033;      // vLLM V1 (>= 0.10)
+  double step_vllm_v0_s = 0.00129;    // vLLM V0 (< 0.10)
+  double step_sglang_s = 0.00035;
+  double step_trtllm_s = 0.0002;
+  double step_llamacpp_s = 0.000375;
+  double step_generic_s = 0.0003;
+  // collectives: latency per all-reduce hop (log2 ranks hops) and fraction of link bandwidth reached
+  double ar_alpha_nvlink_s = 7.62e-6;
+  double ar_alpha_pcie_s = 25.0e-6;
+  double ar_alpha_network_s = 30.0e-6;  // between nodes (InfiniBand / RoCE)
+  double link_eff = 0.70;
+  double network_bytes_per_s = 50e9;    // per GPU between nodes: 400 Gb/s (ConnectX-7 NDR)
 };
 
-struct PerfResult {
-  i64 batch_per_replica = 0;
-  i64 decode_context = 0;        // tokens per sequence the decode estimate uses (prompt + output / 2)
-  double weight_bytes_read = 0;  // per decode step on the most loaded GPU
-  double kv_bytes_read = 0;
-  double decode_flops = 0;
-  double memory_time_s = 0, compute_time_s = 0;
-  double decode_step_s = 0;      // one stage
-  double tpot_s = 0;             // time per output token (all pipeline stages)
-  double decode_tokens_per_s_per_gpu = 0;
-  double decode_tokens_per_s = 0;  // whole deployment
-  double prefill_flops = 0;
-  double ttft_s = 0;             // -1 when the GPU profile has no TFLOP/s
-  std::string decode_bound;      // "memory bandwidth" or "compute"
-  std::string prefill_bound;
-  double bandwidth_efficiency = 0, compute_efficiency = 0, step_overhead_s = 0;
-  double peak_flops = 0;
-  double bandwidth_bytes_per_s = 0;
+/// The coefficients used when nothing overrides them.
+const PerfCoefficients& default_perf_coefficients();
+
+/// Every coefficient by its name (the keys of a --perf-coefficients file, in declaration order).
+struct PerfCoefficientField {
+  const char* name;
+  double PerfCoefficients::*member;
+  const char* meaning;
 };
+const std::vector<PerfCoefficientField>& perf_coefficient_fields();
+
+struct PerfParams {
+  double bandwidth_efficiency = 0;  // replaces weight_eff_dense and kv_eff (quantised kernels keep their ratio); 0: fitted
+  double compute_efficiency = 0;    // replaces compute_eff; 0: fitted
+  double step_overhead_s = -1;      // replaces the engine's per-step overhead; < 0: fitted
+  PerfCoefficients coefficients = default_perf_coefficients();
+};
+
+/// One named part of a step's time, with the formula that gave it.
+struct PerfTerm {
+  std::string name;
+  double seconds = 0;
+  std::string basis;
+};
+
+struct PerfResult;
 
 /// Work of one engine iteration (step) on one replica, as a scheduler forms it.
 struct StepBatch {
@@ -45,24 +84,56 @@ struct StepBatch {
   double prefill_attention_pairs = 0;   // sum over chunks of chunk x (tokens already cached + (chunk + 1) / 2)
 };
 
-/// Time of one engine step on one replica: the same terms estimate_perf shows, for any mix of
-/// decode sequences and prefill chunks (the simulator's clock). Built once per deployment.
+/// Time of one engine step on one replica for any mix of decode sequences and prefill chunks: the
+/// terms estimate_perf shows (the simulator's clock). Built once per deployment; step_s is cheap.
 class StepTimeModel {
  public:
   StepTimeModel(const Planner& p, const PerfParams& params);
+  /// Seconds for the whole step through every pipeline stage.
   double step_s(const StepBatch& b) const;
+  /// The same, term by term (one stage; `stages` = pipeline stages the time is multiplied by).
+  std::vector<PerfTerm> terms(const StepBatch& b) const;
+  i64 stages() const;
 
  private:
   struct Impl;
   std::shared_ptr<const Impl> impl_;
+  friend PerfResult estimate_perf(const Planner&, i64, i64, i64, const PerfParams&);
 };
 
-/// Estimates decode and prefill for `concurrency` requests of prompt + output tokens.
-/// decode step = max((weights read + KV read) / (bandwidth x eff), FLOPs / (peak x eff)) + overhead;
-/// weights read counts only the experts a batch touches: E x (1 - (1 - k/E)^B) per MoE layer;
-/// FLOPs = 2 x active params x B + 4 x B x sum over layers (q_heads x head_dim x tokens held);
-/// TTFT = max(prefill FLOPs / (peak x eff), weights / (bandwidth x eff)) x pipeline stages + overhead,
-/// prefill FLOPs = 2 x active params x P + 2 x P^2 x sum over layers (q_heads x head_dim).
+struct PerfResult {
+  i64 batch_per_replica = 0;
+  i64 decode_context = 0;        // tokens per sequence the decode estimate uses (prompt + output / 2)
+  double weight_bytes_read = 0;  // per decode step on the most loaded GPU
+  double kv_bytes_read = 0;
+  double decode_flops = 0;
+  double memory_time_s = 0, compute_time_s = 0;
+  double comm_time_s = 0;        // tensor-parallel all-reduce + expert all-to-all + pipeline hand-off per token
+  double overhead_time_s = 0;    // kernel launches + engine step overhead
+  double decode_step_s = 0;      // one stage
+  double tpot_s = 0;             // time per output token (all pipeline stages)
+  double decode_tokens_per_s_per_gpu = 0;
+  double decode_tokens_per_s = 0;  // whole deployment
+  double prefill_flops = 0;
+  double ttft_s = 0;             // -1 when the GPU profile has no TFLOP/s
+  double batch_time_s = 0;       // a static batch: prefill of every prompt, then output_tokens decode steps
+  double output_tokens_per_s = 0;  // that batch's output tokens / batch_time_s (whole deployment)
+  std::string decode_bound;      // "memory bandwidth", "compute", "communication" or "overhead"
+  std::string prefill_bound;
+  double bandwidth_efficiency = 0, compute_efficiency = 0, step_overhead_s = 0;
+  double weight_efficiency = 0;  // of the weight kernel family used
+  std::string weight_kernel;     // dense, fp8, int8, int4, ggml, fp4
+  double peak_flops = 0;
+  double bandwidth_bytes_per_s = 0;
+  std::vector<PerfTerm> decode_terms;   // one decode step of one stage
+  std::vector<PerfTerm> prefill_terms;  // one prompt's prefill on one stage
+  PerfCoefficients coefficients;        // as used (fitted defaults or overrides)
+};
+
+/// Estimates decode and prefill for `concurrency` requests of prompt + output tokens (formulas in
+/// StepTimeModel; docs/performance-model.md): decode step at B = concurrency / dp sequences of
+/// prompt + output / 2 tokens, TPOT = stages x step; TTFT = one prompt's prefill step; batch time =
+/// prefill of B prompts in chunks of max_num_batched_tokens + output_tokens decode steps.
 PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens, i64 concurrency, const PerfParams& params);
 
 }  // namespace kvplan

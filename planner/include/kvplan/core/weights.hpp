@@ -40,6 +40,9 @@ struct WeightBytes {
 /// Bytes of the weights: quantisable matrices at quant.linear_bits (when set) and everything else
 /// at the model dtype. ceil(matrix * bits / 8) per component.
 WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p);
+/// Bytes of one component as weight_bytes counts it (packed at quant.linear_bits, GGUF head and
+/// embedding bits, vectors at quant.vector_bits, else the model dtype).
+i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part);
 
 /// Routed-expert parameters of one layer (0 for a dense layer): experts x (gated MLP of expert_intermediate + biases).
 i64 expert_params(const ModelSpec& m, const Layer& l);

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Performance model against published measurements (tests/data/perf/cases.json).
+
+  scripts/perf-cases.py [--kvplan build/release/kvplan] [--coefficients FILE]   # error table (Markdown)
+  scripts/perf-cases.py --fit OUT.json                                          # fit the coefficients
+
+Each case runs `kvplan plan ARGS --format json` and compares one figure of results.performance with the
+published one. --fit minimises the sum over cases of log(predicted / measured)^2 by coordinate descent
+(multiplicative steps) over the coefficients named in FIT, and writes them as a --perf-coefficients file.
+A case's regime weights it equally with the others; no coefficient is fitted to one case alone (each
+coefficient in FIT is exercised by at least two cases, listed by --explain).
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CASES = os.path.join(ROOT, "tests", "data", "perf", "cases.json")
+
+FIT = ["weight_eff_dense", "weight_eff_fp8", "weight_eff_int8", "weight_eff_int4", "weight_eff_ggml", "weight_eff_fp4",
+       "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "kernel_s", "eager_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
+       "step_llamacpp_s", "step_generic_s", "ar_alpha_nvlink_s"]
+UPPER = {k: 0.95 for k in FIT if "eff" in k}
+# A weak prior keeps each coefficient near its physical starting value unless the cases move it:
+# loss += PRIOR x sum log(value / start)^2 (a MAP fit; without it the cases of one engine can trade
+# its step overhead against a kernel efficiency without limit).
+PRIOR = 0.01
+
+
+def predicted(kvplan, case, coeff_file):
+    args = [kvplan, "plan"] + [os.path.join(ROOT, "tests", "data", "perf", a) if a.startswith("configs/") else a for a in case["args"]]
+    args += ["--format", "json"]
+    if coeff_file:
+        args += ["--perf-coefficients", coeff_file]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"{case['id']}: kvplan exited {p.returncode}: {p.stderr.strip()}")
+    d = json.loads(p.stdout)
+    perf = d["results"]["performance"]
+    gpus = d["inputs"]["gpus"]
+    m = case["metric"]
+    if m == "tpot_ms":
+        return perf["tpot_s"] * 1e3
+    if m == "ttft_ms":
+        return perf["ttft_s"] * 1e3
+    if m == "batch_time_ms":
+        return perf["batch_time_s"] * 1e3
+    if m == "output_tokens_per_s":
+        return perf["output_tokens_per_s"]
+    if m == "output_tokens_per_s_per_gpu":
+        return perf["output_tokens_per_s"] / gpus
+    raise SystemExit(f"{case['id']}: unknown metric {m}")
+
+
+def errors(kvplan, cases, coeffs):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(coeffs, f)
+        path = f.name
+    try:
+        out = []
+        for c in cases:
+            p = predicted(kvplan, c, path if coeffs else None)
+            # a throughput is the inverse of a time: the error sign says whether kvplan is slower (+) or faster (-)
+            ratio = p / c["measured"]
+            if c["metric"].startswith("output_tokens_per_s"):
+                ratio = c["measured"] / p
+            out.append((c, p, ratio))
+        return out
+    finally:
+        os.unlink(path)
+
+
+def loss(rows, coeffs=None, start=None):
+    by = {}
+    for c, _, r in rows:
+        by.setdefault(c["regime"], []).append(math.log(r) ** 2)
+    total = sum(sum(v) / len(v) for v in by.values())
+    if coeffs and start:
+        total += PRIOR * sum(math.log(coeffs[k] / start[k]) ** 2 for k in FIT if start.get(k))
+    return total
+
+
+def table(rows):
+    print("| case | regime | metric | measured | kvplan | error |")
+    print("|---|---|---|---:|---:|---:|")
+    for c, p, r in rows:
+        print(f"| {c['id']} | {c['regime']} | {c['metric']} | {c['measured']:.4g} | {p:.4g} | {100 * (r - 1):+.1f}% |")
+    print()
+    print("| regime | cases | mean abs error | max abs error | within 10% | within 20% |")
+    print("|---|---:|---:|---:|---:|---:|")
+    by = {}
+    for c, _, r in rows:
+        by.setdefault(c["regime"], []).append(abs(r - 1))
+    for k, v in sorted(by.items()):
+        print(f"| {k} | {len(v)} | {100 * sum(v) / len(v):.1f}% | {100 * max(v):.1f}% | {sum(x <= 0.10 for x in v)} | {sum(x <= 0.20 for x in v)} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kvplan", default=os.path.join(ROOT, "build", "release", "kvplan"))
+    ap.add_argument("--coefficients")
+    ap.add_argument("--fit")
+    ap.add_argument("--only", help="comma-separated regimes")
+    a = ap.parse_args()
+    cases = json.load(open(CASES))["cases"]
+    if a.only:
+        cases = [c for c in cases if c["regime"] in a.only.split(",")]
+    # moderate-concurrency closed loops interleave prefills with decode steps: kvplan simulate's cases, not a static step
+    static = [c for c in cases if c["regime"] != "moderate"]
+    coeffs = json.load(open(a.coefficients)) if a.coefficients else {}
+    if a.fit:
+        # start from the built-in defaults, as kvplan prints them in results.performance.coefficients
+        base = dict(coeffs)
+        defaults = json.loads(subprocess.run([a.kvplan, "plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--format", "json"],
+                                             capture_output=True, text=True).stdout)["results"]["performance"]["coefficients"]
+        for k in FIT:
+            base.setdefault(k, defaults.get(k))
+        start = dict(base)
+        best = loss(errors(a.kvplan, static, base), base, start)
+        for step in (1.25, 1.06):
+            improved = True
+            while improved:
+                improved = False
+                for k in FIT:
+                    if base.get(k) is None:
+                        continue
+                    for f in (step, 1 / step):
+                        trial = dict(base)
+                        trial[k] = min(base[k] * f, UPPER.get(k, 1e9))
+                        l = loss(errors(a.kvplan, static, trial), trial, start)
+                        if l < best - 1e-9:
+                            best, base, improved = l, trial, True
+                            print(f"{k} = {trial[k]:.4g}  loss {l:.4f}", file=sys.stderr)
+                            break
+        json.dump({k: base[k] for k in FIT if base.get(k) is not None}, open(a.fit, "w"), indent=1)
+        coeffs = base
+    table(errors(a.kvplan, cases, coeffs))
+
+
+if __name__ == "__main__":
+    main()
