@@ -1,17 +1,37 @@
 // `kvplan fit MODEL`: the largest concurrency at a context, the longest context at a concurrency,
 // or (--fewest-gpus) the fewest GPUs and the parallel layout for a target. Each answer fits and the
-// next step up does not. Exit 0 when an answer exists, 1 when nothing fits.
+// next step up does not. Latency targets (--slo-ttft-ms / --slo-tpot-ms at --slo-percentile) make
+// the layout search also require them: from the static performance model at --concurrency, or
+// from the simulator with --rate / --trace. --find-max-rate bisects the Poisson arrival rate that
+// meets them for the deployment as given; --gpu A,B,C compares GPUs; --price-per-gpu-hour or
+// --prices FILE add the cost. Exit 0 when an answer exists, 1 when nothing fits (or meets the
+// targets), 2 bad input.
+#include <cmath>
+#include <cstdio>
 #include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <regex>
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
+#include "kvplan/io/json_read.hpp"
 #include "output.hpp"
+#include "sim_options.hpp"
 
 namespace kvplan::cli {
 
 namespace {
+
+// The --find-max-rate search: geometric bisection between these rates (requests/s) until the first
+// failing rate is within kRateTolerance of the passing one, at most kMaxSimulations runs.
+constexpr double kRateLow = 0.01;
+constexpr double kRateHigh = 10000.0;
+constexpr double kRateTolerance = 0.01;  // relative: first failing <= 1.01 x the rate reported
+constexpr int kMaxSimulations = 20;
 
 struct FitArgs {
   DeployArgs d;
@@ -19,29 +39,453 @@ struct FitArgs {
   std::string max_gpus = "64";
   std::string max_tp = "8";
   std::string format = "table";
+  // latency targets, rate search, hardware comparison, cost
+  std::optional<double> slo_ttft_ms, slo_tpot_ms;
+  int slo_percentile = 99;
+  bool find_max_rate = false;
+  bool no_pipeline_parallel = false;
+  std::optional<double> price_per_gpu_hour;
+  std::string prices;
+  WorkloadArgs w;
 };
 
+std::string fmt(double v, int digits) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+std::string layout_text(const Parallel& p) {
+  return std::to_string(p.gpus()) + " (TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
+         std::to_string(p.dp) + ")";
+}
+
+/// Latency targets at one percentile.
+struct Slo {
+  std::optional<double> ttft_ms, tpot_ms;
+  int percentile = 99;
+  bool any() const { return ttft_ms || tpot_ms; }
+};
+
+double at_percentile(const LatencyStats& s, int pct) {
+  if (s.count == 0) return std::numeric_limits<double>::quiet_NaN();
+  return (pct == 50 ? s.p50 : pct == 90 ? s.p90 : s.p99) * 1e3;
+}
+
+/// What one layout achieved: the static model's single values, or the simulated percentile.
+struct Achieved {
+  bool simulated = false;
+  double ttft_ms = std::numeric_limits<double>::quiet_NaN();
+  double tpot_ms = std::numeric_limits<double>::quiet_NaN();
+  double output_tokens_per_s = 0;  // static: decode tokens/s of the deployment; simulated: output tokens/s
+  i64 requests = 0, completed = 0, failed = 0;
+  bool pass = true;
+};
+
+/// Targets met? A missing figure (no TFLOP/s in the profile, no request with two tokens) fails its target.
+bool meets(const Achieved& r, const Slo& s) {
+  if (r.simulated && (r.completed == 0 || r.failed > 0)) return false;
+  if (s.ttft_ms && !(r.ttft_ms <= *s.ttft_ms)) return false;
+  if (s.tpot_ms && !(r.tpot_ms <= *s.tpot_ms)) return false;
+  return true;
+}
+
+/// The static roofline (estimate_perf) at the deployment's prompt, output and concurrency.
+Achieved static_perf(const Deployment& d, const Planner& p, const Slo& s) {
+  const PerfResult r = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
+  Achieved a;
+  a.ttft_ms = r.ttft_s >= 0 ? r.ttft_s * 1e3 : std::numeric_limits<double>::quiet_NaN();
+  a.tpot_ms = r.tpot_s * 1e3;
+  a.output_tokens_per_s = r.decode_tokens_per_s;
+  a.pass = meets(a, s);
+  return a;
+}
+
+/// One simulation of `w` on the deployment `p` plans (open loop; the step time from the model).
+Achieved simulated_perf(const Deployment& d, const Planner& p, const Workload& w, const WorkloadArgs& wa, const Slo& s) {
+  SimConfig cfg = sim_config_for(p);
+  cfg.closed_loop_concurrency = 0;
+  const StepTimeModel model(p, d.perf);
+  const StepTimeFn step = [&model](const StepBatch& b) { return model.step_s(b); };
+  const auto src = open_requests(w, wa, d);
+  SimSlo slo;
+  if (s.ttft_ms) slo.ttft_s = *s.ttft_ms * 1e-3;
+  if (s.tpot_ms) slo.tpot_s = *s.tpot_ms * 1e-3;
+  const SimResult r = simulate(cfg, *src, step, slo);
+  Achieved a;
+  a.simulated = true;
+  a.ttft_ms = at_percentile(r.ttft_s, s.percentile);
+  a.tpot_ms = at_percentile(r.tpot_s, s.percentile);
+  a.output_tokens_per_s = r.output_tokens_per_s;
+  a.requests = r.requests;
+  a.completed = r.completed;
+  a.failed = r.failed;
+  a.pass = meets(a, s);
+  return a;
+}
+
+/// A price of one GPU type, with where it came from.
+struct Price {
+  double usd_per_gpu_hour = 0;
+  std::string date, source;
+};
+
+/// --prices FILE: {"h100-sxm": {"usd_per_gpu_hour": 2.5, "date": "2026-11-01", "source": "..."}, ...}.
+/// Keys are GPU ids or names kvplan resolves; every price carries its date and source.
+std::map<std::string, Price> read_prices(const std::string& path, const io::Profiles& profiles) {
+  const io::json j = io::parse_json_file(path);
+  if (!j.is_object() || j.empty())
+    throw InputError(path, "expected an object of GPU id -> {usd_per_gpu_hour, date, source}");
+  std::map<std::string, Price> out;
+  static const std::regex date_re("^[0-9]{4}-[0-9]{2}-[0-9]{2}$");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string where = path + ": /" + it.key();
+    std::string id;
+    try {
+      id = profiles.gpu(it.key()).id;
+    } catch (const InputError& e) {
+      throw InputError(where, e.problem(), e.fix());
+    }
+    const io::json& v = it.value();
+    if (!v.is_object()) throw InputError(where, "expected an object {usd_per_gpu_hour, date, source}");
+    for (auto f = v.begin(); f != v.end(); ++f)
+      if (f.key() != "usd_per_gpu_hour" && f.key() != "date" && f.key() != "source")
+        throw InputError(where + "/" + f.key(), "unknown key", "a price has usd_per_gpu_hour, date and source");
+    Price p;
+    if (!v.contains("usd_per_gpu_hour") || !v["usd_per_gpu_hour"].is_number() ||
+        !(v["usd_per_gpu_hour"].get<double>() > 0))
+      throw InputError(where + "/usd_per_gpu_hour", "expected a number > 0 (US dollars per GPU-hour)");
+    p.usd_per_gpu_hour = v["usd_per_gpu_hour"].get<double>();
+    if (!v.contains("date") || !v["date"].is_string() || !std::regex_search(v["date"].get<std::string>(), date_re))
+      throw InputError(where + "/date", "missing or not YYYY-MM-DD", "every price needs the date it was quoted");
+    p.date = v["date"].get<std::string>();
+    if (!v.contains("source") || !v["source"].is_string() || v["source"].get<std::string>().empty())
+      throw InputError(where + "/source", "missing or empty", "every price needs its source (a URL or a quote)");
+    p.source = v["source"].get<std::string>();
+    out[id] = p;
+  }
+  return out;
+}
+
+/// $/hour, $ per million output tokens and output tokens per dollar of `gpus` GPUs at `tokens_per_s`.
+ojson cost_json(const std::string& gpu, i64 gpus, const Price& price, double tokens_per_s, const std::string& basis) {
+  const double usd_per_hour = price.usd_per_gpu_hour * static_cast<double>(gpus);
+  const bool have = tokens_per_s > 0 && std::isfinite(tokens_per_s);
+  ojson c = {{"gpu", gpu},
+             {"gpus", gpus},
+             {"usd_per_gpu_hour", price.usd_per_gpu_hour},
+             {"price_date", price.date.empty() ? ojson(nullptr) : ojson(price.date)},
+             {"price_source", price.source.empty() ? ojson(nullptr) : ojson(price.source)},
+             {"usd_per_hour", usd_per_hour},
+             {"output_tokens_per_s", tokens_per_s},
+             {"tokens_basis", basis},
+             // $/Mtok = price x gpus / (tokens/s x 3600) x 1e6
+             {"usd_per_million_output_tokens", have ? ojson(usd_per_hour / (tokens_per_s * 3600.0) * 1e6) : ojson(nullptr)},
+             {"output_tokens_per_usd", have ? ojson(tokens_per_s * 3600.0 / usd_per_hour) : ojson(nullptr)}};
+  return c;
+}
+
+/// The fewest-GPU layout that fits in memory and (with targets) meets them; the targets are checked
+/// only on layouts that fit, and a layout that misses them is skipped as the engine's refusals are.
+struct SloSearch {
+  LayoutSearch search;
+  Achieved achieved;       // of the layout found (static model when there are no targets)
+  i64 slo_rejected = 0;    // layouts that fit in memory but missed the targets
+};
+
+SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, const std::optional<Workload>& wl,
+                        i64 max_gpus, i64 max_tp, bool want_perf) {
+  SloSearch out;
+  std::map<std::tuple<i64, i64, i64>, Achieved> seen;
+  const auto make = [&](const Parallel& par) {
+    if (a.no_pipeline_parallel && par.pp > 1) throw InputError("--no-pipeline-parallel", "layout skipped");
+    Planner p = plan_variant(d, par);
+    if (slo.any()) {
+      const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
+      if (c.fits) {
+        const Achieved r = wl ? simulated_perf(d, p, *wl, a.w, slo) : static_perf(d, p, slo);
+        seen[{par.tp, par.pp, par.dp}] = r;
+        if (!r.pass) {
+          ++out.slo_rejected;
+          throw InputError("--slo", "layout misses the targets");
+        }
+      }
+    }
+    return p;
+  };
+  out.search = fewest_gpus(make, d.spec.model, d.tokens, d.concurrency, d.shared_prefix, max_gpus, max_tp);
+  if (out.search.found && (want_perf || slo.any())) {
+    const Parallel& par = out.search.parallel;
+    const auto it = seen.find({par.tp, par.pp, par.dp});
+    out.achieved = it != seen.end() ? it->second : static_perf(d, plan_variant(d, par), slo);
+  }
+  return out;
+}
+
+ojson slo_targets_json(const Slo& s) {
+  return {{"ttft_ms", s.ttft_ms ? ojson(*s.ttft_ms) : ojson(nullptr)},
+          {"tpot_ms", s.tpot_ms ? ojson(*s.tpot_ms) : ojson(nullptr)}};
+}
+
+std::string slo_text(const Slo& s) {
+  std::string t = "p" + std::to_string(s.percentile) + " ";
+  if (s.ttft_ms) t += "TTFT <= " + fmt(*s.ttft_ms, 1) + " ms";
+  if (s.ttft_ms && s.tpot_ms) t += ", ";
+  if (s.tpot_ms) t += "TPOT <= " + fmt(*s.tpot_ms, 1) + " ms";
+  return t;
+}
+
+std::string achieved_text(const Achieved& r) {
+  return "TTFT " + fmt(r.ttft_ms, 1) + " ms, TPOT " + fmt(r.tpot_ms, 2) + " ms" +
+         (r.simulated ? " (simulated)" : " (static model)");
+}
+
+/// The GPUs of --gpu A,B,C: one deployment source per GPU (the flag's other settings unchanged).
+std::vector<std::string> gpu_list(const DeploymentSource& src) {
+  for (const auto& [key, text, origin] : src.settings)
+    if (key == "gpu" && text.find(',') != std::string::npos) return split_names(text);
+  return {};
+}
+
+DeploymentSource with_gpu(DeploymentSource src, const std::string& gpu) {
+  for (auto& [key, text, origin] : src.settings)
+    if (key == "gpu") text = gpu;
+  return src;
+}
+
 void run_fit(const FitArgs& a, Globals& g) {
-  const Format fmt = parse_format_flag(a.format);
+  const Format fmt_out = parse_format_flag(a.format);
   const auto profiles = io::Profiles::load(g.profiles_dir);
-  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
+
+  // ---- the new options: checked before anything runs ----
+  Slo slo;
+  slo.ttft_ms = a.slo_ttft_ms;
+  slo.tpot_ms = a.slo_tpot_ms;
+  slo.percentile = a.slo_percentile;
+  if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0)) throw InputError("--slo-ttft-ms", "must be > 0 ms");
+  if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0)) throw InputError("--slo-tpot-ms", "must be > 0 ms");
+  if (a.slo_percentile != 50 && a.slo_percentile != 90 && a.slo_percentile != 99)
+    throw InputError("--slo-percentile", "expected 50, 90 or 99, got " + std::to_string(a.slo_percentile));
+  const bool simulated = a.w.rate.has_value() || !a.w.trace.empty();
+  const bool workload_flags = simulated || !a.w.arrival.empty() || a.w.burstiness || !a.w.prompt_dist.empty() ||
+                              !a.w.output_dist.empty() || !a.w.prompt_hist.empty() || !a.w.output_hist.empty() ||
+                              a.w.turns || a.w.prefix_groups || a.w.requests;
+  if (a.find_max_rate) {
+    if (!slo.any())
+      throw InputError("--find-max-rate", "needs a target", "give --slo-ttft-ms and/or --slo-tpot-ms");
+    if (a.w.rate) throw InputError("--rate", "--find-max-rate searches the rate", "leave --rate out");
+    if (!a.w.trace.empty())
+      throw InputError("--trace", "--find-max-rate searches a generated workload's rate", "leave --trace out");
+    if (a.fewest_gpus)
+      throw InputError("--fewest-gpus", "--find-max-rate takes the deployment as given",
+                       "run fit --fewest-gpus --slo-... --rate R to size for a rate");
+  } else if (!slo.any() && workload_flags) {
+    throw InputError(a.w.rate ? "--rate" : !a.w.trace.empty() ? "--trace" : "workload options",
+                     "a simulated workload needs targets to check",
+                     "give --slo-ttft-ms / --slo-tpot-ms (or run kvplan simulate)");
+  }
+  if (a.price_per_gpu_hour && !a.prices.empty())
+    throw InputError("--price-per-gpu-hour", "given with --prices", "give one of them");
+  if (a.price_per_gpu_hour && !(*a.price_per_gpu_hour > 0))
+    throw InputError("--price-per-gpu-hour", "must be > 0 US dollars");
+  const std::map<std::string, Price> prices = a.prices.empty() ? std::map<std::string, Price>{} : read_prices(a.prices, profiles);
+  const bool costed = a.price_per_gpu_hour || !a.prices.empty();
+
+  DeploymentSource src = flags_source(a.d, g.pasted);
+  const std::vector<std::string> gpus = gpu_list(src);
+  const bool compare = gpus.size() > 1;
+  if (compare && a.find_max_rate)
+    throw InputError("--gpu", "--find-max-rate takes one GPU type", "run it once per GPU");
+  if (compare && a.price_per_gpu_hour)
+    throw InputError("--price-per-gpu-hour", "one price for several GPU types",
+                     "give --prices FILE with a price per GPU");
+  const auto price_for = [&](const std::string& gpu_id) -> Price {
+    if (a.price_per_gpu_hour) return {*a.price_per_gpu_hour, "", ""};
+    const auto it = prices.find(gpu_id);
+    if (it == prices.end())
+      throw InputError(a.prices, "no price for GPU '" + gpu_id + "'", "add \"" + gpu_id + "\" to the file");
+    return it->second;
+  };
+
+  const Deployment d = resolve_source(compare ? with_gpu(src, gpus.front()) : src, profiles);
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
   for (const auto& s : strict) warn("--strict: " + s);
+  std::optional<Workload> wl;
+  if (simulated) wl = build_workload(a.w, d, false);
+  if (a.find_max_rate) {
+    WorkloadArgs at = a.w;
+    at.rate = 1.0;  // a placeholder the search replaces; checks the arrival options as simulate does
+    wl = build_workload(at, d, false);
+  }
   const bool have_ctx = d.bag.has("context") || d.bag.has("prompt_tokens") || d.bag.has("output_tokens");
   const bool have_conc = d.bag.has("concurrency");
+  if (a.find_max_rate && have_conc)
+    throw InputError("--concurrency", "--find-max-rate runs an open loop at a rate", "leave --concurrency out");
   ojson results;
   Table t;
   t.columns = {"question", "answer", "next_limited_by"};
   t.right_align = {false, true, false};
-  const bool human = fmt == Format::table || fmt == Format::md;
+  const bool human = fmt_out == Format::table || fmt_out == Format::md;
   bool ok = true;
-  if (a.fewest_gpus) {
+  std::optional<Table> extra;
+  const std::string basis_static = "decode tokens/s of the static model at --concurrency";
+  const std::string basis_sim = "simulated output tokens/s";
+  const auto workload_inputs = [&]() {
+    ojson w = workload_json(*wl, a.w, d);
+    if (!a.w.trace.empty()) w["trace"] = a.w.trace;
+    return w;
+  };
+
+  if (a.find_max_rate) {
+    // ---- the highest Poisson rate that meets the targets, for the deployment as given ----
+    const Planner p(d.spec);
+    ojson mr;
+    if (!p.engine().startup_ok) {
+      ok = false;
+      mr = {{"found", false}, {"reason", "the deployment does not start"}, {"simulations", 0}};
+      t.rows.push_back({"highest rate meeting " + slo_text(slo), "none: the deployment does not start", "does_not_start"});
+    } else {
+      int sims = 0;
+      const auto run_at = [&](double rate) {
+        Workload w = *wl;
+        w.spec.rate = rate;
+        ++sims;
+        return simulated_perf(d, p, w, a.w, slo);
+      };
+      double lo = kRateLow, hi = kRateHigh;
+      Achieved at_lo = run_at(lo), at_hi;
+      std::optional<double> first_fail;
+      bool found = at_lo.pass;
+      if (!found) {
+        first_fail = lo;
+        at_hi = at_lo;
+      } else {
+        at_hi = run_at(hi);
+        if (at_hi.pass) {
+          lo = hi;
+          at_lo = at_hi;
+        } else {
+          first_fail = hi;
+          while (hi / lo > 1.0 + kRateTolerance && sims < kMaxSimulations) {
+            const double mid = std::sqrt(lo * hi);
+            const Achieved r = run_at(mid);
+            if (r.pass) {
+              lo = mid;
+              at_lo = r;
+            } else {
+              hi = mid;
+              at_hi = r;
+              first_fail = mid;
+            }
+          }
+        }
+      }
+      ok = found;
+      const auto pj = [](const Achieved& r) {
+        return ojson{{"ttft_ms", num_or_null(r.ttft_ms)},
+                     {"tpot_ms", num_or_null(r.tpot_ms)},
+                     {"output_tokens_per_s", r.output_tokens_per_s},
+                     {"completed", r.completed},
+                     {"failed", r.failed}};
+      };
+      mr = {{"found", found},
+            {"rate_per_s", found ? ojson(lo) : ojson(nullptr)},
+            {"first_failing_rate_per_s", first_fail ? ojson(*first_fail) : ojson(nullptr)},
+            {"percentile", slo.percentile},
+            {"targets", slo_targets_json(slo)},
+            {"at_rate", found ? pj(at_lo) : ojson(nullptr)},
+            {"at_first_failing_rate", first_fail ? pj(at_hi) : ojson(nullptr)},
+            {"simulations", sims},
+            {"search",
+             {{"method", "geometric bisection on the Poisson arrival rate, one simulation per rate, the same seed"},
+              {"low_per_s", kRateLow},
+              {"high_per_s", kRateHigh},
+              {"relative_tolerance", kRateTolerance},
+              {"max_simulations", kMaxSimulations}}}};
+      t.rows.push_back({"highest rate meeting " + slo_text(slo),
+                        found ? fmt(lo, 3) + " req/s" + (first_fail ? "" : " (the search's bound)") : "none", ""});
+      if (found) t.rows.push_back({"at that rate", achieved_text(at_lo), ""});
+      if (first_fail) {
+        t.rows.push_back({"first failing rate", fmt(*first_fail, 3) + " req/s", "slo"});
+        t.rows.push_back({"at the failing rate", achieved_text(at_hi), ""});
+      }
+      t.rows.push_back({"simulations", std::to_string(sims), ""});
+      if (found && costed) {
+        results["cost"] = cost_json(d.spec.gpu.id, d.spec.parallel.gpus(), price_for(d.spec.gpu.id),
+                                    at_lo.output_tokens_per_s, basis_sim + " at the rate found");
+      }
+    }
+    results["max_rate"] = mr;
+  } else if (compare) {
+    // ---- one row per GPU: its fewest-GPU layout and whether it meets the targets ----
     const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
     if (max_gpus < 1 || max_tp < 1) throw InputError("--max-gpus", "must be >= 1");
-    const auto search = fewest_gpus(
-        [&](const Parallel& par) { return plan_variant(d, par); }, d.spec.model, d.tokens,
-        d.concurrency, d.shared_prefix, max_gpus, max_tp);
+    ojson rows = ojson::array();
+    Table c;
+    c.title = "fewest GPUs per GPU type for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens" +
+              (slo.any() ? ", " + slo_text(slo) : "");
+    c.columns = {"gpu", "gpus", "layout", "ttft_ms", "tpot_ms", "meets"};
+    if (costed) c.columns.insert(c.columns.end(), {"usd_per_hour", "usd_per_mtok"});
+    bool any = false;
+    for (const auto& name : gpus) {
+      const Deployment dg = resolve_source(with_gpu(src, name), profiles);
+      std::optional<Workload> wg;
+      if (simulated) wg = build_workload(a.w, dg, false);
+      const SloSearch s = search_layout(dg, a, slo, wg, max_gpus, max_tp, true);
+      any = any || s.search.found;
+      const Parallel& par = s.search.parallel;
+      ojson row = {{"gpu", dg.spec.gpu.id},
+                   {"found", s.search.found},
+                   {"gpus", s.search.found ? par.gpus() : 0},
+                   {"tensor_parallel_size", s.search.found ? ojson(par.tp) : ojson(nullptr)},
+                   {"pipeline_parallel_size", s.search.found ? ojson(par.pp) : ojson(nullptr)},
+                   {"data_parallel_size", s.search.found ? ojson(par.dp) : ojson(nullptr)},
+                   {"meets_slo", slo.any() ? ojson(s.search.found) : ojson(nullptr)},
+                   {"ttft_ms", s.search.found ? num_or_null(s.achieved.ttft_ms) : ojson(nullptr)},
+                   {"tpot_ms", s.search.found ? num_or_null(s.achieved.tpot_ms) : ojson(nullptr)},
+                   {"output_tokens_per_s", s.search.found ? ojson(s.achieved.output_tokens_per_s) : ojson(nullptr)},
+                   {"layouts_tried", s.search.layouts_tried},
+                   {"slo_rejected_layouts", s.slo_rejected}};
+      std::vector<std::string> cells = {dg.spec.gpu.id,
+                                        s.search.found ? std::to_string(par.gpus()) : "none",
+                                        s.search.found ? "TP " + std::to_string(par.tp) + ", PP " + std::to_string(par.pp) +
+                                                             ", DP " + std::to_string(par.dp)
+                                                       : "none within " + a.max_gpus + " GPUs",
+                                        s.search.found ? fmt(s.achieved.ttft_ms, 1) : "",
+                                        s.search.found ? fmt(s.achieved.tpot_ms, 2) : "",
+                                        s.search.found ? (slo.any() ? "yes" : "fits") : "no"};
+      if (costed) {
+        if (s.search.found) {
+          row["cost"] = cost_json(dg.spec.gpu.id, par.gpus(), price_for(dg.spec.gpu.id), s.achieved.output_tokens_per_s,
+                                  s.achieved.simulated ? basis_sim : basis_static);
+          cells.push_back(fmt(row["cost"]["usd_per_hour"].get<double>(), 2));
+          cells.push_back(row["cost"]["usd_per_million_output_tokens"].is_null()
+                              ? "n/a"
+                              : fmt(row["cost"]["usd_per_million_output_tokens"].get<double>(), 3));
+        } else {
+          row["cost"] = nullptr;
+          cells.insert(cells.end(), {"", ""});
+        }
+      }
+      rows.push_back(row);
+      c.rows.push_back(cells);
+    }
+    ok = any;
+    results["comparison"] = rows;
+    if (slo.any())
+      results["slo"] = {{"method", simulated ? "simulation" : "static_model"},
+                        {"percentile", slo.percentile},
+                        {"targets", slo_targets_json(slo)}};
+    extra = c;
+  } else if (a.fewest_gpus || slo.any()) {
+    const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
+    if (max_gpus < 1 || max_tp < 1) throw InputError("--max-gpus", "must be >= 1");
+    const SloSearch ss = search_layout(d, a, slo, wl, max_gpus, max_tp, costed);
+    const LayoutSearch& search = ss.search;
     ok = search.found;
     results["fewest_gpus"] = {{"found", search.found},
                               {"gpus", search.found ? search.parallel.gpus() : 0},
@@ -50,12 +494,40 @@ void run_fit(const FitArgs& a, Globals& g) {
                               {"data_parallel_size", search.parallel.dp},
                               {"headroom_bytes", search.cell.headroom_bytes},
                               {"layouts_tried", search.layouts_tried}};
-    t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens",
-                      search.found ? (human ? std::to_string(search.parallel.gpus()) + " (TP " + std::to_string(search.parallel.tp) + ", PP " +
-                                                  std::to_string(search.parallel.pp) + ", DP " + std::to_string(search.parallel.dp) + ")"
-                                            : std::to_string(search.parallel.gpus()))
+    if (slo.any() || a.no_pipeline_parallel) {
+      results["fewest_gpus"]["pipeline_parallel_allowed"] = !a.no_pipeline_parallel;
+      results["fewest_gpus"]["slo_rejected_layouts"] = ss.slo_rejected;
+    }
+    t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens" +
+                          (slo.any() ? " meeting " + slo_text(slo) : ""),
+                      search.found ? (human ? layout_text(search.parallel) : std::to_string(search.parallel.gpus()))
                                    : (human ? "none within " + a.max_gpus + " GPUs" : "0"),
                       ""});
+    if (slo.any()) {
+      ojson sj = {{"method", simulated ? "simulation" : "static_model"},
+                  {"percentile", slo.percentile},
+                  {"targets", slo_targets_json(slo)},
+                  {"achieved",
+                   search.found ? ojson{{"ttft_ms", num_or_null(ss.achieved.ttft_ms)},
+                                        {"tpot_ms", num_or_null(ss.achieved.tpot_ms)}}
+                                : ojson(nullptr)},
+                  {"pass", search.found}};
+      if (simulated) {
+        sj["workload"] = workload_inputs();
+        if (search.found) {
+          sj["achieved"]["completed"] = ss.achieved.completed;
+          sj["achieved"]["failed"] = ss.achieved.failed;
+        }
+      } else {
+        sj["concurrency"] = d.concurrency;
+        sj["note"] = "the static model gives one value per layout (every percentile alike); --rate or --trace simulates";
+      }
+      results["slo"] = sj;
+      if (search.found) t.rows.push_back({"performance of that layout", achieved_text(ss.achieved), ""});
+    }
+    if (search.found && costed)
+      results["cost"] = cost_json(d.spec.gpu.id, search.parallel.gpus(), price_for(d.spec.gpu.id),
+                                  ss.achieved.output_tokens_per_s, ss.achieved.simulated ? basis_sim : basis_static);
   } else {
     const Planner p(d.spec);
     if (!p.engine().startup_ok) {
@@ -84,13 +556,30 @@ void run_fit(const FitArgs& a, Globals& g) {
       t.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", human ? grouped(L) : std::to_string(L), next.limiting});
       ok = ok && L > 0;
     }
+    if (costed)
+      results["cost"] = cost_json(d.spec.gpu.id, d.spec.parallel.gpus(), price_for(d.spec.gpu.id),
+                                  static_perf(d, p, slo).output_tokens_per_s, basis_static);
+  }
+  if (results.contains("cost")) {
+    const ojson& c = results["cost"];
+    const bool have = !c["usd_per_million_output_tokens"].is_null();
+    t.rows.push_back({"cost of " + std::to_string(c["gpus"].get<i64>()) + " x " + c["gpu"].get<std::string>(),
+                      fmt(c["usd_per_hour"].get<double>(), 2) + " $/h", ""});
+    t.rows.push_back({"at " + fmt(c["output_tokens_per_s"].get<double>(), 1) + " output tokens/s",
+                      have ? fmt(c["usd_per_million_output_tokens"].get<double>(), 3) + " $/Mtok" : "n/a", ""});
+    if (have) t.rows.push_back({"output tokens per dollar", fmt(c["output_tokens_per_usd"].get<double>(), 0), ""});
   }
   g.exit_code = ok && strict.empty() ? 0 : 1;
-  if (fmt == Format::json) {
+  if (fmt_out == Format::json) {
     std::cout << envelope("kvplan.fit", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), results).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
-  std::cout << render(t, fmt);
+  if (extra) {
+    if (!t.rows.empty()) std::cout << render(t, fmt_out) << "\n";
+    std::cout << render(*extra, fmt_out);
+    return;
+  }
+  std::cout << render(t, fmt_out);
 }
 
 }  // namespace
@@ -98,12 +587,33 @@ void run_fit(const FitArgs& a, Globals& g) {
 void register_fit(CLI::App& app, Globals& g) {
   auto a = std::make_shared<FitArgs>();
   auto* c = app.add_subcommand("fit",
-                               "Largest concurrency at --context, longest context at --concurrency, or --fewest-gpus for both "
-                               "(exit 1 when nothing fits)");
+                               "Largest concurrency at --context, longest context at --concurrency, or --fewest-gpus for both; "
+                               "with --slo-ttft-ms / --slo-tpot-ms the fewest GPUs that also meet them, --find-max-rate the "
+                               "highest request rate that does, --gpu A,B,C a comparison, --price-per-gpu-hour / --prices the cost "
+                               "(exit 1 when nothing fits or meets the targets, 2 bad input)");
   add_deploy_options(c, a->d);
   c->add_flag("--fewest-gpus", a->fewest_gpus, "Search GPU counts and TP x PP x DP layouts for the smallest that fits");
   c->add_option("--max-gpus", a->max_gpus, "Upper bound of the search")->capture_default_str();
   c->add_option("--max-tp", a->max_tp, "Largest tensor-parallel size (GPUs per node)")->capture_default_str();
+  c->add_flag("--no-pipeline-parallel", a->no_pipeline_parallel, "Layout searches try pipeline-parallel size 1 only");
+  auto* s = c->add_option_group("latency targets and cost");
+  s->add_option("--slo-ttft-ms", a->slo_ttft_ms,
+                "Target time to first token: the layout search (implied) keeps layouts meeting it; the static model "
+                "at --concurrency, or the simulator with --rate / --trace");
+  s->add_option("--slo-tpot-ms", a->slo_tpot_ms, "Target time per output token (as --slo-ttft-ms)");
+  s->add_option("--slo-percentile", a->slo_percentile,
+                "50 | 90 | 99: the simulated percentile the targets apply to (the static model gives one value)")
+      ->capture_default_str();
+  s->add_flag("--find-max-rate", a->find_max_rate,
+              "Highest Poisson arrival rate (req/s) meeting the targets for the deployment as given: geometric "
+              "bisection over 0.01..10000 req/s to 1% with at most 20 simulations (same --seed each)");
+  s->add_option("--price-per-gpu-hour", a->price_per_gpu_hour,
+                "US dollars per GPU-hour (one GPU type): $/hour, $ per million output tokens, output tokens per $");
+  s->add_option("--prices", a->prices,
+                "JSON FILE of prices per GPU id: {\"h100-sxm\": {\"usd_per_gpu_hour\": 2.5, \"date\": \"YYYY-MM-DD\", "
+                "\"source\": \"...\"}}; every price needs its date and source (kvplan ships none)");
+  auto* wl = c->add_option_group("simulated workload (with --slo-*: --rate / --trace simulate; --find-max-rate)");
+  add_workload_options(wl, a->w, a->d, false);
   c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_fit(*a, g); });
 }

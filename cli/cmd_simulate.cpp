@@ -22,15 +22,12 @@
 #include "output.hpp"
 #include "report.hpp"
 #include "report_build.hpp"
+#include "sim_options.hpp"
 #include "version.hpp"
 
 namespace kvplan::cli {
 
 namespace {
-
-// vllm bench serve's random dataset defaults (--random-input-len 1024, --random-output-len 128)
-constexpr i64 kDefaultPrompt = 1024;
-constexpr i64 kDefaultOutput = 128;
 
 constexpr const char* kDefinitions =
     "vllm bench serve definitions: TTFT = first token - arrival; TPOT = (E2E - "
@@ -46,11 +43,9 @@ struct SimArgs {
   DeployArgs d;
   std::string format = "table";
   OutputFiles out;
-  std::optional<double> rate, burstiness, think_s, slo_ttft_ms, slo_tpot_ms, timeline_interval_s;
-  std::string arrival, prompt_dist, output_dist, prompt_spread, output_spread, prompt_hist, output_hist;
-  std::optional<i64> prefix_groups, turns, requests;
-  std::string trace, policy, per_request;
-  std::uint64_t seed = 0;
+  WorkloadArgs w;
+  std::optional<double> slo_ttft_ms, slo_tpot_ms, timeline_interval_s;
+  std::string policy, per_request;
 };
 
 std::string fmt(double v, int digits) {
@@ -72,80 +67,6 @@ const char* scheduler_name(SchedulerKind k) {
       return "llama.cpp";
   }
   return "?";
-}
-
-/// "20", "20%" or "0.2"? Spreads are percentages: 20 and 20% mean +-20%.
-double parse_percent(const std::string& s, const std::string& flag) {
-  std::string t = s;
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0 || v > 1000)
-    throw InputError(flag, "expected a percentage >= 0 (20 or 20% for +-20% of the mean), got '" + s + "'");
-  return v / 100.0;
-}
-
-LengthDist length_dist(const std::string& dist_flag, const std::string& dist, const std::string& spread_flag,
-                       const std::string& spread, const std::string& hist_flag, const std::string& hist, i64 mean) {
-  LengthDist l;
-  l.mean = static_cast<double>(mean);
-  l.min = 1;
-  const std::string kind = dist.empty() ? (hist.empty() ? "fixed" : "histogram") : dist;
-  if (kind == "fixed")
-    l.kind = LengthDist::Kind::fixed;
-  else if (kind == "uniform")
-    l.kind = LengthDist::Kind::uniform;
-  else if (kind == "normal")
-    l.kind = LengthDist::Kind::normal;
-  else if (kind == "lognormal")
-    l.kind = LengthDist::Kind::lognormal;
-  else if (kind == "histogram")
-    l.kind = LengthDist::Kind::histogram;
-  else
-    throw InputError(dist_flag, "unknown distribution '" + dist + "'",
-                     "use fixed, uniform, normal, lognormal or histogram");
-  if (l.kind == LengthDist::Kind::histogram) {
-    if (hist.empty())
-      throw InputError(dist_flag, "histogram needs a file", "give " + hist_flag + " FILE (tokens,weight rows)");
-    if (!spread.empty()) throw InputError(spread_flag, "a histogram has no spread", "leave " + spread_flag + " out");
-    l.histogram = io::read_length_histogram(hist);
-    double w = 0, sum = 0;
-    for (const auto& [t, x] : l.histogram) {
-      w += x;
-      sum += x * static_cast<double>(t);
-    }
-    l.mean = sum / w;
-    return l;
-  }
-  if (!hist.empty())
-    throw InputError(hist_flag, "a histogram file with " + dist_flag + " " + kind,
-                     "leave " + dist_flag + " out or give histogram");
-  if (l.kind == LengthDist::Kind::fixed) {
-    if (!spread.empty())
-      throw InputError(spread_flag, "a fixed length has no spread",
-                       "give " + dist_flag + " uniform, normal or lognormal");
-  } else {
-    if (spread.empty())
-      throw InputError(dist_flag, kind + " needs a spread", "give " + spread_flag + " P (+-P% of the mean)");
-    l.spread = parse_percent(spread, spread_flag);
-  }
-  return l;
-}
-
-ojson dist_json(const LengthDist& l) {
-  static const char* names[] = {"fixed", "uniform", "normal", "lognormal", "histogram"};
-  ojson j = {{"distribution", names[static_cast<int>(l.kind)]}, {"mean_tokens", l.mean}};
-  if (l.kind != LengthDist::Kind::fixed && l.kind != LengthDist::Kind::histogram) j["spread_fraction"] = l.spread;
-  if (l.kind == LengthDist::Kind::histogram) {
-    ojson h = ojson::array();
-    for (const auto& [t, w] : l.histogram) h.push_back({t, w});
-    j["histogram"] = h;
-  }
-  return j;
-}
-
-ojson stats_ms(const LatencyStats& s) {
-  return {{"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"count", s.count}};
 }
 
 /// The --per-request CSV, streamed to a temporary file beside the target and renamed into place only when the
@@ -293,86 +214,16 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const EngineReport& er = p.engine();
 
   // ---- the workload ----
-  const auto given = [&](const char* key) { return d.bag.has(key); };
-  const bool closed = given("concurrency");
-  const bool traced = !a.trace.empty();
-  if (a.rate && closed)
-    throw InputError("--rate", "a rate and --concurrency together",
-                     "give --rate R (open loop) or --concurrency N (closed loop), not both");
-  if (a.rate && !(*a.rate > 0))
-    throw InputError("--rate", "must be > 0 requests/s",
-                     "give --rate 10, or leave it out to send every request at once");
-  if (a.requests && *a.requests < 1) throw InputError("--requests", "must be >= 1");
-  if (a.burstiness && !(*a.burstiness > 0)) throw InputError("--burstiness", "must be > 0 (1 = Poisson; < 1 burstier)");
-  std::string arrival = a.arrival.empty() ? (a.burstiness ? "gamma" : "poisson") : a.arrival;
-  if (arrival != "poisson" && arrival != "constant" && arrival != "gamma")
-    throw InputError("--arrival", "unknown arrival process '" + a.arrival + "'", "use poisson, constant or gamma");
-  if (a.burstiness && arrival != "gamma")
-    throw InputError("--burstiness", "applies to gamma arrivals", "give --arrival gamma or leave --arrival out");
-  if (!a.arrival.empty() && !a.rate)
-    throw InputError("--arrival", "an arrival process needs a rate", "give --rate R (requests/s)");
-  if (a.think_s && *a.think_s < 0) throw InputError("--think-s", "must be >= 0 seconds");
-  if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
-  if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
+  const bool closed = d.bag.has("concurrency");
+  const Workload wl = build_workload(a.w, d, closed);
   if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0)) throw InputError("--slo-ttft-ms", "must be > 0 ms");
   if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0)) throw InputError("--slo-tpot-ms", "must be > 0 ms");
   if (a.timeline_interval_s && !(*a.timeline_interval_s > 0))
     throw InputError("--timeline-interval-s", "must be > 0 seconds");
-  if (traced) {
-    // the trace gives arrivals and lengths: generator options would be silently ignored
-    const std::vector<std::pair<bool, const char*>> clash = {{a.rate.has_value(), "--rate"},
-                                                             {!a.arrival.empty(), "--arrival"},
-                                                             {a.burstiness.has_value(), "--burstiness"},
-                                                             {given("prompt_tokens"), "--prompt-tokens"},
-                                                             {given("output_tokens"), "--output-tokens"},
-                                                             {given("context"), "--context"},
-                                                             {!a.prompt_dist.empty(), "--prompt-dist"},
-                                                             {!a.output_dist.empty(), "--output-dist"},
-                                                             {!a.prompt_hist.empty(), "--prompt-histogram"},
-                                                             {!a.output_hist.empty(), "--output-histogram"},
-                                                             {a.turns.has_value(), "--turns"},
-                                                             {a.prefix_groups.has_value(), "--prefix-groups"}};
-    for (const auto& [on, flag] : clash)
-      if (on)
-        throw InputError(flag, "the trace gives arrivals and lengths",
-                         std::string("leave ") + flag + " out with --trace (or drop --trace)");
-  }
-
-  WorkloadSpec w;
-  w.requests = a.requests.value_or(1000);
-  w.seed = a.seed;
-  w.rate = a.rate.value_or(0);
-  w.arrival = arrival == "constant" ? ArrivalKind::constant
-              : arrival == "gamma"  ? ArrivalKind::gamma
-                                    : ArrivalKind::poisson;
-  w.burstiness = a.burstiness.value_or(1.0);
-  i64 prompt = kDefaultPrompt, output = kDefaultOutput;
-  {
-    const auto& wk = d.base.work;
-    if (wk.output) output = *wk.output;
-    if (wk.prompt) prompt = *wk.prompt;
-    if (wk.context && !wk.prompt) prompt = *wk.context - output;
-    if (wk.context && wk.prompt && !wk.output) output = *wk.context - prompt;
-    if (prompt < 1)
-      throw InputError(
-          "--context",
-          "leaves " + std::to_string(prompt) + " prompt tokens after " + std::to_string(output) + " output tokens",
-          "give --prompt-tokens and --output-tokens");
-    if (output < 1) throw InputError("--output-tokens", "must be >= 1");
-  }
-  if (!traced) {
-    w.prompt = length_dist("--prompt-dist", a.prompt_dist, "--prompt-spread", a.prompt_spread, "--prompt-histogram",
-                           a.prompt_hist, prompt);
-    w.output = length_dist("--output-dist", a.output_dist, "--output-spread", a.output_spread, "--output-histogram",
-                           a.output_hist, output);
-  } else if (!a.prompt_spread.empty() || !a.output_spread.empty()) {
-    throw InputError(!a.prompt_spread.empty() ? "--prompt-spread" : "--output-spread", "the trace gives the lengths",
-                     "leave it out with --trace");
-  }
-  w.shared_prefix_tokens = d.shared_prefix;
-  w.prefix_groups = a.prefix_groups.value_or(1);
-  w.turns = a.turns.value_or(1);
-  w.think_s = a.think_s.value_or(0);
+  const bool traced = wl.traced;
+  const WorkloadSpec& w = wl.spec;
+  const std::string& arrival = wl.arrival;
+  const i64 prompt = wl.prompt, output = wl.output;
 
   SimSlo slo;
   if (a.slo_ttft_ms) slo.ttft_s = *a.slo_ttft_ms * 1e-3;
@@ -384,24 +235,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   for (const char* k :
        {"tokens_per_request", "tokens_source", "prompt_tokens", "output_tokens", "concurrency", "shared_prefix_tokens"})
     inputs.erase(k);
-  ojson wj;
-  wj["mode"] = closed ? "closed_loop" : "open_loop";
-  wj["source"] = traced ? "trace" : "generator";
-  wj["requests"] = traced ? (a.requests ? ojson(*a.requests) : ojson(nullptr)) : ojson(w.requests);
-  wj["concurrency"] = closed ? ojson(d.concurrency) : ojson(nullptr);
-  if (!traced) {
-    // rate null: every request at t = 0 (vllm bench serve --request-rate inf)
-    wj["rate_per_s"] = closed || !a.rate ? ojson(nullptr) : ojson(w.rate);
-    wj["arrival"] = closed ? "closed_loop" : (a.rate ? arrival : "all_at_once");
-    wj["burstiness"] = w.burstiness;
-    wj["prompt"] = dist_json(w.prompt);
-    wj["output"] = dist_json(w.output);
-    wj["shared_prefix_tokens"] = w.shared_prefix_tokens;
-    wj["prefix_groups"] = w.prefix_groups;
-    wj["turns"] = w.turns;
-    wj["think_s"] = w.think_s;
-    wj["seed"] = w.seed;
-  }
+  ojson wj = workload_json(wl, a.w, d);
   wj["slo"] = {{"ttft_ms", a.slo_ttft_ms ? ojson(*a.slo_ttft_ms) : ojson(nullptr)},
                {"tpot_ms", a.slo_tpot_ms ? ojson(*a.slo_tpot_ms) : ojson(nullptr)}};
 
@@ -465,26 +299,15 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const StepTimeModel step_model(p, d.perf);
   const StepTimeFn step = [&step_model](const StepBatch& b) { return step_model.step_s(b); };
 
-  std::unique_ptr<RequestSource> src;
   io::TraceSource* trace = nullptr;
-  if (traced) {
-    io::TraceOptions o;
-    o.max_rows = a.requests.value_or(-1);
-    o.require_sorted = !closed;
-    o.default_prefix_tokens = d.shared_prefix;
-    auto t = std::make_unique<io::TraceSource>(a.trace, o);
-    trace = t.get();
-    src = std::move(t);
-  } else {
-    src = make_workload(w);
-  }
+  const std::unique_ptr<RequestSource> src = open_requests(wl, a.w, d, &trace);
   PerRequestWriter per(a.per_request);
   RequestObserver observer;
   if (per.active()) observer = [&per](const RequestRecord& r) { per.write(r); };
   const SimResult r = simulate(cfg, *src, step, slo, observer);
 
   if (trace) {
-    wj["trace"] = {{"path", a.trace},
+    wj["trace"] = {{"path", a.w.trace},
                    {"format", trace->format()},
                    {"layout", trace->layout()},
                    {"arrival_column", trace->arrival_column()},
@@ -564,7 +387,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
 
   // ---- outputs: files first (atomically), then stdout ----
   const std::string workload_line =
-      (traced ? "trace " + std::filesystem::path(a.trace).filename().string() + " (" + (trace ? trace->layout() : "") +
+      (traced ? "trace " + std::filesystem::path(a.w.trace).filename().string() + " (" + (trace ? trace->layout() : "") +
                     ", " + grouped(r.requests) + " rows)"
               : grouped(w.requests) + " requests of " + grouped(prompt) + " prompt + " + grouped(output) +
                     " output tokens" +
@@ -573,7 +396,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                     (w.turns > 1 ? ", " + grouped(w.turns) + "-turn sessions" : "")) +
       (closed   ? ", closed loop of " + grouped(d.concurrency) + " clients"
        : traced ? ", open loop at the trace's arrivals"
-                : (a.rate ? ", open loop at " + fmt(w.rate, 2) + " req/s (" + arrival + ")" : ", all at t = 0"));
+                : (a.w.rate ? ", open loop at " + fmt(w.rate, 2) + " req/s (" + arrival + ")" : ", all at t = 0"));
   if (!a.out.html.empty() || !a.out.markdown.empty()) {
     const Report rep = make_report(d, r, cfg, title, workload_line, has_slo);
     write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)},
@@ -640,55 +463,7 @@ void register_simulate(CLI::App& app, Globals& g) {
                                "prefix hits and a timeline (exit 1 when the deployment does not start)");
   add_deploy_options(c, a->d);
   auto* wl = c->add_option_group("simulated workload");
-  // --shared-prefix-tokens: the deployment's --shared-prefix under the name the workload options use
-  wl->add_option_function<std::string>(
-      "--shared-prefix-tokens",
-      [a](const std::string& v) {
-        a->d.flags.set("shared_prefix", v,
-                       io::Origin{io::Origin::Kind::flag, "--shared-prefix-tokens", "--shared-prefix-tokens"});
-      },
-      "same as --shared-prefix: tokens of a system prompt added before every "
-      "(first-turn) prompt");
-  wl->add_option("--rate", a->rate,
-                 "Open loop: requests per second (default: every request at t "
-                 "= 0, as vllm bench serve --request-rate inf); "
-                 "--concurrency N is the closed loop (N clients, each sends "
-                 "its next request when the last finished)");
-  wl->add_option("--arrival", a->arrival, "poisson (default) | constant | gamma: inter-arrival times at --rate");
-  wl->add_option("--burstiness", a->burstiness,
-                 "Gamma shape (vllm bench serve --burstiness): 1 = Poisson, < "
-                 "1 burstier; implies --arrival gamma");
-  wl->add_option("--prompt-dist", a->prompt_dist,
-                 "fixed (default) | uniform | normal | lognormal | histogram: "
-                 "prompt lengths around --prompt-tokens (default 1024)");
-  wl->add_option("--output-dist", a->output_dist,
-                 "fixed (default) | uniform | normal | lognormal | histogram: "
-                 "output lengths around --output-tokens (default 128)");
-  wl->add_option("--prompt-spread", a->prompt_spread,
-                 "+-P% of the mean prompt length (uniform: the range; normal "
-                 "and lognormal: one standard deviation)");
-  wl->add_option("--output-spread", a->output_spread, "+-P% of the mean output length");
-  wl->add_option("--prompt-histogram", a->prompt_hist, "FILE of tokens,weight rows: prompt lengths drawn from it");
-  wl->add_option("--output-histogram", a->output_hist, "FILE of tokens,weight rows: output lengths drawn from it");
-  wl->add_option("--prefix-groups", a->prefix_groups,
-                 "Distinct shared prefixes (system prompts) of --shared-prefix "
-                 "tokens, dealt round-robin (default 1)");
-  wl->add_option("--turns", a->turns,
-                 "Multi-turn sessions: turn k's prompt holds the history of "
-                 "turns < k (default 1)");
-  wl->add_option("--think-s", a->think_s,
-                 "Seconds between a turn's last token and the session's next "
-                 "turn (default 0)");
-  wl->add_option("--trace", a->trace,
-                 "Replay a CSV or JSONL trace, streamed (arrival, prompt and "
-                 "output tokens; Azure LLM inference, "
-                 "BurstGPT and Mooncake layouts; docs/simulation.md)");
-  wl->add_option("--requests", a->requests,
-                 "Requests to simulate (default 1000; with --trace: the first "
-                 "N rows, default all)");
-  wl->add_option("--seed", a->seed,
-                 "Seed of the workload generator: the same seed gives the same "
-                 "output (default 0)");
+  add_workload_options(wl, a->w, a->d, true);
   wl->add_option("--slo-ttft-ms", a->slo_ttft_ms, "Goodput: a good request's TTFT is at most this");
   wl->add_option("--slo-tpot-ms", a->slo_tpot_ms, "Goodput: a good request's TPOT is at most this");
   wl->add_option("--scheduling-policy", a->policy,

@@ -106,6 +106,9 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   check("sweep", "sweep llama-3.1-8b --gpu h100,l4 --context 1k,8k --concurrency 1,16 --perf --format json");
   check("fit", "fit llama-3.1-8b --gpu l4 --context 8k --concurrency 4 --format json");
   check("fit", "fit llama-3.1-70b --context 32k --concurrency 16 --fewest-gpus --format json");
+  check("fit", "fit llama-3.1-8b --gpu h100 --context 4k --concurrency 16 --slo-tpot-ms 50 --price-per-gpu-hour 2.5 --format json");
+  check("fit", "fit llama-3.1-8b --gpu h100,l40s --context 4k --concurrency 16 --slo-tpot-ms 50 --format json");
+  check("fit", "fit llama-3.1-8b --gpu h100 --find-max-rate --slo-ttft-ms 500 --requests 200 --prompt-tokens 512 --output-tokens 64 --format json");
   check("check", "check " + data + "/deploy/pass.yaml --format json");
   check("models", "models --format json");
   check("gpus", "gpus --format json");

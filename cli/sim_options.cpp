@@ -1,0 +1,273 @@
+// The simulated workload as simulate and fit take it from flags (sim_options.hpp).
+#include "sim_options.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "kvplan/io/files.hpp"
+
+namespace kvplan::cli {
+
+namespace {
+
+// vllm bench serve's random dataset defaults (--random-input-len 1024, --random-output-len 128)
+constexpr i64 kDefaultPrompt = 1024;
+constexpr i64 kDefaultOutput = 128;
+
+/// "20", "20%" or "0.2"? Spreads are percentages: 20 and 20% mean +-20%.
+double parse_percent(const std::string& s, const std::string& flag) {
+  std::string t = s;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0 || v > 1000)
+    throw InputError(flag, "expected a percentage >= 0 (20 or 20% for +-20% of the mean), got '" + s + "'");
+  return v / 100.0;
+}
+
+LengthDist length_dist(const std::string& dist_flag, const std::string& dist, const std::string& spread_flag,
+                       const std::string& spread, const std::string& hist_flag, const std::string& hist, i64 mean) {
+  LengthDist l;
+  l.mean = static_cast<double>(mean);
+  l.min = 1;
+  const std::string kind = dist.empty() ? (hist.empty() ? "fixed" : "histogram") : dist;
+  if (kind == "fixed")
+    l.kind = LengthDist::Kind::fixed;
+  else if (kind == "uniform")
+    l.kind = LengthDist::Kind::uniform;
+  else if (kind == "normal")
+    l.kind = LengthDist::Kind::normal;
+  else if (kind == "lognormal")
+    l.kind = LengthDist::Kind::lognormal;
+  else if (kind == "histogram")
+    l.kind = LengthDist::Kind::histogram;
+  else
+    throw InputError(dist_flag, "unknown distribution '" + dist + "'",
+                     "use fixed, uniform, normal, lognormal or histogram");
+  if (l.kind == LengthDist::Kind::histogram) {
+    if (hist.empty())
+      throw InputError(dist_flag, "histogram needs a file", "give " + hist_flag + " FILE (tokens,weight rows)");
+    if (!spread.empty()) throw InputError(spread_flag, "a histogram has no spread", "leave " + spread_flag + " out");
+    l.histogram = io::read_length_histogram(hist);
+    double w = 0, sum = 0;
+    for (const auto& [t, x] : l.histogram) {
+      w += x;
+      sum += x * static_cast<double>(t);
+    }
+    l.mean = sum / w;
+    return l;
+  }
+  if (!hist.empty())
+    throw InputError(hist_flag, "a histogram file with " + dist_flag + " " + kind,
+                     "leave " + dist_flag + " out or give histogram");
+  if (l.kind == LengthDist::Kind::fixed) {
+    if (!spread.empty())
+      throw InputError(spread_flag, "a fixed length has no spread",
+                       "give " + dist_flag + " uniform, normal or lognormal");
+  } else {
+    if (spread.empty())
+      throw InputError(dist_flag, kind + " needs a spread", "give " + spread_flag + " P (+-P% of the mean)");
+    l.spread = parse_percent(spread, spread_flag);
+  }
+  return l;
+}
+
+ojson dist_json(const LengthDist& l) {
+  static const char* names[] = {"fixed", "uniform", "normal", "lognormal", "histogram"};
+  ojson j = {{"distribution", names[static_cast<int>(l.kind)]}, {"mean_tokens", l.mean}};
+  if (l.kind != LengthDist::Kind::fixed && l.kind != LengthDist::Kind::histogram) j["spread_fraction"] = l.spread;
+  if (l.kind == LengthDist::Kind::histogram) {
+    ojson h = ojson::array();
+    for (const auto& [t, w] : l.histogram) h.push_back({t, w});
+    j["histogram"] = h;
+  }
+  return j;
+}
+
+
+}  // namespace
+
+ojson stats_ms(const LatencyStats& s) {
+  return {{"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"count", s.count}};
+}
+
+Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed) {
+  const auto given = [&](const char* key) { return d.bag.has(key); };
+  const bool traced = !a.trace.empty();
+  if (a.rate && closed)
+    throw InputError("--rate", "a rate and --concurrency together",
+                     "give --rate R (open loop) or --concurrency N (closed loop), not both");
+  if (a.rate && !(*a.rate > 0))
+    throw InputError("--rate", "must be > 0 requests/s",
+                     "give --rate 10, or leave it out to send every request at once");
+  if (a.requests && *a.requests < 1) throw InputError("--requests", "must be >= 1");
+  if (a.burstiness && !(*a.burstiness > 0)) throw InputError("--burstiness", "must be > 0 (1 = Poisson; < 1 burstier)");
+  const std::string arrival = a.arrival.empty() ? (a.burstiness ? "gamma" : "poisson") : a.arrival;
+  if (arrival != "poisson" && arrival != "constant" && arrival != "gamma")
+    throw InputError("--arrival", "unknown arrival process '" + a.arrival + "'", "use poisson, constant or gamma");
+  if (a.burstiness && arrival != "gamma")
+    throw InputError("--burstiness", "applies to gamma arrivals", "give --arrival gamma or leave --arrival out");
+  if (!a.arrival.empty() && !a.rate)
+    throw InputError("--arrival", "an arrival process needs a rate", "give --rate R (requests/s)");
+  if (a.think_s && *a.think_s < 0) throw InputError("--think-s", "must be >= 0 seconds");
+  if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
+  if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
+  if (traced) {
+    // the trace gives arrivals and lengths: generator options would be silently ignored
+    const std::vector<std::pair<bool, const char*>> clash = {{a.rate.has_value(), "--rate"},
+                                                             {!a.arrival.empty(), "--arrival"},
+                                                             {a.burstiness.has_value(), "--burstiness"},
+                                                             {given("prompt_tokens"), "--prompt-tokens"},
+                                                             {given("output_tokens"), "--output-tokens"},
+                                                             {given("context"), "--context"},
+                                                             {!a.prompt_dist.empty(), "--prompt-dist"},
+                                                             {!a.output_dist.empty(), "--output-dist"},
+                                                             {!a.prompt_hist.empty(), "--prompt-histogram"},
+                                                             {!a.output_hist.empty(), "--output-histogram"},
+                                                             {a.turns.has_value(), "--turns"},
+                                                             {a.prefix_groups.has_value(), "--prefix-groups"}};
+    for (const auto& [on, flag] : clash)
+      if (on)
+        throw InputError(flag, "the trace gives arrivals and lengths",
+                         std::string("leave ") + flag + " out with --trace (or drop --trace)");
+  }
+
+  Workload out;
+  out.closed = closed;
+  out.traced = traced;
+  out.arrival = arrival;
+  WorkloadSpec& w = out.spec;
+  w.requests = a.requests.value_or(1000);
+  w.seed = a.seed;
+  w.rate = a.rate.value_or(0);
+  w.arrival = arrival == "constant" ? ArrivalKind::constant
+              : arrival == "gamma"  ? ArrivalKind::gamma
+                                    : ArrivalKind::poisson;
+  w.burstiness = a.burstiness.value_or(1.0);
+  i64& prompt = out.prompt;
+  i64& output = out.output;
+  prompt = kDefaultPrompt;
+  output = kDefaultOutput;
+  {
+    const auto& wk = d.base.work;
+    if (wk.output) output = *wk.output;
+    if (wk.prompt) prompt = *wk.prompt;
+    if (wk.context && !wk.prompt) prompt = *wk.context - output;
+    if (wk.context && wk.prompt && !wk.output) output = *wk.context - prompt;
+    if (prompt < 1)
+      throw InputError(
+          "--context",
+          "leaves " + std::to_string(prompt) + " prompt tokens after " + std::to_string(output) + " output tokens",
+          "give --prompt-tokens and --output-tokens");
+    if (output < 1) throw InputError("--output-tokens", "must be >= 1");
+  }
+  if (!traced) {
+    w.prompt = length_dist("--prompt-dist", a.prompt_dist, "--prompt-spread", a.prompt_spread, "--prompt-histogram",
+                           a.prompt_hist, prompt);
+    w.output = length_dist("--output-dist", a.output_dist, "--output-spread", a.output_spread, "--output-histogram",
+                           a.output_hist, output);
+  } else if (!a.prompt_spread.empty() || !a.output_spread.empty()) {
+    throw InputError(!a.prompt_spread.empty() ? "--prompt-spread" : "--output-spread", "the trace gives the lengths",
+                     "leave it out with --trace");
+  }
+  w.shared_prefix_tokens = d.shared_prefix;
+  w.prefix_groups = a.prefix_groups.value_or(1);
+  w.turns = a.turns.value_or(1);
+  w.think_s = a.think_s.value_or(0);
+
+  return out;
+}
+
+std::unique_ptr<RequestSource> open_requests(const Workload& w, const WorkloadArgs& a, const Deployment& d,
+                                             io::TraceSource** trace) {
+  if (!w.traced) return make_workload(w.spec);
+  io::TraceOptions o;
+  o.max_rows = a.requests.value_or(-1);
+  o.require_sorted = !w.closed;
+  o.default_prefix_tokens = d.shared_prefix;
+  auto t = std::make_unique<io::TraceSource>(a.trace, o);
+  if (trace) *trace = t.get();
+  return t;
+}
+
+ojson workload_json(const Workload& wl, const WorkloadArgs& a, const Deployment& d) {
+  const WorkloadSpec& w = wl.spec;
+  const bool closed = wl.closed, traced = wl.traced;
+  const std::string& arrival = wl.arrival;
+  ojson wj;
+  wj["mode"] = closed ? "closed_loop" : "open_loop";
+  wj["source"] = traced ? "trace" : "generator";
+  wj["requests"] = traced ? (a.requests ? ojson(*a.requests) : ojson(nullptr)) : ojson(w.requests);
+  wj["concurrency"] = closed ? ojson(d.concurrency) : ojson(nullptr);
+  if (!traced) {
+    // rate null: every request at t = 0 (vllm bench serve --request-rate inf)
+    wj["rate_per_s"] = closed || !a.rate ? ojson(nullptr) : ojson(w.rate);
+    wj["arrival"] = closed ? "closed_loop" : (a.rate ? arrival : "all_at_once");
+    wj["burstiness"] = w.burstiness;
+    wj["prompt"] = dist_json(w.prompt);
+    wj["output"] = dist_json(w.output);
+    wj["shared_prefix_tokens"] = w.shared_prefix_tokens;
+    wj["prefix_groups"] = w.prefix_groups;
+    wj["turns"] = w.turns;
+    wj["think_s"] = w.think_s;
+    wj["seed"] = w.seed;
+  }
+  return wj;
+}
+
+void add_workload_options(CLI::App* wl, WorkloadArgs& a, DeployArgs& d, bool closed_loop) {
+  // --shared-prefix-tokens: the deployment's --shared-prefix under the name the workload options use
+  DeployArgs* dp = &d;
+  wl->add_option_function<std::string>(
+      "--shared-prefix-tokens",
+      [dp](const std::string& v) {
+        dp->flags.set("shared_prefix", v,
+                      io::Origin{io::Origin::Kind::flag, "--shared-prefix-tokens", "--shared-prefix-tokens"});
+      },
+      "same as --shared-prefix: tokens of a system prompt added before every "
+      "(first-turn) prompt");
+  wl->add_option("--rate", a.rate,
+                 closed_loop ? "Open loop: requests per second (default: every request at t "
+                               "= 0, as vllm bench serve --request-rate inf); "
+                               "--concurrency N is the closed loop (N clients, each sends "
+                               "its next request when the last finished)"
+                             : "Open loop: requests per second of the simulated workload (the --slo-* targets "
+                               "are then checked by simulation, not by the static model)");
+  wl->add_option("--arrival", a.arrival, "poisson (default) | constant | gamma: inter-arrival times at --rate");
+  wl->add_option("--burstiness", a.burstiness,
+                 "Gamma shape (vllm bench serve --burstiness): 1 = Poisson, < "
+                 "1 burstier; implies --arrival gamma");
+  wl->add_option("--prompt-dist", a.prompt_dist,
+                 "fixed (default) | uniform | normal | lognormal | histogram: "
+                 "prompt lengths around --prompt-tokens (default 1024)");
+  wl->add_option("--output-dist", a.output_dist,
+                 "fixed (default) | uniform | normal | lognormal | histogram: "
+                 "output lengths around --output-tokens (default 128)");
+  wl->add_option("--prompt-spread", a.prompt_spread,
+                 "+-P% of the mean prompt length (uniform: the range; normal "
+                 "and lognormal: one standard deviation)");
+  wl->add_option("--output-spread", a.output_spread, "+-P% of the mean output length");
+  wl->add_option("--prompt-histogram", a.prompt_hist, "FILE of tokens,weight rows: prompt lengths drawn from it");
+  wl->add_option("--output-histogram", a.output_hist, "FILE of tokens,weight rows: output lengths drawn from it");
+  wl->add_option("--prefix-groups", a.prefix_groups,
+                 "Distinct shared prefixes (system prompts) of --shared-prefix "
+                 "tokens, dealt round-robin (default 1)");
+  wl->add_option("--turns", a.turns,
+                 "Multi-turn sessions: turn k's prompt holds the history of "
+                 "turns < k (default 1)");
+  wl->add_option("--think-s", a.think_s,
+                 "Seconds between a turn's last token and the session's next "
+                 "turn (default 0)");
+  wl->add_option("--trace", a.trace,
+                 "Replay a CSV or JSONL trace, streamed (arrival, prompt and "
+                 "output tokens; Azure LLM inference, "
+                 "BurstGPT and Mooncake layouts; docs/simulation.md)");
+  wl->add_option("--requests", a.requests,
+                 "Requests to simulate (default 1000; with --trace: the first "
+                 "N rows, default all)");
+  wl->add_option("--seed", a.seed,
+                 "Seed of the workload generator: the same seed gives the same "
+                 "output (default 0)");
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,56 @@
+// The simulated workload as simulate and fit take it from flags: options (rate, arrival process,
+// length distributions, shared prefixes, turns, trace, requests, seed), their checks, the typed
+// WorkloadSpec, the request source (generator or streamed trace) and the workload's JSON.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "deploy_options.hpp"
+#include "kvplan/core/simulate.hpp"
+#include "kvplan/io/trace.hpp"
+#include "output.hpp"
+
+namespace kvplan::cli {
+
+/// The workload flags as given.
+struct WorkloadArgs {
+  std::optional<double> rate, burstiness, think_s;
+  std::string arrival, prompt_dist, output_dist, prompt_spread, output_spread, prompt_hist, output_hist;
+  std::optional<i64> prefix_groups, turns, requests;
+  std::string trace;
+  std::uint64_t seed = 0;
+};
+
+/// Registers the workload flags on `group` (--shared-prefix-tokens fills the deployment's
+/// shared_prefix). `closed_loop` says whether --concurrency means a closed loop (simulate) or
+/// only the memory target (fit); it changes the --rate help.
+void add_workload_options(CLI::App* group, WorkloadArgs& a, DeployArgs& d, bool closed_loop);
+
+/// A checked workload: the generator's spec (unused for a trace) and how it was described.
+struct Workload {
+  WorkloadSpec spec;
+  bool closed = false;      // closed loop of d.concurrency clients
+  bool traced = false;      // requests from a.trace
+  std::string arrival;      // poisson | constant | gamma
+  i64 prompt = 0, output = 0;  // mean lengths the generator centres on
+};
+
+/// Checks the flags (InputError naming the flag, exit 2) and builds the workload of `d`.
+Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed);
+
+/// The workload's requests: the seeded generator, or the trace streamed from disk (`trace` set to it).
+std::unique_ptr<RequestSource> open_requests(const Workload& w, const WorkloadArgs& a, const Deployment& d,
+                                             io::TraceSource** trace = nullptr);
+
+/// inputs.workload of simulate's JSON, before the run (a trace's rows are added after it).
+ojson workload_json(const Workload& w, const WorkloadArgs& a, const Deployment& d);
+
+/// A latency summary in milliseconds: mean, p50, p90, p99, count.
+ojson stats_ms(const LatencyStats& s);
+
+}  // namespace kvplan::cli

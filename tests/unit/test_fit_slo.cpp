@@ -1,0 +1,243 @@
+// `kvplan fit` with latency targets, the rate search, the hardware comparison and the cost
+// (docs/fit.md). Figures are read back from kvplan's own JSON (plan, simulate) so the tests state
+// relative facts that hold whatever the performance model's fitted coefficients are: the layout
+// chosen meets the target and every smaller one does not; the rate found passes in `simulate` and
+// the first failing rate fails there; the cost is price x GPUs / (tokens/s x 3600) x 1e6.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_run.hpp"
+
+using kvtest::Run;
+using nlohmann::json;
+
+namespace {
+
+std::filesystem::path temp_dir() {
+  const auto d = std::filesystem::temp_directory_path() / ("kvplan-fitslo-" + std::to_string(getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+std::string num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+json run_json(const std::vector<std::string>& args, int want_exit = 0) {
+  const Run r = kvtest::kvplan(args);
+  INFO(r.err);
+  REQUIRE(r.exit == want_exit);
+  return json::parse(r.out);
+}
+
+const std::vector<std::string> kWork = {"llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "2048", "--output-tokens", "256",
+                                        "--concurrency", "32"};
+
+double plan_tpot_ms(const std::vector<std::string>& layout) {
+  std::vector<std::string> args = {"plan"};
+  args.insert(args.end(), kWork.begin(), kWork.end());
+  args.insert(args.end(), layout.begin(), layout.end());
+  args.insert(args.end(), {"--format", "json"});
+  return run_json(args)["results"]["performance"]["tpot_s"].get<double>() * 1e3;
+}
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+}  // namespace
+
+TEST_CASE("a TPOT target one GPU misses takes the fewest GPUs whose layout meets it", "[fit_slo]") {
+  const double one = plan_tpot_ms({"--tensor-parallel-size", "1"});
+  const double tp2 = plan_tpot_ms({"--tensor-parallel-size", "2"});
+  REQUIRE(tp2 < one);  // tensor parallelism splits the weights read per step
+  const double target = (one + tp2) / 2;
+  const json out = run_json(with({"fit"}, with(kWork, {"--slo-tpot-ms", num(target), "--format", "json"})));
+  const json& f = out["results"]["fewest_gpus"];
+  REQUIRE(f["found"] == true);
+  CHECK(f["gpus"] == 2);
+  const json& slo = out["results"]["slo"];
+  CHECK(slo["method"] == "static_model");
+  CHECK(slo["pass"] == true);
+  CHECK(slo["percentile"] == 99);
+  CHECK(slo["targets"]["tpot_ms"].get<double>() == Approx(target));
+  CHECK(slo["targets"]["ttft_ms"].is_null());
+  // the layout chosen, planned on its own, meets the target; the one-GPU layout does not
+  const double chosen = plan_tpot_ms({"--tensor-parallel-size", std::to_string(f["tensor_parallel_size"].get<int>()),
+                                      "--pipeline-parallel-size", std::to_string(f["pipeline_parallel_size"].get<int>()),
+                                      "--data-parallel-size", std::to_string(f["data_parallel_size"].get<int>())});
+  CHECK(chosen <= target);
+  CHECK(slo["achieved"]["tpot_ms"].get<double>() == Approx(chosen).epsilon(1e-9));
+  CHECK(one > target);
+  CHECK(f["slo_rejected_layouts"].get<int>() >= 1);
+
+  // a target nothing meets: exit 1, found false
+  const Run none = kvtest::kvplan(with({"fit"}, with(kWork, {"--slo-tpot-ms", "0.001", "--max-gpus", "4", "--format", "json"})));
+  CHECK(none.exit == 1);
+  CHECK(json::parse(none.out)["results"]["slo"]["pass"] == false);
+
+  // --no-pipeline-parallel keeps pp = 1 and says so
+  const json nopp = run_json(with({"fit"}, with(kWork, {"--slo-tpot-ms", num(target), "--no-pipeline-parallel", "--format", "json"})));
+  CHECK(nopp["results"]["fewest_gpus"]["pipeline_parallel_size"] == 1);
+  CHECK(nopp["results"]["fewest_gpus"]["pipeline_parallel_allowed"] == false);
+
+  // the table says the layout and the target
+  const Run table = kvtest::kvplan(with({"fit"}, with(kWork, {"--slo-tpot-ms", num(target)})));
+  CHECK(table.exit == 0);
+  CHECK(table.out.find("meeting p99 TPOT <=") != std::string::npos);
+  CHECK(table.out.find("(static model)") != std::string::npos);
+}
+
+TEST_CASE("fit without the new options keeps its output", "[fit_slo]") {
+  const json out = run_json({"fit", "llama-3.1-70b", "--context", "32k", "--concurrency", "16", "--fewest-gpus", "--format", "json"});
+  const json& f = out["results"]["fewest_gpus"];
+  CHECK_FALSE(f.contains("slo_rejected_layouts"));
+  CHECK_FALSE(f.contains("pipeline_parallel_allowed"));
+  CHECK_FALSE(out["results"].contains("slo"));
+  CHECK_FALSE(out["results"].contains("cost"));
+  CHECK(out["results"].size() == 1);
+}
+
+TEST_CASE("with a rate the targets are checked by simulation", "[fit_slo]") {
+  const json out = run_json({"fit", "llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "512", "--output-tokens", "64",
+                             "--slo-ttft-ms", "2000", "--slo-tpot-ms", "200", "--slo-percentile", "90", "--rate", "2",
+                             "--requests", "100", "--seed", "3", "--format", "json"});
+  const json& slo = out["results"]["slo"];
+  CHECK(slo["method"] == "simulation");
+  CHECK(slo["percentile"] == 90);
+  CHECK(slo["pass"] == true);
+  CHECK(slo["workload"]["rate_per_s"] == 2.0);
+  CHECK(out["results"]["fewest_gpus"]["gpus"] == 1);
+  // the same figure simulate reports at that rate and seed
+  const json sim = run_json({"simulate", "llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "512", "--output-tokens", "64",
+                             "--rate", "2", "--requests", "100", "--seed", "3", "--format", "json"});
+  CHECK(slo["achieved"]["tpot_ms"].get<double>() == Approx(sim["results"]["tpot_ms"]["p90"].get<double>()));
+  CHECK(slo["achieved"]["ttft_ms"].get<double>() == Approx(sim["results"]["ttft_ms"]["p90"].get<double>()));
+  // a simulated workload without a target is a usage error
+  const Run bad = kvtest::kvplan({"fit", "llama-3.1-8b", "--rate", "2"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+}
+
+TEST_CASE("find-max-rate returns a passing rate and the first failing one deterministically", "[fit_slo]") {
+  const std::vector<std::string> dep = {"llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "512", "--output-tokens", "64"};
+  const std::vector<std::string> wl = {"--requests", "200", "--seed", "7"};
+  const std::vector<std::string> args = with(with(with({"fit"}, dep), wl), {"--find-max-rate", "--slo-ttft-ms", "300", "--slo-tpot-ms", "40", "--format", "json"});
+  const Run a = kvtest::kvplan(args);
+  const Run b = kvtest::kvplan(args);
+  REQUIRE(a.exit == 0);
+  CHECK(a.out == b.out);  // the same seed, the same answer
+  const json mr = json::parse(a.out)["results"]["max_rate"];
+  REQUIRE(mr["found"] == true);
+  const double rate = mr["rate_per_s"].get<double>();
+  const double fail = mr["first_failing_rate_per_s"].get<double>();
+  CHECK(rate >= 0.01);
+  CHECK(fail > rate);
+  CHECK(fail <= rate * (1 + mr["search"]["relative_tolerance"].get<double>()) * (1 + 1e-12));
+  CHECK(mr["simulations"].get<int>() <= 20);
+  CHECK(mr["percentile"] == 99);
+
+  const auto p99 = [&](double r) {
+    const json s = run_json(with(with(with({"simulate"}, dep), wl), {"--rate", num(r), "--format", "json"}));
+    return std::make_pair(s["results"]["ttft_ms"]["p99"].get<double>(), s["results"]["tpot_ms"]["p99"].get<double>());
+  };
+  const auto [ttft_ok, tpot_ok] = p99(rate);
+  CHECK(ttft_ok <= 300);
+  CHECK(tpot_ok <= 40);
+  CHECK(mr["at_rate"]["ttft_ms"].get<double>() == Approx(ttft_ok));
+  CHECK(mr["at_rate"]["tpot_ms"].get<double>() == Approx(tpot_ok));
+  const auto [ttft_bad, tpot_bad] = p99(fail);
+  CHECK((ttft_bad > 300 || tpot_bad > 40));
+
+  // the rate is searched: --rate with --find-max-rate is a usage error
+  const Run clash = kvtest::kvplan(with(args, {"--rate", "3"}));
+  CHECK(clash.exit == 2);
+  CHECK(clash.err.find("--rate") != std::string::npos);
+}
+
+TEST_CASE("a GPU list compares each GPU's fewest-GPU layout", "[fit_slo]") {
+  const std::vector<std::string> args = {"fit", "llama-3.1-8b", "--gpu", "h100,h200,l40s", "--context", "4k",
+                                         "--concurrency", "8", "--slo-tpot-ms", "100"};
+  const json out = run_json(with(args, {"--format", "json"}));
+  const json& rows = out["results"]["comparison"];
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0]["gpu"] == "h100-sxm");
+  CHECK(rows[1]["gpu"] == "h200");
+  CHECK(rows[2]["gpu"] == "l40s");
+  for (const auto& r : rows) {
+    CHECK(r["found"] == true);
+    CHECK(r["meets_slo"] == true);
+    CHECK(r["gpus"].get<int>() >= 1);
+    CHECK(r["tpot_ms"].get<double>() <= 100);
+  }
+  const Run table = kvtest::kvplan(args);
+  CHECK(table.exit == 0);
+  for (const char* g : {"h100-sxm", "h200", "l40s"}) CHECK(table.out.find(g) != std::string::npos);
+  // one price for several GPU types is ambiguous
+  const Run one = kvtest::kvplan(with(args, {"--price-per-gpu-hour", "2"}));
+  CHECK(one.exit == 2);
+}
+
+TEST_CASE("cost per million output tokens from the JSON's own tokens per second", "[fit_slo]") {
+  const json out = run_json(with({"fit"}, with(kWork, {"--slo-tpot-ms", "1000", "--price-per-gpu-hour", "2.5", "--format", "json"})));
+  const json& c = out["results"]["cost"];
+  const double gpus = out["results"]["fewest_gpus"]["gpus"].get<double>();
+  CHECK(c["gpus"].get<double>() == gpus);
+  const double tps = c["output_tokens_per_s"].get<double>();
+  REQUIRE(tps > 0);
+  CHECK(c["usd_per_hour"].get<double>() == Approx(2.5 * gpus));
+  CHECK(c["usd_per_million_output_tokens"].get<double>() == Approx(2.5 * gpus / (tps * 3600) * 1e6));
+  CHECK(c["output_tokens_per_usd"].get<double>() == Approx(tps * 3600 / (2.5 * gpus)));
+
+  // a prices file: keys are GPU names, each price with its date and source
+  const std::string good = write_temp("prices.json",
+                                      R"({"h100": {"usd_per_gpu_hour": 3.0, "date": "2026-11-01", "source": "a quote"},
+                                          "l40s": {"usd_per_gpu_hour": 1.0, "date": "2026-11-01", "source": "a quote"}})");
+  const json cmp = run_json({"fit", "llama-3.1-8b", "--gpu", "h100,l40s", "--context", "4k", "--concurrency", "8",
+                             "--prices", good, "--format", "json"});
+  for (const auto& r : cmp["results"]["comparison"]) {
+    const json& rc = r["cost"];
+    CHECK(rc["price_date"] == "2026-11-01");
+    CHECK(rc["price_source"] == "a quote");
+    const double usd = r["gpu"] == "l40s" ? 1.0 : 3.0;
+    CHECK(rc["usd_per_million_output_tokens"].get<double>() ==
+          Approx(usd * r["gpus"].get<double>() / (rc["output_tokens_per_s"].get<double>() * 3600) * 1e6));
+  }
+}
+
+TEST_CASE("a price without a date is one error line and exit 2", "[fit_slo]") {
+  const std::string bad = write_temp("nodate.json", R"({"h100-sxm": {"usd_per_gpu_hour": 2.5, "source": "a quote"}})");
+  const Run r = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "4k", "--prices", bad});
+  CHECK(r.exit == 2);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find("/h100-sxm/date") != std::string::npos);
+  const std::string nosrc = write_temp("nosource.json", R"({"h100-sxm": {"usd_per_gpu_hour": 2.5, "date": "2026-11-01"}})");
+  const Run s = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "4k", "--prices", nosrc});
+  CHECK(s.exit == 2);
+  CHECK(s.err.find("/h100-sxm/source") != std::string::npos);
+}
+
+TEST_CASE("the new fit keys are in the fit schema", "[fit_slo]") {
+  std::ifstream in(std::string(KVPLAN_SCHEMA_DIR) + "/fit.schema.json");
+  REQUIRE(in.good());
+  const json s = json::parse(in);
+  const json& props = s["properties"]["results"]["properties"];
+  for (const char* k : {"slo", "max_rate", "comparison", "cost"}) CHECK(props.contains(k));
+}
