@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Serving simulator against published load tests (tests/data/sim/cases.json).
+
+  scripts/sim-cases.py [--kvplan build/release/kvplan] [--only ID_SUBSTRING] [--json OUT.json]
+
+Each case runs `kvplan simulate ARGS --format json` and compares three figures with the published ones:
+  throughput  output tok/s (request/s where only that is published; input tok/s when only that is)
+  ITL         median ITL, else mean ITL, else median TPOT, else mean TPOT
+  TTFT        median TTFT, else mean TTFT
+error = (simulated - published) / published. The floor (issue #13): throughput and ITL within 20%, TTFT
+within 35%. Prints a Markdown table per case, one summary table and the count within the floor. Nothing is
+fitted here: the step times come from the performance model (docs/performance-model.md).
+Exit status: 0 when every case ran (misses do not fail it), 2 when kvplan failed on a case.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DATA = os.path.join(ROOT, "tests", "data", "sim")
+
+# (column, candidate keys in order of preference, label of each)
+COLUMNS = [
+    ("throughput", [("output_tokens_per_s", "out tok/s"), ("request_throughput_per_s", "req/s"),
+                    ("input_tokens_per_s", "in tok/s")]),
+    ("itl", [("itl_ms.p50", "ITL p50 ms"), ("itl_ms.mean", "ITL mean ms"), ("tpot_ms.p50", "TPOT p50 ms"),
+             ("tpot_ms.mean", "TPOT mean ms")]),
+    ("ttft", [("ttft_ms.p50", "TTFT p50 ms"), ("ttft_ms.mean", "TTFT mean ms")]),
+]
+
+
+def lookup(results, key):
+    """A figure of kvplan's results by its JSON path; input tok/s = total - output."""
+    if key == "input_tokens_per_s":
+        return results["total_tokens_per_s"] - results["output_tokens_per_s"]
+    v = results
+    for part in key.split("."):
+        v = v[part]
+    return v
+
+
+def simulate(kvplan, case):
+    # a relative path (configs/..., traces/..., ../perf/configs/...) is relative to tests/data/sim
+    args = [os.path.join(DATA, a) if a.endswith((".json", ".csv")) and not os.path.isabs(a) else a
+            for a in case["args"]]
+    cmd = [kvplan, "simulate"] + args + ["--format", "json"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"kvplan exited {p.returncode}: {p.stderr.strip()}")
+    return json.loads(p.stdout)["results"]
+
+
+def compare(case, results, floor):
+    """Rows (column, label, key, published, simulated, error, within) for the three compared figures."""
+    rows = []
+    for col, candidates in COLUMNS:
+        for key, label in candidates:
+            if key in case["measured"]:
+                pub = case["measured"][key]
+                sim = lookup(results, key)
+                err = (sim - pub) / pub
+                rows.append((col, label, key, pub, sim, err, abs(err) <= floor[col]))
+                break
+        else:
+            rows.append((col, None, None, None, None, None, None))
+    return rows
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 100:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def pct(e):
+    return "n/a" if e is None else f"{e * 100:+.0f}%"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kvplan", default=os.path.join(ROOT, "build", "release", "kvplan"))
+    ap.add_argument("--cases", default=os.path.join(DATA, "cases.json"))
+    ap.add_argument("--only", help="run the cases whose id contains this")
+    ap.add_argument("--json", help="also write the rows as JSON to this file")
+    a = ap.parse_args()
+    if not os.access(a.kvplan, os.X_OK):
+        sys.exit(f"sim-cases.py: {a.kvplan}: no kvplan executable there; build it (cmake --preset release && "
+                 "cmake --build build/release) or give --kvplan PATH")
+    doc = json.load(open(a.cases))
+    floor = doc["floor"]
+    cases = [c for c in doc["cases"] if not a.only or a.only in c["id"]]
+    summary, failed, out = [], 0, []
+    for case in cases:
+        print(f"### {case['id']}\n")
+        print(f"`kvplan simulate {' '.join(case['args'])}`\n")
+        print(f"Source: {case['source']}. Assumptions: {case['assumptions']}\n")
+        try:
+            results = simulate(a.kvplan, case)
+        except RuntimeError as e:
+            print(f"**failed**: {e}\n")
+            failed += 1
+            continue
+        rows = compare(case, results, floor)
+        print("| figure | published | simulated | error | within floor |")
+        print("|---|---:|---:|---:|---|")
+        for col, label, key, pub, sim, err, ok in rows:
+            if label:
+                print(f"| {label} | {fmt(pub)} | {fmt(sim)} | {pct(err)} | {'yes' if ok else 'no'} (±{floor[col]:.0%}) |")
+        # the other published figures, for information
+        shown = {r[2] for r in rows}
+        for key, pub in case["measured"].items():
+            if key in shown:
+                continue
+            try:
+                sim = lookup(results, key)
+            except KeyError:
+                continue
+            print(f"| {key} (info) | {fmt(pub)} | {fmt(sim)} | {pct((sim - pub) / pub if pub else None)} | |")
+        print()
+        summary.append((case["id"], rows))
+        out.append({"id": case["id"], "rows": [dict(zip(("column", "label", "key", "published", "simulated", "error",
+                                                         "within"), r)) for r in rows if r[1]]})
+    print("### Summary\n")
+    print("| case | throughput | ITL (or TPOT) | TTFT |")
+    print("|---|---:|---:|---:|")
+    for cid, rows in summary:
+        cells = []
+        for col, label, key, pub, sim, err, ok in rows:
+            cells.append("n/a" if label is None else f"{pct(err)}{'' if ok else ' ✗'} ({label.split(' ')[0]})")
+        print(f"| {cid} | " + " | ".join(cells) + " |")
+    print()
+    for col, name in [("throughput", "throughput"), ("itl", "median ITL / TPOT"), ("ttft", "TTFT")]:
+        got = [r for _, rows in summary for r in rows if r[0] == col and r[1]]
+        n_ok = sum(1 for r in got if r[6])
+        print(f"- {name} within {floor[col]:.0%}: {n_ok} of {len(got)}")
+    every = [rows for _, rows in summary if all(r[6] for r in rows if r[1])]
+    print(f"- cases with every compared figure within the floor: {len(every)} of {len(summary)}")
+    for nr in doc.get("not_run", []):
+        print(f"- not run: {nr['id']}: {nr['reason']}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

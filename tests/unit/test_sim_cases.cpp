@@ -1,0 +1,119 @@
+// kvplan simulate against published load tests (tests/data/sim/cases.json, run in full by
+// scripts/sim-cases.py; table in docs/simulation.md "Accuracy against published load tests").
+// Only the cases whose compared figures were within the floor of issue #13 when the table was made
+// are asserted here, so that a regression of the simulator or the performance model fails. The
+// floor: output throughput and median ITL (TPOT where ITL is not published) within 20%, median
+// TTFT (mean where no median is published) within 35%. The published figures are read from
+// cases.json (one copy); for reference:
+//   E4  vLLM main, GB200, Qwen2.5-7B, c128, in ~1000 / out ~5000: 11,582 out tok/s, TTFT p50 6,560 ms
+//       (github.com/vllm-project/vllm/pull/44594, watermark-off row)
+//   E5  vLLM 0.19.0, RTX PRO 6000, Llama-3.1-8B, 300 ShareGPT requests replayed: 2,969.3 out tok/s
+//       (computed from requests.jsonl), TPOT p50 33.4 ms, TTFT p50 9,442.7 ms
+//       (casys-kaist/LLMServingSim @ 5daddb2 bench/examples/RTXPRO6000/Llama-3.1-8B)
+//   E11 vLLM nightly CI, H100 TP4, Llama-3-70B, ShareGPT at 1 req/s: 0.9845 req/s, ITL mean 19.39 ms,
+//       TTFT p50 57.0 ms (buildkite.com/vllm/performance-benchmark/builds/9555)
+//   E14 vLLM 0.12.0, H100 TP2, Qwen3-32B, 1024/1024 at c64: TPOT 26.09 ms, TTFT 380.7 ms
+//   E16 TRT-LLM 1.0.0rc3, H100, Llama-3.1-8B, 1024/128 at c64: TPOT 20.05 ms, TTFT 176.9 ms
+//       (E14, E16: ai-dynamo/aiconfigurator @ 095f58a aic-core/.../systems/silicon_sample.csv)
+//   IB-c4 vLLM 0.21.0, H100, Llama-3.1-8B, chatbot-short at c4: 580.3 out tok/s, TPOT p50 6.59 ms
+//       (yobitelcomm/bench docs/recipes/concurrency-sweep.md @ eb9dc5c)
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli_run.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const std::string kSim = std::string(KVPLAN_TEST_DATA) + "/sim";
+
+const json& cases() {
+  static const json doc = json::parse(kvtest::slurp(kSim + "/cases.json"));
+  return doc;
+}
+
+const json& find_case(const std::string& id) {
+  for (const auto& c : cases()["cases"])
+    if (c["id"] == id) return c;
+  FAIL("no case " << id << " in tests/data/sim/cases.json");
+  return cases();  // not reached
+}
+
+// A figure of results by its JSON path ("ttft_ms.p50"); input tok/s = total - output.
+double lookup(const json& results, const std::string& key) {
+  if (key == "input_tokens_per_s")
+    return results["total_tokens_per_s"].get<double>() - results["output_tokens_per_s"].get<double>();
+  const json* v = &results;
+  for (std::size_t start = 0;;) {
+    const auto dot = key.find('.', start);
+    v = &(*v)[key.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return v->get<double>();
+}
+
+// The three compared figures, in scripts/sim-cases.py's order of preference.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kColumns = {
+    {"throughput", {"output_tokens_per_s", "request_throughput_per_s", "input_tokens_per_s"}},
+    {"itl", {"itl_ms.p50", "itl_ms.mean", "tpot_ms.p50", "tpot_ms.mean"}},
+    {"ttft", {"ttft_ms.p50", "ttft_ms.mean"}},
+};
+
+void check_case(const std::string& id) {
+  const json& c = find_case(id);
+  std::vector<std::string> args = {"simulate"};
+  for (const auto& a : c["args"]) {
+    std::string s = a.get<std::string>();
+    const bool path = s.size() > 5 && (s.ends_with(".json") || s.ends_with(".csv")) && s.front() != '/';
+    args.push_back(path ? kSim + "/" + s : s);
+  }
+  args.push_back("--format");
+  args.push_back("json");
+  const auto r = kvtest::kvplan(args);
+  INFO(id << ": " << r.err);
+  REQUIRE(r.exit == 0);
+  const json results = json::parse(r.out)["results"];
+  for (const auto& [column, keys] : kColumns) {
+    for (const auto& key : keys) {
+      if (!c["measured"].contains(key)) continue;
+      const double published = c["measured"][key].get<double>();
+      const double simulated = lookup(results, key);
+      const double floor = cases()["floor"][column].get<double>();
+      INFO(id << " " << key << ": published " << published << ", simulated " << simulated);
+      CHECK(std::abs(simulated - published) / published <= floor);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("published load tests within the floor: vLLM GB200 preemption run (E4)", "[sim_cases]") {
+  check_case("E4-vllm-gb200-qwen25-7b-preemption");
+}
+
+TEST_CASE("published load tests within the floor: vLLM replayed ShareGPT trace (E5)", "[sim_cases]") {
+  // E6 (the same trace on an RTX 4090 with 2,588 blocks) is at +20.4% TPOT after the 2026-12-01 refit of
+  // the performance model: just outside the floor, listed in docs/simulation.md, not asserted
+  check_case("E5-vllm0190-rtxpro6000-llama31-8b-sharegpt");
+}
+
+TEST_CASE("published load tests within the floor: vLLM nightly CI H100 TP4 at 1 req/s (E11)", "[sim_cases]") {
+  check_case("E11-vllm-ci-h100-llama3-70b-tp4-sharegpt-qps1");
+}
+
+TEST_CASE("published load tests within the floor: closed loops at concurrency 64 (E14 and E16)", "[sim_cases]") {
+  check_case("E14-aic-vllm0120-h100-qwen3-32b-tp2-c64");
+  check_case("E16-aic-trtllm100rc3-h100-llama31-8b-c64");
+}
+
+TEST_CASE("published load tests within the floor: InferenceBench vLLM H100 at concurrency 4", "[sim_cases]") {
+  check_case("IB-c4-vllm0210-h100-llama31-8b-chatbot-short");
+}
