@@ -281,7 +281,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   }
 
   // ---- the engine ----
-  SimConfig cfg = sim_config_for(p);
+  SimConfig cfg = sim_config_for(p, d.perf);
   cfg.closed_loop_concurrency = closed ? d.concurrency : 0;
   if (a.timeline_interval_s) cfg.timeline_interval_s = *a.timeline_interval_s;
   if (!a.policy.empty()) {
@@ -359,6 +359,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                  {"max_model_len", cfg.max_model_len},
                  {"chunked_prefill", cfg.chunked_prefill},
                  {"prefix_caching", cfg.prefix_caching},
+                 {"frontend_s", cfg.frontend_s},
                  {"policy", cfg.policy}};
   ojson tl = ojson::array();
   for (const auto& t : r.timeline)

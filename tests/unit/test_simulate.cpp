@@ -82,6 +82,19 @@ TEST_CASE("simulate vLLM one request: TTFT one step and one step per later token
   CHECK(r.records.at(0).output_tokens == 10);
 }
 
+TEST_CASE("simulate front end delays each request on its way to the scheduler", "[simulate]") {
+  // frontend_s 5 ms: the request reaches the scheduler at 5 ms, its prompt step ends at 15 ms and its
+  // tenth token at 5 + 10 x 10 = 105 ms; latencies count from the send at 0
+  SimConfig cfg = vllm(1000);
+  cfg.frontend_s = 0.005;
+  const Run r = run(cfg, {request(0, 0, 100, 10)});
+  CHECK(r.result.ttft_s.mean == Approx(0.005 + kStep));
+  CHECK(r.result.e2e_s.mean == Approx(0.005 + 10 * kStep));
+  CHECK(r.result.tpot_s.mean == Approx(kStep));
+  CHECK(r.records.at(0).arrival_s == Approx(0.0));
+  CHECK(r.result.duration_s == Approx(0.005 + 10 * kStep));
+}
+
 TEST_CASE("simulate vLLM second request waits for blocks the first holds", "[simulate]") {
   // 7 usable blocks (8 minus vLLM's null block). A's 100-token prompt takes ceil(100 / 16) = 7 blocks
   // in step 1 and its 109 tokens still fit 7 x 16 = 112; B (7 blocks) cannot be admitted until A

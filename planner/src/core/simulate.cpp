@@ -222,14 +222,14 @@ void Driver::release(i32 ri, double t) {
     s.in_flight = true;
     if (s.has_prev) t = std::max(t, s.last_finish + r.think);
   }
-  arrivals_.push({t, seq_++, ri});
+  arrivals_.push({t + cfg_.frontend_s, seq_++, ri});  // sent at t, reaches the scheduler after the front end
 }
 
 void Driver::deliver(i32 ri, double t) {
   Req& r = req(ri);
-  r.arrival = t;
-  first_arrival_ = std::min(first_arrival_, t);
-  if (tl_t0_ == kNever) tl_t0_ = t;
+  r.arrival = t - cfg_.frontend_s;  // the client's send time: latencies include the front end
+  first_arrival_ = std::min(first_arrival_, r.arrival);
+  if (tl_t0_ == kNever) tl_t0_ = r.arrival;
   const auto rep = static_cast<size_t>(next_replica_++ % cfg_.replicas);
   Engine& e = *engines_[rep];
   if (!e.admit_check(r)) {
@@ -285,7 +285,7 @@ void Driver::finish(i32 ri, double t, bool failed) {
       const auto [next, released] = s.pending.front();
       s.pending.pop_front();
       s.in_flight = true;
-      arrivals_.push({std::max(released, t + req(next).think), seq_++, next});
+      arrivals_.push({std::max(released, t + req(next).think) + cfg_.frontend_s, seq_++, next});
     }
   }
   if (client >= 0) {  // closed loop: the client sends its next request now
@@ -419,10 +419,11 @@ SimResult simulate(const SimConfig& config, RequestSource& source, const StepTim
 
 // ---------------------------------------------------------------- config from a plan
 
-SimConfig sim_config_for(const Planner& p) {
+SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
   const EngineReport& rep = p.engine();
   const EngineSettings& e = p.spec().engine;
   SimConfig c;
+  c.frontend_s = perf.coefficients.frontend_s;
   c.replicas = std::max<i64>(p.spec().parallel.dp, 1);
   c.max_num_seqs = p.max_seqs();
   c.max_num_batched_tokens = e.max_num_batched_tokens;

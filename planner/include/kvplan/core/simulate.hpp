@@ -75,6 +75,9 @@ struct SimConfig {
   // workload shape
   i64 closed_loop_concurrency = 0;   // > 0: N clients, each sends its next request when the last finished
   double timeline_interval_s = 0;    // spacing of timeline samples (0: duration / 200)
+  // the API server between client and scheduler (HTTP, tokenisation, hand-off to the engine process):
+  // a request reaches the scheduler frontend_s after it was sent; its latencies count from the send
+  double frontend_s = 0;
 };
 
 struct LatencyStats {
@@ -166,6 +169,7 @@ std::unique_ptr<RequestSource> make_workload(const WorkloadSpec& w);
 
 /// The scheduler config of the deployment `p` plans: pool, block size and limits from its engine report.
 class Planner;
-SimConfig sim_config_for(const Planner& p);
+/// `perf`: the engine's front end (coefficients.frontend_s) delays each request on its way to the scheduler.
+SimConfig sim_config_for(const Planner& p, const PerfParams& perf = {});
 
 }  // namespace kvplan
