@@ -132,3 +132,29 @@ TEST_CASE("ggml weight formats as llama-quantize makes them match llama.cpp's pr
   CHECK(std::abs(static_cast<double>(bytes("q4_0")) / (1LL << 30) - 4.33) < 0.005);
   CHECK_THROWS_AS(bytes("q9_9"), kvplan::InputError);
 }
+
+TEST_CASE("K-quant mixes as llama-quantize makes them match its own sizes for Llama-3-8B", "[weights][gguf]") {
+  // llama-quantize's QUANT_OPTIONS table (tools/quantize/quantize.cpp) lists for Llama-3-8B: Q4_K_M 4.58G,
+  // Q5_K_S 5.21G, Q5_K_M 5.33G, Q6_K 6.14G, Q4_K_S 4.37G (a measured Llama-3.1-8B Q4_K_S, same shapes: 4.36 GiB);
+  // G = GiB as llama.cpp prints sizes. Blocks of 256 weights: q4_K 144 B, q5_K 176 B, q6_K 210 B.
+  auto bytes = [](const std::string& format) {
+    kvplan::ModelSpec m = kvtest::load("llama-3-8b");
+    kvplan::apply_weight_format(m, format, "--weight-format");
+    return kvplan::weight_bytes(m, kvplan::count_params(m)).total;
+  };
+  auto gib = [&](const std::string& f) { return static_cast<double>(bytes(f)) / (1LL << 30); };
+  // per layer: q and o 4096 x 4096, k and v 4096 x 1024, gate, up and down 4096 x 14336; 32 layers
+  const long long q = 4096LL * 4096, v = 4096LL * 1024, ffn = 4096LL * 14336, embed = 128256LL * 4096, norms = 266240;
+  const long long layer = 2 * q + 2 * v + 3 * ffn;
+  // use_more_bits(i, 32): i < 4, i >= 28, (i - 4) % 3 == 2 -> layers 0-3, 6, 9, ..., 27, 28-31 = 16 layers
+  const long long promoted = 16;
+  const long long q4km = (32 * layer + embed) * 144 / 256 + promoted * (v + ffn) * (210 - 144) / 256 + embed * 210 / 256 + norms * 4;
+  CHECK(bytes("q4_k_m") == q4km);
+  CHECK(std::abs(gib("Q4_K_M") - 4.58) < 0.005);
+  CHECK(std::abs(gib("q5_k_s") - 5.21) < 0.005);
+  CHECK(std::abs(gib("q5_k_m") - 5.33) < 0.005);
+  CHECK(std::abs(gib("q6_k") - 6.14) < 0.005);
+  // Q4_K_S: attn_v of layers 0-3 and ffn_down of the first 32 / 8 = 4 layers at q5_K
+  CHECK(bytes("q4_k_s") == (32 * layer + embed) * 144 / 256 + 4 * (v + ffn) * (176 - 144) / 256 + embed * 210 / 256 + norms * 4);
+  CHECK(std::abs(gib("q4_k_s") - 4.36) < 0.005);
+}

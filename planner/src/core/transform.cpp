@@ -1,6 +1,9 @@
 // Model transforms (see transform.hpp).
 #include "kvplan/core/transform.hpp"
 
+#include <cctype>
+#include <optional>
+
 #include "kvplan/core/error.hpp"
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/weights.hpp"
@@ -26,6 +29,45 @@ void disable_windows(ModelSpec& m) {
   }
 }
 
+namespace {
+
+// llama-quantize's K-quant file types (src/llama-quant.cpp llama_tensor_get_type; block bytes per 256
+// weights from ggml: q4_K 144, q5_K 176, q6_K 210): every matrix at the base type, attn_v and ffn_down
+// promoted on the layers use_more_bits picks (_M), or on the first layers (Q4_K_S). Checked against
+// llama-quantize's own sizes for Llama-3-8B (tests/unit/test_weights.cpp).
+std::optional<WeightQuant> kquant_mix(std::string w) {
+  for (auto& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const double q4k = 8.0 * 144 / 256, q5k = 8.0 * 176 / 256, q6k = 8.0 * 210 / 256;
+  WeightQuant q;
+  q.method = "gguf";
+  q.vector_bits = 32;
+  if (w == "q4_k_m" || w == "q4_k") {
+    q.linear_bits = q4k;
+    q.more_bits = q6k;
+    q.detail = "Q4_K_M: q4_K, attn_v and ffn_down q6_K on use_more_bits layers, output head q6_K, norms f32";
+  } else if (w == "q4_k_s") {
+    q.linear_bits = q4k;
+    q.early_v_bits = q5k;
+    q.early_down_bits = q5k;
+    q.detail = "Q4_K_S: q4_K, attn_v of layers < 4 and ffn_down of the first eighth q5_K, output head q6_K, norms f32";
+  } else if (w == "q5_k_m" || w == "q5_k") {
+    q.linear_bits = q5k;
+    q.more_bits = q6k;
+    q.detail = "Q5_K_M: q5_K, attn_v and ffn_down q6_K on use_more_bits layers, output head q6_K, norms f32";
+  } else if (w == "q5_k_s") {
+    q.linear_bits = q5k;
+    q.detail = "Q5_K_S: q5_K, output head q6_K, norms f32";
+  } else if (w == "q6_k") {
+    q.linear_bits = q6k;
+    q.detail = "Q6_K: q6_K, norms f32";
+  } else {
+    return std::nullopt;
+  }
+  return q;
+}
+
+}  // namespace
+
 void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& where) {
   WeightQuant q;
   q.method = "override";
@@ -35,6 +77,11 @@ void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& 
   } else if (w == "fp8" || w == "int8") {
     q.linear_bits = 8;
     q.detail = w + " (per-channel scales not counted)";
+  } else if (const auto k = kquant_mix(w)) {
+    q = *k;
+    q.embedding_bits = q.linear_bits;                   // token_embd at the base type
+    q.lm_head_bits = 8.0 * 210 / 256;                   // output.weight q6_K
+    if (m.tied_embeddings) q.embedding_bits = q.lm_head_bits;
   } else if (const auto g = parse_format(w); g && format_info(*g).block_elems > 1) {
     // llama-quantize, pure ftype (src/llama-quant.cpp llama_tensor_get_type): the output tensor, and the token
     // embedding when tied (it is the output), become q6_K unless the type is q8_0; 1-D tensors stay f32
@@ -52,7 +99,7 @@ void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& 
     q = WeightQuant{};
   } else {
     throw InputError(where, "unknown weight format '" + w + "'",
-                     "use f32, f16, bf16, fp8, int8, int4 or a ggml type (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
+                     "use f32, f16, bf16, fp8, int8, int4, a ggml type (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) or a K-quant mix (q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k)");
   }
   m.quant = q;
   m.exact_weight_bytes.reset();  // the format given replaces what a weights file holds

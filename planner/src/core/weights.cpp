@@ -182,6 +182,45 @@ double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits) {
   return bits + static_cast<double>(scale_bits + zero_bits) / static_cast<double>(group);
 }
 
+namespace {
+
+// llama-quantize's use_more_bits (src/llama-quant.cpp): the first and last eighth of the layers and
+// every third layer between them.
+bool use_more_bits(i64 i, i64 n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+// Bytes a K-quant mix adds to `part` over its base type: attn_v (attention) and ffn_down (mlp, routed and
+// shared experts) of the promoted layers at their higher type.
+i64 kquant_promotion_bytes(const ModelSpec& m, const std::string& part) {
+  const WeightQuant& q = m.quant;
+  if (q.more_bits <= 0 && q.early_v_bits <= 0 && q.early_down_bits <= 0) return 0;
+  const bool attn = part == "attention";
+  if (!attn && part != "mlp" && part != "routed_experts" && part != "shared_experts") return 0;
+  const i64 n = static_cast<i64>(m.layers.size());
+  long double extra = 0;
+  for (i64 i = 0; i < n; ++i) {
+    const Layer& l = m.layers[static_cast<size_t>(i)];
+    long double elems = 0;
+    if (attn) {
+      if (l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked)
+        elems = static_cast<long double>(m.hidden) * l.kv_heads * l.v_head_dim;  // attn_v
+    } else if (part == "mlp") {
+      if (l.mlp != MlpKind::moe && l.mlp != MlpKind::none) elems = static_cast<long double>(l.intermediate) * m.hidden;  // ffn_down
+    } else if (l.mlp == MlpKind::moe) {
+      elems = part == "routed_experts" ? static_cast<long double>(l.experts) * l.expert_intermediate * m.hidden
+                                       : static_cast<long double>(l.shared_intermediate) * m.hidden;
+    }
+    double bits = 0;
+    if (q.more_bits > 0 && use_more_bits(i, n)) bits = q.more_bits;
+    else if (attn && i < 4) bits = q.early_v_bits;
+    else if (!attn && i < n / 8) bits = q.early_down_bits;
+    if (bits > q.linear_bits) extra += elems * (bits - q.linear_bits) / 8.0L;
+  }
+  if (extra > 9.2e18L) throw OverflowError("weight bytes of " + part + " overflow 64-bit bytes");
+  return static_cast<i64>(std::ceil(extra));
+}
+
+}  // namespace
+
 i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part) {
   const i64 elem = format_info(m.dtype).block_bytes;
   auto at_bits = [](i64 n, double bits, const std::string& what) {
@@ -196,6 +235,7 @@ i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part) {
   else if (part.name == "lm_head" && m.quant.lm_head_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.lm_head_bits, part.name);
   else mat_bytes = mul(part.matrix, elem, "weight bytes");
   const i64 vec_bytes = m.quant.vector_bits > 0 ? at_bits(part.vector, m.quant.vector_bits, part.name) : mul(part.vector, elem);
+  if (packed) mat_bytes = add(mat_bytes, kquant_promotion_bytes(m, part.name), "weight bytes");
   return add(mat_bytes, vec_bytes, "weight bytes");
 }
 

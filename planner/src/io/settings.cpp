@@ -126,7 +126,7 @@ std::vector<SettingDef> build_table() {
       .flags("--mla-layout").choices({"latent", "expanded"}));
   r.push_back(Row("ignore_windows", T::boolean, "model", "Treat sliding-window and chunked layers as full attention")
       .flags("--ignore-windows"));
-  r.push_back(Row("weight_format", T::text, "model", "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero), or a ggml type as llama-quantize makes it (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)")
+  r.push_back(Row("weight_format", T::text, "model", "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero), a ggml type as llama-quantize makes it (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), or a K-quant mix (q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k)")
       .flags("--weight-format").on(E::vllm, "--quantization:quantization").on(E::sglang, "--quantization:quantization"));
   r.push_back(Row("dtype", T::text, "model", "Weight and activation dtype: auto (the engine's resolution of torch_dtype), float16/half, bfloat16, float32/float")
       .flags("--dtype").on(E::vllm, "--dtype").on(E::sglang, "--dtype"));

@@ -93,6 +93,10 @@ struct WeightQuant {
   double embedding_bits = 0;    // token embedding (the output head too when tied); 0 = model dtype
   double lm_head_bits = 0;      // untied output head; 0 = model dtype
   double vector_bits = 0;       // norms and biases; 0 = model dtype (GGUF: f32)
+  // llama-quantize K-quant mixes (Q4_K_M ...): attn_v and ffn_down of the layers use_more_bits(i, n)
+  // picks at more_bits; attn_v of layers i < 4 at early_v_bits and ffn_down of layers i < n / 8 at
+  // early_down_bits otherwise (0: no such promotion)
+  double more_bits = 0, early_v_bits = 0, early_down_bits = 0;
   std::string detail;           // e.g. "4-bit, group 128, f16 scale + 4-bit zero"
 };
 
