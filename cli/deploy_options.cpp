@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "commands.hpp"
+#include "host_device.hpp"
 #include "kvplan/core/paging.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/engine_flags.hpp"
@@ -199,7 +201,22 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     throw InputError(first_where, "unexpanded variable" + std::string(missing.size() > 1 ? "s" : "") + " in settings that change memory: " + list);
   }
 
+  // --gpu host: this machine, measured now; it enters the bag as a device of that memory and bandwidth
+  std::optional<GpuSpec> host;
+  if (const auto* g = bag.get("gpu"); g && (g->text == "host" || g->text == "HOST")) {
+    host = measure_host();
+    const io::Origin o = g->origin;
+    if (!bag.has("gpu_memory_bytes")) bag.set("gpu_memory_bytes", std::to_string(host->memory_bytes), o);
+    bag.set("gpu_bandwidth", std::to_string(host->memory_bandwidth_bytes_per_s), o);
+    bag.set("gpu", "custom", o);
+    warn("--gpu host: this machine, " + human_bytes(host->memory_bytes) + " of RAM, " +
+         std::to_string(host->memory_bandwidth_bytes_per_s / 1000000000) + " GB/s contiguous read (measured now)");
+  }
   io::BuiltDeployment b = io::build_deployment(bag, profiles);
+  if (host) {
+    host->memory_bytes = b.spec.gpu.memory_bytes;  // --gpu-memory-bytes, when given, wins
+    b.spec.gpu = *host;
+  }
   d.base = b.spec;
   d.model = b.model;
   if (d.engine_version.empty() && !b.engine_version.empty()) d.engine_version = b.engine_version;
@@ -384,6 +401,7 @@ ojson deployment_inputs_json(const Deployment& d) {
   const PlanSpec& s = d.spec;
   j["gpu"] = s.gpu.id;
   j["gpu_memory_bytes"] = s.overrides.gpu_memory.value_or(s.gpu.memory_bytes);
+  j["gpu_bandwidth_bytes_per_s"] = s.gpu.memory_bandwidth_bytes_per_s;
   j["engine"] = engine_name(s.engine.kind);
   j["engine_version"] = resolved_engine_version(s.engine.kind, d.engine_version);
   j["engine_rules"] = s.engine.rules ? s.engine.rules->label : "";

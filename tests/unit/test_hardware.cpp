@@ -6,7 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <fstream>
 #include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
 
 #include "kvplan/io/profiles.hpp"
 
@@ -240,4 +245,26 @@ TEST_CASE("kvplan gpus --format json lists every device with its links and sourc
   const auto h800 = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r["id"] == "h800-sxm"; });
   REQUIRE(h800 != rows.end());
   CHECK((*h800)["interconnect_bytes_per_s"] == 200'000'000'000LL);  // 400 GB/s bidirectional / 2
+}
+
+TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's measured read bandwidth", "[hardware][host]") {
+  const kvtest::Run r = kvtest::kvplan({"plan", "llama-3.2-1b", "--gpu", "host", "--engine", "llama.cpp", "-c", "4096", "--format", "json"});
+  REQUIRE((r.exit == 0 || r.exit == 1));
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["inputs"]["gpu"] == "host");
+  // MemTotal of /proc/meminfo, read here independently (kB = 1024 bytes)
+  long long mem_kb = 0;
+  {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    in >> key >> mem_kb;
+    REQUIRE(key == "MemTotal:");
+  }
+  CHECK(j["inputs"]["gpu_memory_bytes"].get<long long>() == mem_kb * 1024);
+  // the measured contiguous read: a memory system, not a cache (0.5 GB/s .. 2 TB/s covers hosts from a
+  // laptop to a 12-channel server); the decode step's weight term is built on it
+  const double bw = j["inputs"]["gpu_bandwidth_bytes_per_s"].get<double>();
+  CHECK(bw > 0.5e9);
+  CHECK(bw < 2e12);
+  CHECK(r.err.find("--gpu host: this machine") != std::string::npos);
 }

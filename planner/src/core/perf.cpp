@@ -379,7 +379,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   const double mem = r.memory_time_s, cmp = r.compute_time_s;
   const double biggest = std::max({mem, cmp, r.comm_time_s, r.overhead_time_s});
   r.decode_bound = biggest == r.comm_time_s ? "communication" : biggest == r.overhead_time_s ? "overhead" : cmp > mem ? "compute" : "memory bandwidth";
-  if (m.peak == 0 && r.decode_bound == "memory bandwidth") r.decode_bound = "memory bandwidth (compute not checked: no TFLOP/s in the GPU profile)";
+  if (m.peak == 0 && r.decode_bound == "memory bandwidth") r.decode_bound = "memory bandwidth (no TFLOP/s to check compute)";
   const double stages = static_cast<double>(m.pp);
   r.tpot_s = r.decode_step_s * stages;
   const double gpus_per_replica = static_cast<double>(s.parallel.tp * s.parallel.pp);

@@ -133,7 +133,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("hf_overrides", T::json, "model", "JSON merged into the model config (rope_scaling, max_position_embeddings, ...)")
       .flags("--hf-overrides").on(E::vllm, "--hf-overrides|--rope-scaling:rope_json").on(E::sglang, "--json-model-override-args"));
   // ---- deployment ----
-  r.push_back(Row("gpu", T::text, "deployment", "GPU profile id, alias or nvidia-smi name (kvplan gpus); default h100-sxm")
+  r.push_back(Row("gpu", T::text, "deployment", "GPU profile id, alias or nvidia-smi name (kvplan gpus), cpu (a desktop host), or host (this machine, measured now: RAM and read bandwidth); default h100-sxm")
       .flags("--gpu").sweep());
   r.push_back(Row("gpu_memory_bytes", T::bytes, "deployment", "GPU total instead of the profile's (as your driver reports it), or the memory of a GPU with no profile")
       .flags("--gpu-memory-bytes"));
