@@ -503,3 +503,25 @@ TEST_CASE("host KV tiers: vLLM --kv-offloading-size and SGLang HiCache in result
   // no offload: the GPU tier only
   CHECK(tiers({"--engine", "vllm"})["tiers"].size() == 1);
 }
+
+TEST_CASE("LoRA flags in a pasted command size the adapter buffers per engine", "[front_doors][lora]") {
+  // vLLM: --max-loras 4 --max-lora-rank 64 (Llama-3.1-8B: 81,920 elements per layer per slot per rank; test_plan.cpp)
+  const auto v = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
+                                 "--enable-lora", "--max-loras", "4", "--max-lora-rank", "64"});
+  REQUIRE((v.exit == 0 || v.exit == 1));
+  const auto vj = nlohmann::json::parse(v.out);
+  long long got = -1;
+  for (const auto& t : vj["results"]["budget"])
+    if (t["term"] == "lora_adapters") got = t["bytes"].get<long long>();
+  CHECK(got == 81920LL * 32 * 64 * 4 * 2);
+  CHECK(v.err.find("not modelled") == std::string::npos);
+  // SGLang: --enable-lora with the default --max-loras-per-batch 8 and --max-lora-rank 16
+  const auto s = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
+                                 "--model-path", "meta-llama/Llama-3.1-8B", "--enable-lora", "--max-lora-rank", "16"});
+  REQUIRE((s.exit == 0 || s.exit == 1));
+  const auto sj = nlohmann::json::parse(s.out);
+  got = -1;
+  for (const auto& t : sj["results"]["budget"])
+    if (t["term"] == "lora_adapters") got = t["bytes"].get<long long>();
+  CHECK(got == 81920LL * 32 * 16 * 8 * 2);
+}

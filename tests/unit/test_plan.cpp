@@ -108,3 +108,22 @@ TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {
     }
 }
 
+
+TEST_CASE("LoRA buffers come out of the KV pool: vLLM --max-loras 4 --max-lora-rank 64 on Llama-3.1-8B", "[plan][lora]") {
+  // per layer, elements per slot per unit of rank (vLLM stacked A/B): qkv 3 x 4096 + (4096 + 1024 + 1024)
+  // = 18,432; o 4096 + 4096 = 8,192; gate/up 2 x 4096 + 2 x 14,336 = 36,864; down 14,336 + 4096 = 18,432;
+  // 81,920 x 32 layers x rank 64 x 4 slots x 2 B (bf16) = 1,342,177,280 B
+  auto e = kvtest::engine(EngineKind::vllm);
+  const Planner base(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  e.lora_slots = 4;
+  e.lora_rank = 64;
+  const Planner lora(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  CHECK(lora.budget_bytes("lora_adapters") == 1342177280LL);
+  CHECK(base.budget_bytes("lora_adapters") == 0);
+  CHECK(base.engine().available_kv_bytes - lora.engine().available_kv_bytes == 1342177280LL);
+  // TP2: the column-parallel B and row-parallel A halve, the rest stays: per layer 3 x 4096 + 3072 + 2048 +
+  // 4096 + 2 x 4096 + 14,336 + 7168 + 4096 = 55,296
+  PlanSpec s = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
+  s.parallel.tp = 2;
+  CHECK(Planner(s).budget_bytes("lora_adapters") == 55296LL * 32 * 64 * 4 * 2);
+}

@@ -49,6 +49,25 @@ i64 effective_intermediate(const ModelSpec& m) {
 
 }  // namespace
 
+i64 lora_buffer_bytes(const ModelSpec& rank, i64 slots, i64 lora_rank) {
+  // vLLM lora/layers (create_lora_weights): column-parallel projections keep A [rank, full input] and B
+  // [output / tp, rank]; row-parallel ones A [rank, input / tp] and B [full output, rank]; one stacked A/B
+  // per slice of a merged projection (q, k, v; gate, up). `rank` is one TP rank's model, so its widths
+  // are already per rank.
+  const i64 h = rank.hidden;
+  i64 per_slot_rank = 0;  // elements per adapter slot per unit of LoRA rank
+  for (const Layer& l : rank.layers) {
+    if (l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
+      const i64 q_out = mul(l.q_heads, l.k_head_dim), kv_out = mul(l.kv_heads, l.k_head_dim) + mul(l.kv_heads, l.v_head_dim);
+      per_slot_rank = add(per_slot_rank, add(mul(3, h), q_out + kv_out));              // qkv: 3 A + B
+      per_slot_rank = add(per_slot_rank, add(mul(l.q_heads, l.v_head_dim), h));         // o: A + B
+    }
+    if (l.mlp == MlpKind::gated) per_slot_rank = add(per_slot_rank, add(mul(2, h), mul(2, l.intermediate)) + l.intermediate + h);
+    else if (l.mlp == MlpKind::plain) per_slot_rank = add(per_slot_rank, add(h, l.intermediate) + l.intermediate + h);
+  }
+  return mul(mul(mul(per_slot_rank, lora_rank, "LoRA buffers"), slots, "LoRA buffers"), format_info(rank.dtype).block_bytes, "LoRA buffers");
+}
+
 i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act, i64 logits_vocab) {
   const i64 elem = format_info(act).block_bytes;
   const i64 mlp = mul(mul(tokens, mul(4, effective_intermediate(rank))), elem, "activation bytes");
@@ -119,6 +138,12 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     const i64 graphs = term("cuda_graphs", ov.cuda_graph, e.enforce_eager ? 0 : kCudaGraph,
                             e.enforce_eager ? "enforce eager: none" : "CUDA graph pool (estimate: 0.2-0.4 GiB)", graphs_inside);
     const i64 extra = term("extra", ov.extra, 0, "--overhead-bytes", true);
+    // LoRA buffers are allocated with the model, before the KV profiling: they come out of every engine's pool
+    const i64 lora = e.lora_slots > 0 ? term("lora_adapters", std::nullopt, lora_buffer_bytes(rank, e.lora_slots, e.lora_rank),
+                                             std::to_string(e.lora_slots) + " adapters x rank " + std::to_string(e.lora_rank) +
+                                                 " x (A + B of qkv, o, gate/up, down per layer) x " + std::string(format_info(m.dtype).name),
+                                             true)
+                                      : 0;
 
     // What the engine may spend on KV on this rank.
     i64 available = 0;
@@ -130,7 +155,7 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         // From 0.21 the CUDA graph estimate is subtracted too (#38284).
         const i64 usable = floor_fraction(total_, e.memory_fraction);
         const i64 graphs_in = graphs_inside ? graphs : 0;
-        available = usable - weights - activation - non_torch - graphs_in - extra;
+        available = usable - weights - activation - non_torch - graphs_in - extra - lora;
         avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) +
                       ") - weights - activation_peak - non_torch" + (graphs_inside ? " - cuda_graphs" : "") + " - extra";
         if (context + graphs - graphs_in > total_ - usable)
@@ -141,7 +166,7 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
       case EngineKind::sglang:
         // profile_max_num_token: rest = free_after_weights - free_before_weights x (1 - mem_fraction_static),
         // free_before_weights = total - cuda_context, free_after_weights = that - weights - non-torch
-        available = floor_fraction(total_ - context, e.memory_fraction) - weights - non_torch - extra;
+        available = floor_fraction(total_ - context, e.memory_fraction) - weights - non_torch - extra - lora;
         avail_basis = "(total - cuda_context) x mem_fraction_static - weights - non_torch - extra";
         break;
       case EngineKind::trtllm: {
@@ -149,14 +174,14 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         // kvCacheManager.cpp getMaxNumTokens); 1.x measures after CUDA graph warmup, so graphs count as used
         // (_torch/pyexecutor/_util.py KvCacheCreator: (total - peak + temporary KV) x fraction)
         const i64 graphs_in = graphs_inside ? graphs : 0;
-        const i64 free_after = total_ - context - weights - activation - non_torch - graphs_in - extra;
+        const i64 free_after = total_ - context - weights - activation - non_torch - graphs_in - extra - lora;
         available = floor_fraction(std::max<i64>(free_after, 0), e.memory_fraction);
         avail_basis = std::string("(total - cuda_context - weights - activation_peak - non_torch") + (graphs_inside ? " - cuda_graphs" : "") +
                       " - extra) x free_gpu_memory_fraction";
         break;
       }
       default:
-        available = floor_fraction(total_, e.memory_fraction) - weights - activation - non_torch - context - graphs - extra;
+        available = floor_fraction(total_, e.memory_fraction) - weights - activation - non_torch - context - graphs - extra - lora;
         avail_basis = "total x fraction - every other term";
         break;
     }

@@ -278,6 +278,13 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.swa_full = bag.boolean("swa_full").value_or(false);
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
+  if (bag.boolean("enable_lora").value_or(false) || bag.has("max_loras")) {
+    // vLLM LoRAConfig: max_loras 1, max_lora_rank 16; SGLang ServerArgs: max_loras_per_batch 8 (rank: its adapters'; 16 assumed)
+    e.lora_slots = bag.count("max_loras").value_or(kind == EngineKind::sglang ? 8 : 1);
+    e.lora_rank = bag.count("max_lora_rank").value_or(16);
+    if (e.lora_slots < 1) bag.fail("max_loras", "must be >= 1");
+    if (e.lora_rank < 1) bag.fail("max_lora_rank", "must be >= 1");
+  }
   e.allow_long_context = bag.boolean("allow_long_context").value_or(false);
   std::string fa = bag.text("flash_attn").value_or("auto");
   if (const auto on = parse_bool_text(fa)) fa = *on ? "on" : "off";

@@ -194,6 +194,12 @@ std::vector<SettingDef> build_table() {
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")
       .flags("--max-tokens@trtllm").yaml("kv_cache_config.max_tokens"));
+  r.push_back(Row("enable_lora", T::boolean, "engine", "LoRA adapters: GPU buffers for --max-loras adapters of --max-lora-rank on every attention and MLP projection (vLLM / SGLang --enable-lora)")
+      .flags("--enable-lora@vllm,sglang,generic").on(E::vllm, "--enable-lora").on(E::sglang, "--enable-lora"));
+  r.push_back(Row("max_loras", T::count, "engine", "LoRA adapters held on the GPU at once (vLLM --max-loras, default 1; SGLang --max-loras-per-batch, default 8)")
+      .flags("--max-loras@vllm,generic|--max-loras-per-batch@sglang").on(E::vllm, "--max-loras").on(E::sglang, "--max-loras-per-batch"));
+  r.push_back(Row("max_lora_rank", T::count, "engine", "Rank the LoRA buffers are sized for (vLLM --max-lora-rank, default 16; SGLang --max-lora-rank)")
+      .flags("--max-lora-rank@vllm,sglang,generic").on(E::vllm, "--max-lora-rank").on(E::sglang, "--max-lora-rank"));
   r.push_back(Row("enforce_eager", T::boolean, "engine", "No CUDA graphs (no graph memory)")
       .flags("--enforce-eager").on(E::vllm, "--enforce-eager").on(E::sglang, "--disable-cuda-graph"));
   r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")

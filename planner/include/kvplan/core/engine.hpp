@@ -98,6 +98,10 @@ struct EngineSettings {
   std::optional<bool> fit;         // --fit on|off; unset: the build's default
   i64 fit_ctx = 4096;              // --fit-ctx: the smallest context --fit lowers to
   i64 fit_target_bytes = 1LL << 30;  // --fit-target (MiB on the command line): memory --fit leaves free per GPU
+  // LoRA (vLLM --enable-lora --max-loras --max-lora-rank; SGLang --enable-lora --max-loras-per-batch --max-lora-rank):
+  // the GPU buffers of lora_slots adapters at lora_rank (0 slots: LoRA off)
+  i64 lora_slots = 0;
+  i64 lora_rank = 0;
   bool enforce_eager = false;        // no CUDA graphs
   bool allow_long_context = false;   // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)
 };

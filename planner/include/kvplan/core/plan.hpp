@@ -156,6 +156,11 @@ class Planner {
 /// tokens x 4 x I_eff x act_bytes, I_eff the widest MLP of the rank (dense width, or
 /// experts_per_token x expert width + shared width for MoE), plus max_num_seqs x logits_vocab x 4 B of fp32
 /// logits (vLLM V1 gathers the full vocabulary on every rank; other engines hold vocab / tp).
+/// GPU bytes of LoRA buffers for `slots` adapters of rank `lora_rank` on one rank (vLLM's stacked A/B per
+/// projection): slots x rank x sum over layers (qkv: 3 x hidden + q/k/v outputs; o: its input + hidden;
+/// gate/up: 2 x hidden + 2 x MLP width; down: MLP width + hidden) x dtype bytes. MoE experts and Mamba
+/// mixers carry none here.
+i64 lora_buffer_bytes(const ModelSpec& rank, i64 slots, i64 lora_rank);
 i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act, i64 logits_vocab);
 
 }  // namespace kvplan
