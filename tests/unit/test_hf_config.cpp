@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "helpers.hpp"
+#include "kvplan/core/weights.hpp"
 
 using namespace kvplan;
 
@@ -125,4 +126,27 @@ TEST_CASE("a directory without config.json is an error naming it", "[hf][errors]
     CHECK(std::string(e.what()) == dir.string() + ": directory has no config.json; pass a model snapshot folder or the config.json itself");
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("a gptj config reads: MHA without attention biases and a plain 4 x MLP", "[hf]") {
+  // EleutherAI/gpt-j-6b: n_embd 4096, n_layer 28, n_head 16, n_inner null (4 x n_embd), vocab 50400
+  const auto m = kvtest::from_text(R"({"model_type":"gptj","n_embd":4096,"n_layer":28,"n_head":16,"n_inner":null,
+    "n_positions":2048,"rotary_dim":64,"vocab_size":50400,"torch_dtype":"float16"})");
+  REQUIRE(m.layers.size() == 28);
+  CHECK(m.layers[0].kv_heads == 16);
+  CHECK(m.layers[0].k_head_dim == 256);
+  CHECK(m.layers[0].mlp == MlpKind::plain);
+  CHECK(m.layers[0].intermediate == 16384);
+  CHECK_FALSE(m.layers[0].qkv_bias);
+  CHECK(m.max_context == 2048);
+  // per layer q, k, v, out 4 x 4096^2 = 67,108,864 and fc_in / fc_out 2 x 4096 x 16,384 + biases 16,384 + 4096:
+  // 201,347,072 without norms; the KV cache 28 x 2 x 4096 x 2 B = 458,752 B per token
+  const ParamCount pc = count_params(m);
+  long long attn = 0, mlp = 0;
+  for (const auto& p : pc.parts) {
+    if (p.name == "attention") attn = p.total();
+    if (p.name == "mlp") mlp = p.total();
+  }
+  CHECK(attn == 28LL * 4 * 4096 * 4096);
+  CHECK(mlp == 28LL * (2 * 4096 * 16384 + 16384 + 4096));
 }

@@ -19,7 +19,7 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
-  gpt_neox, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, generic
+  gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, generic
 };
 
 struct TypeRule {
@@ -36,7 +36,7 @@ const TypeRule kTypes[] = {
     {"qwen3_moe", Family::qwen3_moe}, {"qwen3_vl_moe", Family::qwen3_moe}, {"qwen3_vl_moe_text", Family::qwen3_moe},
     {"gemma", Family::gemma},         {"gemma2", Family::gemma2},         {"gemma3", Family::gemma3},
     {"gemma3_text", Family::gemma3},  {"phi3", Family::phi3},             {"falcon", Family::falcon},
-    {"gpt2", Family::gpt2},           {"gpt_neox", Family::gpt_neox},     {"gpt_bigcode", Family::gpt_bigcode},
+    {"gpt2", Family::gpt2},           {"gpt_neox", Family::gpt_neox},     {"gptj", Family::gptj},             {"gpt_bigcode", Family::gpt_bigcode},
     {"deepseek_v2", Family::deepseek}, {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
     {"gpt_oss", Family::gpt_oss},     {"llama4", Family::llama4},         {"llama4_text", Family::llama4},
     {"jamba", Family::jamba},         {"nemotron_h", Family::nemotron_h}, {"mamba", Family::mamba},
@@ -385,6 +385,7 @@ struct Reader {
       case Family::gpt2:
       case Family::gpt_bigcode: read_gpt2(); break;
       case Family::gpt_neox: read_neox(); break;
+      case Family::gptj: read_gptj(); break;
       case Family::deepseek: read_deepseek(); break;
       case Family::gpt_oss: {
         llama_like(false);
@@ -475,6 +476,22 @@ struct Reader {
     }
     m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_gptj: q/k/v/out projections without bias, fc_in -> gelu -> fc_out with biases (n_inner,
+  // null = 4 x n_embd), attention and MLP in parallel from one layernorm, untied lm_head
+  void read_gptj() {
+    read_attention();
+    if (inter == 0) inter = 4 * hidden;
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.mlp = MlpKind::plain;
+      l.qkv_bias = l.o_bias = false;
+      l.mlp_bias = true;
+      m.layers.push_back(l);
+    }
+    m.norm = NormKind::layer;
+    m.tied_embeddings = false;
   }
 
   // modeling_deepseek_v2/v3: MLA attention (latent cached), first_k_dense_replace dense layers,
