@@ -28,6 +28,20 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// A per-process scratch folder for a test's files: <temp>/kvplan-<tag>-<pid>.
+inline std::filesystem::path temp_dir(const std::string& tag) {
+  const auto d = std::filesystem::temp_directory_path() / ("kvplan-" + tag + "-" + std::to_string(getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// Writes `text` to `name` in temp_dir(tag) and returns its path.
+inline std::string write_temp(const std::string& tag, const std::string& name, const std::string& text) {
+  const auto p = temp_dir(tag) / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
 // Runs the kvplan binary with these arguments (no shell), capturing stdout and stderr.
 inline Run kvplan(const std::vector<std::string>& args) {
   const auto dir = std::filesystem::temp_directory_path();

@@ -20,17 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-std::filesystem::path temp_dir() {
-  const auto d = std::filesystem::temp_directory_path() / ("kvplan-fitslo-" + std::to_string(getpid()));
-  std::filesystem::create_directories(d);
-  return d;
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
+std::filesystem::path temp_dir() { return kvtest::temp_dir("fitslo"); }
+std::string write_temp(const std::string& name, const std::string& text) { return kvtest::write_temp("fitslo", name, text); }
 
 std::string num(double v) {
   char b[64];

@@ -28,17 +28,8 @@ namespace {
 
 const std::string kTraces = std::string(KVPLAN_TEST_DATA) + "/traces";
 
-std::filesystem::path temp_dir() {
-  const auto d = std::filesystem::temp_directory_path() / ("kvplan-simcli-" + std::to_string(getpid()));
-  std::filesystem::create_directories(d);
-  return d;
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
+std::filesystem::path temp_dir() { return kvtest::temp_dir("simcli"); }
+std::string write_temp(const std::string& name, const std::string& text) { return kvtest::write_temp("simcli", name, text); }
 
 std::vector<kvplan::SimRequest> read_all(const std::string& path, kvplan::io::TraceOptions o = {}) {
   kvplan::io::TraceSource t(path, o);

@@ -385,7 +385,7 @@ struct Reader {
       case Family::gpt2:
       case Family::gpt_bigcode: read_gpt2(); break;
       case Family::gpt_neox: read_neox(); break;
-      case Family::gptj: read_gptj(); break;
+      case Family::gptj: read_neox(true); break;
       case Family::deepseek: read_deepseek(); break;
       case Family::gpt_oss: {
         llama_like(false);
@@ -462,11 +462,13 @@ struct Reader {
   }
 
   // modeling_gpt_neox: fused qkv and dense with bias (attention_bias, default true), plain MLP with
-  // bias, LayerNorm, untied embed_out.
-  void read_neox() {
+  // bias, LayerNorm, untied embed_out. modeling_gptj: the same block without attention biases,
+  // n_inner null = 4 x n_embd.
+  void read_neox(bool gptj = false) {
     read_attention();
+    if (gptj && inter == 0) inter = 4 * hidden;
     need_inter();
-    const bool ab = t.bool_or("attention_bias", true);
+    const bool ab = !gptj && t.bool_or("attention_bias", true);
     for (i64 i = 0; i < layers; ++i) {
       Layer l = attention_layer();
       l.mlp = MlpKind::plain;
@@ -476,22 +478,6 @@ struct Reader {
     }
     m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
-  }
-
-  // modeling_gptj: q/k/v/out projections without bias, fc_in -> gelu -> fc_out with biases (n_inner,
-  // null = 4 x n_embd), attention and MLP in parallel from one layernorm, untied lm_head
-  void read_gptj() {
-    read_attention();
-    if (inter == 0) inter = 4 * hidden;
-    for (i64 i = 0; i < layers; ++i) {
-      Layer l = attention_layer();
-      l.mlp = MlpKind::plain;
-      l.qkv_bias = l.o_bias = false;
-      l.mlp_bias = true;
-      m.layers.push_back(l);
-    }
-    m.norm = NormKind::layer;
-    m.tied_embeddings = false;
   }
 
   // modeling_deepseek_v2/v3: MLA attention (latent cached), first_k_dense_replace dense layers,
