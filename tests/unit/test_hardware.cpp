@@ -8,6 +8,7 @@
 #include <map>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -26,16 +27,12 @@ const io::Profiles& profiles() {
   return p;
 }
 
+// kvplan's JSON for a command line of space-separated words (no shell)
 nlohmann::json run_json(const std::string& args) {
-  const std::string cmd = std::string(KVPLAN_EXE) + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return nlohmann::json::parse(out);
+  std::vector<std::string> words;
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  return nlohmann::json::parse(kvtest::kvplan(words).out);
 }
 
 // One profile per hardware-facts.json device (86), plus the profiles that file does not list.
