@@ -265,3 +265,22 @@ TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's meas
   CHECK(bw < 2e12);
   CHECK(r.err.find("--gpu host: this machine") != std::string::npos);
 }
+
+TEST_CASE("Apple silicon memory follows the Mac's RAM and iogpu.wired_limit_mb", "[hardware][apple]") {
+  auto mem = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"plan", "llama-3.1-8b", "--gpu", "m4-max-40c", "--engine", "llama.cpp", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const kvtest::Run r = kvtest::kvplan(args);
+    REQUIRE((r.exit == 0 || r.exit == 1));
+    return nlohmann::json::parse(r.out)["inputs"]["gpu_memory_bytes"].get<long long>();
+  };
+  // Metal's recommendedMaxWorkingSetSize in llama.cpp logs: 28991.03 MB on a 36 GB M4 Max (3/4 of 36 GiB),
+  // 11453.25 MB on a 16 GB M4 (2/3 of 16 GiB); iogpu.wired_limit_mb = 114688 -> 112.00 GiB (antirez/ds4 PR #893)
+  CHECK(mem({"--ram-gb", "36"}) == 28991029248LL);
+  CHECK(mem({"--ram-gb", "16"}) == 11453246122LL);
+  CHECK(mem({"--wired-limit-mb", "114688"}) == 112LL << 30);
+  const kvtest::Run bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--ram-gb", "64"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "kvplan: error: --ram-gb: applies to Apple silicon, not h100-sxm; use --gpu-memory-bytes for other devices\n");
+}

@@ -144,6 +144,31 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   }
 }
 
+// Apple silicon: Metal's recommendedMaxWorkingSetSize is what llama.cpp and MLX may allocate. macOS 13-15 give
+// 2/3 of the unified memory up to 32 GB and 3/4 above (logs of 16 to 128 GB Macs: 11453.25 MB for 16 GB,
+// 28991.03 MB for 36 GB, 103079.22 MB for 128 GB; GB = GiB of RAM); `sudo sysctl iogpu.wired_limit_mb=N`
+// makes it N MiB (Metal then reports 112.00 GiB for 114688).
+void apply_apple_memory(const SettingsBag& bag, GpuSpec& g) {
+  const auto ram = bag.count("ram_gb");
+  const auto wired = bag.count("wired_limit_mb");
+  if (!ram && !wired) return;
+  const std::string key = wired ? "wired_limit_mb" : "ram_gb";
+  if (g.device_class != "apple")
+    bag.fail(key, "applies to Apple silicon, not " + g.id, "use --gpu-memory-bytes for other devices");
+  if (ram) {
+    if (*ram < 8 || *ram > 1024) bag.fail("ram_gb", "expected the Mac's memory in GB (8..1024), got " + std::to_string(*ram));
+    const i64 bytes = mul(*ram, 1LL << 30, "ram_gb");
+    g.memory_bytes = *ram <= 32 ? bytes / 3 * 2 : bytes / 4 * 3;
+    g.memory_source = "default Metal working set for " + std::to_string(*ram) + " GB (" + (*ram <= 32 ? "2/3" : "3/4") + ", macOS 13-15)";
+  }
+  if (wired) {
+    if (*wired < 1024) bag.fail("wired_limit_mb", "expected MiB (e.g. 114688 for 112 GiB), got " + std::to_string(*wired));
+    g.memory_bytes = mul(*wired, 1LL << 20, "wired_limit_mb");
+    g.memory_source = "iogpu.wired_limit_mb = " + std::to_string(*wired);
+  }
+  g.memory_bytes_kind = "metal_working_set";
+}
+
 GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   const auto name = bag.text("gpu");
   const bool custom = (name && (*name == "custom" || *name == "CUSTOM")) || (!name && bag.has("gpu_memory_bytes") && bag.has("gpu_bandwidth"));
@@ -170,6 +195,7 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
     throw;
   }
   if (const auto bw = bag.number("gpu_bandwidth")) g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bw);
+  apply_apple_memory(bag, g);
   return g;
 }
 

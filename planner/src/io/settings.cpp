@@ -137,6 +137,10 @@ std::vector<SettingDef> build_table() {
       .flags("--gpu").sweep());
   r.push_back(Row("gpu_memory_bytes", T::bytes, "deployment", "GPU total instead of the profile's (as your driver reports it), or the memory of a GPU with no profile")
       .flags("--gpu-memory-bytes"));
+  r.push_back(Row("ram_gb", T::count, "deployment", "Apple silicon: the Mac's unified memory in GB; the GPU gets macOS's default working set (2/3 up to 32 GB, 3/4 above)")
+      .flags("--ram-gb"));
+  r.push_back(Row("wired_limit_mb", T::count, "deployment", "Apple silicon: sysctl iogpu.wired_limit_mb; Metal's working set becomes that many MiB")
+      .flags("--wired-limit-mb"));
   r.push_back(Row("gpu_bandwidth", T::number, "deployment", "Memory bandwidth in bytes/s of a GPU with no profile (e.g. 3.35e12)")
       .flags("--gpu-bandwidth"));
   r.push_back(Row("engine", T::choice, "deployment", "vllm | sglang | trtllm | llama.cpp | generic, optionally @VERSION (vllm@0.11)")
