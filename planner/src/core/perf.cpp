@@ -123,7 +123,20 @@ struct StepTimeModel::Impl {
   std::vector<KvLayer> kv_layers;
   double attn_width = 0;
 
+  // The figures of one step, numbers only: the simulator's clock takes stage() per step, the printed
+  // terms add their bases on top (terms()).
+  struct Work {
+    double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0;
+    double t_w = 0, t_kv = 0, t_lin = 0, t_attn = 0, t_launch = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
+    double act_msg = 0, ep_vol = 0, launch_s = 0;
+    i64 reductions = 0;
+    // kernel by kernel: the linear layers take the larger of their weight read and their GEMM time,
+    // attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add
+    double stage() const { return std::max(t_w, t_lin) + std::max(t_kv, t_attn) + t_launch + t_engine + t_ar + t_ep + t_pp; }
+  };
+
   double all_reduce_s(double bytes) const;
+  Work work(const StepBatch& b) const;
   std::vector<PerfTerm> terms(const StepBatch& b) const;
 };
 
@@ -141,65 +154,75 @@ double StepTimeModel::Impl::all_reduce_s(double bytes) const {
   return t;
 }
 
-std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
-  std::vector<PerfTerm> out;
-  const double tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
-  if (tokens <= 0) return out;
+StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
+  Work w;
+  w.tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
+  if (w.tokens <= 0) return w;
   // weights: every matrix once, and of the routed experts those the step's tokens touch:
   // E x (1 - (1 - k / E)^T) distinct experts per MoE layer for T tokens routed independently
-  double touched = 1.0;
-  if (experts > 0) touched = 1.0 - std::pow(1.0 - static_cast<double>(experts_active) / static_cast<double>(experts), tokens);
-  const double routed = routed_bytes * touched;
-  const double q_bytes = quant_bytes + routed * routed_quant_fraction;
-  const double d_bytes = dense_bytes - quant_bytes + routed * (1.0 - routed_quant_fraction);
-  const double t_w = bandwidth > 0 ? q_bytes / (bandwidth * weight_eff) + d_bytes / (bandwidth * dense_eff) : 0;
-  std::string wb = "(" + num((q_bytes + d_bytes) / 1e9, 4) + " GB";
-  if (experts > 0) wb += ", routed experts x " + num(touched, 3) + " touched";
-  wb += ") / (" + bandwidth_basis + " x " + (q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + ")";
-  out.push_back({"weights", t_w, wb});
+  if (experts > 0) w.touched = 1.0 - std::pow(1.0 - static_cast<double>(experts_active) / static_cast<double>(experts), w.tokens);
+  const double routed = routed_bytes * w.touched;
+  w.q_bytes = quant_bytes + routed * routed_quant_fraction;
+  w.d_bytes = dense_bytes - quant_bytes + routed * (1.0 - routed_quant_fraction);
+  w.t_w = bandwidth > 0 ? w.q_bytes / (bandwidth * weight_eff) + w.d_bytes / (bandwidth * dense_eff) : 0;
   // KV read by decode attention: each decode sequence's cached tokens per layer (windows cap it)
   const double seqs = static_cast<double>(std::max<i64>(b.decode_seqs, 1));
   const double avg_ctx = b.decode_context_tokens / seqs;
-  double kv = 0, attn = 0;
+  double attn = 0;
   for (const auto& l : kv_layers) {
     const double held = l.window > 0 ? std::min(avg_ctx, static_cast<double>(l.window)) * static_cast<double>(b.decode_seqs) : b.decode_context_tokens;
-    kv += l.bytes_per_token * held;
+    w.kv_bytes += l.bytes_per_token * held;
     attn += 4.0 * l.width * held;
   }
-  const double t_kv = bandwidth > 0 ? kv / (bandwidth * kv_eff) : 0;
-  out.push_back({"kv_read", t_kv, "(" + num(kv / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
+  w.t_kv = bandwidth > 0 ? w.kv_bytes / (bandwidth * kv_eff) : 0;
   // compute: the linear layers 2 x active params per token; attention 4 x width per cached token (decode)
   // and per causal pair (prefill)
-  const double lin_flops = 2.0 * active_params * tokens;
-  const double attn_flops = attn + 4.0 * attn_width * b.prefill_attention_pairs;
-  out.push_back({"linear_compute", peak > 0 ? lin_flops / (peak * linear_eff) : 0,
-                 num(lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")"});
-  out.push_back({"attention_compute", attn_peak > 0 ? attn_flops / (attn_peak * compute_eff) : 0,
-                 num(attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
-  // kernel launches: steps that prefill run eagerly
-  const double ks = b.prefill_tokens > 0 ? prefill_kernel_s : kernel_s;
-  out.push_back({"kernel_launches", static_cast<double>(kernels) * ks,
-                 std::to_string(kernels) + " kernels x " + num(ks * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? " (prefill: eager)" : launch_basis)});
-  out.push_back({"engine_step", step_overhead, "per-step scheduler, input preparation and sampling"});
+  w.lin_flops = 2.0 * active_params * w.tokens;
+  w.attn_flops = attn + 4.0 * attn_width * b.prefill_attention_pairs;
+  w.t_lin = peak > 0 ? w.lin_flops / (peak * linear_eff) : 0;
+  w.t_attn = attn_peak > 0 ? w.attn_flops / (attn_peak * compute_eff) : 0;
+  // kernel launches (steps that prefill run eagerly) and the engine's own time
+  w.launch_s = b.prefill_tokens > 0 ? prefill_kernel_s : kernel_s;
+  w.t_launch = static_cast<double>(kernels) * w.launch_s;
+  w.t_engine = step_overhead;
   // tensor-parallel all-reduce: two per layer (attention output, MLP output) of tokens x hidden activations
+  w.act_msg = w.tokens * static_cast<double>(hidden) * act_bytes;
   if (tp > 1) {
-    const double msg = tokens * static_cast<double>(hidden) * act_bytes;
-    const i64 reductions = 2 * layers - (ep > 1 ? moe_layers : 0);
-    out.push_back({"tp_all_reduce", static_cast<double>(reductions) * all_reduce_s(msg),
-                   std::to_string(reductions) + " x all-reduce of " + num(msg / 1e6, 3) + " MB over " + std::to_string(tp) + " ranks (" + link_basis + ")"});
+    w.reductions = 2 * layers - (ep > 1 ? moe_layers : 0);
+    w.t_ar = static_cast<double>(w.reductions) * all_reduce_s(w.act_msg);
   }
   // expert-parallel all-to-all: dispatch and combine, k copies of each token's activations, (ep - 1) / ep leave the GPU
   if (ep > 1 && moe_layers > 0) {
-    const double vol = tokens * static_cast<double>(experts_active) * static_cast<double>(hidden) * act_bytes * (static_cast<double>(ep) - 1.0) / static_cast<double>(ep);
-    const double one = ar_alpha + vol / ar_beta;
-    out.push_back({"ep_all_to_all", 2.0 * static_cast<double>(moe_layers) * one,
-                   "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(vol / 1e6, 3) + " MB / link)"});
+    w.ep_vol = w.act_msg * static_cast<double>(experts_active) * (static_cast<double>(ep) - 1.0) / static_cast<double>(ep);
+    w.t_ep = 2.0 * static_cast<double>(moe_layers) * (ar_alpha + w.ep_vol / ar_beta);
   }
   // pipeline: each stage hands the activations to the next
-  if (pp > 1) {
-    const double msg = tokens * static_cast<double>(hidden) * act_bytes;
-    out.push_back({"pp_send", ar_alpha + msg / ar_beta, "activations " + num(msg / 1e6, 3) + " MB to the next stage"});
-  }
+  if (pp > 1) w.t_pp = ar_alpha + w.act_msg / ar_beta;
+  return w;
+}
+
+std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
+  std::vector<PerfTerm> out;
+  const Work w = work(b);
+  if (w.tokens <= 0) return out;
+  std::string wb = "(" + num((w.q_bytes + w.d_bytes) / 1e9, 4) + " GB";
+  if (experts > 0) wb += ", routed experts x " + num(w.touched, 3) + " touched";
+  wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + ")";
+  out.push_back({"weights", w.t_w, wb});
+  out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
+  out.push_back({"linear_compute", w.t_lin, num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")"});
+  out.push_back({"attention_compute", w.t_attn,
+                 num(w.attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
+  out.push_back({"kernel_launches", w.t_launch,
+                 std::to_string(kernels) + " kernels x " + num(w.launch_s * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? " (prefill: eager)" : launch_basis)});
+  out.push_back({"engine_step", w.t_engine, "per-step scheduler, input preparation and sampling"});
+  if (tp > 1)
+    out.push_back({"tp_all_reduce", w.t_ar,
+                   std::to_string(w.reductions) + " x all-reduce of " + num(w.act_msg / 1e6, 3) + " MB over " + std::to_string(tp) + " ranks (" + link_basis + ")"});
+  if (ep > 1 && moe_layers > 0)
+    out.push_back({"ep_all_to_all", w.t_ep,
+                   "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(w.ep_vol / 1e6, 3) + " MB / link)"});
+  if (pp > 1) out.push_back({"pp_send", w.t_pp, "activations " + num(w.act_msg / 1e6, 3) + " MB to the next stage"});
   return out;
 }
 
@@ -310,31 +333,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
 std::vector<PerfTerm> StepTimeModel::terms(const StepBatch& b) const { return impl_->terms(b); }
 i64 StepTimeModel::stages() const { return impl_->pp; }
 
-namespace {
-// One stage's step, kernel by kernel: the linear layers take the larger of their weight read and their
-// GEMM time, attention the larger of its KV read and its FLOPs; launches, engine overhead and
-// collectives add.
-double stage_seconds(const std::vector<PerfTerm>& terms) {
-  double w = 0, lin = 0, kv = 0, att = 0, rest = 0;
-  for (const auto& t : terms) {
-    if (t.name == "weights") w = t.seconds;
-    else if (t.name == "linear_compute") lin = t.seconds;
-    else if (t.name == "kv_read") kv = t.seconds;
-    else if (t.name == "attention_compute") att = t.seconds;
-    else rest += t.seconds;
-  }
-  return std::max(w, lin) + std::max(kv, att) + rest;
-}
-double term(const std::vector<PerfTerm>& terms, const std::string& name) {
-  for (const auto& t : terms)
-    if (t.name == name) return t.seconds;
-  return 0;
-}
-}  // namespace
 
-double StepTimeModel::step_s(const StepBatch& b) const {
-  return stage_seconds(impl_->terms(b)) * static_cast<double>(impl_->pp);
-}
+double StepTimeModel::step_s(const StepBatch& b) const { return impl_->work(b).stage() * static_cast<double>(impl_->pp); }
 
 PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens, i64 concurrency, const PerfParams& params) {
   const PlanSpec& s = p.spec();
@@ -356,26 +356,16 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   StepBatch dec;
   dec.decode_seqs = B;
   dec.decode_context_tokens = static_cast<double>(B) * static_cast<double>(r.decode_context);
+  const StepTimeModel::Impl::Work w = m.work(dec);
   r.decode_terms = m.terms(dec);
-  const auto& t = r.decode_terms;
-  r.memory_time_s = term(t, "weights") + term(t, "kv_read");
-  r.compute_time_s = term(t, "linear_compute") + term(t, "attention_compute");
-  r.comm_time_s = term(t, "tp_all_reduce") + term(t, "ep_all_to_all") + term(t, "pp_send");
-  r.overhead_time_s = term(t, "kernel_launches") + term(t, "engine_step");
-  r.decode_step_s = stage_seconds(t);
-  {  // the figures behind the terms (bytes and FLOPs)
-    double touched = 1.0;
-    if (m.experts > 0) touched = 1.0 - std::pow(1.0 - static_cast<double>(m.experts_active) / static_cast<double>(m.experts), static_cast<double>(B));
-    r.weight_bytes_read = m.dense_bytes + m.routed_bytes * touched;
-    double kv = 0, attn = 0;
-    for (const auto& l : m.kv_layers) {
-      const double held = l.window > 0 ? std::min(static_cast<double>(r.decode_context), static_cast<double>(l.window)) : static_cast<double>(r.decode_context);
-      kv += l.bytes_per_token * held * static_cast<double>(B);
-      attn += 4.0 * l.width * held * static_cast<double>(B);
-    }
-    r.kv_bytes_read = kv;
-    r.decode_flops = 2.0 * m.active_params * static_cast<double>(B) + attn;
-  }
+  r.memory_time_s = w.t_w + w.t_kv;
+  r.compute_time_s = w.t_lin + w.t_attn;
+  r.comm_time_s = w.t_ar + w.t_ep + w.t_pp;
+  r.overhead_time_s = w.t_launch + w.t_engine;
+  r.decode_step_s = w.stage();
+  r.weight_bytes_read = w.q_bytes + w.d_bytes;  // the figures behind the terms
+  r.kv_bytes_read = w.kv_bytes;
+  r.decode_flops = w.lin_flops + w.attn_flops;
   const double mem = r.memory_time_s, cmp = r.compute_time_s;
   const double biggest = std::max({mem, cmp, r.comm_time_s, r.overhead_time_s});
   r.decode_bound = biggest == r.comm_time_s ? "communication" : biggest == r.overhead_time_s ? "overhead" : cmp > mem ? "compute" : "memory bandwidth";
@@ -392,11 +382,11 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   pre.prefill_tokens = std::max<i64>(prompt_tokens, 1);
   pre.prefill_seqs = 1;
   pre.prefill_attention_pairs = P * (P + 1.0) / 2.0;
+  const StepTimeModel::Impl::Work pw = m.work(pre);
   r.prefill_terms = m.terms(pre);
-  r.prefill_flops = 2.0 * m.active_params * P + 4.0 * m.attn_width * pre.prefill_attention_pairs;
-  const double pmem = term(r.prefill_terms, "weights") + term(r.prefill_terms, "kv_read");
-  r.prefill_bound = term(r.prefill_terms, "linear_compute") + term(r.prefill_terms, "attention_compute") > pmem ? "compute" : "memory bandwidth";
-  r.ttft_s = stage_seconds(r.prefill_terms) * stages;
+  r.prefill_flops = pw.lin_flops + pw.attn_flops;
+  r.prefill_bound = pw.t_lin + pw.t_attn > pw.t_w + pw.t_kv ? "compute" : "memory bandwidth";
+  r.ttft_s = pw.stage() * stages;
   if (m.peak == 0) {
     r.prefill_bound = "unknown (no TFLOP/s in the GPU profile)";
     r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
@@ -410,7 +400,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   one.prefill_tokens = static_cast<i64>(std::min(all_prompt, static_cast<double>(chunk)));
   one.prefill_seqs = 1;
   one.prefill_attention_pairs = static_cast<double>(B) * P * (P + 1.0) / 2.0 / std::max(chunks, 1.0);
-  const double prefill_all = m.peak > 0 ? stage_seconds(m.terms(one)) * stages * chunks : 0;
+  const double prefill_all = m.peak > 0 ? m.work(one).stage() * stages * chunks : 0;
   r.batch_time_s = prefill_all + r.tpot_s * static_cast<double>(std::max<i64>(output_tokens, 0));
   r.output_tokens_per_s = r.batch_time_s > 0 ? static_cast<double>(B) * static_cast<double>(output_tokens) / r.batch_time_s * static_cast<double>(s.parallel.dp) : 0;
   return r;
