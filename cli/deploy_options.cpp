@@ -207,14 +207,15 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     host = measure_host();
     const io::Origin o = g->origin;
     if (!bag.has("gpu_memory_bytes")) bag.set("gpu_memory_bytes", std::to_string(host->memory_bytes), o);
-    bag.set("gpu_bandwidth", std::to_string(host->memory_bandwidth_bytes_per_s), o);
+    if (!bag.has("gpu_bandwidth")) bag.set("gpu_bandwidth", std::to_string(host->memory_bandwidth_bytes_per_s), o);
     bag.set("gpu", "custom", o);
     warn("--gpu host: this machine, " + human_bytes(host->memory_bytes) + " of RAM, " +
          std::to_string(host->memory_bandwidth_bytes_per_s / 1000000000) + " GB/s contiguous read (measured now)");
   }
   io::BuiltDeployment b = io::build_deployment(bag, profiles);
   if (host) {
-    host->memory_bytes = b.spec.gpu.memory_bytes;  // --gpu-memory-bytes, when given, wins
+    host->memory_bytes = b.spec.gpu.memory_bytes;  // --gpu-memory-bytes and --gpu-bandwidth, when given, win
+    host->memory_bandwidth_bytes_per_s = b.spec.gpu.memory_bandwidth_bytes_per_s;
     b.spec.gpu = *host;
   }
   d.base = b.spec;

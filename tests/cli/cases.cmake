@@ -123,3 +123,8 @@ kvplan_cli_test(bad_engine_version EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --
   STDERR "kvplan: error: --engine: 'newest' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
 kvplan_cli_test(bad_engine_version_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version xyz
   STDERR "kvplan: error: --engine-version: 'xyz' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
+# --perf-coefficients: every key a coefficient, every value a positive number
+kvplan_cli_test(perf_coefficients_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --perf-coefficients ${KVPLAN_DATA}/perf/bad/negative.json
+  STDERR "kvplan: error: ${KVPLAN_DATA}/perf/bad/negative.json: /kv_eff: expected a number > 0; give the coefficient as a positive number")
+kvplan_cli_test(perf_coefficients_unknown EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --perf-coefficients ${KVPLAN_DATA}/perf/bad/unknown.json
+  STDERR "kvplan: error: ${KVPLAN_DATA}/perf/bad/unknown.json: /nope: unknown coefficient; see docs/performance-model.md for the names")

@@ -515,6 +515,11 @@ TEST_CASE("LoRA flags in a pasted command size the adapter buffers per engine", 
     if (t["term"] == "lora_adapters") got = t["bytes"].get<long long>();
   CHECK(got == 81920LL * 32 * 64 * 4 * 2);
   CHECK(v.err.find("not modelled") == std::string::npos);
+  // --max-loras alone leaves LoRA off (vLLM builds a LoRAConfig only with --enable-lora)
+  const auto off = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
+                                   "--max-loras", "4"});
+  REQUIRE((off.exit == 0 || off.exit == 1));
+  for (const auto& t : nlohmann::json::parse(off.out)["results"]["budget"]) CHECK(t["term"] != "lora_adapters");
   // SGLang: --enable-lora with the default --max-loras-per-batch 8 and --max-lora-rank 16
   const auto s = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
                                  "--model-path", "meta-llama/Llama-3.1-8B", "--enable-lora", "--max-lora-rank", "16"});

@@ -264,6 +264,10 @@ TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's meas
   CHECK(bw > 0.5e9);
   CHECK(bw < 2e12);
   CHECK(r.err.find("--gpu host: this machine") != std::string::npos);
+  // a bandwidth given beside --gpu host wins over the measured one
+  const kvtest::Run g = kvtest::kvplan({"plan", "llama-3.2-1b", "--gpu", "host", "--gpu-bandwidth", "5e10", "--engine", "llama.cpp", "-c", "4096", "--format", "json"});
+  REQUIRE((g.exit == 0 || g.exit == 1));
+  CHECK(nlohmann::json::parse(g.out)["inputs"]["gpu_bandwidth_bytes_per_s"].get<double>() == 5e10);
 }
 
 TEST_CASE("Apple silicon memory follows the Mac's RAM and iogpu.wired_limit_mb", "[hardware][apple]") {

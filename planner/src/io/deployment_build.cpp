@@ -304,7 +304,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.swa_full = bag.boolean("swa_full").value_or(false);
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
-  if (bag.boolean("enable_lora").value_or(false) || bag.has("max_loras")) {
+  if (bag.boolean("enable_lora").value_or(false)) {  // without it the engines allocate no adapter buffers
     // vLLM LoRAConfig: max_loras 1, max_lora_rank 16; SGLang ServerArgs: max_loras_per_batch 8 (rank: its adapters'; 16 assumed)
     e.lora_slots = bag.count("max_loras").value_or(kind == EngineKind::sglang ? 8 : 1);
     e.lora_rank = bag.count("max_lora_rank").value_or(16);
