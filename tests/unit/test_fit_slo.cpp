@@ -20,7 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-std::filesystem::path temp_dir() { return kvtest::temp_dir("fitslo"); }
 std::string write_temp(const std::string& name, const std::string& text) { return kvtest::write_temp("fitslo", name, text); }
 
 std::string num(double v) {

@@ -519,7 +519,8 @@ TEST_CASE("LoRA flags in a pasted command size the adapter buffers per engine", 
   const auto off = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
                                    "--max-loras", "4"});
   REQUIRE((off.exit == 0 || off.exit == 1));
-  for (const auto& t : nlohmann::json::parse(off.out)["results"]["budget"]) CHECK(t["term"] != "lora_adapters");
+  const auto offj = nlohmann::json::parse(off.out);  // kept alive: the loop walks into it
+  for (const auto& t : offj["results"]["budget"]) CHECK(t["term"] != "lora_adapters");
   // SGLang: --enable-lora with the default --max-loras-per-batch 8 and --max-lora-rank 16
   const auto s = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
                                  "--model-path", "meta-llama/Llama-3.1-8B", "--enable-lora", "--max-lora-rank", "16"});
