@@ -80,20 +80,27 @@ std::vector<double> naive_attention(const std::vector<float>& q, const std::vect
   return o;
 }
 
+// The attention shape of a decode check.
+struct DecodeShape {
+  int q_heads, kv_heads, head_dim, page_size;
+};
+
 // One sequence of T tokens on pages in a scrambled order, every dtype; T = 600 is cut into several
 // split-K chunks (their LSE merge is checked too). `isa` forces the instruction set (KVPLAN_CPU_ISA).
-void check_decode_against_naive(const char* isa, int T) {
+// The default shape has a GQA group of 6: one full and one partial group of four query heads.
+void check_decode_against_naive(const char* isa, int T, DecodeShape shape = {12, 2, 64, 16}) {
   if (isa) setenv("KVPLAN_CPU_ISA", isa, 1);
   auto b = make_backend("cpu", 2);
   if (isa) unsetenv("KVPLAN_CPU_ISA");
   for (CacheDtype dt : all_cache_dtypes()) {
     PoolSpec s;
-    s.num_q_heads = 12;  // a GQA group of 6: one full and one partial group of four dot products
-    s.num_kv_heads = 2;
-    s.head_dim = 64;
-    s.page_size = 16;
+    s.num_q_heads = shape.q_heads;
+    s.num_kv_heads = shape.kv_heads;
+    s.head_dim = shape.head_dim;
+    s.page_size = shape.page_size;
     s.dtype = dt;
-    const int pages_used = (T + 15) / 16;
+    const int P = shape.page_size, D = shape.head_dim;
+    const int pages_used = (T + P - 1) / P;
     s.num_blocks = pages_used + 3;
     b->allocate_pool(s);
     b->fill_nan();
@@ -108,20 +115,21 @@ void check_decode_against_naive(const char* isa, int T) {
     for (int p = 0; p < pages_used; ++p) pages.push_back(static_cast<std::int32_t>((p * 7 + 5) % s.num_blocks));
     REQUIRE(std::set<std::int32_t>(pages.begin(), pages.end()).size() == pages.size());
     std::vector<kvplan::probe::i64> slots;
-    for (int t = 0; t < T; ++t) slots.push_back(pages[static_cast<size_t>(t / 16)] * 16 + t % 16);
+    for (int t = 0; t < T; ++t) slots.push_back(pages[static_cast<size_t>(t / P)] * P + t % P);
     const Fp8Scales sc{0.05f, 0.05f};
     b->append(k, v, slots, sc);
     PageTable pt;
     pt.indptr = {0, pages_used};
     pt.indices = pages;
-    pt.last_page_len = {T - (pages_used - 1) * 16};
+    pt.last_page_len = {T - (pages_used - 1) * P};
     std::vector<float> out;
     b->decode(q, pt, sc, out);
     for (int h = 0; h < s.num_q_heads; ++h) {
       const auto o = naive_attention(q, k, v, T, h, s, sc);
-      for (int i = 0; i < 64; ++i) {
-        INFO(cache_dtype_name(dt) << " isa " << (isa ? isa : "best") << " T " << T << " head " << h << " dim " << i);
-        CHECK(out[static_cast<size_t>(h * 64 + i)] == Approx(o[static_cast<size_t>(i)]).margin(1e-4));  // fp32 softmax vs double
+      for (int i = 0; i < D; ++i) {
+        INFO(cache_dtype_name(dt) << " isa " << (isa ? isa : "best") << " T " << T << " heads " << shape.q_heads << "/" << shape.kv_heads << " D " << D
+                                  << " page " << P << " head " << h << " dim " << i);
+        CHECK(out[static_cast<size_t>(h * D + i)] == Approx(o[static_cast<size_t>(i)]).margin(1e-4));  // fp32 softmax vs double
       }
     }
     b->release_all();
@@ -133,6 +141,16 @@ TEST_CASE("CPU backend decode equals a naive softmax(qK)V over the stored values
   const char* isa = GENERATE(static_cast<const char*>(nullptr), "avx2", "portable");
   check_decode_against_naive(isa, 37);
   check_decode_against_naive(isa, 600);
+}
+
+// The blocked AVX-512 kernel's other paths: multi-head attention (groups of one), a group of 8 (two
+// full groups of four), head_dim 128 and 256 (two and four passes over V), pages of 32 (two tiles per
+// page) and of 64 with 77 tokens (a last tile of 13), each against the double reference.
+TEST_CASE("CPU backend decode over other head counts and head and page sizes", "[probe][cpu]") {
+  const char* isa = GENERATE(static_cast<const char*>(nullptr), "avx2");
+  check_decode_against_naive(isa, 203, {4, 4, 64, 16});
+  check_decode_against_naive(isa, 203, {16, 2, 128, 32});
+  check_decode_against_naive(isa, 77, {6, 2, 256, 64});
 }
 
 TEST_CASE("a slot never written reads as NaN in every dtype (the NaN fill proves what is read)", "[probe][cpu]") {

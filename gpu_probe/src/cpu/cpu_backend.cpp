@@ -1,8 +1,10 @@
 // CPU backend: the same flow in host memory, and the numerical reference for the CUDA backend; a
 // measurement of host memory and CPU bandwidth in its own right (llama.cpp CPU users). Decode runs
 // on a fixed thread pool over (sequence, split-K chunk) tasks, each reading every K/V row once for
-// its whole GQA group (decode_simd.inc, compiled for AVX-512, AVX2 and portable C++ and picked at
-// run time), then merges the chunks' softmax states (LSE). Layout: kernels/paged_kv_layout.h.
+// its whole GQA group, then merges the chunks' softmax states (LSE). Two kernels, picked at run time:
+// the register-blocked AVX-512 one (decode_avx512.inc) and the row-at-a-time one (decode_simd.inc,
+// compiled for AVX2 and portable C++; AVX-512 CPUs use it for a head_dim that is not a multiple of 64).
+// Layout: kernels/paged_kv_layout.h.
 #include "cpu_backend.hpp"
 
 #include <sys/mman.h>
@@ -127,7 +129,10 @@ struct CpuDecodeArgs {
 // Per-thread tiles: 16 tokens of K and V of every KV head as floats, and [group][16] logits.
 struct Scratch {
   std::vector<float> ktile, vtile, logits, corr;
+  std::vector<float> qperm, pbuf;  // the blocked AVX-512 kernel: the query in chunk order; [16 tokens][4 heads] probabilities
   void size_for(int head_dim, int kv_heads, int group) {
+    qperm.resize(static_cast<size_t>(kv_heads) * static_cast<size_t>(group) * static_cast<size_t>(head_dim));
+    pbuf.resize(64);
     ktile.resize(16u * static_cast<size_t>(kv_heads) * static_cast<size_t>(head_dim));
     vtile.resize(ktile.size());
     logits.resize(16u * static_cast<size_t>(group));
@@ -149,99 +154,24 @@ constexpr float kLog2e = 1.44269504f;
 constexpr float kExpFloor = -87.0f;  // below it e^x is taken as 0 (a float's smallest normal is e^-87.3)
 
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h _mm512_undefined_* false positive
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 namespace isa_avx512 {
-using vf = __m512;
-constexpr int KV_W = 16;
-#define KV_X86 1
-inline vf vzero() { return _mm512_setzero_ps(); }
-inline vf vset1(float x) { return _mm512_set1_ps(x); }
-inline vf vload(const float* p) { return _mm512_loadu_ps(p); }
-inline vf vload_bf16(const std::uint16_t* p) {  // 16 bf16 -> floats: the bits shifted into the high half
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
-}
-inline void vstore(float* p, vf v) { _mm512_storeu_ps(p, v); }
-inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
-inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
-inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
-inline float vsum(vf v) { return _mm512_reduce_add_ps(v); }
-inline float vhmax(vf v) { return _mm512_reduce_max_ps(v); }
-// The four horizontal sums of a0..a3 at once (fold halves of pairs, then quarters, then within lanes).
-inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) {
-  const vf s01 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
-  const vf s23 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
-  vf v = _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, 0x88), _mm512_shuffle_f32x4(s01, s23, 0xDD));
-  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4E));
-  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
-  alignas(64) float t[16];
-  _mm512_store_ps(t, v);
-  out[0] = t[0], out[1] = t[4], out[2] = t[8], out[3] = t[12];
-}
 // e^x = 2^(x log2 e): 2^n by the exponent field, 2^f (|f| <= 1/2) by kExp2Poly (relative error below 2e-7);
 // x below kExpFloor (and -inf) gives 0.
-inline vf vexp(vf x) {
+inline __m512 vexp(__m512 x) {
   const __mmask16 tiny = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpFloor), _CMP_LT_OQ);
-  const vf y = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(kExpFloor)), _mm512_set1_ps(kLog2e));
-  const vf n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const vf f = _mm512_sub_ps(y, n);
-  vf p = _mm512_set1_ps(kExp2Poly[0]);
+  const __m512 y = _mm512_mul_ps(_mm512_max_ps(x, _mm512_set1_ps(kExpFloor)), _mm512_set1_ps(kLog2e));
+  const __m512 n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(y, n);
+  __m512 p = _mm512_set1_ps(kExp2Poly[0]);
   for (std::size_t i = 1; i < std::size(kExp2Poly); ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[i]));
   const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), _mm512_mul_ps(p, _mm512_castsi512_ps(e)));
 }
-// Rows of the 1-byte and block types read straight from the pool, 16 elements converted in registers
-// (element index e of [t][h][D]; a block type's rows are whole 32-element blocks, so e / 32 is the block).
-struct E4m3Rows {  // e4m3 bits moved into an f16 are the value x 2^-8 (see cvt_row); NaN codes keep NaN
-  const std::uint8_t* p;
-  float scale;  // the tensor scale x 2^8
-  vf load(size_t e) const {
-    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + e)));
-    const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi16(0x7f));
-    __m256i h = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8), _mm256_slli_epi16(mag, 7));
-    h = _mm256_or_si256(h, _mm256_and_si256(_mm256_cmpeq_epi16(mag, _mm256_set1_epi16(0x7f)), _mm256_set1_epi16(0x7c00)));
-    return _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(scale));
-  }
-};
-struct F16Rows {
-  const std::uint16_t* p;
-  vf load(size_t e) const { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + e))); }
-};
-struct E5m2Rows {  // e5m2 is the top byte of an f16
-  const std::uint8_t* p;
-  float scale;
-  vf load(size_t e) const {
-    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + e)));
-    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_slli_epi16(w, 8)), _mm512_set1_ps(scale));
-  }
-};
-struct Q8Rows {
-  const std::uint8_t* p;
-  vf load(size_t e) const {
-    const std::uint8_t* b = p + (e / 32) * 34;
-    std::uint16_t hd;
-    std::memcpy(&hd, b, 2);
-    const __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + e % 32))));
-    return _mm512_mul_ps(q, _mm512_set1_ps(_cvtsh_ss(hd)));
-  }
-};
-struct Q4Rows {
-  const std::uint8_t* p;
-  vf load(size_t e) const {
-    const std::uint8_t* b = p + (e / 32) * 18;
-    std::uint16_t hd;
-    std::memcpy(&hd, b, 2);
-    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
-    if (e % 32) x = _mm_srli_epi16(x, 4);  // elements 16..31: the high nibbles
-    const __m128i n = _mm_sub_epi8(_mm_and_si128(x, _mm_set1_epi8(0x0f)), _mm_set1_epi8(8));
-    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(n)), _mm512_set1_ps(_cvtsh_ss(hd)));
-  }
-};
-#define KV_DIRECT_ROWS 1
-#include "decode_simd.inc"
-#undef KV_DIRECT_ROWS
-#undef KV_X86
+#include "decode_avx512.inc"
 // XOR of every 8-byte word of [p, p + bytes) (bytes a multiple of 256): the streaming-read ceiling.
 inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
@@ -374,8 +304,8 @@ const char* isa_name(Isa i) { return i == Isa::avx512 ? "avx512" : i == Isa::avx
 
 void run_chunk(Isa isa, const CpuDecodeArgs& a, int c, Scratch& w) {
 #if KVPLAN_CPU_X86
-  if (isa == Isa::avx512) return isa_avx512::run_chunk(a, c, w);
-  if (isa == Isa::avx2) return isa_avx2::run_chunk(a, c, w);
+  if (isa == Isa::avx512 && isa_avx512::run_chunk_blocked(a, c, w)) return;
+  if (isa >= Isa::avx2) return isa_avx2::run_chunk(a, c, w);  // and AVX-512 with a head_dim it does not block
 #endif
   (void)isa;
   isa_portable::run_chunk(a, c, w);
