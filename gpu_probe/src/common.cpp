@@ -110,15 +110,22 @@ float from_bf16(std::uint16_t x) {
   return f;
 }
 
+// IEEE binary16 as the compiler has it: __fp16 on aarch64 (GCC 12 has no C++ _Float16 there), _Float16 elsewhere.
+#if defined(__aarch64__)
+using half_t = __fp16;
+#else
+using half_t = _Float16;
+#endif
+
 std::uint16_t to_f16(float x) {
-  const _Float16 h = static_cast<_Float16>(x);
+  const half_t h = static_cast<half_t>(x);
   std::uint16_t u;
   std::memcpy(&u, &h, 2);
   return u;
 }
 
 float from_f16(std::uint16_t x) {
-  _Float16 h;
+  half_t h;
   std::memcpy(&h, &x, 2);
   return static_cast<float>(h);
 }

@@ -153,6 +153,22 @@ TEST_CASE("CPU backend decode over other head counts and head and page sizes", "
   check_decode_against_naive(isa, 77, {6, 2, 256, 64});
 }
 
+TEST_CASE("the CPU backend names the instruction set it runs and honours KVPLAN_CPU_ISA", "[probe][cpu]") {
+  const char* forced = std::getenv("KVPLAN_CPU_ISA");
+  if (!forced) {
+    const std::string best = make_backend("cpu", 1)->device().name;
+#if defined(__aarch64__)
+    CHECK(best.find("neon") != std::string::npos);  // Advanced SIMD is in every aarch64 CPU
+#else
+    CHECK((best.find("avx512") != std::string::npos || best.find("avx2") != std::string::npos || best.find("portable") != std::string::npos));
+#endif
+  }
+  setenv("KVPLAN_CPU_ISA", "portable", 1);
+  const std::string portable = make_backend("cpu", 1)->device().name;
+  if (forced) setenv("KVPLAN_CPU_ISA", forced, 1); else unsetenv("KVPLAN_CPU_ISA");
+  CHECK(portable.find("portable") != std::string::npos);
+}
+
 TEST_CASE("a slot never written reads as NaN in every dtype (the NaN fill proves what is read)", "[probe][cpu]") {
   auto b = make_backend("cpu", 2);
   for (CacheDtype dt : all_cache_dtypes()) {

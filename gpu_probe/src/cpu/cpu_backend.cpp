@@ -26,6 +26,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #include "kvplan/core/error.hpp"
 #include "kvplan/probe/probe.hpp"
@@ -147,12 +150,18 @@ struct Scratch {
 #define KVPLAN_CPU_X86 0
 #endif
 
-#if KVPLAN_CPU_X86
-// The SIMD exp of both instruction sets: 2^f on |f| <= 1/2 by its degree-6 Taylor polynomial, highest power first
-constexpr float kExp2Poly[] = {1.5403530e-4f, 1.3333558e-3f, 9.6181291e-3f, 5.5504109e-2f, 2.4022651e-1f, 6.9314718e-1f, 1.0f};
-constexpr float kLog2e = 1.44269504f;
-constexpr float kExpFloor = -87.0f;  // below it e^x is taken as 0 (a float's smallest normal is e^-87.3)
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#define KVPLAN_CPU_NEON 1
+#else
+#define KVPLAN_CPU_NEON 0
+#endif
 
+// The SIMD exp of every instruction set: 2^f on |f| <= 1/2 by its degree-6 Taylor polynomial, highest power first
+[[maybe_unused]] constexpr float kExp2Poly[] = {1.5403530e-4f, 1.3333558e-3f, 9.6181291e-3f, 5.5504109e-2f, 2.4022651e-1f, 6.9314718e-1f, 1.0f};
+[[maybe_unused]] constexpr float kLog2e = 1.44269504f;
+[[maybe_unused]] constexpr float kExpFloor = -87.0f;  // below it e^x is taken as 0 (a float's smallest normal is e^-87.3)
+
+#if KVPLAN_CPU_X86
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h _mm512_undefined_* false positive
@@ -249,7 +258,52 @@ inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
 #pragma GCC diagnostic pop
 #endif  // KVPLAN_CPU_X86
 
-// The portable path (any CPU; on aarch64 the compiler vectorises these loops for NEON).
+#if KVPLAN_CPU_NEON
+// NEON (every aarch64 CPU): 4 lanes, the row-at-a-time kernel, NEON row conversions (KV_NEON in cvt_row).
+namespace isa_neon {
+using vf = float32x4_t;
+constexpr int KV_W = 4;
+#define KV_X86 0
+#define KV_NEON 1
+inline vf vzero() { return vdupq_n_f32(0.0f); }
+inline vf vset1(float x) { return vdupq_n_f32(x); }
+inline vf vload(const float* p) { return vld1q_f32(p); }
+inline vf vload_bf16(const std::uint16_t* p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+inline void vstore(float* p, vf v) { vst1q_f32(p, v); }
+inline vf vfma(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+inline vf vmul(vf a, vf b) { return vmulq_f32(a, b); }
+inline vf vmax(vf a, vf b) { return vmaxq_f32(a, b); }
+inline float vsum(vf v) { return vaddvq_f32(v); }
+inline float vhmax(vf v) { return vmaxvq_f32(v); }
+inline void vsum4(vf a0, vf a1, vf a2, vf a3, float* out) { vst1q_f32(out, vpaddq_f32(vpaddq_f32(a0, a1), vpaddq_f32(a2, a3))); }
+inline vf vexp(vf x) {  // as isa_avx512::vexp
+  const uint32x4_t keep = vcgeq_f32(x, vdupq_n_f32(kExpFloor));
+  const vf y = vmulq_f32(vmaxq_f32(x, vdupq_n_f32(kExpFloor)), vdupq_n_f32(kLog2e));
+  const vf n = vrndnq_f32(y);
+  const vf f = vsubq_f32(y, n);
+  vf p = vdupq_n_f32(kExp2Poly[0]);
+  for (std::size_t i = 1; i < std::size(kExp2Poly); ++i) p = vfmaq_f32(vdupq_n_f32(kExp2Poly[i]), p, f);
+  const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23);
+  return vreinterpretq_f32_u32(vandq_u32(keep, vreinterpretq_u32_f32(vmulq_f32(p, vreinterpretq_f32_s32(e)))));
+}
+#include "decode_simd.inc"
+#undef KV_NEON
+#undef KV_X86
+inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
+  uint64x2_t a0 = vdupq_n_u64(0), a1 = a0, a2 = a0, a3 = a0;
+  for (i64 i = 0; i < bytes; i += 64) {
+    a0 = veorq_u64(a0, vreinterpretq_u64_u8(vld1q_u8(p + i)));
+    a1 = veorq_u64(a1, vreinterpretq_u64_u8(vld1q_u8(p + i + 16)));
+    a2 = veorq_u64(a2, vreinterpretq_u64_u8(vld1q_u8(p + i + 32)));
+    a3 = veorq_u64(a3, vreinterpretq_u64_u8(vld1q_u8(p + i + 48)));
+  }
+  const uint64x2_t x = veorq_u64(veorq_u64(a0, a1), veorq_u64(a2, a3));
+  return vgetq_lane_u64(x, 0) ^ vgetq_lane_u64(x, 1);
+}
+}  // namespace isa_neon
+#endif  // KVPLAN_CPU_NEON
+
+// The portable path (any CPU; scalar C++).
 namespace isa_portable {
 using vf = float;
 constexpr int KV_W = 1;
@@ -280,11 +334,14 @@ inline std::uint64_t read_xor(const std::uint8_t* p, i64 bytes) {
 }
 }  // namespace isa_portable
 
-// The instruction set this CPU runs (KVPLAN_CPU_ISA=avx512|avx2|portable forces a lower one).
-enum class Isa { portable, avx2, avx512 };
+// The instruction set this CPU runs (KVPLAN_CPU_ISA=avx512|avx2|neon|portable forces a lower one).
+enum class Isa { portable, neon, avx2, avx512 };
 
 Isa detect_isa() {
   Isa best = Isa::portable;
+#if KVPLAN_CPU_NEON
+  best = Isa::neon;  // Advanced SIMD is part of every aarch64 CPU
+#endif
 #if KVPLAN_CPU_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) best = Isa::avx2;
@@ -294,18 +351,22 @@ Isa detect_isa() {
 #endif
   if (const char* env = std::getenv("KVPLAN_CPU_ISA")) {
     const std::string e = env;
-    const Isa want = e == "avx512" ? Isa::avx512 : e == "avx2" ? Isa::avx2 : Isa::portable;
+    const Isa want = e == "avx512" ? Isa::avx512 : e == "avx2" ? Isa::avx2 : e == "neon" ? Isa::neon : Isa::portable;
     if (want < best) best = want;
+    if (best == Isa::neon && !KVPLAN_CPU_NEON) best = Isa::portable;  // "neon" asked for on x86
   }
   return best;
 }
 
-const char* isa_name(Isa i) { return i == Isa::avx512 ? "avx512" : i == Isa::avx2 ? "avx2" : "portable"; }
+const char* isa_name(Isa i) { return i == Isa::avx512 ? "avx512" : i == Isa::avx2 ? "avx2" : i == Isa::neon ? "neon" : "portable"; }
 
 void run_chunk(Isa isa, const CpuDecodeArgs& a, int c, Scratch& w) {
 #if KVPLAN_CPU_X86
   if (isa == Isa::avx512 && isa_avx512::run_chunk_blocked(a, c, w)) return;
   if (isa >= Isa::avx2) return isa_avx2::run_chunk(a, c, w);  // and AVX-512 with a head_dim it does not block
+#endif
+#if KVPLAN_CPU_NEON
+  if (isa == Isa::neon) return isa_neon::run_chunk(a, c, w);
 #endif
   (void)isa;
   isa_portable::run_chunk(a, c, w);
@@ -315,6 +376,9 @@ std::uint64_t read_xor(Isa isa, const std::uint8_t* p, i64 bytes) {
 #if KVPLAN_CPU_X86
   if (isa == Isa::avx512) return isa_avx512::read_xor(p, bytes);
   if (isa == Isa::avx2) return isa_avx2::read_xor(p, bytes);
+#endif
+#if KVPLAN_CPU_NEON
+  if (isa == Isa::neon) return isa_neon::read_xor(p, bytes);
 #endif
   (void)isa;
   return isa_portable::read_xor(p, bytes);
