@@ -382,4 +382,12 @@ cudaError_t launch_decode(const DecodeArgs& a, cudaStream_t stream) {
   });
 }
 
+cudaError_t launch_decode_invalid_config(const DecodeArgs& a, cudaStream_t stream) {
+  return dispatch_shape(a.layout, [&](auto shape) -> cudaError_t {
+    using S = decltype(shape);
+    decode_kernel<S><<<1, 2048, 0, stream>>>(a);
+    return cudaGetLastError();
+  });
+}
+
 }  // namespace kvplan::kernels

@@ -30,4 +30,9 @@ inline int64_t decode_tmp_lse_floats(const SplitPlan& p, int num_seqs, int num_q
 /// Returns the launch status; never allocates.
 cudaError_t launch_decode(const DecodeArgs& args, cudaStream_t stream);
 
+/// Launches the decode kernel of `args`' shape with 2048 threads per block, over the 1024 every CUDA
+/// device allows: returns the launch's real cudaErrorInvalidConfiguration (the GPU tests' injected
+/// launch fault; non-sticky, the context stays usable). Never runs the kernel.
+cudaError_t launch_decode_invalid_config(const DecodeArgs& args, cudaStream_t stream);
+
 }  // namespace kvplan::kernels

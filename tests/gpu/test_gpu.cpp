@@ -295,3 +295,44 @@ TEST_CASE("CUDA timings are positive and below physical bandwidth", "[gpu]") {
   b->release_all();
   CHECK(b->ledger().empty());
 }
+
+// The fault paths: a cudaMalloc the driver refuses and a launch the driver refuses (both real CUDA
+// errors, armed by inject_fault) must throw RuntimeFailure having freed every buffer, and leave the
+// device usable: a fresh pool and decode afterwards work.
+static void check_fault_releases_everything(Backend::Fault fault) {
+  auto b = make_backend("cuda");
+  std::mt19937_64 rng(11);
+  PoolSpec spec;  // bf16, 32/8 heads, head_dim 128, pages of 16
+  const Layout l = make_layout(spec, {300, 45}, rng);
+  const i64 before = b->free_bytes();
+  b->allocate_pool(l.spec);
+  b->fill_synthetic(l.pt, 3, Fp8Scales{});
+  const auto q = normal(static_cast<size_t>(2 * l.spec.num_q_heads * l.spec.head_dim), 1.0f, rng);
+  std::vector<float> out;
+  b->inject_fault(fault);  // allocation: the decode's own buffers are the next cudaMalloc
+  CHECK_THROWS_AS(b->decode(q, l.pt, Fp8Scales{}, out), RuntimeFailure);
+  CHECK(b->ledger().empty());
+  CHECK(std::llabs(b->free_bytes() - before) <= kLedgerSlack);
+  b->allocate_pool(l.spec);  // the context survived
+  b->fill_synthetic(l.pt, 3, Fp8Scales{});
+  b->decode(q, l.pt, Fp8Scales{}, out);
+  CHECK(std::all_of(out.begin(), out.end(), [](float x) { return std::isfinite(x); }));
+  b->release_all();
+  CHECK(b->ledger().empty());
+}
+
+TEST_CASE("a cudaMalloc the driver refuses releases everything and throws", "[gpu]") {
+  KVPLAN_REQUIRE_CUDA();
+  check_fault_releases_everything(Backend::Fault::allocation);
+}
+
+TEST_CASE("a kernel launch the driver refuses releases everything and throws", "[gpu]") {
+  KVPLAN_REQUIRE_CUDA();
+  check_fault_releases_everything(Backend::Fault::launch);
+}
+
+TEST_CASE("fault injection is refused by the CPU backend", "[gpu]") {
+  auto b = make_backend("cpu", 1);
+  CHECK_THROWS_AS(b->inject_fault(Backend::Fault::launch), RuntimeFailure);
+}
+

@@ -376,6 +376,10 @@ class CudaBackend final : public Backend {
     upload(at<void>(dec_io_, ix_off), pt.indices.data(), static_cast<i64>(pt.indices.size()) * 4, "uploading the page indices");
     upload(at<void>(dec_io_, ll_off), pt.last_page_len.data(), seqs * 4, "uploading the last page lengths");
     upload(at<void>(dec_io_, ci_off), chunk_indptr.data(), (seqs + 1) * 4, "uploading the chunk indptr");
+    if (fault_launch_) {
+      fault_launch_ = false;
+      check(kk::launch_decode_invalid_config(a, nullptr), "decode attention launch");
+    }
     check(kk::launch_decode(a, nullptr), "decode attention launch");
     check(cudaDeviceSynchronize(), "decode attention");
     out.resize(static_cast<size_t>(qn));
@@ -399,6 +403,11 @@ class CudaBackend final : public Backend {
     a.sink = sink_;
     a.num_ctas = read_ctas_;
     return time_loop("contiguous read", max_seconds, [a] { return kk::launch_contiguous_read(a, nullptr); });
+  }
+
+  void inject_fault(Fault f) override {
+    if (f == Fault::allocation) fault_alloc_ = true;
+    if (f == Fault::launch) fault_launch_ = true;
   }
 
   TimingStats time_paged_gather(const PageTable& pt, double max_seconds) override {
@@ -446,7 +455,10 @@ class CudaBackend final : public Backend {
   void* alloc(const char* what, i64 bytes) {
     size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-    if (bytes > static_cast<i64>(free)) {
+    if (fault_alloc_) {  // inject_fault: past the free check, more than the device has
+      fault_alloc_ = false;
+      bytes = 2 * static_cast<i64>(total);
+    } else if (bytes > static_cast<i64>(free)) {
       release_everything();
       throw RuntimeFailure(std::string("cuda: ") + what + " needs " + std::to_string(bytes) + " bytes but only " +
                            std::to_string(free) + " are free on the device");
@@ -582,6 +594,7 @@ class CudaBackend final : public Backend {
   void* dec_ws_ = nullptr;
   kk::DecodeArgs dec_args_;
   bool dec_ready_ = false;
+  bool fault_alloc_ = false, fault_launch_ = false;  // inject_fault: armed for the next allocation / decode launch
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kvplan/core/error.hpp"
 #include "paged_kv_layout.h"
 
 namespace kvplan::probe {
@@ -113,6 +114,14 @@ class Backend {
   /// Ceilings: a contiguous read of the whole pool, and the paged gather of `pt`'s pages without the math.
   virtual TimingStats time_contiguous_read(double max_seconds) = 0;
   virtual TimingStats time_paged_gather(const PageTable& pt, double max_seconds) = 0;
+
+  /// Faults the GPU tests inject to check the failure paths (tests/gpu): the backend's NEXT device
+  /// allocation asks the driver for twice the device's memory, past the free-memory check (a real
+  /// cudaErrorMemoryAllocation); its NEXT decode launches with a block of 2048 threads (a real
+  /// cudaErrorInvalidConfiguration). Either must release everything and throw RuntimeFailure.
+  enum class Fault { allocation, launch };
+  /// Arms one fault; RuntimeFailure on a backend that has no device to fail (the CPU backend).
+  virtual void inject_fault(Fault) { throw RuntimeFailure("probe: fault injection needs a GPU backend, not " + device().backend); }
 };
 
 /// The value token t of sequence s holds in K (kv = 0) or V (kv = 1) at (head, dim): splitmix64 of
