@@ -446,7 +446,7 @@ class CpuBackend final : public Backend {
     pool_bytes_ = bytes;
     spec_ = spec;
     layout_ = spec.layout();
-    flush_.assign(32u << 20, 1);  // larger than the last-level cache of this class of CPU
+    flush_.assign(static_cast<size_t>(flush_bytes()), 1);
   }
 
   void release_all() override {
@@ -650,8 +650,31 @@ class CpuBackend final : public Backend {
     return x;
   }
 
+  // Twice the largest cache the OS lists (sysfs), at least 32 MiB: what one walk of the flush buffer evicts.
+  static i64 flush_bytes() {
+    i64 largest = 0;
+    for (int i = 0; i < 8; ++i) {
+      std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+      std::string v;
+      if (!(in >> v) || v.empty()) continue;
+      const char unit = v.back();
+      const i64 n = std::atoll(v.c_str()) * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
+      largest = std::max(largest, n);
+    }
+    return std::max<i64>(32LL << 20, 2 * largest);
+  }
+
+  // Every thread reads the whole flush buffer before a timed repeat, so every cache the next repeat's
+  // threads read through starts without the pool (the threads of a VM may sit on different chiplets,
+  // each with its own L3, and one thread's walk evicts only its own). Each thread takes exactly one
+  // task: a task waits until all threads hold one.
   void flush() {
-    for (size_t i = 0; i < flush_.size(); i += 64) flush_[i] = static_cast<std::uint8_t>(flush_[i] + 1);
+    std::atomic<int> arrived{0};
+    workers_.run(threads_, [&](i64, int) {
+      arrived.fetch_add(1);
+      while (arrived.load() < threads_) std::this_thread::yield();
+      sink_.fetch_xor(read_xor(isa_, flush_.data(), static_cast<i64>(flush_.size()) / 256 * 256));
+    });
   }
 
   int threads_;
