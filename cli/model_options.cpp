@@ -27,7 +27,9 @@ namespace {
 
 ElemFormat kv_format(const std::string& flag, const std::string& v, ElemFormat model_dtype) {
   if (v == "auto") return model_dtype;  // vLLM --kv-cache-dtype auto: the model's dtype
-  if (auto f = parse_format(v)) return *f;
+  if (auto f = parse_format(v); f && kv_capable(*f)) return *f;
+  if (auto f = parse_format(v))
+    throw InputError(flag, v + " is a weight format, not a KV cache type", "use one of " + format_names());
   throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names());
 }
 

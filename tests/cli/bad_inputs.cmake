@@ -91,3 +91,9 @@ kvplan_cli_test(fuzz_manifests_comma_line EXIT 2 STDOUT_EMPTY ARGS check ${KVPLA
 # fuzzing finding (manifests harness): another input on which yaml-cpp 0.7 allocates without bound; the parse budget stops it
 kvplan_cli_test(fuzz_manifests_yaml_budget EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/manifests-yaml-cpp-unbounded.yaml
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/manifests-yaml-cpp-unbounded.yaml: the YAML parser needed more than 64 MiB for this file<SEMI> check the YAML syntax (indentation, stray ',' or '-')")
+# KV cache formats: the weight-only ggml types are no KV cache type; an nvfp4 KV cache only where vLLM and
+# TensorRT-LLM offer it
+kvplan_cli_test(bad_kv_nvfp4_sglang EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine sglang --kv-cache-dtype nvfp4 --context 4k
+  STDERR "kvplan: error: --kv-cache-dtype: an nvfp4 KV cache is not available in sglang<SEMI> nvfp4 KV runs on vLLM and TensorRT-LLM<SEMI> use fp8_e4m3 here")
+kvplan_cli_test(bad_kv_weight_only_type EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine llama.cpp --cache-type-k q2_k --context 4k
+  STDERR "kvplan: error: --cache-type-k: q2_k is a weight format, not a KV cache type<SEMI> use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp) or nvfp4 (vLLM, TensorRT-LLM)")
