@@ -45,13 +45,14 @@ std::optional<ElemFormat> parse_format(std::string_view name) {
       {"e5m2", ElemFormat::fp8_e5m2},      {"fp8_e5m2fnuz", ElemFormat::fp8_e5m2},
       {"fp8_e4m3fnuz", ElemFormat::fp8_e4m3}, {"fp8_inc", ElemFormat::fp8_e4m3},
       {"i8", ElemFormat::int8},            {"q8", ElemFormat::q8_0},
+      {"fp4_e2m1", ElemFormat::mxfp4},     // SGLang --kv-cache-dtype fp4_e2m1: "(only mxfp4)"
   };
   for (const auto& a : aliases)
     if (s == a.alias) return a.f;
   return std::nullopt;
 }
 
-bool kv_capable(ElemFormat f) { return format_info(f).block_elems != 256 && f != ElemFormat::mxfp4; }
+bool kv_capable(ElemFormat f) { return format_info(f).block_elems != 256; }
 
 std::string format_names() {
   std::string out;

@@ -43,11 +43,11 @@ const FormatInfo& format_info(ElemFormat f);
 const std::vector<FormatInfo>& all_formats();
 
 /// Parses a canonical name or an alias (float16, half, bfloat16, float32, fp8 = fp8_e4m3, fp8_e4m3fn,
-/// q8 …). Case-insensitive. Empty optional when unknown.
+/// q8, fp4_e2m1 = mxfp4 …). Case-insensitive. Empty optional when unknown.
 std::optional<ElemFormat> parse_format(std::string_view name);
 
 /// Whether some engine caches K or V in this format: every format but the weight-only ggml types (the super-blocks
-/// of 256, ternary types, mxfp4). Which engine takes which is checked per engine (check_kv_format, deployment.hpp).
+/// of 256 and the ternary types). Which engine takes which is checked per engine (check_kv_format, deployment.hpp).
 bool kv_capable(ElemFormat f);
 
 /// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages).
