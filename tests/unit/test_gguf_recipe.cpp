@@ -218,3 +218,15 @@ TEST_CASE("safetensors formats: bytes by hand", "[weights][formats]") {
   apply_weight_format(a, "gptq", "--weight-format");
   CHECK(weight_bytes(a, count_params(a)).total == linear * 133 / 256 + other * 2);
 }
+
+TEST_CASE("GGUF bytes past 64 bits are an overflow error, not a wrapped number", "[gguf][recipe][overflow]") {
+  // one tied embedding of 2^32 x 1.9 * 2^30 weights: its element count fits in 64 bits, its q8_K bytes
+  // (292 B per 256 weights) do not
+  ModelSpec m;
+  m.hidden = 1LL << 32;
+  m.vocab = (1LL << 30) * 19 / 10;
+  m.tied_embeddings = true;
+  m.final_norm = false;
+  apply_weight_format(m, "pure:q8_k", "--weight-format");
+  CHECK_THROWS_AS(weight_bytes(m, count_params(m)), OverflowError);
+}
