@@ -91,6 +91,19 @@ std::optional<GgufRecipe> parse_gguf_recipe(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<GgufRecipe> gguf_recipe_from_printed(std::string_view printed) {
+  // llama_model_ftype_name (src/llama-model-loader.cpp): "<TYPE>[ mix] - <Small|Medium|Large|bits bpw ...>"
+  std::string s = upper(printed);
+  if (s == "MXFP4 MOE") return parse_gguf_recipe("MXFP4_MOE");
+  const auto dash = s.find(" - ");
+  std::string head = s.substr(0, dash), tail = dash == std::string::npos ? "" : s.substr(dash + 3);
+  if (head == "IQ3_S MIX") return parse_gguf_recipe("IQ3_M");
+  if (tail == "SMALL") head += "_S";
+  else if (tail == "MEDIUM") head += head == "Q2_K" ? "" : "_M";
+  else if (tail == "LARGE") head += "_L";
+  return parse_gguf_recipe(head);
+}
+
 std::string gguf_recipe_names() {
   std::string out;
   for (const auto& f : kFtypes) {

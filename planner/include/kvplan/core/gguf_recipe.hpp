@@ -31,6 +31,10 @@ struct GgufRecipe {
 /// ":imatrix" after a name records an importance matrix (IQ1/IQ2/IQ3_XXS/IQ3_XS/Q2_K_S always have one).
 std::optional<GgufRecipe> parse_gguf_recipe(std::string_view name);
 
+/// The file type as llama.cpp prints it (llama_model_ftype_name: "Q4_K - Medium", "IQ2_XS - 2.3125 bpw",
+/// "IQ3_S mix - 3.66 bpw", "MXFP4 MoE", "Q8_0"), without an importance matrix unless the type needs one.
+std::optional<GgufRecipe> gguf_recipe_from_printed(std::string_view printed);
+
 /// The accepted file-type names, joined with ", " (for error messages and --help).
 std::string gguf_recipe_names();
 
