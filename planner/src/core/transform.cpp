@@ -33,6 +33,10 @@ void disable_windows(ModelSpec& m) {
 
 namespace {
 
+bool has_moe(const ModelSpec& m) {
+  return std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.mlp == MlpKind::moe; });
+}
+
 // "Q3_K_M: 129 q3_k, 94 q4_k, 1 q6_k tensors, norms f32": the tensor types the recipe gives, as llama.cpp's loader
 // lists them ("llama_model_loader: - type q4_K: 193 tensors")
 std::string recipe_detail(const GgufRecipe& r, const ModelSpec& m, const std::string& where) {
@@ -46,11 +50,7 @@ std::string recipe_detail(const GgufRecipe& r, const ModelSpec& m, const std::st
     out += std::string(first ? " " : ", ") + std::to_string(n) + " " + std::string(fi.name);
     first = false;
   }
-  return out + " tensors, norms and router f32";
-}
-
-bool has_moe(const ModelSpec& m) {
-  return std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.mlp == MlpKind::moe; });
+  return out + " tensors, norms f32" + (has_moe(m) ? ", router f32" : "");
 }
 
 }  // namespace
