@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
 #include "kvplan/core/gguf_recipe.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
+#include "kvplan/io/hf_config.hpp"
 
 using namespace kvplan;
 
@@ -229,4 +233,29 @@ TEST_CASE("GGUF bytes past 64 bits are an overflow error, not a wrapped number",
   m.final_norm = false;
   apply_weight_format(m, "pure:q8_k", "--weight-format");
   CHECK_THROWS_AS(weight_bytes(m, count_params(m)), OverflowError);
+}
+
+TEST_CASE("quantization_config: ModelOpt FP8 / NVFP4 and compressed-tensors NVFP4", "[weights][formats]") {
+  // vLLM modelopt.py reads quant_algo (flat in config.json, or under "quantization" in hf_quant_config.json);
+  // compressed-tensors NVFP4 is weights {num_bits 4, type float, group_size 16}: the same 4.5 bits + 8 B per module
+  // as --weight-format nvfp4, so the two must agree byte for byte
+  std::ifstream in(std::string(KVPLAN_TEST_DATA) + "/configs/llama-3.1-8b.json");
+  const nlohmann::json base = nlohmann::json::parse(in);
+  ModelSpec flag = kvtest::load("llama-3.1-8b");
+  apply_weight_format(flag, "nvfp4", "--weight-format");
+  const i64 want = weight_bytes(flag, count_params(flag)).total;
+  auto bytes = [&](const nlohmann::json& qc) {
+    nlohmann::json j = base;
+    j["quantization_config"] = qc;
+    const ModelSpec m = io::model_from_hf_config(j, "config.json", "x");
+    return weight_bytes(m, count_params(m)).total;
+  };
+  CHECK(bytes({{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"group_size", 16}}) == want);
+  CHECK(bytes({{"quant_method", "modelopt"}, {"quantization", {{"quant_algo", "NVFP4"}}}}) == want);
+  CHECK(bytes({{"quant_method", "compressed-tensors"},
+               {"config_groups", {{"group_0", {{"weights", {{"num_bits", 4}, {"type", "float"}, {"group_size", 16}}}}}}}}) == want);
+  ModelSpec fp8 = kvtest::load("llama-3.1-8b");
+  apply_weight_format(fp8, "fp8", "--weight-format");
+  CHECK(bytes({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}}) == weight_bytes(fp8, count_params(fp8)).total);
+  CHECK_THROWS_AS(bytes({{"quant_method", "modelopt"}, {"quant_algo", "W4A8_AWQ"}}), InputError);
 }
