@@ -19,8 +19,8 @@ using E = ElemFormat;
 struct FtypeName {
   std::string_view name;  // llama-quantize's spelling
   Ftype ftype;
-  ElemFormat base;        // llama_ftype_get_default_type
-  bool needs_imatrix;     // the recipe makes a tensor type tensor_requires_imatrix names (iq1/iq2/iq3_xxs, Q2_K_S q2_K)
+  ElemFormat base;     // llama_ftype_get_default_type
+  bool needs_imatrix;  // the recipe makes a tensor type tensor_requires_imatrix names (iq1/iq2/iq3_xxs, Q2_K_S q2_K)
 };
 
 // clang-format off
@@ -98,9 +98,12 @@ std::optional<GgufRecipe> gguf_recipe_from_printed(std::string_view printed) {
   const auto dash = s.find(" - ");
   std::string head = s.substr(0, dash), tail = dash == std::string::npos ? "" : s.substr(dash + 3);
   if (head == "IQ3_S MIX") return parse_gguf_recipe("IQ3_M");
-  if (tail == "SMALL") head += "_S";
-  else if (tail == "MEDIUM") head += head == "Q2_K" ? "" : "_M";
-  else if (tail == "LARGE") head += "_L";
+  if (tail == "SMALL")
+    head += "_S";
+  else if (tail == "MEDIUM")
+    head += head == "Q2_K" ? "" : "_M";
+  else if (tail == "LARGE")
+    head += "_L";
   return parse_gguf_recipe(head);
 }
 
@@ -142,10 +145,11 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m) {
       // DeepSeek-V2/V3 as convert_hf_to_gguf.py writes them with attn_kv_b (the split k_b / v_b are not modelled)
       const i64 qk = add(l.qk_nope_head_dim, l.qk_rope_head_dim);
       ts.push_back({"attention", TensorRole::other, i, h, add(l.kv_lora_rank, l.qk_rope_head_dim), 1});  // kv_a_mqa
-      ts.push_back({"attention", TensorRole::attn_kv_b, i, l.kv_lora_rank, mul(l.q_heads, add(l.qk_nope_head_dim, l.v_head_dim)), 1});
+      ts.push_back({"attention", TensorRole::attn_kv_b, i, l.kv_lora_rank,
+                    mul(l.q_heads, add(l.qk_nope_head_dim, l.v_head_dim)), 1});
       ts.push_back({"attention", TensorRole::attn_output, i, mul(l.q_heads, l.v_head_dim), h, 1});
       if (l.q_lora_rank > 0) {
-        ts.push_back({"attention", TensorRole::other, i, h, l.q_lora_rank, 1});                  // q_a
+        ts.push_back({"attention", TensorRole::other, i, h, l.q_lora_rank, 1});                   // q_a
         ts.push_back({"attention", TensorRole::other, i, l.q_lora_rank, mul(l.q_heads, qk), 1});  // q_b
       } else {
         ts.push_back({"attention", TensorRole::attn_q, i, h, mul(l.q_heads, qk), 1});
@@ -163,13 +167,17 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m) {
         break;
       case MlpKind::moe:
         ts.push_back({"routed_experts", TensorRole::ffn_down, i, l.expert_intermediate, h, l.experts});
-        if (l.shared_intermediate > 0) ts.push_back({"shared_experts", TensorRole::ffn_down, i, l.shared_intermediate, h, 1});
+        if (l.shared_intermediate > 0)
+          ts.push_back({"shared_experts", TensorRole::ffn_down, i, l.shared_intermediate, h, 1});
         ts.push_back({"routed_experts", TensorRole::ffn_gate, i, h, l.expert_intermediate, l.experts});
-        if (l.shared_intermediate > 0) ts.push_back({"shared_experts", TensorRole::ffn_gate, i, h, l.shared_intermediate, 1});
+        if (l.shared_intermediate > 0)
+          ts.push_back({"shared_experts", TensorRole::ffn_gate, i, h, l.shared_intermediate, 1});
         ts.push_back({"routed_experts", TensorRole::ffn_up, i, h, l.expert_intermediate, l.experts});
-        if (l.shared_intermediate > 0) ts.push_back({"shared_experts", TensorRole::ffn_up, i, h, l.shared_intermediate, 1});
+        if (l.shared_intermediate > 0)
+          ts.push_back({"shared_experts", TensorRole::ffn_up, i, h, l.shared_intermediate, 1});
         break;
-      case MlpKind::none: break;
+      case MlpKind::none:
+        break;
     }
   }
   return ts;
@@ -177,7 +185,9 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m) {
 
 namespace {
 
-bool attn_v_like(TensorRole r) { return r == TensorRole::attn_v || r == TensorRole::attn_qkv || r == TensorRole::attn_kv_b; }
+bool attn_v_like(TensorRole r) {
+  return r == TensorRole::attn_v || r == TensorRole::attn_qkv || r == TensorRole::attn_kv_b;
+}
 
 // use_more_bits: the first and last eighth of the layers and every third layer between them
 bool use_more_bits(i64 i, i64 n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
@@ -238,24 +248,37 @@ ElemFormat mixture_type(const GgufRecipe& r, const Hparams& hp, bool tied, const
       if (c.i_down < c.n_layer / 8) nt = iq2_s_m ? E::iq3_s : E::q2_k;
       ++c.i_down;
     } else if (t.role == TensorRole::attn_output) {
-      if (hp.n_expert == 8) nt = E::q5_k;
-      else if (any({F::iq1_s, F::iq1_m})) nt = E::iq2_xxs;
-      else if (iq2_s_m) nt = E::iq3_s;
+      if (hp.n_expert == 8)
+        nt = E::q5_k;
+      else if (any({F::iq1_s, F::iq1_m}))
+        nt = E::iq2_xxs;
+      else if (iq2_s_m)
+        nt = E::iq3_s;
     }
     return nt;
   }
   if (attn_v_like(t.role)) {
     const i64 i = c.i_attn_v, n = c.n_attn_v;
-    if (f == F::q2_k) nt = hp.gqa >= 4 ? E::q4_k : E::q3_k;
-    else if (f == F::q2_k_s && hp.gqa >= 4) nt = E::q4_k;
-    else if (f == F::iq3_xxs) nt = hp.gqa >= 4 ? E::q4_k : !r.imatrix ? E::iq3_s : E::iq3_xxs;
-    else if (any({F::iq3_xs, F::iq3_s}) && hp.gqa >= 4) nt = E::q4_k;
-    else if (f == F::iq3_m) nt = E::q4_k;
-    else if (f == F::q3_k_m) nt = i < 2 ? E::q5_k : E::q4_k;
-    else if (f == F::q3_k_l) nt = E::q5_k;
-    else if (any({F::iq4_nl, F::iq4_xs}) && hp.gqa >= 4) nt = E::q5_k;
-    else if (any({F::q4_k_m, F::q5_k_m}) && use_more_bits(i, n)) nt = E::q6_k;
-    else if (f == F::q4_k_s && i < 4) nt = E::q5_k;
+    if (f == F::q2_k)
+      nt = hp.gqa >= 4 ? E::q4_k : E::q3_k;
+    else if (f == F::q2_k_s && hp.gqa >= 4)
+      nt = E::q4_k;
+    else if (f == F::iq3_xxs)
+      nt = hp.gqa >= 4 ? E::q4_k : !r.imatrix ? E::iq3_s : E::iq3_xxs;
+    else if (any({F::iq3_xs, F::iq3_s}) && hp.gqa >= 4)
+      nt = E::q4_k;
+    else if (f == F::iq3_m)
+      nt = E::q4_k;
+    else if (f == F::q3_k_m)
+      nt = i < 2 ? E::q5_k : E::q4_k;
+    else if (f == F::q3_k_l)
+      nt = E::q5_k;
+    else if (any({F::iq4_nl, F::iq4_xs}) && hp.gqa >= 4)
+      nt = E::q5_k;
+    else if (any({F::q4_k_m, F::q5_k_m}) && use_more_bits(i, n))
+      nt = E::q6_k;
+    else if (f == F::q4_k_s && i < 4)
+      nt = E::q5_k;
     // 70B: attn_v is 8x smaller than attn_q, so a q3_K / q4_K choice is raised to q5_K
     if (hp.is_70b && (nt == E::q3_k || nt == E::q4_k)) nt = E::q5_k;
     if (hp.n_expert == 8) nt = E::q8_0;
@@ -276,34 +299,51 @@ ElemFormat mixture_type(const GgufRecipe& r, const Hparams& hp, bool tied, const
   if (t.role == TensorRole::ffn_down) {
     const i64 i = layer_of(c.i_down), n = c.n_layer;
     const bool umb = use_more_bits(i, n);
-    if (f == F::q2_k) nt = E::q3_k;
-    else if (f == F::q2_k_s) { if (i < n / 8) nt = E::q4_k; }
-    else if (f == F::iq3_xxs && !r.imatrix) nt = i < n / 8 ? E::q4_k : E::q3_k;
-    else if (f == F::q3_k_m) nt = i < n / 16 ? E::q5_k : !hp.falcon || umb ? E::q4_k : E::q3_k;
-    else if (f == F::iq3_m && (i < n / 8 || (hp.n_expert == 8 && umb))) nt = E::q4_k;
-    else if (f == F::q3_k_l) nt = hp.falcon ? E::q4_k : E::q5_k;
+    if (f == F::q2_k)
+      nt = E::q3_k;
+    else if (f == F::q2_k_s) {
+      if (i < n / 8) nt = E::q4_k;
+    } else if (f == F::iq3_xxs && !r.imatrix)
+      nt = i < n / 8 ? E::q4_k : E::q3_k;
+    else if (f == F::q3_k_m)
+      nt = i < n / 16 ? E::q5_k : !hp.falcon || umb ? E::q4_k : E::q3_k;
+    else if (f == F::iq3_m && (i < n / 8 || (hp.n_expert == 8 && umb)))
+      nt = E::q4_k;
+    else if (f == F::q3_k_l)
+      nt = hp.falcon ? E::q4_k : E::q5_k;
     else if (f == F::q4_k_m) {
-      if (hp.falcon) nt = i < n / 16 ? E::q6_k : umb ? E::q5_k : E::q4_k;
-      else if (umb) nt = E::q6_k;
-    }
-    else if (i < n / 8 && any({F::iq4_nl, F::iq4_xs}) && !r.imatrix) nt = E::q5_k;
-    else if (f == F::q5_k_m && umb) nt = E::q6_k;
-    else if (f == F::q4_k_s && !hp.falcon && i < n / 8) nt = E::q5_k;
-    else if (any({F::q4_0, F::q5_0}) && r.imatrix && i < n / 8) nt = f == F::q4_0 ? E::q4_1 : E::q5_1;
+      if (hp.falcon)
+        nt = i < n / 16 ? E::q6_k : umb ? E::q5_k : E::q4_k;
+      else if (umb)
+        nt = E::q6_k;
+    } else if (i < n / 8 && any({F::iq4_nl, F::iq4_xs}) && !r.imatrix)
+      nt = E::q5_k;
+    else if (f == F::q5_k_m && umb)
+      nt = E::q6_k;
+    else if (f == F::q4_k_s && !hp.falcon && i < n / 8)
+      nt = E::q5_k;
+    else if (any({F::q4_0, F::q5_0}) && r.imatrix && i < n / 8)
+      nt = f == F::q4_0 ? E::q4_1 : E::q5_1;
     ++c.i_down;
     return nt;
   }
   if (t.role == TensorRole::attn_output) {
     if (!hp.falcon) {
       if (hp.n_expert == 8) {
-        if (any({F::q2_k, F::iq3_xs, F::iq3_xxs, F::q3_k_s, F::q3_k_m, F::iq4_nl, F::q4_k_s, F::q4_k_m, F::iq3_s, F::iq3_m, F::iq4_xs}))
+        if (any({F::q2_k, F::iq3_xs, F::iq3_xxs, F::q3_k_s, F::q3_k_m, F::iq4_nl, F::q4_k_s, F::q4_k_m, F::iq3_s,
+                 F::iq3_m, F::iq4_xs}))
           nt = E::q5_k;
       } else {
-        if (f == F::q2_k) nt = E::q3_k;
-        else if (f == F::iq3_xxs) nt = E::iq3_s;
-        else if (f == F::q3_k_m) nt = E::q4_k;
-        else if (f == F::q3_k_l) nt = E::q5_k;
-        else if (f == F::iq3_m) nt = E::q4_k;
+        if (f == F::q2_k)
+          nt = E::q3_k;
+        else if (f == F::iq3_xxs)
+          nt = E::iq3_s;
+        else if (f == F::q3_k_m)
+          nt = E::q4_k;
+        else if (f == F::q3_k_l)
+          nt = E::q5_k;
+        else if (f == F::iq3_m)
+          nt = E::q4_k;
       }
     } else if (f == F::q3_k_l) {
       nt = E::q4_k;
@@ -325,16 +365,36 @@ ElemFormat shape_fallback(ElemFormat nt, i64 cols, const std::string& where) {
   if (cols % format_info(nt).block_elems == 0) return nt;
   ElemFormat rt;
   switch (nt) {
-    case E::iq1_s: case E::iq1_m: case E::iq2_xxs: case E::iq2_xs: case E::iq2_s: case E::iq3_xxs: case E::iq3_s:
-    case E::iq4_xs: rt = E::iq4_nl; break;
-    case E::q2_k: case E::q3_k: case E::tq1_0: case E::tq2_0: rt = E::q4_0; break;
-    case E::q4_k: rt = E::q5_0; break;
-    case E::q5_k: rt = E::q5_1; break;
-    case E::q6_k: rt = E::q8_0; break;
+    case E::iq1_s:
+    case E::iq1_m:
+    case E::iq2_xxs:
+    case E::iq2_xs:
+    case E::iq2_s:
+    case E::iq3_xxs:
+    case E::iq3_s:
+    case E::iq4_xs:
+      rt = E::iq4_nl;
+      break;
+    case E::q2_k:
+    case E::q3_k:
+    case E::tq1_0:
+    case E::tq2_0:
+      rt = E::q4_0;
+      break;
+    case E::q4_k:
+      rt = E::q5_0;
+      break;
+    case E::q5_k:
+      rt = E::q5_1;
+      break;
+    case E::q6_k:
+      rt = E::q8_0;
+      break;
     default:
-      throw InputError(where, "llama-quantize has no fallback from " + std::string(format_info(nt).name) + " for rows of " +
-                                  std::to_string(cols) + " weights (not a multiple of " +
-                                  std::to_string(format_info(nt).block_elems) + ")",
+      throw InputError(where,
+                       "llama-quantize has no fallback from " + std::string(format_info(nt).name) + " for rows of " +
+                           std::to_string(cols) + " weights (not a multiple of " +
+                           std::to_string(format_info(nt).block_elems) + ")",
                        "choose a file type whose block divides the row");
   }
   return cols % format_info(rt).block_elems == 0 ? rt : E::f16;
@@ -355,7 +415,8 @@ void gguf_tensor_types(const GgufRecipe& r, const ModelSpec& m, std::vector<Gguf
 }
 
 i64 gguf_tensor_bytes(const GgufTensor& t) {
-  return mul(mul(t.rows, t.slices, "GGUF tensor rows"), row_bytes(t.type, t.cols, "GGUF tensor row"), "GGUF tensor bytes");
+  return mul(mul(t.rows, t.slices, "GGUF tensor rows"), row_bytes(t.type, t.cols, "GGUF tensor row"),
+             "GGUF tensor bytes");
 }
 
 }  // namespace kvplan

@@ -39,7 +39,9 @@ std::optional<GgufRecipe> gguf_recipe_from_printed(std::string_view printed);
 std::string gguf_recipe_names();
 
 /// llama-quant.cpp's tensor categories (tensor_get_category).
-enum class TensorRole { token_embd, output, attn_q, attn_k, attn_v, attn_qkv, attn_kv_b, attn_output, ffn_gate, ffn_up, ffn_down, other };
+enum class TensorRole {
+  token_embd, output, attn_q, attn_k, attn_v, attn_qkv, attn_kv_b, attn_output, ffn_gate, ffn_up, ffn_down, other
+};
 
 /// One quantisable weight tensor of a GGUF file: ne = {cols, rows, slices} (slices = experts of a merged 3-D
 /// expert tensor, else 1); `part` is the ParamPart it belongs to (weights.hpp).
@@ -59,7 +61,8 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m);
 /// Assigns each tensor the ggml type llama-quantize gives it (llama_tensor_get_type_impl, then the shape fallback
 /// tensor_type_fallback), walking the tensors in order as its counters do. Throws InputError at `where` when
 /// llama-quantize would refuse (a type with no fallback for a row length).
-void gguf_tensor_types(const GgufRecipe& r, const ModelSpec& m, std::vector<GgufTensor>& ts, const std::string& where = "weight_format");
+void gguf_tensor_types(const GgufRecipe& r, const ModelSpec& m, std::vector<GgufTensor>& ts,
+                       const std::string& where = "weight_format");
 
 /// Bytes of one tensor: rows x slices x row_bytes(type, cols), overflow-checked.
 i64 gguf_tensor_bytes(const GgufTensor& t);
