@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <functional>
 
+#include "kvplan/core/gguf_recipe.hpp"
 #include "kvplan/core/kv.hpp"
+#include "kvplan/core/transform.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/core/weights.hpp"
 #include "kvplan/io/engine_flags.hpp"
@@ -418,9 +420,25 @@ void llamacpp_rows(Ctx& c) {
     const double n = static_cast<double>(count_params(d.spec.model).total);
     c.rule("model parameters", "count", params, n, n, "kvplan's parameter count of " + d.spec.model.id);
   }
-  if (const auto* size = c.f("model_size_bytes"))
-    c.estimate("model size", "bytes", size, static_cast<double>(weight_bytes(d.spec.model, count_params(d.spec.model)).total),
-               "parameters x the weight format's bytes", "GGUF mixes quant types; kvplan prices one");
+  if (const auto* size = c.f("model_size_bytes")) {
+    // the printed file type priced by llama-quantize's recipe, tensor by tensor (core/gguf_recipe.hpp), when the
+    // model's weights are not known otherwise
+    ModelSpec m = d.spec.model;
+    std::string basis = "parameters x the weight format's bytes", note = "GGUF mixes quant types; kvplan prices one";
+    const auto ft = c.log.text.find("file_type");
+    if (ft != c.log.text.end() && m.quant.method == "none" && !m.exact_weight_bytes) {
+      if (const auto r = gguf_recipe_from_printed(ft->second)) {
+        try {
+          apply_weight_format(m, r->name, "file type");
+          basis = "llama-quantize " + r->name + " recipe, tensor by tensor";
+          note = "no importance matrix assumed (it changes a few IQ4 / Q4_0 / Q5_0 choices)";
+        } catch (const InputError&) {
+          m = d.spec.model;  // a shape llama-quantize would refuse: keep the plain estimate
+        }
+      }
+    }
+    c.estimate("model size", "bytes", size, static_cast<double>(weight_bytes(m, count_params(m)).total), basis, note);
+  }
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ void add_model_options(CLI::App* c, ModelArgs& a) {
   kv->excludes(ck)->excludes(cv);
   c->add_option("--state-dtype", a.state_dtype, "Recurrent (Mamba) state format; default: the model dtype");
   c->add_option("--mla-layout", a.mla_layout, "MLA cache layout: latent (kv_lora_rank + rope, vLLM/SGLang/llama.cpp) or expanded (per-head K and V)")->capture_default_str();
-  c->add_option("--weight-format", a.weight_format, "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero), a ggml type as llama-quantize makes it (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), or a K-quant mix (q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k)");
+  c->add_option("--weight-format", a.weight_format, "Override weight format: f32, f16, bf16, fp8, fp8_block (f32 scale per 128x128), int8, int4 / awq / gptq (g128, f16 scale + 4-bit zero), nvfp4, mxfp4 (MoE experts), a llama-quantize type priced tensor by tensor by its recipe (Q8_0, Q4_K_M, Q3_K_M, Q2_K, IQ2_XS, IQ4_XS, MXFP4_MOE, ...; name:imatrix with an importance matrix) or pure:<ggml type>");
   c->add_flag("--ignore-windows", a.ignore_windows, "Treat sliding-window and chunked layers as full attention");
 }
 
@@ -27,7 +27,9 @@ namespace {
 
 ElemFormat kv_format(const std::string& flag, const std::string& v, ElemFormat model_dtype) {
   if (v == "auto") return model_dtype;  // vLLM --kv-cache-dtype auto: the model's dtype
-  if (auto f = parse_format(v)) return *f;
+  if (auto f = parse_format(v); f && kv_capable(*f)) return *f;
+  if (auto f = parse_format(v))
+    throw InputError(flag, v + " is a weight format, not a KV cache type", "use one of " + format_names());
   throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names());
 }
 

@@ -432,6 +432,8 @@ TEST_CASE("values: vLLM human integers, quantization, -ngl, auto values", "[cmdl
   CHECK(kv(parse("vllm serve m --quantization fp8 --kv-cache-dtype fp8_e4m3")) ==
         Settings{{"weight_format", "fp8"}, {"kv_cache_dtype", "fp8_e4m3"}});
   CHECK(kv(parse("vllm serve m -q awq_marlin")) == Settings{{"weight_format", "int4"}});
+  CHECK(kv(parse("vllm serve m --quantization modelopt_fp4")) == Settings{{"weight_format", "nvfp4"}});
+  CHECK(kv(parse("vllm serve m --quantization mxfp4")) == Settings{{"weight_format", "mxfp4"}});
   CHECK(kv(parse("python -m sglang.launch_server --model-path m --quantization gptq")) ==
         Settings{{"weight_format", "int4"}});
   const auto bnb = parse("vllm serve m --quantization bitsandbytes");

@@ -18,6 +18,13 @@ TEST_CASE("Llama-3-8B bf16: 32 layers x 2 x 8 kv heads x 128 x 2 B", "[kv][llama
   CHECK(r.state_bytes == 0);
 }
 
+TEST_CASE("nvfp4 KV cache: head_dim / 2 B of e2m1 + head_dim / 16 fp8 scales per head", "[kv][nvfp4]") {
+  // vLLM's NVFP4 KV cache (Triton reshape_and_cache_flash for NVFP4: "packed_head_size = head_size//2 +
+  // head_size//16", FP8 E4M3 scale per 16 elements); TensorRT-LLM keeps the same scales in a block-scale pool
+  const auto r = kvtest::kv(kvtest::load("llama-3-8b"), 1, ElemFormat::nvfp4, ElemFormat::nvfp4);
+  CHECK(r.kv_bytes_per_token == 32 * 2 * 8 * (128 / 2 + 128 / 16));  // layers x (K+V) x kv heads x 72 B
+}
+
 TEST_CASE("llama.cpp: Llama-3.1-8B, n_ctx 16384, f16 K and V = 1024 MiB each", "[kv][llamacpp]") {
   // cases.json lc-llama31-8b-16k-f16-vulkan; ik_llama.cpp discussion #562:
   // "llama_kv_cache_unified: size = 2048.00 MiB ( 16384 cells, 32 layers, 1 seqs), K (f16): 1024.00 MiB, V (f16): 1024.00 MiB"

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "kvplan/core/gguf_recipe.hpp"
 
 using nlohmann::json;
 
@@ -99,6 +100,25 @@ TEST_CASE("kvplan log: the figures worked by hand", "[log]") {
     CHECK(l["planned"] == true);
     CHECK((*row(l, "K buffers"))["kvplan_low"] == (860050LL + 1) * 36 * 4 * 128 * 2);
   }
+}
+
+TEST_CASE("kvplan log prices the printed file type by llama-quantize's recipe", "[log][gguf]") {
+  // the log prints "model ftype = Q5_K - Medium" and "model size = 20.228 GiB" (cases.json lc-qwen3-30b-a3b-4k-f16):
+  // Q5_K_M tensor by tensor comes to the same 20.228 GiB (0.001 GiB = the printed precision)
+  const json l = log_json({kLogs + "cases/lc-qwen3-30b-a3b-4k-f16.log", "--model", "qwen3-30b-a3b"});
+  const json* r = row(l, "model size");
+  REQUIRE(r);
+  CHECK((*r)["basis"] == "llama-quantize Q5_K_M recipe, tensor by tensor");
+  CHECK(std::abs((*r)["kvplan_low"].get<double>() - 20.228 * (1LL << 30)) < 0.001 * (1LL << 30));
+  // llama_model_ftype_name spellings back to file types
+  CHECK(kvplan::gguf_recipe_from_printed("Q4_K - Medium")->name == "Q4_K_M");
+  CHECK(kvplan::gguf_recipe_from_printed("Q2_K - Medium")->name == "Q2_K");
+  CHECK(kvplan::gguf_recipe_from_printed("Q2_K - Small")->name == "Q2_K_S");
+  CHECK(kvplan::gguf_recipe_from_printed("IQ2_XS - 2.3125 bpw")->name == "IQ2_XS");
+  CHECK(kvplan::gguf_recipe_from_printed("IQ3_S mix - 3.66 bpw")->name == "IQ3_M");
+  CHECK(kvplan::gguf_recipe_from_printed("MXFP4 MoE")->name == "MXFP4_MOE");
+  CHECK(kvplan::gguf_recipe_from_printed("Q8_0")->name == "Q8_0");
+  CHECK_FALSE(kvplan::gguf_recipe_from_printed("F16"));
 }
 
 TEST_CASE("kvplan log: a printed figure the rules do not reproduce fails", "[log]") {

@@ -35,6 +35,25 @@ ElemFormat resolve_dtype(const DeploymentSpec& d) {
   }
 }
 
+void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key) {
+  // weight-only ggml types (super-blocks of 256, ternary): no engine caches K or V in them
+  // (llama.cpp common/arg.cpp kv_cache_types: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)
+  if (!kv_capable(f))
+    throw InputError(key, std::string(format_info(f).name) + " is a weight format, not a KV cache type",
+                     "use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp) or nvfp4 (vLLM, TensorRT-LLM)");
+  // MXFP4 KV cache: SGLang's --kv-cache-dtype fp4_e2m1 ("only mxfp4", CUDA 12.8+; e2m1 + a scale per 32, which
+  // engine-versions.md's "FP4 KV adds scale bytes" describes); no other engine
+  if (f == ElemFormat::mxfp4 && engine != EngineKind::sglang)
+    throw InputError(key, std::string("an mxfp4 KV cache is not available in ") + engine_name(engine),
+                     "mxfp4 (fp4_e2m1) KV runs on SGLang; use nvfp4 on vLLM and TensorRT-LLM");
+  // NVFP4 KV cache: vLLM (--kv-cache-dtype nvfp4, listed from v0.26.0; its reshape_and_cache_flash for NVFP4 packs
+  // head_size / 2 B of e2m1 + head_size / 16 fp8 scales, the 9 B per 16 of ElemFormat::nvfp4) and TensorRT-LLM
+  // (kv_cache_config dtype nvfp4); SGLang's fp4 cache is fp4_e2m1 (MXFP4) and llama.cpp has none
+  if (f == ElemFormat::nvfp4 && engine != EngineKind::vllm && engine != EngineKind::trtllm)
+    throw InputError(key, std::string("an nvfp4 KV cache is not available in ") + engine_name(engine),
+                     "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
+}
+
 PlanSpec plan_spec(const DeploymentSpec& d) {
   PlanSpec s;
   s.model = d.model;
@@ -54,6 +73,8 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   s.kv.k_format = d.k_format.value_or(kv_default);
   s.kv.v_format = d.v_format.value_or(kv_default);
   s.kv.state_format = d.state_format.value_or(dtype);
+  check_kv_format(d.engine.kind, s.kv.k_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_k" : "kv_cache_dtype");
+  check_kv_format(d.engine.kind, s.kv.v_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_v" : "kv_cache_dtype");
   s.gpu = d.gpu;
   s.parallel = d.parallel;
   if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");

@@ -14,6 +14,15 @@ const std::vector<FormatInfo>& all_formats() {
       {ElemFormat::q8_0, "q8_0", 32, 34},     {ElemFormat::q4_0, "q4_0", 32, 18},
       {ElemFormat::q4_1, "q4_1", 32, 20},     {ElemFormat::q5_0, "q5_0", 32, 22},
       {ElemFormat::q5_1, "q5_1", 32, 24},     {ElemFormat::iq4_nl, "iq4_nl", 32, 18},
+      {ElemFormat::q2_k, "q2_k", 256, 84},    {ElemFormat::q3_k, "q3_k", 256, 110},
+      {ElemFormat::q4_k, "q4_k", 256, 144},   {ElemFormat::q5_k, "q5_k", 256, 176},
+      {ElemFormat::q6_k, "q6_k", 256, 210},   {ElemFormat::q8_k, "q8_k", 256, 292},
+      {ElemFormat::iq1_s, "iq1_s", 256, 50},  {ElemFormat::iq1_m, "iq1_m", 256, 56},
+      {ElemFormat::iq2_xxs, "iq2_xxs", 256, 66}, {ElemFormat::iq2_xs, "iq2_xs", 256, 74},
+      {ElemFormat::iq2_s, "iq2_s", 256, 82},  {ElemFormat::iq3_xxs, "iq3_xxs", 256, 98},
+      {ElemFormat::iq3_s, "iq3_s", 256, 110}, {ElemFormat::iq4_xs, "iq4_xs", 256, 136},
+      {ElemFormat::tq1_0, "tq1_0", 256, 54},  {ElemFormat::tq2_0, "tq2_0", 256, 66},
+      {ElemFormat::mxfp4, "mxfp4", 32, 17},   {ElemFormat::nvfp4, "nvfp4", 16, 9},
   };
   return table;
 }
@@ -36,15 +45,19 @@ std::optional<ElemFormat> parse_format(std::string_view name) {
       {"e5m2", ElemFormat::fp8_e5m2},      {"fp8_e5m2fnuz", ElemFormat::fp8_e5m2},
       {"fp8_e4m3fnuz", ElemFormat::fp8_e4m3}, {"fp8_inc", ElemFormat::fp8_e4m3},
       {"i8", ElemFormat::int8},            {"q8", ElemFormat::q8_0},
+      {"fp4_e2m1", ElemFormat::mxfp4},     // SGLang --kv-cache-dtype fp4_e2m1: "(only mxfp4)"
   };
   for (const auto& a : aliases)
     if (s == a.alias) return a.f;
   return std::nullopt;
 }
 
+bool kv_capable(ElemFormat f) { return format_info(f).block_elems != 256; }
+
 std::string format_names() {
   std::string out;
   for (const auto& fi : all_formats()) {
+    if (!kv_capable(fi.format)) continue;
     if (!out.empty()) out += ", ";
     out += fi.name;
   }

@@ -251,7 +251,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   for (const auto& part : pc.parts) {
     if (part.name == "vision" || part.name == "position_embedding" || (part.name == "embedding" && has_head)) continue;
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
-    const bool packed = rank.quant.linear_bits > 0 && part.quantisable && (part.name != "attention" || rank.quant.attention_quantised);
+    const bool packed = part_packed(rank.quant, part);
     if (part.name == "routed_experts") {
       m->routed_bytes += bytes;
       if (packed) routed_quant += bytes;

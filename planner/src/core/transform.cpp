@@ -1,11 +1,13 @@
 // Model transforms (see transform.hpp).
 #include "kvplan/core/transform.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
 #include "kvplan/core/error.hpp"
 #include "kvplan/core/format.hpp"
+#include "kvplan/core/gguf_recipe.hpp"
 #include "kvplan/core/weights.hpp"
 
 namespace kvplan {
@@ -31,75 +33,89 @@ void disable_windows(ModelSpec& m) {
 
 namespace {
 
-// llama-quantize's K-quant file types (src/llama-quant.cpp llama_tensor_get_type; block bytes per 256
-// weights from ggml: q4_K 144, q5_K 176, q6_K 210): every matrix at the base type, attn_v and ffn_down
-// promoted on the layers use_more_bits picks (_M), or on the first layers (Q4_K_S). Checked against
-// llama-quantize's own sizes for Llama-3-8B (tests/unit/test_weights.cpp).
-std::optional<WeightQuant> kquant_mix(std::string w) {
-  for (auto& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const double q4k = 8.0 * 144 / 256, q5k = 8.0 * 176 / 256, q6k = 8.0 * 210 / 256;
-  WeightQuant q;
-  q.method = "gguf";
-  q.vector_bits = 32;
-  if (w == "q4_k_m" || w == "q4_k") {
-    q.linear_bits = q4k;
-    q.more_bits = q6k;
-    q.detail = "Q4_K_M: q4_K, attn_v and ffn_down q6_K on use_more_bits layers, output head q6_K, norms f32";
-  } else if (w == "q4_k_s") {
-    q.linear_bits = q4k;
-    q.early_v_bits = q5k;
-    q.early_down_bits = q5k;
-    q.detail = "Q4_K_S: q4_K, attn_v of layers < 4 and ffn_down of the first eighth q5_K, output head q6_K, norms f32";
-  } else if (w == "q5_k_m" || w == "q5_k") {
-    q.linear_bits = q5k;
-    q.more_bits = q6k;
-    q.detail = "Q5_K_M: q5_K, attn_v and ffn_down q6_K on use_more_bits layers, output head q6_K, norms f32";
-  } else if (w == "q5_k_s") {
-    q.linear_bits = q5k;
-    q.detail = "Q5_K_S: q5_K, output head q6_K, norms f32";
-  } else if (w == "q6_k") {
-    q.linear_bits = q6k;
-    q.detail = "Q6_K: q6_K, norms f32";
-  } else {
-    return std::nullopt;
+bool has_moe(const ModelSpec& m) {
+  return std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.mlp == MlpKind::moe; });
+}
+
+// "Q3_K_M: 129 q3_k, 94 q4_k, 1 q6_k tensors, norms f32": the tensor types the recipe gives, as llama.cpp's loader
+// lists them ("llama_model_loader: - type q4_K: 193 tensors")
+std::string recipe_detail(const GgufRecipe& r, const ModelSpec& m, const std::string& where) {
+  auto ts = gguf_tensors(m);
+  gguf_tensor_types(r, m, ts, where);
+  std::string out = r.name + ":";
+  bool first = true;
+  for (const auto& fi : all_formats()) {
+    const auto n = std::count_if(ts.begin(), ts.end(), [&](const GgufTensor& t) { return t.type == fi.format; });
+    if (n == 0) continue;
+    out += std::string(first ? " " : ", ") + std::to_string(n) + " " + std::string(fi.name);
+    first = false;
   }
-  return q;
+  return out + " tensors, norms f32" + (has_moe(m) ? ", router f32" : "");
 }
 
 }  // namespace
 
-void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& where) {
+std::string weight_format_names() {
+  return "f32, f16, bf16, fp8, fp8_block, int8, int4, awq, gptq, nvfp4, mxfp4, a llama-quantize type (" + gguf_recipe_names() +
+         ", each optionally with :imatrix) or pure:<ggml type> (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k, q5_k, "
+         "q6_k, q8_k, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_xs, tq1_0, tq2_0, mxfp4)";
+}
+
+void apply_weight_format(ModelSpec& m, const std::string& format, const std::string& where) {
+  std::string w = format;
+  for (auto& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   WeightQuant q;
   q.method = "override";
-  if (w == "int4") {
+  if (w == "int4" || w == "awq" || w == "gptq") {
+    // AutoAWQ / GPTQ 4-bit, group 128: qweight 4 bits per weight, an f16 scale and a packed 4-bit zero point per
+    // group of 128 inputs (vLLM awq.py / gptq.py: scales and qzeros per group); embeddings, lm_head, norms and the
+    // MoE router stay in the model dtype (not Linear layers the methods replace). GPTQ's g_idx (int32 per input
+    // channel, about 0.03 bits per weight) is not counted.
+    q.method = w == "int4" ? "override" : w;
     q.linear_bits = group_quant_bits(4, 128, 16, 4);
-    q.detail = "int4 g128 (f16 scale + 4-bit zero)";
+    q.detail = (w == "int4" ? std::string("int4") : w) + " g128: 4 + (f16 scale + 4-bit zero) / 128 = 4.15625 bits";
   } else if (w == "fp8" || w == "int8") {
     q.linear_bits = 8;
     q.detail = w + " (per-channel scales not counted)";
-  } else if (const auto k = kquant_mix(w)) {
-    q = *k;
-    q.embedding_bits = q.linear_bits;                   // token_embd at the base type
-    q.lm_head_bits = 8.0 * 210 / 256;                   // output.weight q6_K
-    if (m.tied_embeddings) q.embedding_bits = q.lm_head_bits;
-  } else if (const auto g = parse_format(w); g && format_info(*g).block_elems > 1) {
-    // llama-quantize, pure ftype (src/llama-quant.cpp llama_tensor_get_type): the output tensor, and the token
-    // embedding when tied (it is the output), become q6_K unless the type is q8_0; 1-D tensors stay f32
-    const FormatInfo& fi = format_info(*g);
-    const double bits = 8.0 * static_cast<double>(fi.block_bytes) / static_cast<double>(fi.block_elems);
-    const double head = *g == ElemFormat::q8_0 ? bits : 8.0 * 210 / 256;  // q6_K: 210 bytes per 256 weights
+  } else if (w == "fp8_block" || w == "fp8-block") {
+    // DeepSeek-V3 style (config weight_block_size [128, 128]; vLLM fp8.py block quantization): e4m3 weights and
+    // an f32 scale per 128 x 128 block
+    q.method = "fp8";
+    q.linear_bits = 8.0 + 32.0 / (128.0 * 128.0);
+    q.detail = "fp8 e4m3, f32 scale per 128x128 block: 8 + 32 / 16384 bits";
+  } else if (w == "nvfp4") {
+    // NVIDIA NVFP4 as ModelOpt and compressed-tensors store it and vLLM loads it (modelopt.py ModelOptNvFp4Config,
+    // compressed_tensors_w4a4_nvfp4.py): e2m1 weights, an fp8 e4m3 scale per 16, and per module an fp32
+    // weight_scale_2 and input_scale; lm_head, embeddings, norms and the router are left unquantized
+    q.method = "nvfp4";
+    q.linear_bits = 4.0 + 8.0 / 16.0;
+    q.per_module_bytes = 8;
+    q.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module";
+  } else if (w == "mxfp4") {
+    // OCP MX fp4 as gpt-oss ships it: e2m1 weights and an e8m0 scale per 32 (4.25 bits) on the routed experts;
+    // vLLM's Mxfp4Config (mxfp4.py) quantizes FusedMoE layers only, so attention, shared experts, embeddings and
+    // lm_head stay in the model dtype
+    if (!has_moe(m))
+      throw InputError(where, "mxfp4 packs MoE experts only (vLLM's Mxfp4Config) and this model has none",
+                       "use nvfp4, or pure:mxfp4 for a llama.cpp file");
+    q.method = "mxfp4";
+    q.linear_bits = 4.0 + 8.0 / 32.0;
+    q.attention_quantised = false;
+    q.experts_only = true;
+    q.detail = "mxfp4: e2m1 + e8m0 scale per 32 = 4.25 bits, routed experts only";
+  } else if (const auto r = parse_gguf_recipe(w)) {
+    // llama-quantize: every tensor's type from its recipe (core/gguf_recipe.cpp); norms, biases and the router f32
     q.method = "gguf";
-    q.linear_bits = bits;
-    q.embedding_bits = m.tied_embeddings ? head : bits;
-    q.lm_head_bits = head;
+    q.gguf_recipe = w;
+    const FormatInfo& fi = format_info(r->base);
+    q.linear_bits = 8.0 * static_cast<double>(fi.block_bytes) / static_cast<double>(fi.block_elems);
     q.vector_bits = 32;
-    q.detail = std::string(fi.name) + ", output head " + (*g == ElemFormat::q8_0 ? "q8_0" : "q6_K") + ", norms f32";
+    q.detail = recipe_detail(*r, m, where);
   } else if (const auto f = parse_format(w); f && format_info(*f).block_elems == 1 && format_info(*f).block_bytes >= 2) {
     m.dtype = *f;
     q = WeightQuant{};
   } else {
-    throw InputError(where, "unknown weight format '" + w + "'",
-                     "use f32, f16, bf16, fp8, int8, int4, a ggml type (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) or a K-quant mix (q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k)");
+    throw InputError(where, "unknown weight format '" + format + "'", "use " + weight_format_names());
   }
   m.quant = q;
   m.exact_weight_bytes.reset();  // the format given replaces what a weights file holds

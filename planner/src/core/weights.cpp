@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "kvplan/core/gguf_recipe.hpp"
+
 namespace kvplan {
 
 namespace {
@@ -182,60 +184,67 @@ double group_quant_bits(int bits, i64 group, int scale_bits, int zero_bits) {
   return bits + static_cast<double>(scale_bits + zero_bits) / static_cast<double>(group);
 }
 
+bool part_packed(const WeightQuant& q, const ParamPart& part) {
+  return q.linear_bits > 0 && part.quantisable && (part.name != "attention" || q.attention_quantised) &&
+         (!q.experts_only || part.name == "routed_experts");
+}
+
 namespace {
 
-// llama-quantize's use_more_bits (src/llama-quant.cpp): the first and last eighth of the layers and
-// every third layer between them.
-bool use_more_bits(i64 i, i64 n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+i64 at_bits(i64 n, double bits, const std::string& what) {
+  const long double b = std::ceil(static_cast<long double>(n) * bits / 8.0L);
+  if (b > 9.2e18L) throw OverflowError("weight bytes of " + what + " overflow 64-bit bytes");
+  return static_cast<i64>(b);
+}
 
-// Bytes a K-quant mix adds to `part` over its base type: attn_v (attention) and ffn_down (mlp, routed and
-// shared experts) of the promoted layers at their higher type.
-i64 kquant_promotion_bytes(const ModelSpec& m, const std::string& part) {
-  const WeightQuant& q = m.quant;
-  if (q.more_bits <= 0 && q.early_v_bits <= 0 && q.early_down_bits <= 0) return 0;
-  const bool attn = part == "attention";
-  if (!attn && part != "mlp" && part != "routed_experts" && part != "shared_experts") return 0;
-  const i64 n = static_cast<i64>(m.layers.size());
-  long double extra = 0;
-  for (i64 i = 0; i < n; ++i) {
-    const Layer& l = m.layers[static_cast<size_t>(i)];
-    long double elems = 0;
-    if (attn) {
-      if (l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked)
-        elems = static_cast<long double>(m.hidden) * l.kv_heads * l.v_head_dim;  // attn_v
-    } else if (part == "mlp") {
-      if (l.mlp != MlpKind::moe && l.mlp != MlpKind::none) elems = static_cast<long double>(l.intermediate) * m.hidden;  // ffn_down
-    } else if (l.mlp == MlpKind::moe) {
-      elems = part == "routed_experts" ? static_cast<long double>(l.experts) * l.expert_intermediate * m.hidden
-                                       : static_cast<long double>(l.shared_intermediate) * m.hidden;
-    }
-    double bits = 0;
-    if (q.more_bits > 0 && use_more_bits(i, n)) bits = q.more_bits;
-    else if (attn && i < 4) bits = q.early_v_bits;
-    else if (!attn && i < n / 8) bits = q.early_down_bits;
-    if (bits > q.linear_bits) extra += elems * (bits - q.linear_bits) / 8.0L;
+// A GGUF file as llama-quantize makes it (core/gguf_recipe.hpp): each listed tensor at the type its recipe gives,
+// rows x slices x row_bytes(type, cols); matrices the listing does not name (SSM mixers) at the base type; the
+// router and learned positions f32 and 1-D tensors f32, as convert_hf_to_gguf.py writes them and llama-quantize
+// leaves them; the vision tower (a separate mmproj file) at the model dtype.
+i64 gguf_part_bytes(const ModelSpec& m, const ParamPart& part) {
+  const auto r = parse_gguf_recipe(m.quant.gguf_recipe);
+  if (!r) throw InputError("weight_format", "unknown llama-quantize type '" + m.quant.gguf_recipe + "'");
+  const i64 vec = mul(part.vector, 4, "weight bytes");
+  if (part.name == "router" || part.name == "position_embedding" || part.name == "norms")
+    return add(mul(part.matrix, 4, "weight bytes"), vec, "weight bytes");
+  if (part.name == "vision") return add(mul(part.matrix, format_info(m.dtype).block_bytes, "weight bytes"), vec, "weight bytes");
+  auto ts = gguf_tensors(m);
+  gguf_tensor_types(*r, m, ts);
+  i64 bytes = 0, elems = 0;
+  for (const auto& t : ts) {
+    if (t.part != part.name) continue;
+    bytes = add(bytes, gguf_tensor_bytes(t), "weight bytes");
+    elems = add(elems, mul(mul(t.cols, t.rows), t.slices), "weight elements");
   }
-  if (extra > 9.2e18L) throw OverflowError("weight bytes of " + part + " overflow 64-bit bytes");
-  return static_cast<i64>(std::ceil(extra));
+  if (part.matrix > elems) {
+    const FormatInfo& base = format_info(r->base);
+    bytes = add(bytes, ceil_div(mul(part.matrix - elems, base.block_bytes, "weight bytes"), base.block_elems), "weight bytes");
+  }
+  return add(bytes, vec, "weight bytes");
+}
+
+// fp32 scalars a format keeps per linear module (nvfp4: weight_scale_2 and input_scale, 8 B): modules of `part`
+// counted from the GGUF tensor listing, each routed expert its own module
+i64 per_module_bytes(const ModelSpec& m, const ParamPart& part) {
+  if (m.quant.per_module_bytes <= 0) return 0;
+  i64 modules = 0;
+  for (const auto& t : gguf_tensors(m))
+    if (t.part == part.name && t.role != TensorRole::token_embd && t.role != TensorRole::output) modules = add(modules, t.slices);
+  return mul(modules, m.quant.per_module_bytes, "per-module scale bytes");
 }
 
 }  // namespace
 
 i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part) {
+  if (!m.quant.gguf_recipe.empty()) return gguf_part_bytes(m, part);
   const i64 elem = format_info(m.dtype).block_bytes;
-  auto at_bits = [](i64 n, double bits, const std::string& what) {
-    const long double b = std::ceil(static_cast<long double>(n) * bits / 8.0L);
-    if (b > 9.2e18L) throw OverflowError("weight bytes of " + what + " overflow 64-bit bytes");
-    return static_cast<i64>(b);
-  };
-  const bool packed = m.quant.linear_bits > 0 && part.quantisable && (part.name != "attention" || m.quant.attention_quantised);
+  const bool packed = part_packed(m.quant, part);
   i64 mat_bytes;
-  if (packed) mat_bytes = at_bits(part.matrix, m.quant.linear_bits, part.name);
+  if (packed) mat_bytes = add(at_bits(part.matrix, m.quant.linear_bits, part.name), per_module_bytes(m, part), "weight bytes");
   else if (part.name == "embedding" && m.quant.embedding_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.embedding_bits, part.name);
   else if (part.name == "lm_head" && m.quant.lm_head_bits > 0) mat_bytes = at_bits(part.matrix, m.quant.lm_head_bits, part.name);
   else mat_bytes = mul(part.matrix, elem, "weight bytes");
   const i64 vec_bytes = m.quant.vector_bits > 0 ? at_bits(part.vector, m.quant.vector_bits, part.name) : mul(part.vector, elem);
-  if (packed) mat_bytes = add(mat_bytes, kquant_promotion_bytes(m, part.name), "weight bytes");
   return add(mat_bytes, vec_bytes, "weight bytes");
 }
 

@@ -836,6 +836,8 @@ class Reader {
       case Conv::quantization:
         if (l == "fp8" || l == "fbgemm_fp8" || l == "modelopt") set(d.key, "fp8", flag, where);
         else if (l == "awq" || l == "awq_marlin" || l == "gptq" || l == "gptq_marlin" || l == "compressed-tensors-w4a16") set(d.key, "int4", flag, where);
+        else if (l == "modelopt_fp4" || l == "nvfp4") set(d.key, "nvfp4", flag, where);  // vLLM/SGLang ModelOpt NVFP4
+        else if (l == "mxfp4") set(d.key, "mxfp4", flag, where);
         else if (l != "none") warn(flag + " " + value + ": not modelled; weights are sized from the model's config");
         return;
       case Conv::rope_json:

@@ -792,19 +792,51 @@ WeightQuant read_quant(const JsonView& q) {
     w.detail = std::to_string(bits) + "-bit, group " + std::to_string(group) + ", f16 scale + zero";
   } else if (w.method == "compressed-tensors") {
     i64 bits = 8, group = 0;
+    std::string type = "int";
     if (auto groups = q.object("config_groups")) {
       for (auto it = groups->raw().begin(); it != groups->raw().end(); ++it) {
         JsonView g(it.value(), q.file(), groups->path_of(it.key()));
         if (auto wts = g.object("weights")) {
           bits = wts->int_or("num_bits", 8, 1, 16);
           group = wts->int_or("group_size", 0, 0, 1 << 20);
+          type = wts->string_or("type", "int");
         }
         break;
       }
     }
-    w.linear_bits = group_quant_bits(int(bits), group, 16, 0);
-    w.detail = std::to_string(bits) + "-bit" + (group > 0 ? ", group " + std::to_string(group) : "");
+    if (type == "float" && bits == 4 && group == 16) {
+      // NVFP4 (compressed-tensors nvfp4-pack-quantized; vLLM compressed_tensors_w4a4_nvfp4.py): e2m1 weights, an
+      // fp8 e4m3 scale per 16, fp32 global scales per module
+      w.method = "nvfp4";
+      w.linear_bits = 4.0 + 8.0 / 16.0;
+      w.per_module_bytes = 8;
+      w.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module";
+    } else {
+      w.linear_bits = group_quant_bits(int(bits), group, 16, 0);
+      w.detail = std::to_string(bits) + "-bit" + (group > 0 ? ", group " + std::to_string(group) : "");
+    }
     w.attention_quantised = !ignored_attention("ignore");
+  } else if (w.method == "modelopt") {
+    // NVIDIA ModelOpt (vLLM modelopt.py ModelOptFp8Config / ModelOptNvFp4Config): quant_algo at the top of
+    // quantization_config, or under "quantization" as hf_quant_config.json writes it
+    const std::optional<JsonView> inner = q.object("quantization");
+    const bool nested = !q.has("quant_algo") && inner;
+    const JsonView& src = nested ? *inner : q;
+    const std::string algo = src.string_or("quant_algo", "");
+    if (algo == "FP8") {
+      w.method = "fp8";
+      w.linear_bits = 8;
+      w.detail = "fp8 e4m3, per-tensor scale (ModelOpt FP8)";
+    } else if (algo == "NVFP4") {
+      w.method = "nvfp4";
+      w.linear_bits = 4.0 + 8.0 / 16.0;
+      w.per_module_bytes = 8;
+      w.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module (ModelOpt NVFP4)";
+    } else {
+      src.fail("quant_algo", "unsupported ModelOpt quant_algo \"" + algo + "\"", "supported: FP8, NVFP4 (or pass --weight-format)");
+    }
+    for (const auto& s : src.string_list("exclude_modules"))
+      if (s.find("self_attn") != std::string::npos || s.find("attn") != std::string::npos) w.attention_quantised = false;
   } else if (w.method == "bitsandbytes") {
     if (q.bool_or("load_in_4bit", false)) {
       // NF4/FP4 blocks of 64 with an absmax each: f32 (32 bits), or 8 bits with double quantisation
@@ -822,7 +854,7 @@ WeightQuant read_quant(const JsonView& q) {
     w.attention_quantised = !ignored_attention("modules_to_not_convert");
   } else {
     q.fail("quant_method", "unsupported quantization method \"" + w.method + "\"",
-           "supported: fp8, awq, gptq, compressed-tensors, bitsandbytes, mxfp4 (or pass --weight-format)");
+           "supported: fp8, awq, gptq, compressed-tensors, modelopt, bitsandbytes, mxfp4 (or pass --weight-format)");
   }
   return w;
 }

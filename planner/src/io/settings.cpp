@@ -113,7 +113,7 @@ std::vector<SettingDef> build_table() {
       .on(E::vllm, "--model").on(E::sglang, "--model-path|--model").on(E::trtllm, "--model_path")
       .on(E::llamacpp, "--model|--hf-repo|--model-url|--docker-repo")
       .env("LLAMA_ARG_MODEL|LLAMA_ARG_HF_REPO|LLAMA_ARG_MODEL_URL"));
-  r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype; f16, bf16, fp8, fp8_e5m2, q8_0, ...)")
+  r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype; f16, bf16, fp8, fp8_e5m2, q8_0, nvfp4 on vLLM and TensorRT-LLM, ...)")
       .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
       .yaml("kv_cache_config.dtype").sweep());
   r.push_back(Row("cache_type_k", T::kv_format, "model", "K cache format (llama.cpp style: f16, q8_0, q4_0, ...)")
@@ -126,7 +126,7 @@ std::vector<SettingDef> build_table() {
       .flags("--mla-layout").choices({"latent", "expanded"}));
   r.push_back(Row("ignore_windows", T::boolean, "model", "Treat sliding-window and chunked layers as full attention")
       .flags("--ignore-windows"));
-  r.push_back(Row("weight_format", T::text, "model", "Override weight format: f32, f16, bf16, fp8, int8, int4 (g128 with f16 scale + 4-bit zero), a ggml type as llama-quantize makes it (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), or a K-quant mix (q4_k_m, q4_k_s, q5_k_m, q5_k_s, q6_k)")
+  r.push_back(Row("weight_format", T::text, "model", "Override weight format: f32, f16, bf16, fp8, fp8_block (f32 scale per 128x128), int8, int4 / awq / gptq (g128, f16 scale + 4-bit zero), nvfp4, mxfp4 (MoE experts), a llama-quantize type priced tensor by tensor by its recipe (Q8_0, Q4_K_M, Q3_K_M, Q2_K, IQ2_XS, IQ4_XS, MXFP4_MOE, ...; name:imatrix with an importance matrix) or pure:<ggml type>")
       .flags("--weight-format").on(E::vllm, "--quantization:quantization").on(E::sglang, "--quantization:quantization"));
   r.push_back(Row("dtype", T::text, "model", "Weight and activation dtype: auto (the engine's resolution of torch_dtype), float16/half, bfloat16, float32/float")
       .flags("--dtype").on(E::vllm, "--dtype").on(E::sglang, "--dtype"));

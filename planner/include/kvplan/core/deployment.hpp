@@ -42,6 +42,10 @@ struct DeploymentSpec {
 /// llama.cpp and TensorRT-LLM: as stored.
 ElemFormat resolve_dtype(const DeploymentSpec& d);
 
+/// Throws InputError at `key` when `engine` cannot cache K or V in format `f`: ggml weight-only types anywhere;
+/// nvfp4 outside vLLM and TensorRT-LLM.
+void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key);
+
 /// The plan input for this deployment: KV formats resolved, engine defaults filled for its GPU and
 /// tensor-parallel size (resolve_engine_defaults), and vLLM's auto max_model_len applied.
 /// Throws InputError naming settings by key (max_model_len, tensor_parallel_size, ...).

@@ -11,7 +11,12 @@
 
 namespace kvplan {
 
-enum class ElemFormat { f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl };
+enum class ElemFormat {
+  f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl,
+  // ggml super-block types (256 weights), ternary types, OCP / NVIDIA 4-bit floats
+  q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_xs, tq1_0, tq2_0,
+  mxfp4, nvfp4
+};
 
 struct FormatInfo {
   ElemFormat format;
@@ -20,19 +25,32 @@ struct FormatInfo {
   i64 block_bytes;         // bytes per block
 };
 
-/// Size table. ggml block sizes from ggml/src/ggml-common.h: block_q8_0 = f16 scale + 32 int8 = 34 B;
+/// Size table. ggml block sizes from ggml/src/ggml-common.h (ggml-org/llama.cpp, commit 01243c58; the struct
+/// layouts there carry static_asserts on these sums): blocks of 32: q8_0 = f16 scale + 32 int8 = 34 B;
 /// q4_0 = f16 + 16 B = 18; q4_1 = 2 f16 + 16 B = 20; q5_0 = f16 + 4 B high bits + 16 B = 22;
-/// q5_1 = 2 f16 + 4 + 16 = 24; iq4_nl = f16 + 16 B = 18.
+/// q5_1 = 2 f16 + 4 + 16 = 24; iq4_nl = f16 + 16 B = 18; mxfp4 = e8m0 exponent + 16 B = 17.
+/// Super-blocks of 256 (QK_K): q2_K 16 scales + 64 quants + 2 f16 = 84; q3_K 32 hmask + 64 + 12 scales + f16 = 110;
+/// q4_K 2 f16 + 12 + 128 = 144; q5_K 2 f16 + 12 + 32 + 128 = 176; q6_K 128 + 64 + 16 + f16 = 210;
+/// q8_K f32 + 256 + 16 int16 sums = 292; iq1_s f16 + 32 + 16 = 50; iq1_m 32 + 16 + 8 = 56; iq2_xxs f16 + 64 = 66;
+/// iq2_xs f16 + 64 + 8 = 74; iq2_s f16 + 64 + 8 + 8 = 82; iq3_xxs f16 + 96 = 98; iq3_s f16 + 64 + 8 + 32 + 4 = 110;
+/// iq4_xs f16 + 2 + 4 + 128 = 136; tq1_0 48 + 4 + f16 = 54; tq2_0 64 + f16 = 66.
+/// nvfp4 is NVIDIA's layout as ModelOpt / vLLM / TensorRT-LLM store it: 16 e2m1 weights (8 B) + one fp8 e4m3 scale
+/// = 9 B per 16 (4.5 bits; the fp32 per-tensor scale is counted by the weight formats, not here). ggml's own
+/// block_nvfp4 packs four of these (64 weights, 4 scales + 32 B = 36 B), the same 4.5 bits.
 const FormatInfo& format_info(ElemFormat f);
 
 /// Every format, in enum order.
 const std::vector<FormatInfo>& all_formats();
 
 /// Parses a canonical name or an alias (float16, half, bfloat16, float32, fp8 = fp8_e4m3, fp8_e4m3fn,
-/// q8 …). Case-insensitive. Empty optional when unknown.
+/// q8, fp4_e2m1 = mxfp4 …). Case-insensitive. Empty optional when unknown.
 std::optional<ElemFormat> parse_format(std::string_view name);
 
-/// Canonical names joined with ", " (for error messages).
+/// Whether some engine caches K or V in this format: every format but the weight-only ggml types (the super-blocks
+/// of 256 and the ternary types). Which engine takes which is checked per engine (check_kv_format, deployment.hpp).
+bool kv_capable(ElemFormat f);
+
+/// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages).
 std::string format_names();
 
 /// Bytes of a row of n elements: n / block_elems * block_bytes.

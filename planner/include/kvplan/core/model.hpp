@@ -93,10 +93,11 @@ struct WeightQuant {
   double embedding_bits = 0;    // token embedding (the output head too when tied); 0 = model dtype
   double lm_head_bits = 0;      // untied output head; 0 = model dtype
   double vector_bits = 0;       // norms and biases; 0 = model dtype (GGUF: f32)
-  // llama-quantize K-quant mixes (Q4_K_M ...): attn_v and ffn_down of the layers use_more_bits(i, n)
-  // picks at more_bits; attn_v of layers i < 4 at early_v_bits and ffn_down of layers i < n / 8 at
-  // early_down_bits otherwise (0: no such promotion)
-  double more_bits = 0, early_v_bits = 0, early_down_bits = 0;
+  bool experts_only = false;
+  i64 per_module_bytes = 0;     // scalars kept per packed linear module (nvfp4: two fp32 scales = 8 B)     // only routed experts packed (vLLM's mxfp4 quantizes FusedMoE layers only)
+  // a GGUF file type as llama-quantize makes it (Q4_K_M, IQ2_XS, MXFP4_MOE, pure:q6_k ...): each tensor's type
+  // comes from its recipe (core/gguf_recipe.hpp); empty otherwise
+  std::string gguf_recipe;
   std::string detail;           // e.g. "4-bit, group 128, f16 scale + 4-bit zero"
 };
 

@@ -13,11 +13,16 @@ void expand_mla(ModelSpec& m);
 /// llama.cpp --swa-full, older engines without SWA support).
 void disable_windows(ModelSpec& m);
 
-/// --weight-format W: the weights priced in another format. f32 / f16 / bf16 change the dtype; fp8 / int8 / int4
-/// (g128, f16 scale + 4-bit zero) pack the linear layers; a ggml type (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) is
-/// quantized as llama-quantize's pure ftype does (every matrix at the type, the output head and a tied embedding at
-/// q6_K unless the type is q8_0, norms and biases f32). Drops the exact bytes of a weights file. Throws InputError
-/// at `where` for an unknown format.
+/// --weight-format W: the weights priced in another format. f32 / f16 / bf16 change the dtype; fp8 / int8 pack the
+/// linear layers at 8 bits; fp8_block adds an f32 scale per 128x128 block; int4 / awq / gptq are 4-bit group 128 with
+/// an f16 scale and 4-bit zero per group; nvfp4 is e2m1 + fp8 scale per 16 (+ two fp32 scalars per module); mxfp4
+/// packs the routed experts at e2m1 + e8m0 per 32 (vLLM: MoE layers only). A llama-quantize type name (Q4_K_M,
+/// IQ2_XS, MXFP4_MOE, Q8_0 ...) or pure:<ggml type> prices each tensor at the type llama-quantize's recipe gives it
+/// (core/gguf_recipe.hpp). Drops the exact bytes of a weights file. Throws InputError at `where` for an unknown
+/// format, with one line naming the valid ones.
 void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& where);
+
+/// Every --weight-format spelling, for help and error text.
+std::string weight_format_names();
 
 }  // namespace kvplan

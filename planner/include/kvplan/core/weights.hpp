@@ -44,6 +44,10 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p);
 /// embedding bits, vectors at quant.vector_bits, else the model dtype).
 i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part);
 
+/// Whether quantisation packs this component's matrices (linear layers the method quantises: attention unless
+/// the method leaves it, only the routed experts when experts_only).
+bool part_packed(const WeightQuant& q, const ParamPart& part);
+
 /// Routed-expert parameters of one layer (0 for a dense layer): experts x (gated MLP of expert_intermediate + biases).
 i64 expert_params(const ModelSpec& m, const Layer& l);
 
