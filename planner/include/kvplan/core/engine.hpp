@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kvplan/core/checked.hpp"
+#include "kvplan/core/speculative.hpp"
 
 namespace kvplan {
 
@@ -103,6 +104,7 @@ struct EngineSettings {
   i64 lora_slots = 0;
   i64 lora_rank = 0;
   bool enforce_eager = false;        // no CUDA graphs
+  SpeculativeSettings spec;          // speculative decoding (vLLM --speculative-config, SGLang --speculative-*, TRT speculative_config)
   bool allow_long_context = false;   // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)
 };
 
