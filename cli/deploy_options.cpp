@@ -427,6 +427,7 @@ ojson deployment_inputs_json(const Deployment& d) {
     j["kv_unified"] = e.kv_unified.value_or(true);
     j["fit"] = e.fit.value_or(false);
   }
+  if (e.decode_context_parallel) j["decode_context_parallel_size"] = *e.decode_context_parallel;
   if (e.spec.on()) {  // speculative decoding as resolved (SGLang's automatic steps / topk / draft tokens filled in)
     ojson sp = {{"method", spec_method_name(e.spec.method)}, {"num_speculative_tokens", e.spec.num_tokens}};
     if (e.kind == EngineKind::sglang) {

@@ -91,7 +91,7 @@ kvplan_cli_test(fuzz_manifests_comma_line EXIT 2 STDOUT_EMPTY ARGS check ${KVPLA
 # fuzzing finding (manifests harness): another input on which yaml-cpp 0.7 allocates without bound; the parse budget stops it
 kvplan_cli_test(fuzz_manifests_yaml_budget EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/manifests-yaml-cpp-unbounded.yaml
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/manifests-yaml-cpp-unbounded.yaml: the YAML parser needed more than 64 MiB for this file<SEMI> check the YAML syntax (indentation, stray ',' or '-')")
-# speculative decoding: each bad value names the field and the fix
+# speculative decoding and decode context parallel: each bad value names the field and the fix
 kvplan_cli_test(bad_spec_config_not_json EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{method:eagle}"
   STDERR "kvplan: error: --speculative-config: '{method:eagle}' is not JSON<SEMI> give a JSON object such as '{\"method\": \"eagle\", \"model\": \"MODEL\", \"num_speculative_tokens\": 3}'")
 kvplan_cli_test(bad_spec_config_array EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "[1,2]"
@@ -116,3 +116,5 @@ kvplan_cli_test(bad_spec_sglang_steps_alone EXIT 2 STDOUT_EMPTY ARGS plan llama-
   STDERR "kvplan: error: --speculative-num-steps: has no effect without --speculative-algorithm<SEMI> give --speculative-algorithm EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM")
 kvplan_cli_test(bad_spec_pasted_method EXIT 2 STDOUT_EMPTY ARGS plan -- vllm serve meta-llama/Llama-3.1-8B --speculative-config "{\"method\": \"medusa\", \"num_speculative_tokens\": 2}"
   STDERR "kvplan: error: command: --speculative-config: /method: string \"medusa\" is not a method kvplan models<SEMI> use draft_model, eagle, eagle3, mtp or ngram")
+kvplan_cli_test(bad_dcp_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan deepseek-v3 --gpu h200 --tp 8 --decode-context-parallel-size 3
+  STDERR "kvplan: error: --decode-context-parallel-size: 3 does not divide the tensor-parallel size 8<SEMI> use a divisor of --tensor-parallel-size")

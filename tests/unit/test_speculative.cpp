@@ -1,9 +1,10 @@
 // Speculative decoding in the plan: the draft's weights, its KV (vLLM and TensorRT-LLM: layers in the one pool;
 // SGLang: a second pool plus a headroom of draft and verify tokens), vLLM's per-request lookahead slots, and the
-// checkpoint's MTP layers (DeepSeek-V3). Expected values are arithmetic from the configs, stated in
-// each check.
+// checkpoint's MTP layers (DeepSeek-V3), and vLLM decode context parallel. Expected values are arithmetic from the
+// configs, stated in each check.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <optional>
 
 #include "kvplan/core/speculative.hpp"
@@ -143,4 +144,30 @@ TEST_CASE("a model without MTP layers cannot run MTP speculation", "[speculative
   CHECK_THROWS_AS(mtp_draft_model(kvtest::load("llama-3.1-8b"), 0), InputError);
   CHECK(kvtest::load("qwen3-next-80b-a3b-thinking").mtp_layers == 1);
   CHECK(kvtest::load("llama-3.1-8b").mtp_layers == 0);
+}
+
+TEST_CASE("vLLM decode context parallel: each rank holds 1/dcp of a sequence's KV tokens", "[dcp][vllm]") {
+  const ModelSpec v3 = kvtest::profiles().model("deepseek-v3");
+  auto plan = [&](std::optional<i64> dcp) {
+    auto e = kvtest::engine(EngineKind::vllm);
+    e.kv_cache_memory_bytes = 20 * GiB;
+    e.decode_context_parallel = dcp;
+    PlanSpec s;
+    s.model = v3;
+    s.kv.k_format = s.kv.v_format = s.kv.state_format = ElemFormat::bf16;
+    s.gpu = kvtest::profiles().gpu("h200");
+    s.parallel.tp = 8;
+    s.engine = resolve_engine_defaults(e, v3.max_context, 8, s.gpu.memory_bytes, s.gpu.architecture, true, s.gpu.compute_capability);
+    return Planner(s);
+  };
+  const Planner off = plan(std::nullopt), on = plan(8);
+  const i64 block = off.engine().block_size;
+  const i64 latent = (512 + 64) * 2;  // the MLA latent, bf16, on every rank
+  // the pool per rank is the same; a sequence's tokens are spread over 8 ranks
+  CHECK(on.engine().num_gpu_blocks == off.engine().num_gpu_blocks);
+  CHECK(off.engine().num_gpu_blocks == 20 * GiB / (block * latent * 61));
+  CHECK(off.units_per_request(100000) == (100000 + block - 1) / block);
+  CHECK(on.units_per_request(100000) == (100000 + block * 8 - 1) / (block * 8));
+  CHECK(on.max_concurrency(100000) == on.engine().num_gpu_blocks / ((100000 + block * 8 - 1) / (block * 8)));
+  CHECK_THROWS_AS(plan(3), InputError);  // 3 does not divide TP 8
 }

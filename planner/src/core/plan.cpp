@@ -358,7 +358,23 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   for (const auto& t : types)
     groups_.push_back({t.kind, t.n, t.window, t.bpt, t.kind == KvKind::ssm ? t.page : 0, t.page, ceil_div(t.n, group_size)});
   unit_bytes_ = mul(max_page, group_size, "vLLM block bytes");
-  unit_tokens_ = block;
+  // Decode context parallel (-dcp, #23734): each of the dcp ranks holds every dcp-th token of a sequence, so a block
+  // of block_size slots on a rank serves block_size x dcp tokens; the scheduler's block size becomes block_size x dcp
+  // (kv_cache_utils.py resolve_kv_cache_block_sizes) and the printed token count is blocks x block_size x dcp
+  const i64 dcp = e.decode_context_parallel.value_or(1);
+  if (dcp < 1) throw InputError("decode_context_parallel_size", "must be >= 1");
+  if (dcp > 1) {
+    if (spec_.parallel.tp % dcp != 0)
+      throw InputError("decode_context_parallel_size", std::to_string(dcp) + " does not divide the tensor-parallel size " + std::to_string(spec_.parallel.tp),
+                       "use a divisor of --tensor-parallel-size");
+    for (const auto& t : types)
+      if (t.kind == KvKind::sliding || t.kind == KvKind::chunked || t.kind == KvKind::ssm)
+        throw InputError("decode_context_parallel_size", "vLLM shards only full-attention and MLA caches across decode-context-parallel ranks",
+                         "drop --decode-context-parallel-size for models with sliding-window or Mamba layers");
+    report_.notes.push_back("decode context parallel " + std::to_string(dcp) + ": each rank holds 1/" + std::to_string(dcp) +
+                            " of a sequence's KV; a block serves " + std::to_string(block * dcp) + " tokens");
+  }
+  unit_tokens_ = mul(block, dcp, "vLLM block tokens");
   pool_units_ = pages_in_bytes(available, unit_bytes_);
   if (e.num_gpu_blocks_override) {
     // vLLM get_kv_cache_config: "Overriding num_gpu_blocks=N with num_gpu_blocks_override=M" - the pool is M
@@ -380,7 +396,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // from 0.21 int(max_concurrency x max_model_len), group-aware (#41069)
   report_.kv_cache_tokens = e.rules->kv_tokens_from_concurrency
                                 ? static_cast<i64>(report_.max_concurrency * static_cast<double>(e.max_model_len))
-                                : mul(pool_units_ / num_groups, block);
+                                : mul(pool_units_ / num_groups, unit_tokens_);
   report_.startup_ok = per_req <= pool_units_;
   // vLLM refuses to start when one max_model_len request does not fit the pool (check_enough_kv_cache_memory:
   // "To serve at least one request with the model's max seq len ..."): nothing fits a deployment that does not start

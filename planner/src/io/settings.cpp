@@ -208,6 +208,9 @@ std::vector<SettingDef> build_table() {
       .flags("--enforce-eager").on(E::vllm, "--enforce-eager").on(E::sglang, "--disable-cuda-graph"));
   r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")
       .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
+  r.push_back(Row("decode_context_parallel_size", T::count, "deployment", "vLLM: tensor-parallel ranks a sequence's KV tokens are sharded over (each holds 1/dcp of them; divides --tensor-parallel-size)")
+      .flags("--decode-context-parallel-size@vllm,generic|-dcp@vllm,generic").on(E::vllm, "--decode-context-parallel-size|-dcp")
+      .into(&EngineSettings::decode_context_parallel));
   // ---- speculative decoding ----
   r.push_back(Row("speculative_config", T::json, "speculative", "Speculative decoding, vLLM --speculative-config JSON: method (draft_model, eagle, eagle3, mtp, ngram), model (the draft: built-in id, config.json folder or known HF id), num_speculative_tokens, draft_tensor_parallel_size; or TensorRT-LLM speculative_config (decoding_type MTP, Eagle, Eagle3, NGram, DraftTarget; max_draft_len; num_nextn_predict_layers; speculative_model_dir)")
       .flags("--speculative-config@vllm,trtllm,generic").on(E::vllm, "--speculative-config|-sc").yaml("speculative_config"));
