@@ -101,6 +101,23 @@ TEST_CASE("SGLang EAGLE: the pool grows by the draft and verify headroom and the
   CHECK(Planner(s).engine().max_total_num_tokens == 65536 + 2048 * (5 * 4 + 8) + 100);
 }
 
+TEST_CASE("SGLang's default mem_fraction_static reserves 2 GiB more for EAGLE, 6 GiB for STANDALONE, none for NGRAM", "[speculative][sglang]") {
+  auto fraction = [](SpecMethod m) {
+    auto e = kvtest::engine(EngineKind::sglang);
+    e.spec.method = m;
+    return kvtest::spec("llama-3.1-8b", "h100-sxm", e).engine.memory_fraction;
+  };
+  // server_args.py (graph reserve, v0.5.3+): reserved MiB = 512 + 8192 x 1.5 (chunked prefill) + 256 x 2 (CUDA graph
+  // batch, TP 1) + 1 x 1 / 8 x 1024 = 13,440 (above the 10 GiB floor), then + 2048 (EAGLE) or + 6144 (STANDALONE);
+  // fraction = round((MiB - reserved) / MiB, 3) with the H100 profile's MiB
+  const double mib = static_cast<double>(kvtest::profiles().gpu("h100-sxm").memory_bytes) / (1 << 20);
+  auto round3 = [](double x) { return std::round(x * 1000) / 1000; };
+  CHECK(fraction(SpecMethod::none) == Approx(round3((mib - 13440) / mib)));
+  CHECK(fraction(SpecMethod::eagle) == Approx(round3((mib - 13440 - 2048) / mib)));
+  CHECK(fraction(SpecMethod::draft_model) == Approx(round3((mib - 13440 - 6144) / mib)));
+  CHECK(fraction(SpecMethod::ngram) == Approx(round3((mib - 13440) / mib)));
+}
+
 TEST_CASE("DeepSeek-V3 MTP: one more MLA layer in vLLM's pool and its weights only when MTP is on", "[speculative][mtp]") {
   ModelSpec v3 = kvtest::profiles().model("deepseek-v3");
   REQUIRE(v3.mtp_layers == 1);
