@@ -559,6 +559,8 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
   CHECK(term(v, "draft_kv") > 0);
   const json dotted = results(with(vllm, {"--speculative-config.method", "eagle", "--speculative-config.num_speculative_tokens", "3"}));
   CHECK(dotted["budget"] == v["budget"]);
+  const json shortcuts = results(with(vllm, {"--spec-method", "eagle", "--spec-tokens", "3"}));  // vLLM 0.26 shortcuts
+  CHECK(shortcuts["budget"] == v["budget"]);
   const json flag = results({"plan", "llama-3.1-8b", "--gpu", "h100", "--format", "json", "--speculative-config",
                              "{\"method\": \"eagle\", \"num_speculative_tokens\": 3}"});
   CHECK(term(flag, "draft_weights") == eagle_w);

@@ -246,8 +246,9 @@ i64 positive_int(const SettingsBag& bag, const std::string& key, const json& j, 
 void apply_speculative(const SettingsBag& bag, const Profiles& profiles, DeploymentSpec& d) {
   SpeculativeSettings& sp = d.engine.spec;
   std::string key, draft_name, field = "/model: ";
-  if (const auto text = bag.text("speculative_config")) {
-    key = "speculative_config";
+  const bool shortcut = bag.has("spec_method") || bag.has("spec_model") || bag.has("spec_tokens");
+  if (const auto text = shortcut && !bag.has("speculative_config") ? std::optional<std::string>("{}") : bag.text("speculative_config")) {
+    key = bag.has("speculative_config") ? "speculative_config" : bag.has("spec_method") ? "spec_method" : bag.has("spec_model") ? "spec_model" : "spec_tokens";
     json j;
     try {
       j = json::parse(*text);
@@ -255,6 +256,10 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
       bag.fail(key, "'" + *text + "' is not JSON", "give a JSON object such as '{\"method\": \"eagle\", \"model\": \"MODEL\", \"num_speculative_tokens\": 3}'");
     }
     if (!j.is_object()) bag.fail(key, "expected a JSON object, got " + describe_value(j), "give a JSON object such as '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'");
+    // vLLM --spec-method / --spec-model / --spec-tokens set those keys of the config
+    if (const auto m = bag.text("spec_method")) j["method"] = *m;
+    if (const auto m = bag.text("spec_model")) j["model"] = *m;
+    if (const auto n = bag.count("spec_tokens")) j["num_speculative_tokens"] = *n;
     if (j.contains("decoding_type")) {  // TensorRT-LLM
       const std::string t = j["decoding_type"].is_string() ? lower_text(j["decoding_type"].get<std::string>()) : "";
       if (t == "mtp") sp.method = SpecMethod::mtp;
@@ -282,7 +287,7 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
         if (n.empty()) bag.fail(key, "/method: missing, and no draft model to infer it from", "give \"method\": ngram, eagle, eagle3, mtp or draft_model");
         method = n == "[ngram]" ? "ngram" : n.find("eagle3") != std::string::npos ? "eagle3" : n.find("eagle") != std::string::npos ? "eagle" : "draft_model";
       }
-      if (method == "ngram" || method == "suffix") sp.method = SpecMethod::ngram;
+      if (method == "ngram" || method == "ngram_gpu" || method == "suffix") sp.method = SpecMethod::ngram;
       else if (method == "eagle") sp.method = SpecMethod::eagle;
       else if (method == "eagle3") sp.method = SpecMethod::eagle3;
       else if (method == "draft_model") sp.method = SpecMethod::draft_model;

@@ -214,6 +214,10 @@ std::vector<SettingDef> build_table() {
   // ---- speculative decoding ----
   r.push_back(Row("speculative_config", T::json, "speculative", "Speculative decoding, vLLM --speculative-config JSON: method (draft_model, eagle, eagle3, mtp, ngram), model (the draft: built-in id, config.json folder or known HF id), num_speculative_tokens, draft_tensor_parallel_size; or TensorRT-LLM speculative_config (decoding_type MTP, Eagle, Eagle3, NGram, DraftTarget; max_draft_len; num_nextn_predict_layers; speculative_model_dir)")
       .flags("--speculative-config@vllm,trtllm,generic").on(E::vllm, "--speculative-config|-sc").yaml("speculative_config"));
+  // vLLM >= 0.2x shortcuts for three keys of --speculative-config (help: "The name of the speculative method to use")
+  r.push_back(Row("spec_method", T::text, "speculative", "vLLM --spec-method: --speculative-config's method").on(E::vllm, "--spec-method"));
+  r.push_back(Row("spec_model", T::text, "speculative", "vLLM --spec-model: --speculative-config's model").on(E::vllm, "--spec-model"));
+  r.push_back(Row("spec_tokens", T::count, "speculative", "vLLM --spec-tokens: --speculative-config's num_speculative_tokens").on(E::vllm, "--spec-tokens"));
   r.push_back(Row("speculative_algorithm", T::text, "speculative", "SGLang speculative decoding: EAGLE, EAGLE3, NEXTN (the checkpoint's MTP layers), STANDALONE (a draft LLM), NGRAM")
       .flags("--speculative-algorithm@sglang").on(E::sglang, "--speculative-algorithm"));
   r.push_back(Row("speculative_draft_model_path", T::text, "speculative", "SGLang: the draft (EAGLE head or STANDALONE LLM): built-in id, config.json folder or known HF id")
