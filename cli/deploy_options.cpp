@@ -428,6 +428,7 @@ ojson deployment_inputs_json(const Deployment& d) {
     j["fit"] = e.fit.value_or(false);
   }
   if (e.decode_context_parallel) j["decode_context_parallel_size"] = *e.decode_context_parallel;
+  if (e.attention_dp > 1) j["attention_data_parallel_size"] = e.attention_dp;
   if (e.spec.on()) {  // speculative decoding as resolved (SGLang's automatic steps / topk / draft tokens filled in)
     ojson sp = {{"method", spec_method_name(e.spec.method)}, {"num_speculative_tokens", e.spec.num_tokens}};
     if (e.kind == EngineKind::sglang) {

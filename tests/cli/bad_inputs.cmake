@@ -118,3 +118,5 @@ kvplan_cli_test(bad_spec_pasted_method EXIT 2 STDOUT_EMPTY ARGS plan -- vllm ser
   STDERR "kvplan: error: command: --speculative-config: /method: string \"medusa\" is not a method kvplan models<SEMI> use draft_model, eagle, eagle3, mtp or ngram")
 kvplan_cli_test(bad_dcp_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan deepseek-v3 --gpu h200 --tp 8 --decode-context-parallel-size 3
   STDERR "kvplan: error: --decode-context-parallel-size: 3 does not divide the tensor-parallel size 8<SEMI> use a divisor of --tensor-parallel-size")
+kvplan_cli_test(bad_dp_attention_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --tp 4 --dp-size 3 --enable-dp-attention
+  STDERR "kvplan: error: --dp-size: 3 does not divide the tensor-parallel size 4<SEMI> use a --dp-size that divides --tp-size")

@@ -594,3 +594,29 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
   CHECK(term(t, "draft_kv") == t["engine"]["max_tokens"].get<long long>() * (512 + 64) * 2);
   CHECK(term(t, "draft_weights") > 0);
 }
+
+TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's cell is unchanged", "[front-doors][dp-attention]") {
+  auto run = [](const std::vector<std::string>& more) {
+    std::vector<std::string> a = {"plan", "--gpu", "h200", "--format", "json", "--", "python", "-m", "sglang.launch_server", "--model-path",
+                                  "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--mem-fraction-static", "0.85"};
+    a.insert(a.end(), more.begin(), more.end());
+    const Run r = kvplan(a);
+    INFO(r.err);
+    REQUIRE((r.exit == 0 || r.exit == 1));
+    CHECK(r.err.find("does not model") == std::string::npos);
+    return json::parse(r.out);
+  };
+  auto term = [](const json& res, const std::string& name) -> long long {
+    for (const auto& t : res["budget"])
+      if (t["term"] == name) return t["bytes"].get<long long>();
+    return -1;
+  };
+  const json off = run({}), on = run({"--dp-size", "8", "--enable-dp-attention"});
+  CHECK(on["inputs"]["gpus"] == 8);  // 8 attention groups on the 8 TP GPUs, not 64 GPUs
+  CHECK(on["inputs"]["attention_data_parallel_size"] == 8);
+  // the MLA latent, (512 + 64) x 2 B x 61 layers, is one per rank with or without DP attention
+  CHECK(off["results"]["engine"]["cell_size_bytes"] == (512 + 64) * 2 * 61);
+  CHECK(on["results"]["engine"]["cell_size_bytes"] == (512 + 64) * 2 * 61);
+  // every rank holds all 128 heads' attention projections: more weights than at TP 8
+  CHECK(term(on["results"], "weights") > term(off["results"], "weights"));
+}

@@ -1,7 +1,7 @@
 // Speculative decoding in the plan: the draft's weights, its KV (vLLM and TensorRT-LLM: layers in the one pool;
 // SGLang: a second pool plus a headroom of draft and verify tokens), vLLM's per-request lookahead slots, and the
-// checkpoint's MTP layers (DeepSeek-V3), and vLLM decode context parallel. Expected values are arithmetic from the
-// configs, stated in each check.
+// checkpoint's MTP layers (DeepSeek-V3), vLLM decode context parallel and attention data parallel (SGLang,
+// TensorRT-LLM). Expected values are arithmetic from the configs, stated in each check.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -187,4 +187,46 @@ TEST_CASE("vLLM decode context parallel: each rank holds 1/dcp of a sequence's K
   CHECK(on.units_per_request(100000) == (100000 + block * 8 - 1) / (block * 8));
   CHECK(on.max_concurrency(100000) == on.engine().num_gpu_blocks / ((100000 + block * 8 - 1) / (block * 8)));
   CHECK_THROWS_AS(plan(3), InputError);  // 3 does not divide TP 8
+}
+
+TEST_CASE("attention data parallel: SGLang --enable-dp-attention and TensorRT-LLM enable_attention_dp", "[dp-attention]") {
+  // Llama-3.1-8B on 4 x H100, TP 4. With 4 attention groups each rank runs attention at TP 1: all 8 KV heads and the
+  // whole q/k/v/o, and holds only its group's requests.
+  auto plan = [](EngineKind k, i64 adp) {
+    auto e = kvtest::engine(k);
+    e.kv_cache_memory_bytes = 8 * GiB;
+    e.max_num_seqs = 64;
+    e.attention_dp = adp;
+    Parallel par;
+    par.tp = 4;
+    return Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e, par));
+  };
+  const Planner off = plan(EngineKind::sglang, 1), on = plan(EngineKind::sglang, 4);
+  CHECK(off.engine().cell_size == 32 * 2 * 128 * 2 * 2);  // 8 KV heads / TP 4 = 2 per rank
+  CHECK(on.engine().cell_size == 32 * 8 * 128 * 2 * 2);   // all 8 per rank
+  CHECK(on.engine().max_total_num_tokens == 8 * GiB / (32 * 8 * 128 * 2 * 2));
+  // attention weights per rank: (q, o 4096 x 4096; k, v 4096 x 1024) x 32 layers x bf16, whole instead of a quarter
+  const i64 attn = (4096LL * 4096 * 2 + 4096LL * 1024 * 2) * 32 * 2;
+  CHECK(term(on, "weights") - term(off, "weights") == attn - attn / 4);
+  // max_running_requests 64 // 4 groups = 16 per group; 4 groups hold 4 x min(65536 / 1000, 16) = 64 requests
+  CHECK(on.max_seqs() == 16);
+  CHECK(on.max_concurrency(1000) == 4 * std::min<i64>(65536 / 1000, 16));
+  CHECK(on.cell(1000, 64).fits);
+  CHECK_FALSE(on.cell(1000, 65).fits);
+  // TensorRT-LLM enable_attention_dp: attention TP 1 on every rank: bytes per token 32 x 8 x 128 x 2 x 2
+  CHECK(plan(EngineKind::trtllm, 4).engine().page_bytes == 32 * 8 * 128 * 2 * 2);
+  CHECK(plan(EngineKind::trtllm, 1).engine().page_bytes == 32 * 2 * 128 * 2 * 2);
+  CHECK_THROWS_AS(plan(EngineKind::sglang, 3), InputError);  // 3 groups do not divide TP 4
+}
+
+TEST_CASE("SGLang's default mem_fraction_static reserves CUDA-graph memory per attention group with dp attention", "[dp-attention]") {
+  auto e = kvtest::engine(EngineKind::sglang);
+  e.attention_dp = 4;
+  Parallel par;
+  par.tp = 4;
+  const double f = kvtest::spec("llama-3.1-8b", "h100-sxm", e, par).engine.memory_fraction;
+  // server_args.py (graph reserve): 512 + 8192 x 1.5 + 512 x 2 (CUDA graph batch 512 at TP >= 4) + 4 / 8 x 1024 = 14,336
+  // MiB, + 512 x 4 x 3 + 512 x 4 x 1.5 (batch > 300) = 9,216 for 4 attention groups
+  const double mib = static_cast<double>(kvtest::profiles().gpu("h100-sxm").memory_bytes) / (1 << 20);
+  CHECK(f == Approx(std::round((mib - 14336 - 9216) / mib * 1000) / 1000));
 }

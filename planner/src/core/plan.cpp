@@ -100,7 +100,25 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     trial.report_ = EngineReport{};
     trial.startup_limit_.clear();
     trial.stage_ = stage;
-    const ModelSpec rank = rank_shard(m, spec_.parallel, stage);
+    ModelSpec rank = rank_shard(m, spec_.parallel, stage);
+    if (e.attention_dp > 1) {
+      // attention data parallel (SGLang dp_attention.py: attn_tp_size = tp_size // dp_size; TensorRT-LLM
+      // enable_attention_dp: attention TP 1): attention weights and KV heads are split over TP / attention_dp ranks
+      // only; the MLP keeps the full TP split. MLA: the latent is one per rank either way.
+      if (spec_.parallel.tp % e.attention_dp != 0)
+        throw InputError("data_parallel_size", "attention data-parallel size " + std::to_string(e.attention_dp) + " does not divide the tensor-parallel size " +
+                                                   std::to_string(spec_.parallel.tp),
+                         "use a --dp-size that divides --tp-size");
+      Parallel ap = spec_.parallel;
+      ap.tp = spec_.parallel.tp / e.attention_dp;
+      const ModelSpec attn = rank_shard(m, ap, stage);
+      for (std::size_t i = 0; i < rank.layers.size(); ++i) {
+        rank.layers[i].q_heads = attn.layers[i].q_heads;
+        rank.layers[i].kv_heads = attn.layers[i].kv_heads;
+      }
+      trial.report_.notes.push_back("attention data parallel: " + std::to_string(e.attention_dp) + " attention groups of TP " + std::to_string(ap.tp) +
+                                    ", each with its own requests and KV pool");
+    }
     trial.rank_model_ = rank;
     const bool multi = spec_.parallel.tp * spec_.parallel.pp > 1;
     auto term = [&](const std::string& name, std::optional<i64> override_v, i64 modelled, const std::string& basis, bool inside) {
@@ -460,7 +478,7 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   const i64 page = e.block_size;
   i64 tokens = available > 0 ? available / cell : 0;
   if (e.spec.on() && tokens > 0) {
-    const i64 reqs = e.max_num_seqs > 0 ? e.max_num_seqs
+    const i64 reqs = e.max_num_seqs > 0 ? e.max_num_seqs / e.attention_dp
                                         : std::clamp<i64>(max_len_ > 0 ? static_cast<i64>(static_cast<double>(tokens) / static_cast<double>(max_len_) * 512.0) : 4096,
                                                           2048, 4096);
     const i64 headroom = add(mul(reqs, add(mul(e.spec.num_steps, e.spec.topk, "speculative tokens"), e.spec.num_tokens), "speculative headroom"), 100);
@@ -484,7 +502,8 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   // clamp(tokens / context_len x 512, 2048, 4096) requests; unset, tokens // 2 caps it, else the value given
   const i64 req_pool = std::clamp<i64>(max_len_ > 0 ? static_cast<i64>(static_cast<double>(tokens) / static_cast<double>(max_len_) * 512.0) : 4096,
                                        2048, 4096);
-  max_seqs_ = std::min(e.max_num_seqs > 0 ? e.max_num_seqs : tokens / 2, req_pool);
+  // with --enable-dp-attention each group takes max_running_requests // dp_size
+  max_seqs_ = std::min(e.max_num_seqs > 0 ? e.max_num_seqs / e.attention_dp : tokens / 2, req_pool);
   // SGLang starts whenever the pool holds tokens (scheduler: "Not enough memory" only at 0) and caps a
   // request at max_req_len = min(context_len - 1, max_total_num_tokens - 1) (scheduler.py init_memory_pool_and_cache)
   report_.startup_ok = tokens > 0;
@@ -778,7 +797,8 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   Cell c;
   c.tokens = tokens;
   c.concurrency = concurrency;
-  const i64 per_replica = ceil_div(concurrency, spec_.parallel.dp);
+  // requests spread over the data-parallel replicas and, with attention data parallel, over its groups' pools
+  const i64 per_replica = ceil_div(concurrency, mul(spec_.parallel.dp, spec_.engine.attention_dp, "request pools"));
   c.units_available = pool_units_;
   const i64 per_req = units_per_request(tokens, shared_prefix);
   c.units_needed = add(shared_units(std::min(shared_prefix, tokens)), mul(per_replica, per_req, "pool units needed"), "pool units needed");
@@ -801,7 +821,7 @@ i64 Planner::max_concurrency(i64 tokens, i64 shared_prefix) const {
   const i64 avail = pool_units_ - shared_units(std::min(shared_prefix, tokens));
   i64 n = per > 0 ? std::max<i64>(avail, 0) / per : max_seqs_;
   n = std::min(n, max_seqs_);
-  return mul(n, spec_.parallel.dp);
+  return mul(mul(n, spec_.parallel.dp), spec_.engine.attention_dp, "max concurrency");
 }
 
 i64 Planner::max_context(i64 concurrency, i64 shared_prefix) const {

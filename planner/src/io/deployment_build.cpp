@@ -418,6 +418,16 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
 
   EngineSettings& e = d.engine;
   e.kind = kind;
+  if (kind == EngineKind::sglang && bag.boolean("enable_dp_attention").value_or(false) && d.parallel.dp > 1) {
+    // SGLang --enable-dp-attention: --dp-size groups share the --tp-size GPUs (the deployment has tp GPUs, not tp x dp);
+    // with --dp-size 1 (the default) there is one group of attention TP = tp: nothing changes
+    if (d.parallel.tp % d.parallel.dp != 0)
+      bag.fail("data_parallel_size", std::to_string(d.parallel.dp) + " does not divide the tensor-parallel size " + std::to_string(d.parallel.tp),
+               "use a --dp-size that divides --tp-size");
+    e.attention_dp = d.parallel.dp;
+    d.parallel.dp = 1;
+  }
+  if (kind == EngineKind::trtllm && bag.boolean("enable_attention_dp").value_or(false)) e.attention_dp = d.parallel.tp;  // attention TP 1
   e.memory_fraction = bag.fraction("memory_fraction").value_or(0);
   if (bag.has("memory_fraction") && !(e.memory_fraction > 0.0 && e.memory_fraction <= 1.0))
     bag.fail("memory_fraction", "must be in (0, 1], got " + std::to_string(e.memory_fraction), "use a fraction such as 0.9");

@@ -158,6 +158,10 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("expert_parallel_size", T::count, "deployment", "Ranks the routed experts are split across (1: split by TP)")
       .flags("--expert-parallel-size|--ep-size").on(E::sglang, "--ep-size").on(E::trtllm, "--ep_size|--expert_parallel_size")
       .yaml("moe_expert_parallel_size"));
+  r.push_back(Row("enable_dp_attention", T::boolean, "deployment", "SGLang: attention data parallel over --dp-size groups of the TP GPUs (GPUs = TP; each group its own requests and KV pool)")
+      .flags("--enable-dp-attention@sglang").on(E::sglang, "--enable-dp-attention"));
+  r.push_back(Row("enable_attention_dp", T::boolean, "deployment", "TensorRT-LLM: each TP rank runs attention for its own requests with its own KV pool (enable_attention_dp)")
+      .flags("--enable-attention-dp@trtllm").yaml("enable_attention_dp"));
   r.push_back(Row("enable_expert_parallel", T::boolean, "deployment", "vLLM: experts split across TP x DP ranks")
       .flags("--enable-expert-parallel@vllm,generic").on(E::vllm, "--enable-expert-parallel"));
   // ---- engine ----
