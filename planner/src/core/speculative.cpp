@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kvplan/core/error.hpp"
+#include "kvplan/core/weights.hpp"
 
 namespace kvplan {
 
@@ -39,6 +40,11 @@ ModelSpec mtp_draft_model(const ModelSpec& target, i64 layers) {
   d.vision = VisionTower{};
   d.exact_weight_bytes.reset();
   d.exact_params.reset();
+  if (target.mtp_weight_bytes && layers == target.mtp_layers) {
+    // the snapshot's bytes of these layers; a rank's share scales by its computed share (weights.cpp)
+    d.exact_weight_bytes = target.mtp_weight_bytes;
+    d.exact_params = count_params(d).total;
+  }
   d.notes.clear();
   d.warnings.clear();
   return d;

@@ -40,7 +40,8 @@ i64 draft_fc_params(SpecMethod m, i64 hidden);
 
 /// The MTP layers of a checkpoint as a draft model: `layers` copies of the target's last decoder layer
 /// (DeepSeek-V3 model.layers.61 is an MoE MLA layer like layers 3-60), with the embedding and output head
-/// shared with the target (not counted again). Throws InputError("speculative_config") when `layers` < 1.
+/// shared with the target (not counted again); the snapshot's bytes of those layers when known (mtp_weight_bytes).
+/// Throws InputError("speculative_config") when `layers` < 1.
 ModelSpec mtp_draft_model(const ModelSpec& target, i64 layers);
 
 /// An EAGLE head built from the target's geometry when its own config is not at hand: one decoder layer like
