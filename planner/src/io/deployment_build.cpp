@@ -300,6 +300,7 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
         if (sp.draft_tp != 1 && sp.draft_tp != d.parallel.tp)
           bag.fail(key, "/draft_tensor_parallel_size: " + std::to_string(sp.draft_tp) + " must be 1 or the tensor-parallel size " + std::to_string(d.parallel.tp),
                    "give 1 or " + std::to_string(d.parallel.tp));
+        if (sp.draft_tp == d.parallel.tp) sp.draft_tp = 0;  // "the target's": layout searches that change TP keep it equal
       }
       if (sp.num_tokens == 0 && sp.method != SpecMethod::mtp)
         bag.fail(key, "/num_speculative_tokens: missing", "give the number of tokens to propose per step, e.g. \"num_speculative_tokens\": 3");
