@@ -25,6 +25,7 @@ const char* group_title(const std::string& g) {
   if (g == "llama.cpp") return "llama.cpp flags";
   if (g == "budget") return "budget overrides";
   if (g == "workload") return "workload";
+  if (g == "speculative") return "speculative decoding";
   return "performance model";
 }
 
@@ -425,6 +426,19 @@ ojson deployment_inputs_json(const Deployment& d) {
     j["swa_full"] = e.swa_full;
     j["kv_unified"] = e.kv_unified.value_or(true);
     j["fit"] = e.fit.value_or(false);
+  }
+  if (e.decode_context_parallel) j["decode_context_parallel_size"] = *e.decode_context_parallel;
+  if (e.attention_dp > 1) j["attention_data_parallel_size"] = e.attention_dp;
+  if (e.spec.on()) {  // speculative decoding as resolved (SGLang's automatic steps / topk / draft tokens filled in)
+    ojson sp = {{"method", spec_method_name(e.spec.method)}, {"num_speculative_tokens", e.spec.num_tokens}};
+    if (e.kind == EngineKind::sglang) {
+      sp["num_steps"] = e.spec.num_steps;
+      sp["eagle_topk"] = e.spec.topk;
+    }
+    sp["draft_tensor_parallel_size"] = e.spec.draft_tp > 0 ? e.spec.draft_tp : s.parallel.tp;
+    sp["draft_model"] = s.draft ? s.draft->id : "";
+    sp["draft_layers"] = s.draft ? static_cast<i64>(s.draft->layers.size()) : 0;
+    j["speculative"] = sp;
   }
   j["tokens_per_request"] = d.tokens;
   j["tokens_source"] = d.tokens_source;

@@ -104,3 +104,32 @@ kvplan_cli_test(bad_weight_format_mxfp4_dense EXIT 2 STDOUT_EMPTY ARGS kv llama-
   STDERR "kvplan: error: --weight-format: mxfp4 packs MoE experts only (vLLM's Mxfp4Config) and this model has none<SEMI> use nvfp4, or pure:mxfp4 for a llama.cpp file")
 kvplan_cli_test(bad_kv_mxfp4_vllm EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine vllm --kv-cache-dtype fp4_e2m1 --context 4k
   STDERR "kvplan: error: --kv-cache-dtype: an mxfp4 KV cache is not available in vllm<SEMI> mxfp4 (fp4_e2m1) KV runs on SGLang<SEMI> use nvfp4 on vLLM and TensorRT-LLM")
+# speculative decoding and decode context parallel: each bad value names the field and the fix
+kvplan_cli_test(bad_spec_config_not_json EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{method:eagle}"
+  STDERR "kvplan: error: --speculative-config: '{method:eagle}' is not JSON<SEMI> give a JSON object such as '{\"method\": \"eagle\", \"model\": \"MODEL\", \"num_speculative_tokens\": 3}'")
+kvplan_cli_test(bad_spec_config_array EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "[1,2]"
+  STDERR "kvplan: error: --speculative-config: expected a JSON object, got an array<SEMI> give a JSON object such as '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'")
+kvplan_cli_test(bad_spec_method_unknown EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{\"method\":\"medusa\",\"num_speculative_tokens\":2}"
+  STDERR "kvplan: error: --speculative-config: /method: string \"medusa\" is not a method kvplan models<SEMI> use draft_model, eagle, eagle3, mtp or ngram")
+kvplan_cli_test(bad_spec_tokens_missing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{\"method\":\"eagle\"}"
+  STDERR "kvplan: error: --speculative-config: /num_speculative_tokens: missing<SEMI> give the number of tokens to propose per step, e.g. \"num_speculative_tokens\": 3")
+kvplan_cli_test(bad_spec_tokens_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{\"method\":\"eagle\",\"num_speculative_tokens\":0}"
+  STDERR "kvplan: error: --speculative-config: /num_speculative_tokens: expected an integer 1..1024, got 0")
+kvplan_cli_test(bad_spec_draft_not_a_model EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{\"method\":\"draft_model\",\"model\":\"no-such-model\",\"num_speculative_tokens\":3}"
+  STDERR "kvplan: error: --speculative-config: /model: 'no-such-model' is not a model kvplan can read (unknown model 'no-such-model')<SEMI> give a built-in model id (kvplan models), a config.json or snapshot folder, or a Hugging Face id kvplan knows")
+kvplan_cli_test(bad_spec_draft_folder_not_a_model EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{\"method\":\"eagle\",\"model\":\"${BAD}\",\"num_speculative_tokens\":3}"
+  STDERR "kvplan: error: --speculative-config: /model: '${BAD}' is not a model kvplan can read (directory has no config.json)<SEMI> give a built-in model id (kvplan models), a config.json or snapshot folder, or a Hugging Face id kvplan knows")
+kvplan_cli_test(bad_spec_mtp_without_layers EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{\"method\":\"mtp\"}"
+  STDERR "kvplan: error: --speculative-config: method mtp needs the model's multi-token-prediction layers<SEMI> llama-3.1-8b has none (num_nextn_predict_layers 0)<SEMI> use a draft model or an EAGLE head, or a model with MTP layers (DeepSeek-V3/R1, Qwen3-Next)")
+kvplan_cli_test(bad_spec_draft_tp EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --tp 4 --speculative-config "{\"method\":\"eagle\",\"num_speculative_tokens\":3,\"draft_tensor_parallel_size\":3}"
+  STDERR "kvplan: error: --speculative-config: /draft_tensor_parallel_size: 3 must be 1 or the tensor-parallel size 4<SEMI> give 1 or 4")
+kvplan_cli_test(bad_spec_sglang_algorithm EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --speculative-algorithm MEDUSA
+  STDERR "kvplan: error: --speculative-algorithm: unknown speculative algorithm 'MEDUSA'<SEMI> use EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM")
+kvplan_cli_test(bad_spec_sglang_steps_alone EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --speculative-num-steps 3
+  STDERR "kvplan: error: --speculative-num-steps: has no effect without --speculative-algorithm<SEMI> give --speculative-algorithm EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM")
+kvplan_cli_test(bad_spec_pasted_method EXIT 2 STDOUT_EMPTY ARGS plan -- vllm serve meta-llama/Llama-3.1-8B --speculative-config "{\"method\": \"medusa\", \"num_speculative_tokens\": 2}"
+  STDERR "kvplan: error: command: --speculative-config: /method: string \"medusa\" is not a method kvplan models<SEMI> use draft_model, eagle, eagle3, mtp or ngram")
+kvplan_cli_test(bad_dcp_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan deepseek-v3 --gpu h200 --tp 8 --decode-context-parallel-size 3
+  STDERR "kvplan: error: --decode-context-parallel-size: 3 does not divide the tensor-parallel size 8<SEMI> use a divisor of --tensor-parallel-size")
+kvplan_cli_test(bad_dp_attention_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --tp 4 --dp-size 3 --enable-dp-attention
+  STDERR "kvplan: error: --dp-size: 3 does not divide the tensor-parallel size 4<SEMI> use a --dp-size that divides --tp-size")

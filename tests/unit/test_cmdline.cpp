@@ -580,8 +580,9 @@ TEST_CASE("config files: TensorRT-LLM --extra_llm_api_options YAML", "[cmdline]"
             "enable_attention_dp: true\n"
             "bogus_key: 1\n");
   const auto c = parse("trtllm-serve m --extra_llm_api_options t.yaml --tp_size 8", "", dir.ctx());
-  // keys from trtllm/1.1.0.options bound in settings.cpp (LlmArgs: max_batch_size, kv_cache_config.*)
-  REQUIRE(c.settings.size() == 5);
+  // keys from trtllm/1.1.0.options bound in settings.cpp (LlmArgs: max_batch_size, kv_cache_config.*, enable_attention_dp)
+  REQUIRE(c.settings.size() == 6);
+  CHECK(setting(c, "enable_attention_dp")->value == "true");
   CHECK(setting(c, "max_num_seqs")->value == "64");
   CHECK(setting(c, "memory_fraction")->value == "0.7");
   CHECK(setting(c, "max_tokens")->value == "20000");
@@ -589,9 +590,7 @@ TEST_CASE("config files: TensorRT-LLM --extra_llm_api_options YAML", "[cmdline]"
   CHECK(setting(c, "tensor_parallel_size")->value == "8");
   CHECK(c.unknown == Words{"bogus_key"});
   const std::string file = (dir.path / "t.yaml").string();
-  CHECK(c.warnings ==
-        Words{file + ": bogus_key: not a TensorRT-LLM 1.1.0 option; treated as not changing memory",
-              file + ": enable_attention_dp: changes GPU memory in a way kvplan does not model; ignored"});
+  CHECK(c.warnings == Words{file + ": bogus_key: not a TensorRT-LLM 1.1.0 option; treated as not changing memory"});
 }
 
 // ---- the real command lines ----
@@ -689,10 +688,9 @@ TEST_CASE("engine-cmdlines.json: SGLang, llama.cpp and TensorRT-LLM settings che
   const auto sky = parse(entry("sglang-skypilot-deepseek-r1-bf16-a100x8x2-computed-tp")["raw"]);
   CHECK(sky.engine == "sglang");
   CHECK(sky.model == "DeepSeek-R1-BF16");
-  CHECK(kv(sky).empty());
+  CHECK(kv(sky) == Settings{{"enable_dp_attention", "true"}});  // a settings row since attention data parallel is modelled
   CHECK(unresolved(sky) == Unresolved{{"TP", "--tp", "tensor_parallel_size"}});
   CHECK(sky.warnings.front() == "ignored what comes before 'python -m sglang.launch_server': then else fi");
-  CHECK(has(sky.ignored, "--enable-dp-attention"));
   CHECK(sky.warnings.back() == "$HEAD_NODE_ARGS: unexpanded variable; the arguments it holds are not read");
   CHECK(kv(parse_argv(entry("sglang-official-k8s-sts-2node-tp16-ep16"))) ==
         Settings{{"tensor_parallel_size", "16"}, {"expert_parallel_size", "16"}});

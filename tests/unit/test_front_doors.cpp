@@ -531,3 +531,92 @@ TEST_CASE("LoRA flags in a pasted command size the adapter buffers per engine", 
     if (t["term"] == "lora_adapters") got = t["bytes"].get<long long>();
   CHECK(got == 81920LL * 32 * 16 * 8 * 2);
 }
+
+TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON and dotted forms, SGLang flags, TensorRT-LLM options",
+          "[front-doors][speculative]") {
+  auto results = [](const std::vector<std::string>& args) {
+    const Run r = kvplan(args);
+    INFO(r.err);
+    REQUIRE((r.exit == 0 || r.exit == 1));
+    CHECK(r.err.find("does not model") == std::string::npos);  // no "not modelled" warning
+    return json::parse(r.out)["results"];
+  };
+  auto term = [](const json& res, const std::string& name) -> long long {
+    for (const auto& t : res["budget"])
+      if (t["term"] == name) return t["bytes"].get<long long>();
+    return -1;
+  };
+  // an EAGLE head sized from Llama-3.1-8B: one decoder layer (q, o 4096 x 4096; k, v 4096 x 1024; gate, up, down
+  // 4096 x 14336; 2 norms) + fc 2 x 4096 -> 4096, bf16
+  const long long eagle_w = (4096LL * 4096 * 2 + 4096LL * 1024 * 2 + 3LL * 4096 * 14336 + 2 * 4096) * 2 + 2LL * 4096 * 4096 * 2;
+  const std::vector<std::string> vllm = {"plan", "--gpu", "h100", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const json v = results(with(vllm, {"--speculative-config", "{\"method\": \"eagle\", \"num_speculative_tokens\": 3}"}));
+  CHECK(term(v, "draft_weights") == eagle_w);
+  CHECK(term(v, "draft_kv") > 0);
+  const json dotted = results(with(vllm, {"--speculative-config.method", "eagle", "--speculative-config.num_speculative_tokens", "3"}));
+  CHECK(dotted["budget"] == v["budget"]);
+  const json shortcuts = results(with(vllm, {"--spec-method", "eagle", "--spec-tokens", "3"}));  // vLLM 0.26 shortcuts
+  CHECK(shortcuts["budget"] == v["budget"]);
+  const json flag = results({"plan", "llama-3.1-8b", "--gpu", "h100", "--format", "json", "--speculative-config",
+                             "{\"method\": \"eagle\", \"num_speculative_tokens\": 3}"});
+  CHECK(term(flag, "draft_weights") == eagle_w);
+  // n-gram: no draft model on the GPU
+  const json ng = results(with(vllm, {"--speculative-config", "{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}"}));
+  CHECK(term(ng, "draft_weights") == -1);
+
+  // SGLang: 32 requests x (3 steps x top-1 + 4 draft tokens) + 100 = 324 more pool tokens than without speculation
+  const std::vector<std::string> sglang = {"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
+                                           "--model-path", "meta-llama/Llama-3.1-8B", "--mem-fraction-static", "0.85",
+                                           "--max-running-requests", "32"};
+  const json s0 = results(sglang);
+  const json s1 = results(with(sglang, {"--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
+                                        "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"}));
+  CHECK(s1["engine"]["max_total_num_tokens"].get<long long>() == s0["engine"]["max_total_num_tokens"].get<long long>() + 32 * (3 * 1 + 4) + 100);
+  CHECK(term(s1, "draft_weights") == eagle_w);
+  // the draft worker's pool: as many tokens x one layer's 8 x 128 x 2 x 2 B
+  CHECK(term(s1, "draft_kv") == s1["engine"]["max_total_num_tokens"].get<long long>() * 4096);
+
+  // TensorRT-LLM option YAML: DeepSeek-V3's MTP layer on 8 x H200; bytes per token include the MTP layer's latent,
+  // (512 + 64) x 2 B on every rank
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan-fd-spec-" + std::to_string(getpid()) + ".yaml");
+  {
+    std::ofstream f(path);
+    f << "speculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: 1\n";
+  }
+  const json t = results({"plan", "--gpu", "h200", "--format", "json", "--", "trtllm-serve", "serve", "deepseek-ai/DeepSeek-V3", "--tp_size", "8",
+                          "--extra_llm_api_options", path.string()});
+  std::filesystem::remove(path);
+  CHECK(t["engine"]["bytes_per_token"].get<long long>() == (512 + 64) * 2 * 62);
+  CHECK(term(t, "draft_kv") == t["engine"]["max_tokens"].get<long long>() * (512 + 64) * 2);
+  CHECK(term(t, "draft_weights") > 0);
+}
+
+TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's cell is unchanged", "[front-doors][dp-attention]") {
+  auto run = [](const std::vector<std::string>& more) {
+    std::vector<std::string> a = {"plan", "--gpu", "h200", "--format", "json", "--", "python", "-m", "sglang.launch_server", "--model-path",
+                                  "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--mem-fraction-static", "0.85"};
+    a.insert(a.end(), more.begin(), more.end());
+    const Run r = kvplan(a);
+    INFO(r.err);
+    REQUIRE((r.exit == 0 || r.exit == 1));
+    CHECK(r.err.find("does not model") == std::string::npos);
+    return json::parse(r.out);
+  };
+  auto term = [](const json& res, const std::string& name) -> long long {
+    for (const auto& t : res["budget"])
+      if (t["term"] == name) return t["bytes"].get<long long>();
+    return -1;
+  };
+  const json off = run({}), on = run({"--dp-size", "8", "--enable-dp-attention"});
+  CHECK(on["inputs"]["gpus"] == 8);  // 8 attention groups on the 8 TP GPUs, not 64 GPUs
+  CHECK(on["inputs"]["attention_data_parallel_size"] == 8);
+  // the MLA latent, (512 + 64) x 2 B x 61 layers, is one per rank with or without DP attention
+  CHECK(off["results"]["engine"]["cell_size_bytes"] == (512 + 64) * 2 * 61);
+  CHECK(on["results"]["engine"]["cell_size_bytes"] == (512 + 64) * 2 * 61);
+  // every rank holds all 128 heads' attention projections: more weights than at TP 8
+  CHECK(term(on["results"], "weights") > term(off["results"], "weights"));
+}

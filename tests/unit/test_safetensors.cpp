@@ -1,6 +1,6 @@
 // Exact weights from a snapshot folder: the safetensors headers (data never read), or the index's total_size;
-// multi-token-prediction layers left out; a checkpoint cast at load scales with the element size. Every expected
-// value is the byte ranges written here.
+// multi-token-prediction layers left out (their own bytes kept for MTP speculation); a checkpoint cast at load
+// scales with the element size. Every expected value is the byte ranges written here.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -10,6 +10,9 @@
 
 #include "cli_run.hpp"
 #include "kvplan/core/error.hpp"
+#include "kvplan/core/speculative.hpp"
+#include "plan_helpers.hpp"
+#include "kvplan/io/hf_config.hpp"
 #include "kvplan/io/safetensors.hpp"
 
 using nlohmann::json;
@@ -103,4 +106,46 @@ TEST_CASE("a damaged safetensors header is bad input naming the file", "[safeten
   const kvtest::Run r = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k"});
   CHECK(r.exit == 2);
   CHECK(r.err.find("model.safetensors") != std::string::npos);
+}
+
+TEST_CASE("MTP speculation takes the MTP layers' bytes from the snapshot, without the module's embedding and head copies",
+          "[safetensors][speculative]") {
+  Snapshot s("mtp");
+  // a DeepSeek-style MTP layer numbered 32 (= num_hidden_layers): its own decoder weights (3 MiB), and the module's
+  // copies of the embedding and head plus its eh_proj, which the engines share or kvplan sizes itself; and a
+  // Qwen3-Next-style mtp.* tensor (1 MiB), skipped too
+  const std::uint64_t proj = 4096ULL * 4096 * 2, layer = 3 << 20, embed = 128256ULL * 4096 * 2, eh = 2ULL * 4096 * 4096 * 2, qmtp = 1 << 20;
+  write_safetensors(s.dir / "model.safetensors",
+                    {{"model.layers.0.self_attn.q_proj.weight", tensor("BF16", {4096, 4096}, 0, proj)},
+                     {"model.layers.32.mlp.down_proj.weight", tensor("BF16", {1536, 1024}, proj, layer)},
+                     {"model.layers.32.embed_tokens.weight", tensor("BF16", {128256, 4096}, proj + layer, embed)},
+                     {"model.layers.32.shared_head.head.weight", tensor("BF16", {128256, 4096}, proj + layer + embed, embed)},
+                     {"model.layers.32.eh_proj.weight", tensor("BF16", {4096, 8192}, proj + layer + 2 * embed, eh)},
+                     {"mtp.layers.0.mlp.gate.weight", tensor("BF16", {512, 1024}, proj + layer + 2 * embed + eh, qmtp)}});
+  const auto w = kvplan::io::read_safetensors_weights(s.dir.string(), 32);
+  REQUIRE(w);
+  CHECK(w->bytes == static_cast<long long>(proj));
+  CHECK(w->skipped_bytes == static_cast<long long>(layer + 2 * embed + eh + qmtp));
+  CHECK(w->mtp_aside_bytes == static_cast<long long>(2 * embed + eh));
+  // the planner: method mtp on a one-MTP-layer model takes layer + qmtp bytes from the files and the fc
+  // (2 x 4096 x 4096, bf16) from the geometry
+  kvplan::ModelSpec m = kvplan::io::model_from_hf_config(kvplan::io::parse_json_file((s.dir / "config.json").string()),
+                                                         (s.dir / "config.json").string(), "mtp-snapshot");
+  kvplan::io::apply_safetensors_weights(m, (s.dir / "config.json").string());
+  REQUIRE(m.mtp_weight_bytes);
+  CHECK(*m.mtp_weight_bytes == static_cast<long long>(layer + qmtp));
+  m.mtp_layers = 1;
+  const kvplan::ModelSpec d = kvplan::mtp_draft_model(m, 1);
+  REQUIRE(d.exact_weight_bytes);
+  CHECK(*d.exact_weight_bytes == static_cast<long long>(layer + qmtp));
+  kvplan::PlanSpec ps;
+  ps.model = m;
+  ps.gpu = kvtest::profiles().gpu("h100-sxm");
+  kvplan::EngineSettings e;
+  e.spec.method = kvplan::SpecMethod::mtp;
+  e.spec.num_tokens = 1;
+  ps.engine = kvplan::resolve_engine_defaults(e, m.max_context, 1, ps.gpu.memory_bytes, ps.gpu.architecture);
+  ps.draft = d;
+  const kvplan::Planner p(ps);
+  CHECK(p.budget_bytes("draft_weights") == static_cast<long long>(layer + qmtp + eh));  // eh_proj: 2 x 4096 x 4096 x bf16
 }

@@ -68,6 +68,10 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
     s.model.exact_weight_bytes = static_cast<i64>(scaled);
   }
   s.model.dtype = dtype;
+  if (d.draft) {  // vLLM / SGLang load the draft in the target's dtype (SpeculativeConfig: draft dtype = target dtype)
+    s.draft = d.draft;
+    s.draft->dtype = dtype;
+  }
   // KV "auto": the dtype the engine computes in; llama.cpp caches f16 unless -ctk/-ctv say otherwise
   const ElemFormat kv_default = d.engine.kind == EngineKind::llamacpp ? ElemFormat::f16 : dtype;
   s.kv.k_format = d.k_format.value_or(kv_default);

@@ -203,7 +203,21 @@ i64 sglang_cuda_graph_bs(double gpu_mib, i64 tp) {
 }
 }  // namespace
 
-double sglang_default_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 tp, i64 pp, i64 chunked_prefill, i64 cuda_graph_bs) {
+namespace {
+// server_args.py: speculative decoding reserves more outside mem_fraction_static (the draft model and its CUDA
+// graphs): from #7054 (tiered) 2 GiB, STANDALONE 6 GiB; from #10975 (graph reserve) added after the 10 GiB floor,
+// STANDALONE 6 GiB, NGRAM none, other algorithms 2 GiB (read at S056 and in index copies of later server_args.py)
+double sglang_spec_reserve_mib(SglangFractionRule rule, SpecMethod m) {
+  if (m == SpecMethod::none || rule == SglangFractionRule::tp_table || rule == SglangFractionRule::tp_table_or_13g) return 0;
+  if (m == SpecMethod::draft_model) return 6 * 1024;
+  if (m == SpecMethod::ngram && rule == SglangFractionRule::graph_reserve) return 0;
+  return 2 * 1024;
+}
+
+// dp_attention: attention data-parallel groups (1: off); server_args.py reserves 4 GiB more (tiered rule), or
+// cuda_graph_max_bs x dp x 3 (+ x 1.5 above 300) before the 10 GiB floor (graph-reserve rule)
+double sglang_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 tp, i64 pp, i64 chunked_prefill, i64 cuda_graph_bs, SpecMethod spec,
+                       i64 dp_attention = 1) {
   const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);  // get_device_memory_capacity
   const double tp_table = tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
   const double ranks = static_cast<double>(tp * pp);
@@ -212,18 +226,29 @@ double sglang_default_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 t
     case SglangFractionRule::tp_table_or_13g: return mib <= 81920 ? tp_table : (mib - 13 * 1024) / mib;
     case SglangFractionRule::tiered_reserve: {
       const double gib = mib / 1024.0;
-      const double reserved = gib < 35 ? (2.8 + ranks / 10) * 1024 : gib < 90 ? (9.5 + ranks / 2) * 1024
-                              : gib < 160 ? (12 + ranks / 2) * 1024 : 32 * 1024;
+      const double reserved = (gib < 35 ? (2.8 + ranks / 10) * 1024 : gib < 90 ? (9.5 + ranks / 2) * 1024
+                               : gib < 160 ? (12 + ranks / 2) * 1024 : 32 * 1024) + sglang_spec_reserve_mib(r.sglang_fraction, spec) +
+                              (dp_attention > 1 ? 4 * 1024 : 0);
       return round3((mib - reserved) / mib);
     }
     case SglangFractionRule::graph_reserve: {
       double reserved = 512 + static_cast<double>(std::max<i64>(chunked_prefill, 2048)) * 1.5 + static_cast<double>(cuda_graph_bs) * 2 +
                         ranks / 8 * 1024;
+      if (dp_attention > 1) {
+        const double bs_dp = static_cast<double>(cuda_graph_bs) * static_cast<double>(dp_attention);
+        reserved += bs_dp * 3 + (cuda_graph_bs > 300 ? bs_dp * 1.5 : 0);
+      }
       if (mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+      reserved += sglang_spec_reserve_mib(r.sglang_fraction, spec);
       return round3((mib - reserved) / mib);
     }
   }
   return tp_table;
+}
+}  // namespace
+
+double sglang_default_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 tp, i64 pp, i64 chunked_prefill, i64 cuda_graph_bs) {
+  return sglang_fraction(r, gpu_memory_bytes, tp, pp, chunked_prefill, cuda_graph_bs, SpecMethod::none);
 }
 
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
@@ -257,8 +282,8 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);
       if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = sglang_chunked_prefill(rules, mib);  // --chunked-prefill-size
       if (e.memory_fraction == 0)
-        e.memory_fraction = sglang_default_fraction(rules, gpu_memory_bytes, tp, pp, e.max_num_batched_tokens,
-                                                    e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp));
+        e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, e.max_num_batched_tokens,
+                                            e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp), e.spec.method, e.attention_dp);
       check_fraction(e.memory_fraction, "memory_fraction");
       if (e.block_size == 0) e.block_size = 1;  // --page-size default 1
       // max_num_seqs 0: SGLang derives max_running_requests from the pool (Planner::build_sglang)

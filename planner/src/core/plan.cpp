@@ -100,7 +100,25 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     trial.report_ = EngineReport{};
     trial.startup_limit_.clear();
     trial.stage_ = stage;
-    const ModelSpec rank = rank_shard(m, spec_.parallel, stage);
+    ModelSpec rank = rank_shard(m, spec_.parallel, stage);
+    if (e.attention_dp > 1) {
+      // attention data parallel (SGLang dp_attention.py: attn_tp_size = tp_size // dp_size; TensorRT-LLM
+      // enable_attention_dp: attention TP 1): attention weights and KV heads are split over TP / attention_dp ranks
+      // only; the MLP keeps the full TP split. MLA: the latent is one per rank either way.
+      if (spec_.parallel.tp % e.attention_dp != 0)
+        throw InputError("data_parallel_size", "attention data-parallel size " + std::to_string(e.attention_dp) + " does not divide the tensor-parallel size " +
+                                                   std::to_string(spec_.parallel.tp),
+                         "use a --dp-size that divides --tp-size");
+      Parallel ap = spec_.parallel;
+      ap.tp = spec_.parallel.tp / e.attention_dp;
+      const ModelSpec attn = rank_shard(m, ap, stage);
+      for (std::size_t i = 0; i < rank.layers.size(); ++i) {
+        rank.layers[i].q_heads = attn.layers[i].q_heads;
+        rank.layers[i].kv_heads = attn.layers[i].kv_heads;
+      }
+      trial.report_.notes.push_back("attention data parallel: " + std::to_string(e.attention_dp) + " attention groups of TP " + std::to_string(ap.tp) +
+                                    ", each with its own requests and KV pool");
+    }
     trial.rank_model_ = rank;
     const bool multi = spec_.parallel.tp * spec_.parallel.pp > 1;
     auto term = [&](const std::string& name, std::optional<i64> override_v, i64 modelled, const std::string& basis, bool inside) {
@@ -144,6 +162,28 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
                                                  " x (A + B of qkv, o, gate/up, down per layer) x " + std::string(format_info(m.dtype).name),
                                              true)
                                       : 0;
+    // Speculative decoding: the draft's weights on this rank, sharded by the draft's tensor-parallel size, on the
+    // last pipeline stage (it proposes from the final hidden states). vLLM loads them before the KV profiling
+    // (gpu_model_runner.load_model -> drafter.load_model), TensorRT-LLM before measuring free memory; SGLang loads the
+    // draft worker after the target's pool, from the share mem_fraction_static leaves (EAGLEWorker.__init__).
+    const SpeculativeSettings& sp = e.spec;
+    const bool has_draft = sp.on() && spec_.draft && stage == spec_.parallel.pp - 1;
+    ModelSpec draft_rank;
+    i64 draft_w = 0;
+    if (has_draft) {
+      Parallel dpar;
+      dpar.tp = sp.draft_tp > 0 ? sp.draft_tp : spec_.parallel.tp;
+      dpar.ep = sp.method == SpecMethod::mtp ? spec_.parallel.ep : 1;
+      draft_rank = rank_shard(*spec_.draft, dpar, 0);
+      const WeightBytes dw = weight_bytes(draft_rank, count_params(draft_rank));
+      const i64 fc = draft_fc_params(sp.method, spec_.draft->hidden);
+      draft_w = term("draft_weights", std::nullopt, add(dw.total, mul(fc, format_info(m.dtype).block_bytes, "draft fc bytes"), "draft weights"),
+                     spec_.draft->id + ": " + std::to_string(draft_rank.layers.size()) + " layer(s) / draft TP " + std::to_string(dpar.tp) + " (" +
+                         dw.basis + ")" + (fc > 0 ? " + fc " + std::to_string(fc / spec_.draft->hidden / spec_.draft->hidden) + " x hidden^2, replicated" : "") +
+                         (draft_rank.has_embedding ? "" : "; embedding" + std::string(draft_rank.has_lm_head ? "" : " and head") + " shared with the target"),
+                     e.kind != EngineKind::sglang);
+    }
+    const i64 draft_in = e.kind == EngineKind::sglang ? 0 : draft_w;
 
     // What the engine may spend on KV on this rank.
     i64 available = 0;
@@ -155,9 +195,10 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         // From 0.21 the CUDA graph estimate is subtracted too (#38284).
         const i64 usable = floor_fraction(total_, e.memory_fraction);
         const i64 graphs_in = graphs_inside ? graphs : 0;
-        available = usable - weights - activation - non_torch - graphs_in - extra - lora;
+        available = usable - weights - activation - non_torch - graphs_in - extra - lora - draft_in;
         avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) +
-                      ") - weights - activation_peak - non_torch" + (graphs_inside ? " - cuda_graphs" : "") + " - extra";
+                      ") - weights - activation_peak - non_torch" + (graphs_inside ? " - cuda_graphs" : "") + " - extra" +
+                      (draft_in > 0 ? " - draft_weights" : "");
         if (context + graphs - graphs_in > total_ - usable)
           trial.report_.notes.push_back("CUDA context" + std::string(graphs_inside ? "" : " + graphs") + " (" + human_bytes(context + graphs - graphs_in) +
                                         ") exceed the " + human_bytes(total_ - usable) + " vLLM leaves outside gpu_memory_utilization: risk of OOM");
@@ -174,14 +215,14 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         // kvCacheManager.cpp getMaxNumTokens); 1.x measures after CUDA graph warmup, so graphs count as used
         // (_torch/pyexecutor/_util.py KvCacheCreator: (total - peak + temporary KV) x fraction)
         const i64 graphs_in = graphs_inside ? graphs : 0;
-        const i64 free_after = total_ - context - weights - activation - non_torch - graphs_in - extra - lora;
+        const i64 free_after = total_ - context - weights - activation - non_torch - graphs_in - extra - lora - draft_in;
         available = floor_fraction(std::max<i64>(free_after, 0), e.memory_fraction);
         avail_basis = std::string("(total - cuda_context - weights - activation_peak - non_torch") + (graphs_inside ? " - cuda_graphs" : "") +
                       " - extra) x free_gpu_memory_fraction";
         break;
       }
       default:
-        available = floor_fraction(total_, e.memory_fraction) - weights - activation - non_torch - context - graphs - extra - lora;
+        available = floor_fraction(total_, e.memory_fraction) - weights - activation - non_torch - context - graphs - extra - lora - draft_in;
         avail_basis = "total x fraction - every other term";
         break;
     }
@@ -195,16 +236,47 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     trial.report_.kind = e.kind;
     trial.report_.rules_version = e.rules->label;
     const i64 avail = std::max<i64>(available, 0);
+    // vLLM: the draft's attention layers register in the same static forward context, so get_kv_cache_spec returns
+    // them with the target's and one block pool is split across all of them (v1/spec_decode/eagle.py
+    // draft_attn_layer_names); TensorRT-LLM 1.x sizes bytes per token over target + draft layers
+    // (_torch/pyexecutor/_util.py KvCacheCreator). SGLang's draft worker keeps a pool of its own (build_sglang).
+    ModelSpec kv_rank = rank;
+    i64 draft_bpt = 0;
+    if (has_draft) {
+      for (const Layer& l : draft_rank.layers)
+        if (holds_tokens(l.kv) && l.kv != KvKind::cross) draft_bpt = add(draft_bpt, layer_bytes_per_token(l, spec_.kv), "draft KV bytes per token");
+      if (e.kind != EngineKind::sglang) kv_rank.layers.insert(kv_rank.layers.end(), draft_rank.layers.begin(), draft_rank.layers.end());
+    }
     switch (e.kind) {
-      case EngineKind::vllm: trial.build_vllm(rank, avail); break;
-      case EngineKind::sglang: trial.build_sglang(rank, avail); break;
-      case EngineKind::trtllm: trial.build_trtllm(rank, avail); break;
-      default: trial.build_generic(rank, avail); break;
+      case EngineKind::vllm: trial.build_vllm(kv_rank, avail); break;
+      case EngineKind::sglang: trial.build_sglang(rank, avail, draft_bpt); break;
+      case EngineKind::trtllm: trial.build_trtllm(kv_rank, avail); break;
+      default: trial.build_generic(kv_rank, avail); break;
+    }
+    if (has_draft && draft_bpt > 0) {
+      // the draft's KV: in vLLM and TensorRT-LLM the draft layers' share of the one pool (counted in
+      // kv_cache_available, not again in the fixed terms); in SGLang a second pool of the same token count
+      if (e.kind == EngineKind::vllm)
+        trial.budget_.push_back({"draft_kv", pages_bytes(trial.pool_units_, mul(trial.unit_tokens_, draft_bpt, "draft page bytes")),
+                                 std::to_string(trial.pool_units_) + " blocks x " + std::to_string(trial.unit_tokens_) + " tokens x " +
+                                     std::to_string(draft_bpt) + " B draft KV per token: the draft layers' share of the pool (they join the target's KV cache groups)",
+                                 true, false});
+      else if (e.kind == EngineKind::trtllm)
+        trial.budget_.push_back({"draft_kv", mul(trial.report_.max_tokens, draft_bpt, "draft KV bytes"),
+                                 std::to_string(trial.report_.max_tokens) + " tokens x " + std::to_string(draft_bpt) +
+                                     " B draft KV per token: the draft layers' share of the pool (bytes per token include them)",
+                                 true, false});
+      else if (e.kind == EngineKind::sglang)
+        trial.budget_.push_back({"draft_kv", mul(trial.report_.max_total_num_tokens, draft_bpt, "draft KV bytes"),
+                                 std::to_string(trial.report_.max_total_num_tokens) + " tokens x " + std::to_string(draft_bpt) +
+                                     " B draft cell: the draft worker's own pool of draft_runner_cache_size tokens, allocated after the target's",
+                                 false, false});
     }
     // every non-KV byte on this GPU, inside or outside the engine's usable share
     trial.fixed_ = 0;
     for (const auto& t : trial.budget_)
-      if (t.name != "gpu_total" && t.name != "kv_cache_available") trial.fixed_ = add(trial.fixed_, t.bytes);
+      if (t.name != "gpu_total" && t.name != "kv_cache_available" && !(t.name == "draft_kv" && e.kind != EngineKind::sglang))
+        trial.fixed_ = add(trial.fixed_, t.bytes);
     if (trial.fixed_ > total_ && trial.startup_limit_.empty()) trial.startup_limit_ = "gpu_memory";
     if (first || trial.pool_units_ < pool_units_) {
       *this = std::move(trial);
@@ -304,7 +376,23 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   for (const auto& t : types)
     groups_.push_back({t.kind, t.n, t.window, t.bpt, t.kind == KvKind::ssm ? t.page : 0, t.page, ceil_div(t.n, group_size)});
   unit_bytes_ = mul(max_page, group_size, "vLLM block bytes");
-  unit_tokens_ = block;
+  // Decode context parallel (-dcp, #23734): each of the dcp ranks holds every dcp-th token of a sequence, so a block
+  // of block_size slots on a rank serves block_size x dcp tokens; the scheduler's block size becomes block_size x dcp
+  // (kv_cache_utils.py resolve_kv_cache_block_sizes) and the printed token count is blocks x block_size x dcp
+  const i64 dcp = e.decode_context_parallel.value_or(1);
+  if (dcp < 1) throw InputError("decode_context_parallel_size", "must be >= 1");
+  if (dcp > 1) {
+    if (spec_.parallel.tp % dcp != 0)
+      throw InputError("decode_context_parallel_size", std::to_string(dcp) + " does not divide the tensor-parallel size " + std::to_string(spec_.parallel.tp),
+                       "use a divisor of --tensor-parallel-size");
+    for (const auto& t : types)
+      if (t.kind == KvKind::sliding || t.kind == KvKind::chunked || t.kind == KvKind::ssm)
+        throw InputError("decode_context_parallel_size", "vLLM shards only full-attention and MLA caches across decode-context-parallel ranks",
+                         "drop --decode-context-parallel-size for models with sliding-window or Mamba layers");
+    report_.notes.push_back("decode context parallel " + std::to_string(dcp) + ": each rank holds 1/" + std::to_string(dcp) +
+                            " of a sequence's KV; a block serves " + std::to_string(block * dcp) + " tokens");
+  }
+  unit_tokens_ = mul(block, dcp, "vLLM block tokens");
   pool_units_ = pages_in_bytes(available, unit_bytes_);
   if (e.num_gpu_blocks_override) {
     // vLLM get_kv_cache_config: "Overriding num_gpu_blocks=N with num_gpu_blocks_override=M" - the pool is M
@@ -326,7 +414,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // from 0.21 int(max_concurrency x max_model_len), group-aware (#41069)
   report_.kv_cache_tokens = e.rules->kv_tokens_from_concurrency
                                 ? static_cast<i64>(report_.max_concurrency * static_cast<double>(e.max_model_len))
-                                : mul(pool_units_ / num_groups, block);
+                                : mul(pool_units_ / num_groups, unit_tokens_);
   report_.startup_ok = per_req <= pool_units_;
   // vLLM refuses to start when one max_model_len request does not fit the pool (check_enough_kv_cache_memory:
   // "To serve at least one request with the model's max seq len ..."): nothing fits a deployment that does not start
@@ -359,7 +447,11 @@ i64 Planner::vllm_blocks_for(i64 tokens) const {
 // ---------------------------------------------------------------- SGLang
 // cell_size = sum over the rank's layers of (K row + V row) bytes per token (MLA: the latent);
 // max_total_num_tokens = available // cell_size, aligned down to page_size; --max-total-tokens caps it.
-void Planner::build_sglang(const ModelSpec& rank, i64 available) {
+// Speculative decoding (model_runner.py init_memory_pool, S056 and later): the target's pool grows by a headroom
+// for the draft and verify tokens in flight, max_num_reqs x (num_steps x topk + num_draft_tokens) + 100, and the
+// draft worker allocates a pool of the same number of tokens (draft_runner_cache_size) at the draft's cell size.
+// max_num_reqs is --max-running-requests, else clamp(profiled tokens / context_len x 512, 2048, 4096).
+void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell) {
   const EngineSettings& e = spec_.engine;
   i64 cell = 0, state = 0;
   for (const Layer& l : rank.layers) {
@@ -385,6 +477,17 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available) {
   }
   const i64 page = e.block_size;
   i64 tokens = available > 0 ? available / cell : 0;
+  if (e.spec.on() && tokens > 0) {
+    const i64 reqs = e.max_num_seqs > 0 ? e.max_num_seqs / e.attention_dp
+                                        : std::clamp<i64>(max_len_ > 0 ? static_cast<i64>(static_cast<double>(tokens) / static_cast<double>(max_len_) * 512.0) : 4096,
+                                                          2048, 4096);
+    const i64 headroom = add(mul(reqs, add(mul(e.spec.num_steps, e.spec.topk, "speculative tokens"), e.spec.num_tokens), "speculative headroom"), 100);
+    report_.notes.push_back("speculative decoding: the pool holds " + std::to_string(headroom) + " more tokens for draft and verify tokens in flight (" +
+                            std::to_string(reqs) + " requests x (" + std::to_string(e.spec.num_steps) + " steps x top-" + std::to_string(e.spec.topk) +
+                            " + " + std::to_string(e.spec.num_tokens) + " draft tokens) + 100)" +
+                            (draft_cell > 0 ? "; the draft worker keeps a pool of as many tokens" : ""));
+    tokens = add(tokens, headroom);
+  }
   tokens = tokens / page * page;
   if (e.max_total_tokens) tokens = std::min(tokens, *e.max_total_tokens / page * page);
   report_.cell_size = cell;
@@ -399,7 +502,8 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available) {
   // clamp(tokens / context_len x 512, 2048, 4096) requests; unset, tokens // 2 caps it, else the value given
   const i64 req_pool = std::clamp<i64>(max_len_ > 0 ? static_cast<i64>(static_cast<double>(tokens) / static_cast<double>(max_len_) * 512.0) : 4096,
                                        2048, 4096);
-  max_seqs_ = std::min(e.max_num_seqs > 0 ? e.max_num_seqs : tokens / 2, req_pool);
+  // with --enable-dp-attention each group takes max_running_requests // dp_size
+  max_seqs_ = std::min(e.max_num_seqs > 0 ? e.max_num_seqs / e.attention_dp : tokens / 2, req_pool);
   // SGLang starts whenever the pool holds tokens (scheduler: "Not enough memory" only at 0) and caps a
   // request at max_req_len = min(context_len - 1, max_total_num_tokens - 1) (scheduler.py init_memory_pool_and_cache)
   report_.startup_ok = tokens > 0;
@@ -658,7 +762,20 @@ i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
   const EngineKind k = spec_.engine.kind;
   i64 units = 0;
   switch (k) {
-    case EngineKind::vllm: units = vllm_blocks_for(tokens); break;
+    case EngineKind::vllm: {
+      // speculative decoding: a decode step schedules 1 + k draft tokens, and drafters with their own KV (EAGLE, MTP;
+      // from 0.11-0.12 draft models too) ask for k lookahead slots more (v1/core/sched/scheduler.py Scheduler.__init__:
+      // num_lookahead_tokens = num_spec_tokens when use_eagle() or uses_draft_model(); kv_cache_manager.allocate_slots
+      // needs min(computed + new + lookahead, max_model_len) slots): a request of T tokens holds up to T + 2k (n-gram T + k)
+      const SpeculativeSettings& sp = spec_.engine.spec;
+      i64 held = tokens;
+      if (sp.on() && sp.num_tokens > 0) {
+        const bool lookahead = sp.method != SpecMethod::ngram;
+        held = std::max(tokens, std::min(add(tokens, mul(sp.num_tokens, lookahead ? 2 : 1)), spec_.engine.max_model_len));
+      }
+      units = vllm_blocks_for(held);
+      break;
+    }
     case EngineKind::sglang:
     case EngineKind::trtllm: units = pages_for_tokens(tokens, unit_tokens_); break;
     case EngineKind::llamacpp: return slots_ ? report_.n_ctx_seq : tokens;
@@ -680,7 +797,8 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   Cell c;
   c.tokens = tokens;
   c.concurrency = concurrency;
-  const i64 per_replica = ceil_div(concurrency, spec_.parallel.dp);
+  // requests spread over the data-parallel replicas and, with attention data parallel, over its groups' pools
+  const i64 per_replica = ceil_div(concurrency, mul(spec_.parallel.dp, spec_.engine.attention_dp, "request pools"));
   c.units_available = pool_units_;
   const i64 per_req = units_per_request(tokens, shared_prefix);
   c.units_needed = add(shared_units(std::min(shared_prefix, tokens)), mul(per_replica, per_req, "pool units needed"), "pool units needed");
@@ -703,7 +821,7 @@ i64 Planner::max_concurrency(i64 tokens, i64 shared_prefix) const {
   const i64 avail = pool_units_ - shared_units(std::min(shared_prefix, tokens));
   i64 n = per > 0 ? std::max<i64>(avail, 0) / per : max_seqs_;
   n = std::min(n, max_seqs_);
-  return mul(n, spec_.parallel.dp);
+  return mul(mul(n, spec_.parallel.dp), spec_.engine.attention_dp, "max concurrency");
 }
 
 i64 Planner::max_context(i64 concurrency, i64 shared_prefix) const {

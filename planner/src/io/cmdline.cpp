@@ -976,7 +976,7 @@ class Reader {
       if (!keys.empty() && !keys.count(key)) {
         cmd_.unknown.push_back(key);
         warn(doc.file + ": " + key + ": not a TensorRT-LLM " + table_.version + " option; treated as not changing memory");
-      } else if (key == "speculative_config" || key.rfind("speculative_config.", 0) == 0 || key == "enable_attention_dp" ||
+      } else if (
                  key.rfind("kv_cache_config.host_cache_size", 0) == 0) {
         warn(doc.file + ": " + key + ": changes GPU memory in a way kvplan does not model; ignored");
       }

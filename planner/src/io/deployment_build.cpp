@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "kvplan/core/format.hpp"
+#include "kvplan/core/speculative.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
 #include "kvplan/io/hf_config.hpp"
@@ -199,6 +200,173 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   return g;
 }
 
+std::string lower_text(std::string v) {
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  return v;
+}
+
+// The draft model `name` of a speculative method, resolved like the main model. An EAGLE head kvplan has no config
+// for is sized from the target's geometry (one decoder layer + fc); a draft LLM must resolve.
+ModelSpec resolve_draft(const SettingsBag& bag, const Profiles& profiles, const std::string& key, const std::string& field,
+                        const std::string& name, SpecMethod method, const ModelSpec& target) {
+  try {
+    ModelSpec m = profiles.model(name);
+    if (method == SpecMethod::eagle || method == SpecMethod::eagle3) {
+      // vLLM load_eagle_model / SGLang EAGLEWorker: the head uses the target's embedding (and, EAGLE-1/2, its lm_head)
+      m.has_embedding = false;
+      m.has_lm_head = method == SpecMethod::eagle3;
+    }
+    return m;
+  } catch (const OverflowError&) {
+    throw;
+  } catch (const InputError& e) {
+    std::error_code ec;
+    const bool on_disk = std::filesystem::exists(name, ec);
+    if ((method == SpecMethod::eagle || method == SpecMethod::eagle3) && !on_disk) {
+      ModelSpec m = eagle_draft_model(target, method);
+      m.id = name;
+      m.warnings.push_back("draft '" + name + "' is not a model kvplan knows: sized as one decoder layer of the target's geometry + fc");
+      return m;
+    }
+    bag.fail(key, field + "'" + name + "' is not a model kvplan can read (" + e.problem() + ")",
+             "give a built-in model id (kvplan models), a config.json or snapshot folder, or a Hugging Face id kvplan knows");
+  }
+}
+
+i64 positive_int(const SettingsBag& bag, const std::string& key, const json& j, const char* field) {
+  const json& v = j[field];
+  if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1024)
+    bag.fail(key, std::string("/") + field + ": expected an integer 1..1024, got " + describe_value(v));
+  return v.get<i64>();
+}
+
+// Speculative decoding: vLLM --speculative-config (SpeculativeConfig, vllm/config/speculative.py), TensorRT-LLM
+// speculative_config (llmapi/llm_args.py DecodingBaseConfig subclasses by decoding_type), SGLang --speculative-*
+// (server_args.py). Fills d.engine.spec and d.draft.
+void apply_speculative(const SettingsBag& bag, const Profiles& profiles, DeploymentSpec& d) {
+  SpeculativeSettings& sp = d.engine.spec;
+  std::string key, draft_name, field = "/model: ";
+  const bool shortcut = bag.has("spec_method") || bag.has("spec_model") || bag.has("spec_tokens");
+  if (const auto text = shortcut && !bag.has("speculative_config") ? std::optional<std::string>("{}") : bag.text("speculative_config")) {
+    key = bag.has("speculative_config") ? "speculative_config" : bag.has("spec_method") ? "spec_method" : bag.has("spec_model") ? "spec_model" : "spec_tokens";
+    json j;
+    try {
+      j = json::parse(*text);
+    } catch (const json::exception&) {
+      bag.fail(key, "'" + *text + "' is not JSON", "give a JSON object such as '{\"method\": \"eagle\", \"model\": \"MODEL\", \"num_speculative_tokens\": 3}'");
+    }
+    if (!j.is_object()) bag.fail(key, "expected a JSON object, got " + describe_value(j), "give a JSON object such as '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'");
+    // vLLM --spec-method / --spec-model / --spec-tokens set those keys of the config
+    if (const auto m = bag.text("spec_method")) j["method"] = *m;
+    if (const auto m = bag.text("spec_model")) j["model"] = *m;
+    if (const auto n = bag.count("spec_tokens")) j["num_speculative_tokens"] = *n;
+    if (j.contains("decoding_type")) {  // TensorRT-LLM
+      const std::string t = j["decoding_type"].is_string() ? lower_text(j["decoding_type"].get<std::string>()) : "";
+      if (t == "mtp") sp.method = SpecMethod::mtp;
+      else if (t == "eagle") sp.method = SpecMethod::eagle;
+      else if (t == "eagle3") sp.method = SpecMethod::eagle3;
+      else if (t == "ngram") sp.method = SpecMethod::ngram;
+      else if (t == "drafttarget") sp.method = SpecMethod::draft_model;
+      else bag.fail(key, "/decoding_type: " + describe_value(j["decoding_type"]) + " is not a decoding type kvplan models", "use MTP, Eagle, Eagle3, NGram or DraftTarget");
+      if (j.contains("num_nextn_predict_layers")) sp.num_tokens = positive_int(bag, key, j, "num_nextn_predict_layers");
+      if (j.contains("max_draft_len")) sp.num_tokens = positive_int(bag, key, j, "max_draft_len");
+      for (const char* k : {"speculative_model_dir", "speculative_model"})
+        if (j.contains(k)) {
+          if (!j[k].is_string()) bag.fail(key, std::string("/") + k + ": expected a model path or id, got " + describe_value(j[k]));
+          draft_name = j[k].get<std::string>();
+          field = std::string("/") + k + ": ";
+        }
+    } else {  // vLLM
+      if (j.contains("model") && !j["model"].is_null()) {
+        if (!j["model"].is_string()) bag.fail(key, "/model: expected a model id or path, got " + describe_value(j["model"]));
+        draft_name = j["model"].get<std::string>();
+      }
+      std::string method = j.contains("method") && !j["method"].is_null() ? (j["method"].is_string() ? lower_text(j["method"].get<std::string>()) : "?") : "";
+      if (method.empty()) {  // SpeculativeConfig.__post_init__: the method from the model's name
+        const std::string n = lower_text(draft_name);
+        if (n.empty()) bag.fail(key, "/method: missing, and no draft model to infer it from", "give \"method\": ngram, eagle, eagle3, mtp or draft_model");
+        method = n == "[ngram]" ? "ngram" : n.find("eagle3") != std::string::npos ? "eagle3" : n.find("eagle") != std::string::npos ? "eagle" : "draft_model";
+      }
+      if (method == "ngram" || method == "ngram_gpu" || method == "suffix") sp.method = SpecMethod::ngram;
+      else if (method == "eagle") sp.method = SpecMethod::eagle;
+      else if (method == "eagle3") sp.method = SpecMethod::eagle3;
+      else if (method == "draft_model") sp.method = SpecMethod::draft_model;
+      else if (method == "mtp" || (method.size() > 4 && method.compare(method.size() - 4, 4, "_mtp") == 0)) sp.method = SpecMethod::mtp;
+      else bag.fail(key, "/method: " + describe_value(j["method"]) + " is not a method kvplan models", "use draft_model, eagle, eagle3, mtp or ngram");
+      if (j.contains("num_speculative_tokens") && !j["num_speculative_tokens"].is_null()) sp.num_tokens = positive_int(bag, key, j, "num_speculative_tokens");
+      if (j.contains("draft_tensor_parallel_size") && !j["draft_tensor_parallel_size"].is_null()) {
+        sp.draft_tp = positive_int(bag, key, j, "draft_tensor_parallel_size");
+        // SpeculativeConfig._verify_and_get_draft_tp: 1 or the target's tensor-parallel size
+        if (sp.draft_tp != 1 && sp.draft_tp != d.parallel.tp)
+          bag.fail(key, "/draft_tensor_parallel_size: " + std::to_string(sp.draft_tp) + " must be 1 or the tensor-parallel size " + std::to_string(d.parallel.tp),
+                   "give 1 or " + std::to_string(d.parallel.tp));
+        if (sp.draft_tp == d.parallel.tp) sp.draft_tp = 0;  // "the target's": layout searches that change TP keep it equal
+      }
+      if (sp.num_tokens == 0 && sp.method != SpecMethod::mtp)
+        bag.fail(key, "/num_speculative_tokens: missing", "give the number of tokens to propose per step, e.g. \"num_speculative_tokens\": 3");
+    }
+    if (sp.method == SpecMethod::mtp && sp.num_tokens == 0) sp.num_tokens = d.model.mtp_layers;  // vLLM: n_predict
+  }
+  if (const auto alg = bag.text("speculative_algorithm")) {
+    if (!key.empty()) bag.fail("speculative_algorithm", "give either --speculative-config or SGLang's --speculative-algorithm, not both");
+    key = "speculative_algorithm";
+    const std::string a = lower_text(*alg);
+    if (a == "eagle") sp.method = SpecMethod::eagle;
+    else if (a == "eagle3") sp.method = SpecMethod::eagle3;
+    else if (a == "nextn" || a == "mtp") sp.method = SpecMethod::mtp;  // server_args: NEXTN runs as EAGLE over the nextn layers
+    else if (a == "standalone") sp.method = SpecMethod::draft_model;
+    else if (a == "ngram") sp.method = SpecMethod::ngram;
+    else bag.fail(key, "unknown speculative algorithm '" + *alg + "'", "use EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM");
+    // auto_choose_speculative_params: (steps, topk, draft tokens) = (3, 1, 4) for DeepSeek V2/V3, else (5, 4, 8);
+    // with topk 1 the draft tokens become steps + 1
+    const bool deepseek = d.model.architecture == "DeepseekV3ForCausalLM" || d.model.architecture == "DeepseekV2ForCausalLM";
+    if (sp.method != SpecMethod::ngram) {
+      sp.num_steps = bag.count("speculative_num_steps").value_or(deepseek ? 3 : 5);
+      sp.topk = bag.count("speculative_eagle_topk").value_or(deepseek ? 1 : 4);
+      sp.num_tokens = bag.count("speculative_num_draft_tokens").value_or(deepseek ? 4 : 8);
+      if (sp.topk == 1 && sp.num_tokens != sp.num_steps + 1) sp.num_tokens = sp.num_steps + 1;
+    } else {
+      sp.num_steps = bag.count("speculative_num_steps").value_or(0);
+      sp.topk = bag.count("speculative_eagle_topk").value_or(0);
+      sp.num_tokens = bag.count("speculative_num_draft_tokens").value_or(0);
+    }
+    for (const char* k : {"speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"})
+      if (bag.count(k).value_or(1) < 1) bag.fail(k, "must be >= 1");
+    if (const auto p = bag.text("speculative_draft_model_path")) {
+      draft_name = *p;
+      key = "speculative_draft_model_path";
+      field = "";
+    } else if (sp.method == SpecMethod::draft_model) {
+      bag.fail("speculative_algorithm", "STANDALONE needs a draft model", "give --speculative-draft-model-path MODEL");
+    }
+  } else {
+    for (const char* k : {"speculative_draft_model_path", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"})
+      if (bag.has(k)) bag.fail(k, "has no effect without --speculative-algorithm", "give --speculative-algorithm EAGLE, EAGLE3, NEXTN, STANDALONE or NGRAM");
+  }
+  if (!sp.on()) return;
+  switch (sp.method) {
+    case SpecMethod::mtp:
+      if (d.model.mtp_layers < 1)
+        bag.fail(key, "method mtp needs the model's multi-token-prediction layers; " + d.model.id + " has none (num_nextn_predict_layers 0)",
+                 "use a draft model or an EAGLE head, or a model with MTP layers (DeepSeek-V3/R1, Qwen3-Next)");
+      d.draft = mtp_draft_model(d.model, d.model.mtp_layers);
+      break;
+    case SpecMethod::ngram: break;
+    case SpecMethod::eagle:
+    case SpecMethod::eagle3:
+      d.draft = draft_name.empty() ? eagle_draft_model(d.model, sp.method)
+                                   : resolve_draft(bag, profiles, key, field, draft_name, sp.method, d.model);
+      break;
+    case SpecMethod::draft_model:
+      if (draft_name.empty()) bag.fail(key, field + "missing: a draft_model method needs the draft model", "give \"model\": MODEL");
+      d.draft = resolve_draft(bag, profiles, key, field, draft_name, sp.method, d.model);
+      break;
+    case SpecMethod::none: break;
+  }
+  if (d.draft)
+    for (const auto& w : d.draft->warnings) d.model.warnings.push_back(w);
+}
+
 }  // namespace
 
 std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
@@ -251,6 +419,16 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
 
   EngineSettings& e = d.engine;
   e.kind = kind;
+  if (kind == EngineKind::sglang && bag.boolean("enable_dp_attention").value_or(false) && d.parallel.dp > 1) {
+    // SGLang --enable-dp-attention: --dp-size groups share the --tp-size GPUs (the deployment has tp GPUs, not tp x dp);
+    // with --dp-size 1 (the default) there is one group of attention TP = tp: nothing changes
+    if (d.parallel.tp % d.parallel.dp != 0)
+      bag.fail("data_parallel_size", std::to_string(d.parallel.dp) + " does not divide the tensor-parallel size " + std::to_string(d.parallel.tp),
+               "use a --dp-size that divides --tp-size");
+    e.attention_dp = d.parallel.dp;
+    d.parallel.dp = 1;
+  }
+  if (kind == EngineKind::trtllm && bag.boolean("enable_attention_dp").value_or(false)) e.attention_dp = d.parallel.tp;  // attention TP 1
   e.memory_fraction = bag.fraction("memory_fraction").value_or(0);
   if (bag.has("memory_fraction") && !(e.memory_fraction > 0.0 && e.memory_fraction <= 1.0))
     bag.fail("memory_fraction", "must be in (0, 1], got " + std::to_string(e.memory_fraction), "use a fraction such as 0.9");
@@ -346,6 +524,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   d.perf.step_overhead_s = bag.has("step_overhead_us") ? *bag.number("step_overhead_us") * 1e-6 : -1;
   apply_perf_coefficients(bag, d);
   apply_calibration(bag, d);
+  apply_speculative(bag, profiles, d);
   for (const SettingDef& def : settings_table())  // rows that say themselves where their value goes
     if (def.apply && bag.has(def.key)) def.apply(bag, d);
   return b;

@@ -517,8 +517,10 @@ struct Reader {
       }
       m.layers.push_back(l);
     }
-    if (t.int_or("num_nextn_predict_layers", 0, 0, kMaxLayers) > 0)
-      m.notes.push_back("num_nextn_predict_layers (MTP) weights are not counted; transformers does not load them");
+    m.mtp_layers = t.int_or("num_nextn_predict_layers", 0, 0, kMaxLayers);
+    if (m.mtp_layers > 0)
+      m.notes.push_back("num_nextn_predict_layers = " + std::to_string(m.mtp_layers) +
+                        ": the MTP layer weights are counted only with MTP speculation (vLLM --speculative-config method mtp, SGLang NEXTN)");
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 
@@ -709,6 +711,8 @@ struct Reader {
       m.layers.push_back(l);
     }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    // the checkpoint ships mtp.* (one full-attention MoE layer + fc); vLLM qwen3_next_mtp.py reads num_nextn_predict_layers, default 1
+    m.mtp_layers = t.int_or("num_nextn_predict_layers", 1, 0, kMaxLayers);
   }
 
   // modeling_mamba / modeling_falcon_mamba: every layer a Mamba mixer with one RMSNorm, no MLP.

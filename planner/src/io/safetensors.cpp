@@ -61,8 +61,13 @@ void read_header(const std::filesystem::path& file, i64 num_layers, SafetensorsW
         elems = mul(elems, static_cast<i64>(d.get<std::uint64_t>()), "tensor elements");
       }
     const i64 bytes = static_cast<i64>(e - b);
-    if (num_layers > 0 && layer_index(name) >= num_layers) {
+    if (num_layers > 0 && (layer_index(name) >= num_layers || name.rfind("mtp.", 0) == 0)) {
       w.skipped_bytes = add(w.skipped_bytes, bytes, "skipped bytes");
+      // DeepSeek model.layers.61.{embed_tokens, shared_head.head, eh_proj}, Qwen3-Next mtp.fc: vLLM / SGLang share the
+      // embedding and head with the target, and kvplan sizes the fc itself (replicated, core/speculative.cpp)
+      if (name.find("embed_tokens") != std::string::npos || name.find("shared_head") != std::string::npos ||
+          name.find("eh_proj") != std::string::npos || name.rfind("mtp.fc.", 0) == 0)
+        w.mtp_aside_bytes = add(w.mtp_aside_bytes, bytes, "MTP bytes");
       continue;
     }
     w.bytes = add(w.bytes, bytes, "safetensors bytes");
@@ -112,6 +117,7 @@ void apply_safetensors_weights(ModelSpec& m, const std::string& config_path) {
   std::string note = "weights: " + human_bytes(w->bytes) + " from the " + w->basis;
   if (w->skipped_bytes > 0)
     note += "; " + human_bytes(w->skipped_bytes) + " of multi-token-prediction layers left out (loaded only with MTP speculation)";
+  if (w->skipped_bytes > w->mtp_aside_bytes) m.mtp_weight_bytes = w->skipped_bytes - w->mtp_aside_bytes;
   m.notes.push_back(note);
 }
 

@@ -158,6 +158,10 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("expert_parallel_size", T::count, "deployment", "Ranks the routed experts are split across (1: split by TP)")
       .flags("--expert-parallel-size|--ep-size").on(E::sglang, "--ep-size").on(E::trtllm, "--ep_size|--expert_parallel_size")
       .yaml("moe_expert_parallel_size"));
+  r.push_back(Row("enable_dp_attention", T::boolean, "deployment", "SGLang: attention data parallel over --dp-size groups of the TP GPUs (GPUs = TP; each group its own requests and KV pool)")
+      .flags("--enable-dp-attention@sglang").on(E::sglang, "--enable-dp-attention"));
+  r.push_back(Row("enable_attention_dp", T::boolean, "deployment", "TensorRT-LLM: each TP rank runs attention for its own requests with its own KV pool (enable_attention_dp)")
+      .flags("--enable-attention-dp@trtllm").yaml("enable_attention_dp"));
   r.push_back(Row("enable_expert_parallel", T::boolean, "deployment", "vLLM: experts split across TP x DP ranks")
       .flags("--enable-expert-parallel@vllm,generic").on(E::vllm, "--enable-expert-parallel"));
   // ---- engine ----
@@ -208,6 +212,26 @@ std::vector<SettingDef> build_table() {
       .flags("--enforce-eager").on(E::vllm, "--enforce-eager").on(E::sglang, "--disable-cuda-graph"));
   r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")
       .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
+  r.push_back(Row("decode_context_parallel_size", T::count, "deployment", "vLLM: tensor-parallel ranks a sequence's KV tokens are sharded over (each holds 1/dcp of them; divides --tensor-parallel-size)")
+      .flags("--decode-context-parallel-size@vllm,generic|-dcp@vllm,generic").on(E::vllm, "--decode-context-parallel-size|-dcp")
+      .into(&EngineSettings::decode_context_parallel));
+  // ---- speculative decoding ----
+  r.push_back(Row("speculative_config", T::json, "speculative", "Speculative decoding, vLLM --speculative-config JSON: method (draft_model, eagle, eagle3, mtp, ngram), model (the draft: built-in id, config.json folder or known HF id), num_speculative_tokens, draft_tensor_parallel_size; or TensorRT-LLM speculative_config (decoding_type MTP, Eagle, Eagle3, NGram, DraftTarget; max_draft_len; num_nextn_predict_layers; speculative_model_dir)")
+      .flags("--speculative-config@vllm,trtllm,generic").on(E::vllm, "--speculative-config|-sc").yaml("speculative_config"));
+  // vLLM >= 0.2x shortcuts for three keys of --speculative-config (help: "The name of the speculative method to use")
+  r.push_back(Row("spec_method", T::text, "speculative", "vLLM --spec-method: --speculative-config's method").on(E::vllm, "--spec-method"));
+  r.push_back(Row("spec_model", T::text, "speculative", "vLLM --spec-model: --speculative-config's model").on(E::vllm, "--spec-model"));
+  r.push_back(Row("spec_tokens", T::count, "speculative", "vLLM --spec-tokens: --speculative-config's num_speculative_tokens").on(E::vllm, "--spec-tokens"));
+  r.push_back(Row("speculative_algorithm", T::text, "speculative", "SGLang speculative decoding: EAGLE, EAGLE3, NEXTN (the checkpoint's MTP layers), STANDALONE (a draft LLM), NGRAM")
+      .flags("--speculative-algorithm@sglang").on(E::sglang, "--speculative-algorithm"));
+  r.push_back(Row("speculative_draft_model_path", T::text, "speculative", "SGLang: the draft (EAGLE head or STANDALONE LLM): built-in id, config.json folder or known HF id")
+      .flags("--speculative-draft-model-path@sglang").on(E::sglang, "--speculative-draft-model-path|--speculative-draft-model"));
+  r.push_back(Row("speculative_num_steps", T::count, "speculative", "SGLang: draft steps per round (default by model: 5, DeepSeek 3)")
+      .flags("--speculative-num-steps@sglang").on(E::sglang, "--speculative-num-steps"));
+  r.push_back(Row("speculative_eagle_topk", T::count, "speculative", "SGLang: draft branches per step (default 4, DeepSeek 1)")
+      .flags("--speculative-eagle-topk@sglang").on(E::sglang, "--speculative-eagle-topk"));
+  r.push_back(Row("speculative_num_draft_tokens", T::count, "speculative", "SGLang: tokens verified per round (default 8, DeepSeek 4; steps + 1 when topk is 1)")
+      .flags("--speculative-num-draft-tokens@sglang").on(E::sglang, "--speculative-num-draft-tokens"));
   // ---- llama.cpp ----
   r.push_back(Row("ctx_size", T::count, "llama.cpp", "llama.cpp: context cells (-c; default 4096, from b7376 0 = the model's, lowered by --fit)")
       .flags("--ctx-size@llama.cpp|-c@llama.cpp").on(E::llamacpp, "--ctx-size").env("LLAMA_ARG_CTX_SIZE"));

@@ -28,6 +28,7 @@ struct DeploymentSpec {
   GpuSpec gpu;
   Parallel parallel;
   bool enable_expert_parallel = false;  // vLLM --enable-expert-parallel: routed experts over TP x DP ranks
+  std::optional<ModelSpec> draft;  // speculative decoding's draft model (engine.spec says the method)
   EngineSettings engine;         // as given: zero / unset fields take the engine's defaults per plan
   bool max_model_len_auto = false;  // vLLM --max-model-len auto: the longest that starts
   BudgetOverrides overrides;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kvplan/core/checked.hpp"
+#include "kvplan/core/speculative.hpp"
 
 namespace kvplan {
 
@@ -103,6 +104,10 @@ struct EngineSettings {
   i64 lora_slots = 0;
   i64 lora_rank = 0;
   bool enforce_eager = false;        // no CUDA graphs
+  SpeculativeSettings spec;          // speculative decoding (vLLM --speculative-config, SGLang --speculative-*, TRT speculative_config)
+  i64 attention_dp = 1;  // SGLang --enable-dp-attention (= --dp-size), TensorRT-LLM enable_attention_dp (= TP): attention
+                         // groups of TP / attention_dp ranks, each with its own requests and KV pool
+  std::optional<i64> decode_context_parallel;  // vLLM --decode-context-parallel-size: TP ranks a sequence's KV tokens are sharded over
   bool allow_long_context = false;   // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)
 };
 

@@ -119,6 +119,9 @@ struct ModelSpec {
   bool has_embedding = true;  // false on pipeline stages after the first
   bool has_lm_head = true;    // false on pipeline stages before the last
   std::vector<Layer> layers;
+  i64 mtp_layers = 0;  // multi-token-prediction layers after num_hidden_layers (num_nextn_predict_layers);
+                       // not in `layers`: engines load them only with MTP speculation
+  std::optional<i64> mtp_weight_bytes;  // those layers' bytes in the snapshot's safetensors (no embedding/head copies, no fc)
   VisionTower vision;
   // Exact figures from a weights file (GGUF tensor table) when known; the geometric count is kept
   // for the per-component split and for sharding (a rank's share scales by its computed share).

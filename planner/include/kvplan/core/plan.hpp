@@ -33,6 +33,7 @@ struct PlanSpec {
   Parallel parallel;
   EngineSettings engine;  // resolved (resolve_engine_defaults)
   BudgetOverrides overrides;
+  std::optional<ModelSpec> draft;  // speculative decoding's draft model, whole (a draft LLM, an EAGLE head, the MTP layers)
 };
 
 /// One line of the per-GPU budget. `inside` = counted inside the engine's usable memory
@@ -134,7 +135,7 @@ class Planner {
 
  private:
   void build_vllm(const ModelSpec& rank, i64 available);
-  void build_sglang(const ModelSpec& rank, i64 available);
+  void build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell = 0);
   void build_trtllm(const ModelSpec& rank, i64 available);
   void build_generic(const ModelSpec& rank, i64 available);
   void build_llamacpp();
