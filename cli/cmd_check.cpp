@@ -107,14 +107,22 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   add_set_values(set, src);
   if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
   Deployment d = resolve_source(src, profiles);
+  if (doc.gpus && d.spec.engine.kind == EngineKind::llamacpp && !d.bag.has("gpu_count")) {
+    // llama.cpp splits one model over the GPUs it sees: gpus: is its GPU count
+    const auto it = doc.field_where.find("gpus");
+    src.settings.emplace(src.settings.begin(), "gpu_count", std::to_string(*doc.gpus),
+                         io::Origin{io::Origin::Kind::file, it != doc.field_where.end() ? it->second : doc.where, "gpus"});
+    d = resolve_source(src, profiles);
+  }
+  const i64 layout_gpus = d.spec.engine.kind == EngineKind::llamacpp ? d.spec.engine.gpu_count : d.spec.parallel.gpus();
   if (doc.model.empty() && d.command.model.empty() && !d.bag.has("model"))
     throw InputError(doc.where, "no model: the command names none", "add model:");
   for (const auto& w : doc.warnings) d.warnings.push_back(w);
-  if (doc.gpus && *doc.gpus != d.spec.parallel.gpus() && doc.gpus_soft) {
+  if (doc.gpus && *doc.gpus != layout_gpus && doc.gpus_soft) {
     d.warnings.push_back("the manifest gives " + std::to_string(*doc.gpus) + " GPU(s) per pod but the layout uses " +
                          std::to_string(d.spec.parallel.gpus()) + " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " +
                          std::to_string(d.spec.parallel.pp) + " x data " + std::to_string(d.spec.parallel.dp) + ")");
-  } else if (doc.gpus && *doc.gpus != d.spec.parallel.gpus())
+  } else if (doc.gpus && *doc.gpus != layout_gpus)
     throw InputError(doc.where, "gpus: " + std::to_string(*doc.gpus) + " but the layout uses " + std::to_string(d.spec.parallel.gpus()) +
                                     " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " + std::to_string(d.spec.parallel.pp) +
                                     " x data " + std::to_string(d.spec.parallel.dp) + ")",

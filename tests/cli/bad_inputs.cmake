@@ -91,3 +91,22 @@ kvplan_cli_test(fuzz_manifests_comma_line EXIT 2 STDOUT_EMPTY ARGS check ${KVPLA
 # fuzzing finding (manifests harness): another input on which yaml-cpp 0.7 allocates without bound; the parse budget stops it
 kvplan_cli_test(fuzz_manifests_yaml_budget EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/fuzz-regressions/manifests-yaml-cpp-unbounded.yaml
   STDERR "kvplan: error: ${KVPLAN_DATA}/fuzz-regressions/manifests-yaml-cpp-unbounded.yaml: the YAML parser needed more than 64 MiB for this file<SEMI> check the YAML syntax (indentation, stray ',' or '-')")
+# llama.cpp over several GPUs and with a draft model (docs/engine-rules.md "llama.cpp on several GPUs")
+kvplan_cli_test(bad_llama_tensor_split_word EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --tensor-split 1,x
+  STDERR "kvplan: error: --tensor-split: 'x' in '1,x' is not a proportion<SEMI> give non-negative numbers, one per GPU, such as 3,1 or 0,1,1,1")
+kvplan_cli_test(bad_llama_tensor_split_pasted EXIT 2 STDOUT_EMPTY ARGS plan --gpu h100-sxm -- llama-server -m llama-3.1-8b -ts 3,-1
+  STDERR "kvplan: error: command: -ts: '-1' in '3,-1' is not a proportion<SEMI> give non-negative numbers, one per GPU, such as 3,1 or 0,1,1,1")
+kvplan_cli_test(bad_llama_tensor_split_sixteen EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ts 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1
+  STDERR "kvplan: error: --tensor-split: 16 entries<SEMI> llama.cpp refuses 16 or more (llama_max_devices)<SEMI> give one proportion per GPU")
+kvplan_cli_test(bad_llama_main_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --split-mode none --main-gpu 2 --gpu-count 2
+  STDERR "kvplan: error: --main-gpu: GPU 2 is not one of the model's 2 GPU(s)<SEMI> give --main-gpu 0..1")
+kvplan_cli_test(bad_llama_split_mode_tensor EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -sm tensor
+  STDERR "kvplan: error: --split-mode: split mode tensor (experimental in llama.cpp) is not modelled<SEMI> use layer, row or none")
+kvplan_cli_test(bad_llama_device_beyond_count EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --device CUDA3 --gpu-count 2
+  STDERR "kvplan: error: --device: GPU 3 is not one of the 2 GPUs of --gpu-count<SEMI> name GPUs 0..1")
+kvplan_cli_test(bad_llama_draft_unknown EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --model-draft nosuchmodel
+  STDERR "kvplan: error: --model-draft: 'nosuchmodel' is not a draft model: unknown model 'nosuchmodel'<SEMI> give a GGUF file or a model kvplan knows (kvplan models)")
+kvplan_cli_test(bad_llama_draft_not_a_model EXIT 2 STDOUT_EMPTY ARGS plan --gpu h100-sxm -- llama-server -m llama-3.1-8b -md ${BAD}/draft-not-a-model.txt
+  STDERR "kvplan: error: command: -md: '${BAD}/draft-not-a-model.txt' is not a draft model: neither a GGUF file nor a config.json<SEMI> give a GGUF file or a model kvplan knows (kvplan models)")
+kvplan_cli_test(bad_llama_draft_setting_alone EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -cd 4096
+  STDERR "kvplan: error: --ctx-size-draft: applies to a draft model, and none is given<SEMI> give --model-draft FILE")

@@ -2,6 +2,8 @@
 #include "kvplan/io/deployment_build.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include "kvplan/core/format.hpp"
@@ -199,6 +201,136 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   return g;
 }
 
+// llama.cpp --device / --device-draft: comma-separated device names (CUDA0, ROCm1, Vulkan2 ...) as GPU indices,
+// the number a name ends in, else its position; "none": no GPU (common/arg.cpp parse_device_list).
+std::optional<std::vector<i64>> llama_device_list(const SettingsBag& bag, const char* key) {
+  const auto t = bag.text(key);
+  if (!t) return std::nullopt;
+  std::vector<i64> out;
+  if (*t == "none") return out;
+  i64 pos = 0;
+  std::size_t start = 0;
+  while (start <= t->size()) {
+    const std::size_t end = std::min(t->find(',', start), t->size());
+    const std::string name = t->substr(start, end - start);
+    if (name.empty()) bag.fail(key, "an empty device name in '" + *t + "'", "give names such as CUDA0,CUDA1, or none");
+    std::size_t digits = name.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+    const i64 index = digits < name.size() && name.size() - digits < 6 ? std::stoll(name.substr(digits)) : pos;
+    if (std::find(out.begin(), out.end(), index) != out.end()) bag.fail(key, "device " + name + " is named twice");
+    out.push_back(index);
+    ++pos;
+    start = end + 1;
+  }
+  return out;
+}
+
+// llama.cpp -ts: proportions split on ',' or '/' (common/arg.cpp --tensor-split); at most llama_max_devices() - 1
+// entries (16 in CUDA builds: "got N input configs, but system only has 16 devices")
+std::vector<double> llama_tensor_split(const SettingsBag& bag) {
+  std::vector<double> out;
+  const auto t = bag.text("tensor_split");
+  if (!t) return out;
+  std::string token;
+  auto flush = [&] {
+    if (token.empty()) return;
+    double v = -1;
+    try {
+      std::size_t used = 0;
+      v = std::stod(token, &used);
+      if (used != token.size()) v = -1;
+    } catch (const std::exception&) {
+    }
+    if (!(v >= 0 && std::isfinite(v)))
+      bag.fail("tensor_split", "'" + token + "' in '" + *t + "' is not a proportion", "give non-negative numbers, one per GPU, such as 3,1 or 0,1,1,1");
+    out.push_back(v);
+    token.clear();
+  };
+  for (char c : *t) {
+    if (c == ',' || c == '/') flush();
+    else if (c != ' ') token += c;
+  }
+  flush();
+  if (out.empty()) bag.fail("tensor_split", "no proportions in '" + *t + "'", "give one number per GPU, such as 3,1");
+  if (out.size() >= 16)
+    bag.fail("tensor_split", std::to_string(out.size()) + " entries; llama.cpp refuses 16 or more (llama_max_devices)", "give one proportion per GPU");
+  return out;
+}
+
+void apply_llama_devices(const SettingsBag& bag, DeploymentSpec& d) {
+  EngineSettings& e = d.engine;
+  if (const auto sm = bag.text("split_mode")) {
+    if (*sm == "layer") e.split_mode = LlamaSplitMode::layer;
+    else if (*sm == "row") e.split_mode = LlamaSplitMode::row;
+    else if (*sm == "none") e.split_mode = LlamaSplitMode::none;
+    else if (*sm == "tensor") bag.fail("split_mode", "split mode tensor (experimental in llama.cpp) is not modelled", "use layer, row or none");
+    else bag.fail("split_mode", "unknown split mode '" + *sm + "'", "use layer, row or none");
+  }
+  e.tensor_split = llama_tensor_split(bag);
+  e.main_gpu = bag.count("main_gpu").value_or(0);
+  const auto devs = llama_device_list(bag, "device");
+  if (devs && devs->empty()) {  // --device none: nothing is offloaded
+    e.n_gpu_layers = 0;
+    e.gpu_layers_given = true;
+  }
+  i64 wanted = 1;
+  if (devs)
+    for (i64 g : *devs) wanted = std::max(wanted, g + 1);
+  if (!devs || devs->empty()) wanted = std::max<i64>(wanted, static_cast<i64>(e.tensor_split.size()));
+  if (const auto n = bag.count("gpu_count")) {
+    if (*n < 1) bag.fail("gpu_count", "must be >= 1");
+    e.gpu_count = *n;
+    if (devs)
+      for (i64 g : *devs)
+        if (g >= *n) bag.fail("device", "GPU " + std::to_string(g) + " is not one of the " + std::to_string(*n) + " GPUs of --gpu-count", "name GPUs 0.." + std::to_string(*n - 1));
+  } else {
+    e.gpu_count = wanted;
+  }
+  if (devs) e.devices = *devs;
+  const i64 model_gpus = devs && !devs->empty() ? static_cast<i64>(devs->size()) : e.gpu_count;
+  if (static_cast<i64>(e.tensor_split.size()) > model_gpus)
+    d.model.warnings.push_back(bag.where("tensor_split", EngineKind::llamacpp) + ": " + std::to_string(e.tensor_split.size()) +
+                               " proportions for " + std::to_string(model_gpus) + " GPU(s); llama.cpp uses the first " + std::to_string(model_gpus));
+  if (e.split_mode != LlamaSplitMode::layer && e.main_gpu >= model_gpus)
+    bag.fail("main_gpu", "GPU " + std::to_string(e.main_gpu) + " is not one of the model's " + std::to_string(model_gpus) + " GPU(s)",
+             "give --main-gpu 0.." + std::to_string(model_gpus - 1));
+}
+
+void apply_llama_draft(const SettingsBag& bag, const Profiles& profiles, DeploymentSpec& d) {
+  const auto path = bag.text("model_draft");
+  for (const char* k : {"n_gpu_layers_draft", "ctx_size_draft", "cache_type_k_draft", "cache_type_v_draft", "device_draft"})
+    if (!path && bag.has(k) && bag.get(k)->origin.kind == Origin::Kind::flag)
+      bag.fail(k, "applies to a draft model, and none is given", "give --model-draft FILE");
+  if (!path) return;
+  LlamaDraft dr;
+  const std::string where = bag.get("model_draft")->origin.where;
+  try {
+    std::string origin;
+    dr.model = profiles.model(*path, &origin);
+  } catch (const OverflowError&) {
+    throw;
+  } catch (const InputError& err) {
+    std::error_code ec;
+    const bool file = std::filesystem::is_regular_file(*path, ec);
+    const bool not_json = err.problem().find("invalid JSON") != std::string::npos || err.problem().find("expected a JSON object") != std::string::npos;
+    throw InputError(where, "'" + *path + "' is not a draft model" + (file && not_json ? std::string(": neither a GGUF file nor a config.json") : ": " + err.problem()),
+                     "give a GGUF file or a model kvplan knows (kvplan models)");
+  }
+  dr.n_gpu_layers = bag.signed_count("n_gpu_layers_draft").value_or(-1);
+  dr.ctx_size = bag.count("ctx_size_draft").value_or(0);
+  if (const auto f = kv_format(bag, "cache_type_k_draft")) dr.k_format = *f;
+  if (const auto f = kv_format(bag, "cache_type_v_draft")) dr.v_format = *f;
+  dr.draft_max = bag.count("draft_max").value_or(16);
+  if (const auto devs = llama_device_list(bag, "device_draft")) {
+    if (devs->empty()) dr.n_gpu_layers = 0;
+    for (i64 g : *devs)
+      if (g >= d.engine.gpu_count)
+        bag.fail("device_draft", "GPU " + std::to_string(g) + " is not one of the deployment's " + std::to_string(d.engine.gpu_count), "give --gpu-count");
+    dr.devices = *devs;
+  }
+  d.llama_draft = std::move(dr);
+}
+
 }  // namespace
 
 std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
@@ -302,6 +434,8 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.ubatch_size = std::min(e.ubatch_size, *nb);
   }
   e.swa_full = bag.boolean("swa_full").value_or(false);
+  apply_llama_devices(bag, d);
+  if (kind == EngineKind::llamacpp) apply_llama_draft(bag, profiles, d);
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
   if (bag.boolean("enable_lora").value_or(false)) {  // without it the engines allocate no adapter buffers

@@ -31,6 +31,7 @@ struct DeploymentSpec {
   EngineSettings engine;         // as given: zero / unset fields take the engine's defaults per plan
   bool max_model_len_auto = false;  // vLLM --max-model-len auto: the longest that starts
   BudgetOverrides overrides;
+  std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft (the draft model after its own reader)
   PerfParams perf;
   Workload work;
 };

@@ -26,6 +26,19 @@ struct BudgetOverrides {
   std::optional<i64> gpu_memory;     // --gpu-memory-bytes (replace the profile's total)
 };
 
+/// llama-server speculative decoding with a draft model (--model-draft): every slot gets its own draft context of
+/// ctx_size cells (0: the slot's context, n_ctx_seq) with its own cache types; the draft's layers are placed on
+/// its devices (empty: every GPU) by the same tensor split and -ngld.
+struct LlamaDraft {
+  ModelSpec model;
+  i64 n_gpu_layers = -1;                  // -ngld (-1: all)
+  i64 ctx_size = 0;                       // -cd (0: n_ctx_seq of the target)
+  ElemFormat k_format = ElemFormat::f16;  // -ctkd (llama.cpp's default f16)
+  ElemFormat v_format = ElemFormat::f16;  // -ctvd
+  i64 draft_max = 16;                     // --draft-max: tokens drafted per step (a batch of draft_max + 1: no buffer of its own)
+  std::vector<i64> devices;               // --device-draft as GPU indices (empty: every GPU)
+};
+
 struct PlanSpec {
   ModelSpec model;
   KvOptions kv;  // formats (context is per call)
@@ -33,6 +46,7 @@ struct PlanSpec {
   Parallel parallel;
   EngineSettings engine;  // resolved (resolve_engine_defaults)
   BudgetOverrides overrides;
+  std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft
 };
 
 /// One line of the per-GPU budget. `inside` = counted inside the engine's usable memory
@@ -87,6 +101,17 @@ struct EngineReport {
   std::vector<std::string> notes;
 };
 
+/// What one GPU of a llama.cpp deployment holds (llama.cpp splits a model over several GPUs; other engines' ranks
+/// are in the budget of the most loaded one).
+struct DeviceBudget {
+  i64 index = 0;                 // the GPU (0-based, as CUDA numbers them)
+  i64 layers = 0;                // repeating layers of the model on it
+  bool output_layer = false;     // holds the output layer (lm_head)
+  i64 draft_layers = 0;          // repeating layers of the draft model on it
+  i64 weights = 0, kv = 0, compute = 0, draft_weights = 0, draft_kv = 0, draft_compute = 0, context = 0, extra = 0;
+  i64 total = 0;                 // the sum
+};
+
 /// The result of one (tokens per request, concurrency) point.
 struct Cell {
   i64 tokens = 0;               // tokens per request (prompt + output)
@@ -114,6 +139,8 @@ class Planner {
   i64 critical_stage() const { return stage_; }
   const std::vector<CacheGroup>& groups() const { return groups_; }
   const ModelSpec& rank_model() const { return rank_model_; }
+  /// llama.cpp: every GPU's budget (one entry per GPU of the deployment); empty for the other engines.
+  const std::vector<DeviceBudget>& devices() const { return devices_; }
 
   /// Pool units (blocks, tokens or slots) one request of `tokens` needs, excluding a shared prefix.
   i64 units_per_request(i64 tokens, i64 shared_prefix = 0) const;
@@ -144,8 +171,10 @@ class Planner {
   std::vector<BudgetTerm> budget_;
   EngineReport report_;
   std::vector<CacheGroup> groups_;
+  std::vector<DeviceBudget> devices_;
   ModelSpec rank_model_;
   i64 total_ = 0, fixed_ = 0, stage_ = 0;
+  i64 crit_kv_ = 0;  // llama.cpp: the KV on the fullest GPU
   i64 unit_bytes_ = 0, pool_units_ = 0, max_seqs_ = 0, max_len_ = 0;
   i64 unit_tokens_ = 1;  // tokens per unit (block size / page size / 1)
   bool slots_ = false;   // llama.cpp: one unit per request up to n_ctx_seq tokens
@@ -162,5 +191,13 @@ class Planner {
 /// mixers carry none here.
 i64 lora_buffer_bytes(const ModelSpec& rank, i64 slots, i64 lora_rank);
 i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act, i64 logits_vocab);
+
+/// llama.cpp's device for each of n_layer + 1 layers (the last is the output layer): -1 for the CPU, else the
+/// index into `split` (one proportion per device). llama_model::load_tensors: split points are the cumulative
+/// proportions / their sum; the offloaded layers are i_gpu_start .. i_gpu_start + min(ngl, n_layer + 1) - 1 with
+/// i_gpu_start = max(n_layer - ngl, 0), or max(n_layer + 1 - ngl, 0) with the output layer offloaded first (#18148);
+/// layer il goes to the first device whose split point exceeds (il - i_gpu_start) / offloaded (float, as llama.cpp).
+/// An empty or all-zero split is equal shares. The token embeddings stay on the CPU.
+std::vector<int> llamacpp_layer_devices(i64 n_layer, i64 n_gpu_layers, const std::vector<double>& split, bool output_first);
 
 }  // namespace kvplan

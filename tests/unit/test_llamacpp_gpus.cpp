@@ -1,0 +1,230 @@
+// llama.cpp over several GPUs and with a draft model: the layer placement rule (llama_model::load_tensors),
+// each GPU's weights, KV and compute buffers, the draft's weights and per-slot KV, the fit verdict on the fullest
+// GPU, and the same from a pasted llama-server command and a deployment file. Expected figures are worked by hand
+// in the comments from the model geometry (profiles/models/llama-3.1-8b.json, llama-3.2-1b.json).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+#include "kvplan/core/weights.hpp"
+#include "plan_helpers.hpp"
+
+using namespace kvplan;
+
+namespace {
+
+// how many of the n_layer + 1 layers (the last is the output layer) each device holds; [devices] = the CPU
+std::vector<int> count_by_device(const std::vector<int>& dev, int devices) {
+  std::vector<int> n(static_cast<size_t>(devices) + 1, 0);
+  for (int d : dev) ++n[d < 0 ? static_cast<size_t>(devices) : static_cast<size_t>(d)];
+  return n;
+}
+
+// llama-3.1-8b, -c 8192 -np 1, f16 cache, -ngl 99 on `gpus` H100s, --fit off
+PlanSpec eight_b(i64 gpus) {
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 8192;
+  e.ctx_given = true;
+  e.parallel = 1;
+  e.fit = false;
+  e.n_gpu_layers = 99;
+  e.gpu_layers_given = true;
+  e.gpu_count = gpus;
+  return kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16);
+}
+
+// the model's weights as kvplan counts them: the input the split rule shares out
+i64 weights_of(const PlanSpec& s) { return weight_bytes(s.model, count_params(s.model)).total; }
+// floor(total x k / slots), as the share of the first k of `slots` offloaded layers
+i64 share(i64 total, i64 k, i64 slots) { return static_cast<i64>(static_cast<long double>(total) * k / slots); }
+
+constexpr i64 kKvLayer8b = 8192LL * 8 * 128 * 2 * 2;    // cells x KV heads x head_dim x f16 x (K + V) = 33,554,432
+constexpr i64 kFfn8b = 512LL * 4 * 14336 * 4;           // n_ubatch x 4 x intermediate x f32 = 117,440,512
+constexpr i64 kLogits = 512LL * 128256 * 4;             // n_ubatch x vocab x f32 = 262,668,288
+constexpr i64 kKvLayer1b = 8192LL * 8 * 64 * 2 * 2;     // llama-3.2-1b: 16,777,216
+constexpr i64 kFfn1b = 512LL * 4 * 8192 * 4;            // 67,108,864
+
+}  // namespace
+
+TEST_CASE("llama.cpp places layers by the cumulative tensor split", "[llamacpp][gpus]") {
+  // 32 layers, -ngl 99 (33 offloaded), three equal shares: split points 1/3, 2/3, 1; layer il goes to the first
+  // point above il / 33: il < 11 -> GPU 0 (11 layers), il < 22 -> GPU 1 (11), the rest (10 + output) -> GPU 2
+  CHECK(count_by_device(llamacpp_layer_devices(32, 99, {1, 1, 1}, true), 3) == std::vector<int>{11, 11, 11, 0});
+  CHECK(llamacpp_layer_devices(32, 99, {1, 1, 1}, true)[32] == 2);  // the output layer on the last GPU
+  // an empty or all-zero split is equal shares (llama.cpp: free memory, equal on identical idle GPUs)
+  CHECK(llamacpp_layer_devices(32, 99, {0, 0, 0}, true) == llamacpp_layer_devices(32, 99, {1, 1, 1}, true));
+  // -ts 3,1: points 0.75, 1: il / 33 < 0.75 for il <= 24 -> 25 layers on GPU 0, 7 + output on GPU 1
+  CHECK(count_by_device(llamacpp_layer_devices(32, 99, {3, 1}, true), 2) == std::vector<int>{25, 8, 0});
+  // -ts 0,1,1,1: the first point is 0, so GPU 0 holds nothing; the other three split as the equal case
+  CHECK(count_by_device(llamacpp_layer_devices(32, 99, {0, 1, 1, 1}, true), 4) == std::vector<int>{0, 11, 11, 11, 0});
+  // before #18148, -ngl 32 = the layer count: i_gpu_start = 32 - 32 = 0, 32 offloaded; layers 0..31 split
+  // 11 / 11 / 10 (il / 32 < 1/3 for il <= 10, < 2/3 for il <= 21) and the output layer (il - 0 = 32 >= 32) on the CPU
+  const auto old_rule = llamacpp_layer_devices(32, 32, {1, 1, 1}, false);
+  CHECK(count_by_device(old_rule, 3) == std::vector<int>{11, 11, 10, 1});
+  CHECK(old_rule[32] == -1);
+  // from #18148 -ngl 32 offloads the output layer first: i_gpu_start = 33 - 32 = 1, so layer 0 stays on the CPU;
+  // (il - 1) / 32: layers 1..11 on GPU 0, 12..22 on GPU 1, 23..31 + output on GPU 2
+  const auto new_rule = llamacpp_layer_devices(32, 32, {1, 1, 1}, true);
+  CHECK(count_by_device(new_rule, 3) == std::vector<int>{11, 11, 10, 1});
+  CHECK(new_rule[0] == -1);
+  CHECK(new_rule[32] == 2);
+  // -ngl 0: nothing offloaded; no GPU: nothing offloaded
+  CHECK(count_by_device(llamacpp_layer_devices(32, 0, {1, 1}, true), 2) == std::vector<int>{0, 0, 33});
+  CHECK(count_by_device(llamacpp_layer_devices(32, 99, {}, true), 0) == std::vector<int>{33});
+}
+
+TEST_CASE("llama.cpp on three GPUs: each GPU holds its layers' weights and KV and compute buffer", "[llamacpp][gpus]") {
+  const PlanSpec s = eight_b(3);
+  const Planner p(s);
+  REQUIRE(p.devices().size() == 3);
+  const auto& d = p.devices();
+  CHECK(d[0].layers == 11);
+  CHECK(d[1].layers == 11);
+  CHECK(d[2].layers == 10);
+  CHECK(d[2].output_layer);
+  // KV follows the layers: 11, 11, 10 x 33,554,432
+  CHECK(d[0].kv == 11 * kKvLayer8b);
+  CHECK(d[1].kv == 11 * kKvLayer8b);
+  CHECK(d[2].kv == 10 * kKvLayer8b);
+  // weights: each of the 33 offloaded layers weighs W / 33: floor(W x 11/33), then the differences
+  const i64 w = weights_of(s);
+  CHECK(d[0].weights == share(w, 11, 33));
+  CHECK(d[1].weights == share(w, 22, 33) - share(w, 11, 33));
+  CHECK(d[2].weights == w - share(w, 22, 33));
+  // compute: the FFN activations on every GPU with layers, the logits where the output layer is
+  CHECK(d[0].compute == kFfn8b);
+  CHECK(d[1].compute == kFfn8b);
+  CHECK(d[2].compute == kFfn8b + kLogits);
+  for (const auto& g : d) CHECK(g.context == 512LL << 20);
+  // the budget is the fullest GPU's (GPU 2: the output layer and the logits)
+  CHECK(p.budget_bytes("kv_cache") == 10 * kKvLayer8b);
+  CHECK(p.budget_bytes("compute_buffer") == kFfn8b + kLogits);
+  CHECK(p.budget_bytes("weights") == d[2].weights);
+  CHECK(p.cell(8192, 1).total_bytes == d[2].total);
+  // llama.cpp's KV in all is still 32 layers' worth, no longer all on one GPU
+  CHECK(p.engine().gpu_kv_bytes == 32 * kKvLayer8b);
+  // one GPU: the same plan as before multi-GPU support (all 33 layers, the whole compute buffer)
+  const Planner one(eight_b(1));
+  CHECK(one.budget_bytes("kv_cache") == 32 * kKvLayer8b);
+  CHECK(one.budget_bytes("compute_buffer") == kFfn8b + kLogits);
+  CHECK(one.budget_bytes("weights") == w);
+}
+
+TEST_CASE("llama.cpp tensor split with split modes none and row", "[llamacpp][gpus]") {
+  PlanSpec s = eight_b(2);
+  s.engine.tensor_split = {3, 1};
+  const Planner ts(s);
+  CHECK(ts.devices()[0].kv == 25 * kKvLayer8b);  // layers 0..24
+  CHECK(ts.devices()[1].kv == 7 * kKvLayer8b);   // 25..31 + output
+  CHECK(ts.devices()[0].weights == share(weights_of(s), 25, 33));
+  CHECK(ts.budget_bytes("weights") == share(weights_of(s), 25, 33));  // GPU 0 (3/4 of the model) is the fuller
+  // none: only --main-gpu 1 holds the model; GPU 0 holds nothing at all
+  s.engine.tensor_split = {};
+  s.engine.split_mode = LlamaSplitMode::none;
+  s.engine.main_gpu = 1;
+  const Planner none(s);
+  CHECK(none.devices()[0].total == 0);
+  CHECK(none.devices()[1].kv == 32 * kKvLayer8b);
+  CHECK(none.devices()[1].weights == weights_of(s));
+  // row: the weight rows over both GPUs by the split (3:1), the KV and the compute on the main GPU (0)
+  s.engine.split_mode = LlamaSplitMode::row;
+  s.engine.main_gpu = 0;
+  s.engine.tensor_split = {3, 1};
+  const Planner row(s);
+  CHECK(row.devices()[0].kv == 32 * kKvLayer8b);
+  CHECK(row.devices()[1].kv == 0);
+  CHECK(row.devices()[1].compute == 0);
+  // per layer floor(w_layer x 1/4) on GPU 1: within a byte per layer of W / 4
+  CHECK(std::abs(row.devices()[1].weights - weights_of(s) / 4) <= 33);
+  CHECK(std::abs(row.devices()[0].weights - weights_of(s) * 3 / 4) <= 33);
+}
+
+TEST_CASE("llama.cpp draft model: draft_weights and draft_kv on the GPUs that hold its layers", "[llamacpp][gpus][draft]") {
+  PlanSpec s = eight_b(3);
+  LlamaDraft dr;
+  dr.model = kvtest::profiles().model("llama-3.2-1b");  // the built-in profile, as --model-draft llama-3.2-1b reads it
+  s.llama_draft = dr;
+  const Planner p(s);
+  const auto& d = p.devices();
+  // the draft's 16 layers + output over the same three equal shares: il / 17 < 1/3 for il <= 5, < 2/3 for il <= 11:
+  // 6 / 6 / 4 + output; its context is the slot's (8192 cells), f16 by default: 16,777,216 B per layer
+  CHECK(d[0].draft_layers == 6);
+  CHECK(d[1].draft_layers == 6);
+  CHECK(d[2].draft_layers == 4);
+  CHECK(d[0].draft_kv == 6 * kKvLayer1b);
+  CHECK(d[1].draft_kv == 6 * kKvLayer1b);
+  CHECK(d[2].draft_kv == 4 * kKvLayer1b);
+  const i64 dw = weight_bytes(dr.model, count_params(dr.model)).total;
+  CHECK(d[0].draft_weights == share(dw, 6, 17));
+  CHECK(d[2].draft_weights == dw - share(dw, 12, 17));
+  CHECK(d[0].draft_compute == kFfn1b);
+  CHECK(d[2].draft_compute == kFfn1b + kLogits);
+  CHECK(p.budget_bytes("draft_kv") == 4 * kKvLayer1b);
+  CHECK(p.budget_bytes("draft_weights") == d[2].draft_weights);
+  // the main model's figures do not move
+  CHECK(d[0].kv == 11 * kKvLayer8b);
+  // -cd 4096 with -ctkd/-ctvd q8_0 and two slots with their own streams: every slot has a draft context of 4096
+  // cells; a q8_0 row of 8 x 64 = 512 elements is 512 / 32 x 34 = 544 B, so K + V = 1088 B per token per layer:
+  // GPU 0 holds 6 layers x 2 slots x 4096 x 1088
+  s.engine.parallel = 2;
+  s.engine.kv_unified = false;
+  s.llama_draft->ctx_size = 4096;
+  s.llama_draft->k_format = s.llama_draft->v_format = ElemFormat::q8_0;
+  const Planner q(s);
+  CHECK(q.devices()[0].draft_kv == 6LL * 2 * 4096 * 1088);
+  CHECK(q.devices()[0].draft_compute == 2 * kFfn1b);  // one compute buffer per draft context
+  // without -cd the draft context is the slot's: n_ctx_seq = 8192 / 2 = 4096 cells
+  s.llama_draft->ctx_size = 0;
+  CHECK(Planner(s).devices()[0].draft_kv == 6LL * 2 * 4096 * 1088);
+  // -ngld 0: the draft stays in host memory
+  s.llama_draft->n_gpu_layers = 0;
+  const Planner host(s);
+  for (const auto& g : host.devices()) {
+    CHECK(g.draft_weights == 0);
+    CHECK(g.draft_kv == 0);
+  }
+}
+
+TEST_CASE("llama.cpp on several GPUs does not fit when its fullest GPU does not", "[llamacpp][gpus]") {
+  PlanSpec s = eight_b(3);
+  const Planner roomy(s);
+  const i64 gpu0 = roomy.devices()[0].total, gpu2 = roomy.devices()[2].total;
+  REQUIRE(gpu2 > gpu0);
+  // memory between GPU 0's and GPU 2's needs: GPU 0 and 1 would fit, GPU 2 does not, so the plan does not start
+  s.overrides.gpu_memory = (gpu0 + gpu2) / 2;
+  const Planner tight(s);
+  CHECK_FALSE(tight.engine().startup_ok);
+  CHECK(tight.cell(8192, 1).limiting == "gpu_memory");
+  // with GPU 2's need as the memory it starts
+  s.overrides.gpu_memory = gpu2;
+  CHECK(Planner(s).engine().startup_ok);
+}
+
+TEST_CASE("llama-server with --model-draft and -ngl 99 on three GPUs gives a per-GPU budget with the draft", "[llamacpp][gpus][draft][cli]") {
+  // the acceptance check of issue #11: the pasted command, three GPUs by --tensor-split
+  const auto r = kvtest::kvplan({"plan", "--gpu", "h100-sxm", "--format", "json", "--", "llama-server", "-m", "llama-3.1-8b", "--model-draft",
+                                 "llama-3.2-1b", "-ngl", "99", "-ts", "1,1,1", "-c", "8192", "-np", "1"});
+  REQUIRE(r.exit == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& devs = j["results"]["devices"];
+  REQUIRE(devs.size() == 3);
+  CHECK(devs[0]["kv_bytes"] == 11 * kKvLayer8b);
+  CHECK(devs[2]["kv_bytes"] == 10 * kKvLayer8b);
+  CHECK(devs[0]["draft_kv_bytes"] == 6 * kKvLayer1b);
+  CHECK(devs[2]["draft_kv_bytes"] == 4 * kKvLayer1b);
+  for (const auto& g : devs) CHECK(g["draft_weights_bytes"].get<i64>() > 0);
+  std::map<std::string, i64> terms;
+  for (const auto& t : j["results"]["budget"]) terms[t["term"]] = t["bytes"];
+  CHECK(terms.at("draft_kv") == 4 * kKvLayer1b);
+  CHECK(terms.at("draft_weights") == devs[2]["draft_weights_bytes"].get<i64>());
+  CHECK(j["inputs"]["gpu_count"] == 3);
+  CHECK(j["inputs"]["draft"]["model"] == "llama-3.2-1b");
+  // the same deployment as a file: gpus: 3 is llama.cpp's GPU count
+  const std::string file = kvtest::write_temp("llama-gpus", "deploy.yaml",
+                                              "deployments:\n  - name: draft3\n    gpu: h100-sxm\n    gpus: 3\n    command: [llama-server, -m, "
+                                              "llama-3.1-8b, --model-draft, llama-3.2-1b, -ngl, \"99\", -c, \"8192\", -np, \"1\"]\n");
+  const auto c = kvtest::kvplan({"check", file, "--format", "json"});
+  REQUIRE(c.exit == 0);
+  CHECK(c.out.find("\"draft_kv_bytes\": " + std::to_string(4 * kKvLayer1b)) != std::string::npos);
+}
