@@ -110,3 +110,7 @@ kvplan_cli_test(bad_llama_draft_not_a_model EXIT 2 STDOUT_EMPTY ARGS plan --gpu 
   STDERR "kvplan: error: command: -md: '${BAD}/draft-not-a-model.txt' is not a draft model: neither a GGUF file nor a config.json<SEMI> give a GGUF file or a model kvplan knows (kvplan models)")
 kvplan_cli_test(bad_llama_draft_setting_alone EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -cd 4096
   STDERR "kvplan: error: --ctx-size-draft: applies to a draft model, and none is given<SEMI> give --model-draft FILE")
+kvplan_cli_test(bad_llama_override_regex EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ot "blk\\.(1=CPU"
+  STDERR "kvplan: error: --override-tensor: 'blk\\.(1' is not a regular expression (Mismatched '(' and ')' in regular expression)<SEMI> write an ECMAScript pattern such as 'blk\\.[0-9]+\\.ffn_.*_exps'")
+kvplan_cli_test(bad_llama_override_buffer EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ot exps=XPU
+  STDERR "kvplan: error: --override-tensor: unknown buffer type 'XPU' in 'exps=XPU'<SEMI> use CPU or a GPU's buffer such as CUDA0")

@@ -1,12 +1,13 @@
-// llama.cpp over several GPUs and with a draft model: the layer placement rule (llama_model::load_tensors),
-// each GPU's weights, KV and compute buffers, the draft's weights and per-slot KV, the fit verdict on the fullest
-// GPU, and the same from a pasted llama-server command and a deployment file. Expected figures are worked by hand
-// in the comments from the model geometry (profiles/models/llama-3.1-8b.json, llama-3.2-1b.json).
+// llama.cpp memory beyond one GPU and one model: the layer placement rule (llama_model::load_tensors), each GPU's
+// weights, KV and compute buffers, the draft model's weights and per-slot KV, the fit verdict on the fullest GPU,
+// --override-tensor moving tensors to host memory, from pasted llama-server commands and a deployment file too.
+// Expected figures are worked by hand in the comments from the model geometry (profiles/models/*.json).
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "tools/gguf_writer.hpp"
 #include "kvplan/core/weights.hpp"
 #include "plan_helpers.hpp"
 
@@ -227,4 +228,73 @@ TEST_CASE("llama-server with --model-draft and -ngl 99 on three GPUs gives a per
   const auto c = kvtest::kvplan({"check", file, "--format", "json"});
   REQUIRE(c.exit == 0);
   CHECK(c.out.find("\"draft_kv_bytes\": " + std::to_string(4 * kKvLayer1b)) != std::string::npos);
+}
+
+TEST_CASE("llama.cpp override-tensor moves the matched tensors' bytes to host memory", "[llamacpp][override]") {
+  // the names llama.cpp gives qwen3-30b-a3b (no GGUF at hand): blk.N.ffn_{gate,up,down}_exps, each 128 experts x
+  // 2048 x 768 parameters in bf16; layers 40..47 = 8 layers x 3 x 128 x 2048 x 768 x 2 B = 9,663,676,416 B
+  const std::vector<std::string> base = {"plan", "--gpu", "h100-sxm", "--format", "json", "--", "llama-server", "-m", "qwen3-30b-a3b", "-ngl", "99",
+                                         "-c", "4096", "-np", "1"};
+  auto host_weights = [](const kvtest::Run& r) {
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& t : j["results"]["tiers"])
+      if (t["tier"] == "host") return t["weights_bytes"].get<i64>();
+    return i64{0};
+  };
+  auto gpu_weights = [](const kvtest::Run& r) { return nlohmann::json::parse(r.out)["results"]["budget"][1]["bytes"].get<i64>(); };
+  const i64 experts8 = 8LL * 3 * 128 * 2048 * 768 * 2;
+  auto args = base;
+  args.insert(args.end(), {"-ot", "blk\\.(4[0-7])\\.ffn_.*_exps=CPU", "-ot", "nomatch=CPU"});
+  const auto r = kvtest::kvplan(args);
+  REQUIRE(r.exit == 0);
+  CHECK(host_weights(r) == experts8);
+  const auto plain = kvtest::kvplan(base);
+  CHECK(gpu_weights(plain) - gpu_weights(r) == experts8);
+  // a pattern that matches no tensor is llama.cpp's business: a warning, nothing moved
+  CHECK(r.err.find("'nomatch' matches no tensor of qwen3-30b-a3b") != std::string::npos);
+  // --n-cpu-moe 44 already keeps layers 0..43's experts on the host: -ot adds only 44..47
+  args.insert(args.end(), {"--n-cpu-moe", "44"});
+  CHECK(host_weights(kvtest::kvplan(args)) == 48LL * 3 * 128 * 2048 * 768 * 2);
+}
+
+TEST_CASE("llama.cpp override-tensor matches the GGUF tensor table", "[llamacpp][override][gguf]") {
+  // two qwen2 blocks; blk.1.ffn_up and blk.1.ffn_gate are q4_K [256 x 512]: 131,072 / 256 x 144 = 73,728 B each
+  kvtest::Writer w;
+  std::vector<std::string> vocab;
+  for (int i = 0; i < 32; ++i) vocab.push_back("t" + std::to_string(i));
+  w.str("general.architecture", "qwen2")
+      .u32("qwen2.block_count", 2)
+      .u32("qwen2.context_length", 32768)
+      .u32("qwen2.embedding_length", 256)
+      .u32("qwen2.feed_forward_length", 512)
+      .u32("qwen2.attention.head_count", 4)
+      .u32("qwen2.attention.head_count_kv", 2)
+      .arr_str("tokenizer.ggml.tokens", vocab);
+  w.tensor("token_embd.weight", {256, 32}, kvtest::T_Q8_0).tensor("output_norm.weight", {256}, kvtest::T_F32);
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    w.tensor(b + "attn_norm.weight", {256}, kvtest::T_F32)
+        .tensor(b + "attn_q.weight", {256, 256}, kvtest::T_Q4_K)
+        .tensor(b + "attn_q.bias", {256}, kvtest::T_F32)
+        .tensor(b + "attn_k.weight", {256, 128}, kvtest::T_Q8_0)
+        .tensor(b + "attn_k.bias", {128}, kvtest::T_F32)
+        .tensor(b + "attn_v.weight", {256, 128}, kvtest::T_Q8_0)
+        .tensor(b + "attn_v.bias", {128}, kvtest::T_F32)
+        .tensor(b + "attn_output.weight", {256, 256}, kvtest::T_Q4_K)
+        .tensor(b + "ffn_norm.weight", {256}, kvtest::T_F32)
+        .tensor(b + "ffn_gate.weight", {256, 512}, kvtest::T_Q4_K)
+        .tensor(b + "ffn_up.weight", {256, 512}, kvtest::T_Q4_K)
+        .tensor(b + "ffn_down.weight", {512, 256}, kvtest::T_Q4_K);
+  }
+  const std::string file = w.save(kvtest::temp_dir("llama-ot") / "qwen2-2.gguf");
+  const auto r = kvtest::kvplan({"plan", "--gpu", "h100-sxm", "--format", "json", "--", "llama-server", "-m", file, "-ngl", "99", "-c", "512", "-np", "1",
+                                 "-ot", "blk\\.1\\.ffn_(up|gate)=CPU"});
+  REQUIRE(r.exit == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["results"]["tiers"].size() == 2);
+  CHECK(j["results"]["tiers"][1]["weights_bytes"] == 2 * (131072 / 256 * 144));
+  // a pattern that does not compile is refused, as llama.cpp's std::regex refuses it
+  const auto bad = kvtest::kvplan({"plan", "--gpu", "h100-sxm", "--", "llama-server", "-m", file, "-ot", "blk\\.(1=CPU"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.err.rfind("kvplan: error: command: -ot: 'blk\\.(1' is not a regular expression", 0) == 0);
 }

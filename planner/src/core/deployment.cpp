@@ -59,6 +59,7 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");
   s.overrides = d.overrides;
   s.llama_draft = d.llama_draft;
+  s.llama_tensor_moves = d.llama_tensor_moves;
   const i64 gpu_mem = d.overrides.gpu_memory.value_or(d.gpu.memory_bytes);
   EngineSettings e = d.engine;
   if (d.max_model_len_auto) e.max_model_len = 0;

@@ -497,6 +497,7 @@ namespace {
 struct LlamaLayout {
   i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, host_expert_bytes = 0, gpu_total = 0;
   i64 draft_ctx = 0, draft_kv = 0;
+  i64 host_override_bytes = 0;  // weights --override-tensor moved from the GPUs to host memory
   std::vector<DeviceBudget> dev;  // one per GPU of the deployment
 };
 
@@ -711,10 +712,28 @@ void Planner::build_llamacpp() {
     }
     auto to_bytes = [&](i64 params) { return static_cast<i64>(static_cast<long double>(params) * wb.total / std::max<i64>(pc.total, 1)); };
     L.host_expert_bytes = to_bytes(host_experts);
-    for (auto& d : L.dev) {
-      d.weights -= to_bytes(expert_params_on[static_cast<size_t>(d.index)]);
-      if (ov.weights && (d.weights > 0 || gpus == 1)) d.weights = *ov.weights;
+    for (auto& d : L.dev) d.weights -= to_bytes(expert_params_on[static_cast<size_t>(d.index)]);
+    // --override-tensor: a tensor of a layer on a GPU leaves that GPU for host memory (=CPU) or another GPU; a
+    // tensor of a CPU layer moved to a GPU arrives there. Experts --n-cpu-moe already keeps on the host are skipped.
+    L.host_override_bytes = 0;
+    for (const LlamaTensorMove& t : spec_.llama_tensor_moves) {
+      if (t.layer < 0 || t.layer > n_layer) continue;
+      if (t.expert && t.layer < n_layer && t.layer < e.n_cpu_moe && p.layer_gpu[static_cast<size_t>(t.layer)] >= 0) continue;
+      const int from = p.layer_gpu[static_cast<size_t>(t.layer)];
+      if (from == t.gpu) continue;
+      if (from >= 0) {
+        auto& d = L.dev[static_cast<size_t>(from)];
+        d.weights = std::max<i64>(sub(d.weights, t.bytes, "override-tensor"), 0);
+      }
+      if (t.gpu >= 0 && t.gpu < gpus) {
+        auto& d = L.dev[static_cast<size_t>(t.gpu)];
+        d.weights = add(d.weights, t.bytes, "override-tensor");
+      } else if (from >= 0) {
+        L.host_override_bytes = add(L.host_override_bytes, t.bytes, "override-tensor");
+      }
     }
+    for (auto& d : L.dev)
+      if (ov.weights && (d.weights > 0 || gpus == 1)) d.weights = *ov.weights;
     add_compute(L.dev, p, e.ubatch_size, m, 1, &DeviceBudget::compute, ov.activation);
     if (draft) {
       // one draft context per slot: n_ctx = -cd, else the target's n_ctx_seq, padded to 256; one sequence
@@ -810,11 +829,13 @@ void Planner::build_llamacpp() {
   report_.kv_pool_bytes = L.gpu_kv;
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
-  report_.host_weight_bytes = L.host_expert_bytes;
+  report_.host_weight_bytes = add(L.host_expert_bytes, L.host_override_bytes, "host weights");
   report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
   report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
   if (L.host_expert_bytes > 0)
     report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
+  if (L.host_override_bytes > 0)
+    report_.notes.push_back("--override-tensor moves " + human_bytes(L.host_override_bytes) + " of weights from the GPU to host memory");
   report_.total_layers = n_layer + 1;
   if (gpus > 1)
     report_.notes.push_back("llama.cpp on " + std::to_string(gpus) + " GPUs (split mode " +

@@ -5,10 +5,12 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
+#include "kvplan/io/gguf.hpp"
 #include "kvplan/io/hf_config.hpp"
 #include "kvplan/io/limits.hpp"
 
@@ -296,6 +298,148 @@ void apply_llama_devices(const SettingsBag& bag, DeploymentSpec& d) {
              "give --main-gpu 0.." + std::to_string(model_gpus - 1));
 }
 
+// The tensor names llama.cpp gives a model of this geometry (src/llama-arch.cpp LLM_TENSOR_NAMES: token_embd,
+// blk.N.attn_q ..., blk.N.ffn_up_exps ..., output), each with its parameters at the model's average bytes per
+// parameter: for -ot patterns when no GGUF tensor table is at hand.
+std::vector<std::pair<std::string, i64>> llama_tensor_names(const ModelSpec& m) {
+  const ParamCount pc = count_params(m);
+  const i64 total = weight_bytes(m, pc).total;
+  auto bytes = [&](i64 params) { return static_cast<i64>(static_cast<long double>(params) * total / std::max<i64>(pc.total, 1)); };
+  std::vector<std::pair<std::string, i64>> out;
+  const i64 h = m.hidden;
+  out.emplace_back("token_embd.weight", bytes(mul(m.vocab, h, "tensor params")));
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const Layer& l = m.layers[i];
+    const std::string b = "blk." + std::to_string(i) + ".";
+    auto t = [&](const char* name, i64 params) { out.emplace_back(b + name + ".weight", bytes(params)); };
+    t("attn_norm", h);
+    if (l.mixer == Mixer::attention) {
+      t("attn_q", mul(h, mul(l.q_heads, l.k_head_dim)));
+      t("attn_k", mul(h, mul(l.kv_heads, l.k_head_dim)));
+      t("attn_v", mul(h, mul(l.kv_heads, l.v_head_dim)));
+      t("attn_output", mul(mul(l.q_heads, l.v_head_dim), h));
+      if (l.qk_norm) {
+        t("attn_q_norm", l.k_head_dim);
+        t("attn_k_norm", l.k_head_dim);
+      }
+    } else if (l.mixer == Mixer::mla) {
+      const i64 qk = add(l.qk_nope_head_dim, l.qk_rope_head_dim);
+      if (l.q_lora_rank > 0) {
+        t("attn_q_a", mul(h, l.q_lora_rank));
+        t("attn_q_b", mul(l.q_lora_rank, mul(l.q_heads, qk)));
+      } else {
+        t("attn_q", mul(h, mul(l.q_heads, qk)));
+      }
+      t("attn_kv_a_mqa", mul(h, add(l.kv_lora_rank, l.qk_rope_head_dim)));
+      t("attn_kv_b", mul(l.kv_lora_rank, mul(l.q_heads, add(l.qk_nope_head_dim, l.v_head_dim))));
+      t("attn_output", mul(mul(l.q_heads, l.v_head_dim), h));
+    } else if (l.mixer == Mixer::mamba1 || l.mixer == Mixer::mamba2) {
+      t("ssm_in", mul(h, mul(2, l.d_inner)));
+      t("ssm_out", mul(l.d_inner, h));
+    }
+    t("ffn_norm", h);
+    if (l.mlp == MlpKind::gated) {
+      t("ffn_gate", mul(h, l.intermediate));
+      t("ffn_up", mul(h, l.intermediate));
+      t("ffn_down", mul(l.intermediate, h));
+    } else if (l.mlp == MlpKind::plain) {
+      t("ffn_up", mul(h, l.intermediate));
+      t("ffn_down", mul(l.intermediate, h));
+    } else if (l.mlp == MlpKind::moe) {
+      const i64 e = mul(l.experts, mul(h, l.expert_intermediate), "expert params");
+      t("ffn_gate_inp", mul(h, l.experts));
+      t("ffn_gate_exps", e);
+      t("ffn_up_exps", e);
+      t("ffn_down_exps", e);
+      if (l.shared_intermediate > 0) {
+        t("ffn_gate_shexp", mul(h, l.shared_intermediate));
+        t("ffn_up_shexp", mul(h, l.shared_intermediate));
+        t("ffn_down_shexp", mul(l.shared_intermediate, h));
+      }
+    }
+  }
+  out.emplace_back("output_norm.weight", bytes(h));
+  if (!m.tied_embeddings) out.emplace_back("output.weight", bytes(mul(m.vocab, h, "tensor params")));
+  return out;
+}
+
+// llama.cpp -ot PATTERN=BUFFER,...: each tensor takes the first override whose pattern std::regex_search finds in
+// its name (src/llama-model-loader.cpp, create tensor: "check overrides"); =CPU keeps it in host memory, =CUDA<n>
+// (or another backend's name ending in the GPU number) puts it on that GPU. A pattern that matches nothing is
+// accepted by llama.cpp (a warning here); one that does not compile, an entry without '=' or an unknown buffer
+// type is refused.
+void apply_llama_overrides(const SettingsBag& bag, DeploymentSpec& d) {
+  const auto text = bag.text("override_tensor");
+  if (!text) return;
+  struct Rule {
+    std::string pattern;
+    std::regex re;
+    i64 gpu = -1;
+    bool matched = false;
+  };
+  std::vector<Rule> rules;
+  std::size_t start = 0;
+  while (start <= text->size()) {
+    const std::size_t end = std::min(text->find(',', start), text->size());
+    const std::string item = text->substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const auto eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      bag.fail("override_tensor", "'" + item + "' is not PATTERN=BUFFER", "write e.g. 'ffn_.*_exps=CPU'");
+    Rule r;
+    r.pattern = item.substr(0, eq);
+    const std::string buf = item.substr(eq + 1);
+    std::size_t digits = buf.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(buf[digits - 1]))) --digits;
+    if (buf == "CPU" || buf == "CPU_REPACK" || buf == "CPU_Mapped") r.gpu = -1;
+    else if (digits > 0 && digits < buf.size() && buf.size() - digits < 4) r.gpu = std::stoll(buf.substr(digits));
+    else bag.fail("override_tensor", "unknown buffer type '" + buf + "' in '" + item + "'", "use CPU or a GPU's buffer such as CUDA0");
+    if (r.gpu >= d.engine.gpu_count)
+      bag.fail("override_tensor", "'" + buf + "' is not one of the deployment's " + std::to_string(d.engine.gpu_count) + " GPU(s)", "give --gpu-count");
+    try {
+      r.re = std::regex(r.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      bag.fail("override_tensor", "'" + r.pattern + "' is not a regular expression (" + e.what() + ")", "write an ECMAScript pattern such as 'blk\\.[0-9]+\\.ffn_.*_exps'");
+    }
+    rules.push_back(std::move(r));
+  }
+  // the tensor table: the GGUF's own, else the names llama.cpp gives this architecture
+  std::vector<std::pair<std::string, i64>> tensors;
+  const std::string model = bag.text("model").value_or("");
+  std::error_code ec;
+  if (!model.empty() && std::filesystem::is_regular_file(model, ec) && is_gguf_file(model)) {
+    GgufInfo info;
+    model_from_gguf(model, model, &info);
+    tensors = std::move(info.tensors);
+  } else {
+    tensors = llama_tensor_names(d.model);
+    d.model.notes.push_back("--override-tensor matched against the tensor names llama.cpp gives " + d.model.id +
+                            " (sizes at its average bytes per parameter); a GGUF file gives the exact table");
+  }
+  const i64 n_layer = static_cast<i64>(d.model.layers.size());
+  for (const auto& [name, bytes] : tensors) {
+    for (Rule& r : rules) {
+      if (!std::regex_search(name, r.re)) continue;
+      r.matched = true;
+      LlamaTensorMove t;
+      t.name = name;
+      t.bytes = bytes;
+      t.gpu = r.gpu;
+      t.expert = name.find("_exps") != std::string::npos;
+      if (name.rfind("blk.", 0) == 0) t.layer = std::stoll(name.substr(4, name.find('.', 4) - 4));
+      else if (name.rfind("output", 0) == 0) t.layer = n_layer;
+      else t.layer = -1;  // token_embd and the like: already in host memory
+      d.llama_tensor_moves.push_back(t);
+      break;
+    }
+  }
+  for (const Rule& r : rules)
+    if (!r.matched)
+      d.model.warnings.push_back(bag.where("override_tensor", EngineKind::llamacpp) + ": '" + r.pattern + "' matches no tensor of " + d.model.id +
+                                 " (llama.cpp accepts it and moves nothing)");
+}
+
 void apply_llama_draft(const SettingsBag& bag, const Profiles& profiles, DeploymentSpec& d) {
   const auto path = bag.text("model_draft");
   for (const char* k : {"n_gpu_layers_draft", "ctx_size_draft", "cache_type_k_draft", "cache_type_v_draft", "device_draft"})
@@ -435,7 +579,10 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   }
   e.swa_full = bag.boolean("swa_full").value_or(false);
   apply_llama_devices(bag, d);
-  if (kind == EngineKind::llamacpp) apply_llama_draft(bag, profiles, d);
+  if (kind == EngineKind::llamacpp) {
+    apply_llama_draft(bag, profiles, d);
+    apply_llama_overrides(bag, d);
+  }
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
   if (bag.boolean("enable_lora").value_or(false)) {  // without it the engines allocate no adapter buffers

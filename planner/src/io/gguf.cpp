@@ -1153,6 +1153,7 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
       gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
       auto& by = gi.bytes_by_type[ggml_type(t.type)->name];
       by = add(by, t.bytes, "tensor bytes");
+      gi.tensors.emplace_back(t.name, t.bytes);
     }
   }
   b.read();

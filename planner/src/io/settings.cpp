@@ -250,6 +250,8 @@ std::vector<SettingDef> build_table() {
       .flags("--main-gpu@llama.cpp|-mg@llama.cpp").on(E::llamacpp, "--main-gpu|-mg").env("LLAMA_ARG_MAIN_GPU"));
   r.push_back(Row("device", T::text, "llama.cpp", "llama.cpp: the GPUs to offload to, comma-separated (CUDA0,CUDA2; none = no offload); default: all")
       .flags("--device@llama.cpp|-dev@llama.cpp").on(E::llamacpp, "--device|-dev").env("LLAMA_ARG_DEVICE"));
+  r.push_back(Row("override_tensor", T::text, "llama.cpp", "llama.cpp: PATTERN=BUFFER,... (-ot): tensors whose name the regular expression matches go to host memory (=CPU) or a GPU (=CUDA1)")
+      .flags("--override-tensor@llama.cpp|-ot@llama.cpp").on(E::llamacpp, "--override-tensor|-ot"));
   r.push_back(Row("model_draft", T::text, "llama.cpp", "llama.cpp: draft model for speculative decoding (a GGUF file or a model kvplan knows): its weights, and a KV cache per slot")
       .flags("--model-draft@llama.cpp|-md@llama.cpp").on(E::llamacpp, "--model-draft|-md").env("LLAMA_ARG_MODEL_DRAFT"));
   r.push_back(Row("n_gpu_layers_draft", T::signed_count, "llama.cpp", "llama.cpp: draft model layers offloaded to the GPUs (-ngld; -1 = all)")

@@ -32,6 +32,7 @@ struct DeploymentSpec {
   bool max_model_len_auto = false;  // vLLM --max-model-len auto: the longest that starts
   BudgetOverrides overrides;
   std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft (the draft model after its own reader)
+  std::vector<LlamaTensorMove> llama_tensor_moves;  // llama.cpp --override-tensor, matched against the tensor names
   PerfParams perf;
   Workload work;
 };

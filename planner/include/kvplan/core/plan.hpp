@@ -39,6 +39,16 @@ struct LlamaDraft {
   std::vector<i64> devices;               // --device-draft as GPU indices (empty: every GPU)
 };
 
+/// llama.cpp --override-tensor: one tensor that a PATTERN=BUFFER override moves, found by the front end (which
+/// matches the patterns against the tensor names). `layer`: its block (0..n_layer-1), n_layer for the output layer.
+struct LlamaTensorMove {
+  std::string name;
+  i64 layer = 0;
+  i64 bytes = 0;
+  i64 gpu = -1;         // -1: host memory (=CPU), else that GPU (=CUDA<n>)
+  bool expert = false;  // a routed-expert tensor (ffn_*_exps): --n-cpu-moe may already keep it in host memory
+};
+
 struct PlanSpec {
   ModelSpec model;
   KvOptions kv;  // formats (context is per call)
@@ -47,6 +57,7 @@ struct PlanSpec {
   EngineSettings engine;  // resolved (resolve_engine_defaults)
   BudgetOverrides overrides;
   std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft
+  std::vector<LlamaTensorMove> llama_tensor_moves;  // llama.cpp --override-tensor
 };
 
 /// One line of the per-GPU budget. `inside` = counted inside the engine's usable memory
@@ -92,7 +103,7 @@ struct EngineReport {
   i64 kv_streams = 1;           // llama.cpp: 1 with a unified cache, else one stream per slot
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers; 0 with --no-kv-offload)
-  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe)
+  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe, --override-tensor =CPU)
   i64 host_kv_bytes = 0, host_kv_tokens = 0;  // the host KV tier per rank (vLLM --kv-offloading-size, SGLang HiCache, llama.cpp -nkvo)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits

@@ -5,6 +5,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kvplan/core/model.hpp"
 
@@ -20,6 +22,7 @@ struct GgufInfo {
   i64 tensor_elements = 0;             // parameters
   std::map<std::string, i64> bytes_by_type;  // "q4_K" -> bytes
   std::string file_type;               // general.file_type as llama.cpp names it, e.g. "Q4_K - Medium"
+  std::vector<std::pair<std::string, i64>> tensors;  // every tensor's name and bytes, in table order
 };
 
 /// True when the file starts with the GGUF magic ("GGUF").
