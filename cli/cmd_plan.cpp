@@ -190,6 +190,9 @@ void run_plan(const PlanArgs& a, Globals& g) {
     gt.title = "per GPU (llama.cpp split mode " + std::string(s.engine.split_mode == LlamaSplitMode::layer ? "layer" : s.engine.split_mode == LlamaSplitMode::row ? "row" : "none") + ")";
     gt.columns = {"gpu", "layers", "weights", "kv_cache", "compute_buffer"};
     if (draft) gt.columns.insert(gt.columns.end(), {"draft_layers", "draft_weights", "draft_kv", "draft_compute"});
+    const bool lora = !s.llama_lora_tensors.empty(), mmproj = s.llama_mmproj_bytes > 0;
+    if (lora) gt.columns.push_back("lora_adapters");
+    if (mmproj) gt.columns.push_back("mmproj");
     gt.columns.insert(gt.columns.end(), {"total", "free"});
     gt.right_align.assign(gt.columns.size(), true);
     for (const DeviceBudget& dev : p.devices()) {
@@ -197,6 +200,8 @@ void run_plan(const PlanArgs& a, Globals& g) {
                                         human_bytes(dev.weights), human_bytes(dev.kv), human_bytes(dev.compute)};
       if (draft)
         cells.insert(cells.end(), {std::to_string(dev.draft_layers), human_bytes(dev.draft_weights), human_bytes(dev.draft_kv), human_bytes(dev.draft_compute)});
+      if (lora) cells.push_back(human_bytes(dev.lora));
+      if (mmproj) cells.push_back(human_bytes(dev.mmproj));
       const i64 free = p.total_bytes() - dev.total;
       cells.insert(cells.end(), {human_bytes(dev.total), free >= 0 ? human_bytes(free) : "-" + human_bytes(-free)});
       gt.rows.push_back(cells);

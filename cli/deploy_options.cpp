@@ -394,6 +394,8 @@ ojson plan_results_json(const Deployment& d, const Planner& p) {
         j["draft_kv_bytes"] = g.draft_kv;
         j["draft_compute_buffer_bytes"] = g.draft_compute;
       }
+      if (!p.spec().llama_lora_tensors.empty()) j["lora_adapters_bytes"] = g.lora;
+      if (p.spec().llama_mmproj_bytes > 0) j["mmproj_bytes"] = g.mmproj;
       j["cuda_context_bytes"] = g.context;
       j["extra_bytes"] = g.extra;
       j["total_bytes"] = g.total;

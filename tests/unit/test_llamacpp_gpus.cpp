@@ -298,3 +298,94 @@ TEST_CASE("llama.cpp override-tensor matches the GGUF tensor table", "[llamacpp]
   CHECK(bad.exit == 2);
   CHECK(bad.err.rfind("kvplan: error: command: -ot: 'blk\\.(1' is not a regular expression", 0) == 0);
 }
+
+namespace {
+
+// a LoRA adapter for llama-3.1-8b (convert_lora_to_gguf.py layout): rank 16 on attn_q of blocks 0 and 31, f16;
+// lora_a [4096 x 16] and lora_b [16 x 4096] are 4096 x 16 x 2 B = 131,072 B each, 262,144 B per block
+std::string lora_file() {
+  kvtest::Writer w;
+  w.str("general.architecture", "llama").str("general.type", "adapter").str("adapter.type", "lora").f32("adapter.lora.alpha", 16.0f);
+  for (int b : {0, 31}) {
+    const std::string n = "blk." + std::to_string(b) + ".attn_q.weight";
+    w.tensor(n + ".lora_a", {4096, 16}, kvtest::T_F16).tensor(n + ".lora_b", {16, 4096}, kvtest::T_F16);
+  }
+  return w.save(kvtest::temp_dir("llama-lora") / "adapter.gguf");
+}
+
+// a multimodal projector: general.architecture clip; [1024 x 1024] + [1024 x 4096] f16 = (1,048,576 + 4,194,304) x 2 B
+std::string mmproj_file() {
+  kvtest::Writer w;
+  w.str("general.architecture", "clip").u32("clip.vision.embedding_length", 1024);
+  w.tensor("v.blk.0.attn_q.weight", {1024, 1024}, kvtest::T_F16).tensor("mm.0.weight", {1024, 4096}, kvtest::T_F16);
+  return w.save(kvtest::temp_dir("llama-mmproj") / "mmproj.gguf");
+}
+
+nlohmann::json plan_json(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"plan", "--gpu", "h100-sxm", "--format", "json", "--", "llama-server", "-m", "llama-3.1-8b", "-c", "8192", "-np", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = kvtest::kvplan(args);
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+i64 host_tier_weights(const nlohmann::json& j) {
+  for (const auto& t : j["results"]["tiers"])
+    if (t["tier"] == "host") return t["weights_bytes"].get<i64>();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("llama.cpp lora adapters sit with the tensors they adapt", "[llamacpp][lora]") {
+  const std::string lora = lora_file();
+  constexpr i64 kBlock = 2LL * 4096 * 16 * 2;  // lora_a + lora_b of one block: 262,144 B
+  // one GPU, every layer offloaded: both blocks' adapters on it
+  auto j = plan_json({"-ngl", "99", "--lora", lora});
+  std::map<std::string, i64> terms;
+  for (const auto& t : j["results"]["budget"]) terms[t["term"]] = t["bytes"];
+  CHECK(terms.at("lora_adapters") == 2 * kBlock);
+  // three GPUs (-ts 1,1,1): block 0 on GPU 0, block 31 on GPU 2 (layers 22..31 + output)
+  j = plan_json({"-ngl", "99", "-ts", "1,1,1", "--lora", lora});
+  CHECK(j["results"]["devices"][0]["lora_adapters_bytes"] == kBlock);
+  CHECK(j["results"]["devices"][1]["lora_adapters_bytes"] == 0);
+  CHECK(j["results"]["devices"][2]["lora_adapters_bytes"] == kBlock);
+  // -ngl 10 (output first: the output layer + layers 23..31): block 0 is a CPU layer, its adapter in host memory
+  j = plan_json({"-ngl", "10", "--lora-scaled", lora, "0.5"});
+  CHECK(j["results"]["devices"][0]["lora_adapters_bytes"] == kBlock);
+  CHECK(host_tier_weights(j) == kBlock);
+}
+
+TEST_CASE("llama.cpp mmproj is sized from its GGUF header on the first GPU", "[llamacpp][mmproj]") {
+  const std::string mm = mmproj_file();
+  constexpr i64 kProj = (1024LL * 1024 + 1024LL * 4096) * 2;  // 10,485,760 B
+  auto j = plan_json({"-ngl", "99", "-ts", "1,1,1", "--mmproj", mm});
+  CHECK(j["results"]["devices"][0]["mmproj_bytes"] == kProj);
+  CHECK(j["results"]["devices"][2]["mmproj_bytes"] == 0);
+  j = plan_json({"-ngl", "99", "--mmproj", mm});
+  bool found = false;
+  for (const auto& t : j["results"]["budget"])
+    if (t["term"] == "mmproj") found = t["bytes"] == kProj;
+  CHECK(found);
+  // --no-mmproj-offload: the projector's bytes are in the host tier instead
+  j = plan_json({"-ngl", "99", "--mmproj", mm, "--no-mmproj-offload"});
+  CHECK(j["results"]["devices"][0]["mmproj_bytes"] == 0);
+  CHECK(host_tier_weights(j) == kProj);
+  // wrong files, and llama-server's refusal of a draft model with a projector
+  const std::string lora = lora_file();
+  auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"plan", "--gpu", "h100-sxm", "--", "llama-server", "-m", "llama-3.1-8b"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return kvtest::kvplan(args);
+  };
+  auto r = run({"--mmproj", lora});
+  CHECK(r.exit == 2);
+  CHECK(r.err == "kvplan: error: command: --mmproj: '" + lora + "': general.architecture: is \"llama\", not \"clip\"; pass the model's multimodal projector (mmproj) GGUF\n");
+  r = run({"--lora", mm});
+  CHECK(r.exit == 2);
+  CHECK(r.err == "kvplan: error: command: --lora: '" + mm + "' is not a LoRA adapter (general.type \"\"); give a LoRA adapter GGUF (convert_lora_to_gguf.py)\n");
+  r = run({"--mmproj", mm, "-md", "llama-3.2-1b"});
+  CHECK(r.exit == 2);
+  CHECK(r.err.rfind("kvplan: error: command: --mmproj: llama-server refuses speculative decoding with a multimodal projector", 0) == 0);
+}

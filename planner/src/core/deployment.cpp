@@ -60,6 +60,9 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   s.overrides = d.overrides;
   s.llama_draft = d.llama_draft;
   s.llama_tensor_moves = d.llama_tensor_moves;
+  s.llama_lora_tensors = d.llama_lora_tensors;
+  s.llama_mmproj_bytes = d.llama_mmproj_bytes;
+  s.llama_mmproj_offload = d.llama_mmproj_offload;
   const i64 gpu_mem = d.overrides.gpu_memory.value_or(d.gpu.memory_bytes);
   EngineSettings e = d.engine;
   if (d.max_model_len_auto) e.max_model_len = 0;

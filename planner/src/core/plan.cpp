@@ -498,6 +498,7 @@ struct LlamaLayout {
   i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, host_expert_bytes = 0, gpu_total = 0;
   i64 draft_ctx = 0, draft_kv = 0;
   i64 host_override_bytes = 0;  // weights --override-tensor moved from the GPUs to host memory
+  i64 host_adapter_bytes = 0;   // LoRA tensors of host-resident weights, and the projector with --no-mmproj-offload
   std::vector<DeviceBudget> dev;  // one per GPU of the deployment
 };
 
@@ -734,6 +735,23 @@ void Planner::build_llamacpp() {
     }
     for (auto& d : L.dev)
       if (ov.weights && (d.weights > 0 || gpus == 1)) d.weights = *ov.weights;
+    // --lora: each adapter tensor sits in the buffer of the model tensor it adapts (src/llama-adapter.cpp
+    // llama_adapter_lora_init_impl: the model tensor's buffer type): its layer's GPU, where -ot moved that tensor,
+    // or host memory
+    L.host_adapter_bytes = 0;
+    for (const LlamaTensorMove& t : spec_.llama_lora_tensors) {
+      int at = t.layer >= 0 && t.layer <= n_layer ? p.layer_gpu[static_cast<size_t>(t.layer)] : -1;
+      for (const LlamaTensorMove& o : spec_.llama_tensor_moves)
+        if (o.name == t.name) at = static_cast<int>(o.gpu);
+      if (at >= 0 && at < gpus) L.dev[static_cast<size_t>(at)].lora = add(L.dev[static_cast<size_t>(at)].lora, t.bytes, "LoRA bytes");
+      else L.host_adapter_bytes = add(L.host_adapter_bytes, t.bytes, "LoRA bytes");
+    }
+    // --mmproj: clip_ctx takes the first GPU backend (ggml_backend_init_by_type), not --main-gpu; host with
+    // --no-mmproj-offload
+    if (spec_.llama_mmproj_bytes > 0) {
+      if (spec_.llama_mmproj_offload) L.dev[0].mmproj = spec_.llama_mmproj_bytes;
+      else L.host_adapter_bytes = add(L.host_adapter_bytes, spec_.llama_mmproj_bytes, "mmproj bytes");
+    }
     add_compute(L.dev, p, e.ubatch_size, m, 1, &DeviceBudget::compute, ov.activation);
     if (draft) {
       // one draft context per slot: n_ctx = -cd, else the target's n_ctx_seq, padded to 256; one sequence
@@ -775,10 +793,11 @@ void Planner::build_llamacpp() {
     if (std::none_of(used.begin(), used.end(), [](bool b) { return b; })) used[0] = true;
     L.gpu_total = 0;
     for (auto& d : L.dev) {
-      const bool u = used[static_cast<size_t>(d.index)] || d.compute > 0;
+      const bool u = used[static_cast<size_t>(d.index)] || d.compute > 0 || d.mmproj > 0;
       d.context = u ? context : 0;
       d.extra = u ? extra : 0;
-      d.total = add(add(add(add(d.weights, d.kv), add(d.compute, d.context)), add(add(d.draft_weights, d.draft_kv), d.draft_compute)), d.extra, "GPU bytes");
+      d.total = add(add(add(add(d.weights, d.kv), add(d.compute, d.context)), add(add(d.draft_weights, d.draft_kv), d.draft_compute)),
+                    add(add(d.lora, d.mmproj), d.extra), "GPU bytes");
       L.gpu_kv = add(L.gpu_kv, d.kv);
       L.gpu_total = std::max(L.gpu_total, d.total);
     }
@@ -829,7 +848,7 @@ void Planner::build_llamacpp() {
   report_.kv_pool_bytes = L.gpu_kv;
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
-  report_.host_weight_bytes = add(L.host_expert_bytes, L.host_override_bytes, "host weights");
+  report_.host_weight_bytes = add(add(L.host_expert_bytes, L.host_override_bytes, "host weights"), L.host_adapter_bytes, "host weights");
   report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
   report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
   if (L.host_expert_bytes > 0)
@@ -862,6 +881,10 @@ void Planner::build_llamacpp() {
                        true, false});
     budget_.push_back({"draft_compute_buffer", C.draft_compute, on + std::to_string(e.parallel) + " draft context(s) x n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, false});
   }
+  if (!spec_.llama_lora_tensors.empty())
+    budget_.push_back({"lora_adapters", C.lora, on + "--lora adapter tensors with the tensors they adapt (GGUF tensor bytes)", true, false});
+  if (spec_.llama_mmproj_bytes > 0)
+    budget_.push_back({"mmproj", C.mmproj, spec_.llama_mmproj_offload ? on + "--mmproj tensor bytes (GGUF header), on the first GPU" : "--no-mmproj-offload: in host memory", true, false});
   budget_.push_back({"cuda_context", C.context, ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
   budget_.push_back({"extra", C.extra, "--overhead-bytes", true, ov.extra.has_value()});
   fixed_ = 0;

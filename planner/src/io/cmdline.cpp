@@ -754,7 +754,8 @@ class Reader {
 
   void set(const std::string& key, const std::string& value, const std::string& flag, const std::string& where) {
     auto& s = cmd_.settings;
-    if (key == "override_tensor") {  // llama.cpp adds every -ot to one list (common/arg.cpp parse_tensor_buffer_overrides)
+    // llama.cpp adds every -ot, --lora and --lora-scaled to one list (common/arg.cpp): repeats join with ','
+    if (key == "override_tensor" || key == "lora" || key == "lora_scaled") {
       const auto prior = std::find_if(s.begin(), s.end(), [&](const CommandSetting& c) { return c.key == key; });
       if (prior != s.end()) {
         prior->value += "," + value;

@@ -203,6 +203,17 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   return g;
 }
 
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = std::min(s.find(sep, start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 // llama.cpp --device / --device-draft: comma-separated device names (CUDA0, ROCm1, Vulkan2 ...) as GPU indices,
 // the number a name ends in, else its position; "none": no GPU (common/arg.cpp parse_device_list).
 std::optional<std::vector<i64>> llama_device_list(const SettingsBag& bag, const char* key) {
@@ -440,6 +451,57 @@ void apply_llama_overrides(const SettingsBag& bag, DeploymentSpec& d) {
                                  " (llama.cpp accepts it and moves nothing)");
 }
 
+// llama.cpp --lora / --lora-scaled and --mmproj: the adapters' and the projector's tensor bytes from their GGUF
+// headers (gguf_tensor_table); an adapter tensor "blk.N.attn_q.weight.lora_a" belongs with "blk.N.attn_q.weight".
+void apply_llama_adapters(const SettingsBag& bag, DeploymentSpec& d) {
+  const i64 n_layer = static_cast<i64>(d.model.layers.size());
+  auto read = [&](const char* key, const std::string& file, const std::string& expect) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec) || !is_gguf_file(file))
+      bag.fail(key, "'" + file + "' is not a GGUF file", std::string(expect == "clip" ? "give the model's mmproj GGUF" : "give a LoRA adapter GGUF (convert_lora_to_gguf.py)"));
+    try {
+      return gguf_tensor_table(file, expect);
+    } catch (const OverflowError&) {
+      throw;
+    } catch (const InputError& e) {
+      std::string at = e.where();  // "FILE: general.architecture": the key inside the file
+      if (at.rfind(file, 0) == 0) at = at.substr(std::min(file.size() + 2, at.size()));
+      bag.fail(key, "'" + file + "': " + (at.empty() ? "" : at + ": ") + e.problem(), e.fix());
+    }
+  };
+  std::vector<std::pair<const char*, std::string>> files;
+  if (const auto t = bag.text("lora"))
+    for (const auto& f : split_list(*t, ',')) files.emplace_back("lora", f);
+  if (const auto t = bag.text("lora_scaled"))
+    for (const auto& item : split_list(*t, ',')) {
+      // "FILE SCALE" (two arguments, b7376) or "FILE:SCALE" (later builds)
+      std::string f = item.substr(0, item.find(' '));
+      if (f.size() == item.size() && f.rfind(':') != std::string::npos) f = f.substr(0, f.rfind(':'));
+      files.emplace_back("lora_scaled", f);
+    }
+  for (const auto& [key, file] : files) {
+    const GgufInfo info = read(key, file, "");
+    if (info.general_type != "adapter")
+      bag.fail(key, "'" + file + "' is not a LoRA adapter (general.type \"" + info.general_type + "\")", "give a LoRA adapter GGUF (convert_lora_to_gguf.py)");
+    for (const auto& [name, bytes] : info.tensors) {
+      LlamaTensorMove t;
+      t.name = name.substr(0, name.rfind(".lora_"));
+      t.bytes = bytes;
+      if (t.name.rfind("blk.", 0) == 0) t.layer = std::stoll(t.name.substr(4, t.name.find('.', 4) - 4));
+      else if (t.name.rfind("output", 0) == 0) t.layer = n_layer;
+      else t.layer = -1;
+      d.llama_lora_tensors.push_back(t);
+    }
+  }
+  if (const auto mm = bag.text("mmproj")) {
+    if (d.llama_draft)
+      bag.fail("mmproj", "llama-server refuses speculative decoding with a multimodal projector (\"speculative decode is not supported by multimodal\")",
+               "drop --model-draft or --mmproj");
+    d.llama_mmproj_bytes = read("mmproj", *mm, "clip").tensor_bytes;
+  }
+  d.llama_mmproj_offload = bag.boolean("mmproj_offload").value_or(true);
+}
+
 void apply_llama_draft(const SettingsBag& bag, const Profiles& profiles, DeploymentSpec& d) {
   const auto path = bag.text("model_draft");
   for (const char* k : {"n_gpu_layers_draft", "ctx_size_draft", "cache_type_k_draft", "cache_type_v_draft", "device_draft"})
@@ -582,6 +644,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (kind == EngineKind::llamacpp) {
     apply_llama_draft(bag, profiles, d);
     apply_llama_overrides(bag, d);
+    apply_llama_adapters(bag, d);
   }
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);

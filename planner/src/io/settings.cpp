@@ -252,6 +252,15 @@ std::vector<SettingDef> build_table() {
       .flags("--device@llama.cpp|-dev@llama.cpp").on(E::llamacpp, "--device|-dev").env("LLAMA_ARG_DEVICE"));
   r.push_back(Row("override_tensor", T::text, "llama.cpp", "llama.cpp: PATTERN=BUFFER,... (-ot): tensors whose name the regular expression matches go to host memory (=CPU) or a GPU (=CUDA1)")
       .flags("--override-tensor@llama.cpp|-ot@llama.cpp").on(E::llamacpp, "--override-tensor|-ot"));
+  r.push_back(Row("lora", T::text, "llama.cpp", "llama.cpp: LoRA adapter GGUF files, comma-separated (--lora, repeatable): their tensors sit with the tensors they adapt")
+      .flags("--lora@llama.cpp").on(E::llamacpp, "--lora"));
+  r.push_back(Row("lora_scaled", T::text, "llama.cpp", "llama.cpp: LoRA adapters with a scale (--lora-scaled FILE SCALE, or FILE:SCALE,...): sized as --lora")
+      .flags("--lora-scaled@llama.cpp").on(E::llamacpp, "--lora-scaled"));
+  r.push_back(Row("mmproj", T::text, "llama.cpp", "llama.cpp: multimodal projector GGUF (--mmproj): its tensors on the first GPU, or in host memory with --no-mmproj-offload")
+      .flags("--mmproj@llama.cpp|-mm@llama.cpp").on(E::llamacpp, "--mmproj|-mm").env("LLAMA_ARG_MMPROJ"));
+  r.push_back(Row("mmproj_offload", T::boolean, "llama.cpp", "llama.cpp: the projector on the GPU (default); --no-mmproj-offload keeps it in host memory")
+      .flags("--mmproj-offload@llama.cpp|--no-mmproj-offload@llama.cpp=false").on(E::llamacpp, "--mmproj-offload|--no-mmproj-offload=false")
+      .env("LLAMA_ARG_MMPROJ_OFFLOAD"));
   r.push_back(Row("model_draft", T::text, "llama.cpp", "llama.cpp: draft model for speculative decoding (a GGUF file or a model kvplan knows): its weights, and a KV cache per slot")
       .flags("--model-draft@llama.cpp|-md@llama.cpp").on(E::llamacpp, "--model-draft|-md").env("LLAMA_ARG_MODEL_DRAFT"));
   r.push_back(Row("n_gpu_layers_draft", T::signed_count, "llama.cpp", "llama.cpp: draft model layers offloaded to the GPUs (-ngld; -1 = all)")

@@ -58,6 +58,9 @@ struct PlanSpec {
   BudgetOverrides overrides;
   std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft
   std::vector<LlamaTensorMove> llama_tensor_moves;  // llama.cpp --override-tensor
+  std::vector<LlamaTensorMove> llama_lora_tensors;  // llama.cpp --lora / --lora-scaled: each adapter tensor (name: its base tensor's)
+  i64 llama_mmproj_bytes = 0;                       // llama.cpp --mmproj: the projector's tensor bytes
+  bool llama_mmproj_offload = true;                 // --no-mmproj-offload: the projector stays in host memory
 };
 
 /// One line of the per-GPU budget. `inside` = counted inside the engine's usable memory
@@ -119,7 +122,7 @@ struct DeviceBudget {
   i64 layers = 0;                // repeating layers of the model on it
   bool output_layer = false;     // holds the output layer (lm_head)
   i64 draft_layers = 0;          // repeating layers of the draft model on it
-  i64 weights = 0, kv = 0, compute = 0, draft_weights = 0, draft_kv = 0, draft_compute = 0, context = 0, extra = 0;
+  i64 weights = 0, kv = 0, compute = 0, draft_weights = 0, draft_kv = 0, draft_compute = 0, lora = 0, mmproj = 0, context = 0, extra = 0;
   i64 total = 0;                 // the sum
 };
 
