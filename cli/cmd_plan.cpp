@@ -37,7 +37,7 @@ Report make_report(const Deployment& d, const Planner& p) {
   Report rep;
   rep.title = "kvplan capacity report: " + d.spec.model.id;
   rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
-  rep.sections.push_back(build_section(d, p, d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
+  rep.sections.push_back(build_section(d, p, d.spec.model.id + " on " + std::to_string(deployment_gpus(d.spec)) + " x " + d.spec.gpu.id +
                                                  " (" + engine_name(d.spec.engine.kind) + ")"));
   return rep;
 }
@@ -81,7 +81,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
   }
   const auto& s = d.spec;
   Table b;
-  const i64 n_gpus = s.engine.kind == EngineKind::llamacpp ? s.engine.gpu_count : s.parallel.gpus();
+  const i64 n_gpus = deployment_gpus(s);
   b.title = d.spec.model.id + " on " + std::to_string(n_gpus) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
             ", PP " + std::to_string(s.parallel.pp) + ", DP " + std::to_string(s.parallel.dp) + "), " + engine_name(s.engine.kind) +
             ", KV " + std::string(format_info(s.kv.k_format).name) + "/" + std::string(format_info(s.kv.v_format).name) +

@@ -433,7 +433,7 @@ ojson deployment_inputs_json(const Deployment& d) {
   j["pipeline_parallel_size"] = s.parallel.pp;
   j["data_parallel_size"] = s.parallel.dp;
   j["expert_parallel_size"] = s.parallel.ep;
-  j["gpus"] = s.parallel.gpus();
+  j["gpus"] = deployment_gpus(s);
   const EngineSettings& e = s.engine;
   j["memory_fraction"] = e.memory_fraction;
   j["max_model_len"] = e.max_model_len;

@@ -389,3 +389,37 @@ TEST_CASE("llama.cpp mmproj is sized from its GGUF header on the first GPU", "[l
   CHECK(r.exit == 2);
   CHECK(r.err.rfind("kvplan: error: command: --mmproj: llama-server refuses speculative decoding with a multimodal projector", 0) == 0);
 }
+
+TEST_CASE("llama.cpp draft model from a GGUF file", "[llamacpp][draft][gguf]") {
+  // a two-block qwen2 draft: 2 KV heads x head_dim 64 (256 / 4 heads), f16: (K + V) = 2 x 64 x 2 x 2 = 512 B per token
+  // per layer; -cd 1000 pads to 1024 cells; -ctkd/-ctvd f16 by default; two slots (-np 2) each with a context:
+  // 2 slots x 2 layers x 1024 x 512 B = 2,097,152 B of draft KV on the one GPU
+  kvtest::Writer w;
+  std::vector<std::string> vocab;
+  for (int i = 0; i < 32; ++i) vocab.push_back("t" + std::to_string(i));
+  w.str("general.architecture", "qwen2")
+      .u32("qwen2.block_count", 2)
+      .u32("qwen2.context_length", 32768)
+      .u32("qwen2.embedding_length", 256)
+      .u32("qwen2.feed_forward_length", 512)
+      .u32("qwen2.attention.head_count", 4)
+      .u32("qwen2.attention.head_count_kv", 2)
+      .arr_str("tokenizer.ggml.tokens", vocab);
+  w.tensor("token_embd.weight", {256, 32}, kvtest::T_Q8_0).tensor("output_norm.weight", {256}, kvtest::T_F32);
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    w.tensor(b + "attn_q.weight", {256, 256}, kvtest::T_Q8_0)
+        .tensor(b + "attn_k.weight", {256, 128}, kvtest::T_Q8_0)
+        .tensor(b + "attn_v.weight", {256, 128}, kvtest::T_Q8_0)
+        .tensor(b + "attn_output.weight", {256, 256}, kvtest::T_Q8_0)
+        .tensor(b + "ffn_gate.weight", {256, 512}, kvtest::T_Q8_0)
+        .tensor(b + "ffn_up.weight", {256, 512}, kvtest::T_Q8_0)
+        .tensor(b + "ffn_down.weight", {512, 256}, kvtest::T_Q8_0);
+  }
+  const std::string draft = w.save(kvtest::temp_dir("llama-draft") / "draft.gguf");
+  const auto j = plan_json({"-ngl", "99", "-np", "2", "-md", draft, "-cd", "1000"});
+  std::map<std::string, i64> terms;
+  for (const auto& t : j["results"]["budget"]) terms[t["term"]] = t["bytes"];
+  CHECK(terms.at("draft_kv") == 2LL * 2 * 1024 * 512);
+  CHECK(terms.at("draft_weights") > 0);
+}

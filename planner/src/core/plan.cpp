@@ -908,6 +908,8 @@ void Planner::build_llamacpp() {
   report_.startup_ok = startup_limit_.empty();
 }
 
+i64 deployment_gpus(const PlanSpec& s) { return s.engine.kind == EngineKind::llamacpp ? s.engine.gpu_count : s.parallel.gpus(); }
+
 i64 Planner::budget_bytes(const std::string& name) const {
   for (const auto& t : budget_)
     if (t.name == name) return t.bytes;

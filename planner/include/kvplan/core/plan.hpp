@@ -49,6 +49,10 @@ struct LlamaTensorMove {
   bool expert = false;  // a routed-expert tensor (ffn_*_exps): --n-cpu-moe may already keep it in host memory
 };
 
+struct PlanSpec;
+/// GPUs a deployment uses: tensor x pipeline x data parallel, or llama.cpp's GPU count.
+i64 deployment_gpus(const PlanSpec& s);
+
 struct PlanSpec {
   ModelSpec model;
   KvOptions kv;  // formats (context is per call)
