@@ -114,3 +114,5 @@ kvplan_cli_test(bad_llama_override_regex EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1
   STDERR "kvplan: error: --override-tensor: 'blk\\.(1' is not a regular expression (Mismatched '(' and ')' in regular expression)<SEMI> write an ECMAScript pattern such as 'blk\\.[0-9]+\\.ffn_.*_exps'")
 kvplan_cli_test(bad_llama_override_buffer EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ot exps=XPU
   STDERR "kvplan: error: --override-tensor: unknown buffer type 'XPU' in 'exps=XPU'<SEMI> use CPU or a GPU's buffer such as CUDA0")
+kvplan_cli_test(bad_llama_gpu_count_huge EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --gpu-count 17
+  STDERR "kvplan: error: --gpu-count: 17 GPUs<SEMI> llama.cpp uses at most 16<SEMI> give at most 16 GPUs")

@@ -299,6 +299,8 @@ void apply_llama_devices(const SettingsBag& bag, DeploymentSpec& d) {
   } else {
     e.gpu_count = wanted;
   }
+  if (e.gpu_count > 16)  // llama_max_devices: GGML_CUDA_MAX_DEVICES 16
+    bag.fail(bag.has("gpu_count") ? "gpu_count" : "device", std::to_string(e.gpu_count) + " GPUs; llama.cpp uses at most 16", "give at most 16 GPUs");
   if (devs) e.devices = *devs;
   const i64 model_gpus = devs && !devs->empty() ? static_cast<i64>(devs->size()) : e.gpu_count;
   if (static_cast<i64>(e.tensor_split.size()) > model_gpus)
@@ -307,6 +309,18 @@ void apply_llama_devices(const SettingsBag& bag, DeploymentSpec& d) {
   if (e.split_mode != LlamaSplitMode::layer && e.main_gpu >= model_gpus)
     bag.fail("main_gpu", "GPU " + std::to_string(e.main_gpu) + " is not one of the model's " + std::to_string(model_gpus) + " GPU(s)",
              "give --main-gpu 0.." + std::to_string(model_gpus - 1));
+}
+
+// The layer a llama.cpp tensor name belongs to: blk.N.* -> N, output* -> n_layer (the output layer), anything else
+// (token_embd, rope_freqs ...) -> -1, kept in host memory with the input layer.
+i64 llama_tensor_layer(const std::string& name, i64 n_layer) {
+  if (name.rfind("blk.", 0) == 0) {
+    std::size_t end = 4;
+    while (end < name.size() && end < 12 && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+    if (end > 4 && end < name.size() && name[end] == '.') return std::stoll(name.substr(4, end - 4));
+    return -1;
+  }
+  return name.rfind("output", 0) == 0 ? n_layer : -1;
 }
 
 // The tensor names llama.cpp gives a model of this geometry (src/llama-arch.cpp LLM_TENSOR_NAMES: token_embd,
@@ -438,9 +452,7 @@ void apply_llama_overrides(const SettingsBag& bag, DeploymentSpec& d) {
       t.bytes = bytes;
       t.gpu = r.gpu;
       t.expert = name.find("_exps") != std::string::npos;
-      if (name.rfind("blk.", 0) == 0) t.layer = std::stoll(name.substr(4, name.find('.', 4) - 4));
-      else if (name.rfind("output", 0) == 0) t.layer = n_layer;
-      else t.layer = -1;  // token_embd and the like: already in host memory
+      t.layer = llama_tensor_layer(name, n_layer);  // token_embd and the like (-1): already in host memory
       d.llama_tensor_moves.push_back(t);
       break;
     }
@@ -487,9 +499,7 @@ void apply_llama_adapters(const SettingsBag& bag, DeploymentSpec& d) {
       LlamaTensorMove t;
       t.name = name.substr(0, name.rfind(".lora_"));
       t.bytes = bytes;
-      if (t.name.rfind("blk.", 0) == 0) t.layer = std::stoll(t.name.substr(4, t.name.find('.', 4) - 4));
-      else if (t.name.rfind("output", 0) == 0) t.layer = n_layer;
-      else t.layer = -1;
+      t.layer = llama_tensor_layer(t.name, n_layer);
       d.llama_lora_tensors.push_back(t);
     }
   }
