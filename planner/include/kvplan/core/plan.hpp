@@ -213,7 +213,8 @@ i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemF
 /// llama.cpp's device for each of n_layer + 1 layers (the last is the output layer): -1 for the CPU, else the
 /// index into `split` (one proportion per device). llama_model::load_tensors: split points are the cumulative
 /// proportions / their sum; the offloaded layers are i_gpu_start .. i_gpu_start + min(ngl, n_layer + 1) - 1 with
-/// i_gpu_start = max(n_layer - ngl, 0), or max(n_layer + 1 - ngl, 0) with the output layer offloaded first (#18148);
+/// i_gpu_start = max(n_layer - ngl, 0) (read at 0034230), or max(n_layer + 1 - ngl, 0) with the output layer offloaded
+/// first (#18148; read at de3ff81);
 /// layer il goes to the first device whose split point exceeds (il - i_gpu_start) / offloaded (float, as llama.cpp).
 /// An empty or all-zero split is equal shares. The token embeddings stay on the CPU.
 std::vector<int> llamacpp_layer_devices(i64 n_layer, i64 n_gpu_layers, const std::vector<double>& split, bool output_first);
