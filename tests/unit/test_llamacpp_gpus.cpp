@@ -423,3 +423,14 @@ TEST_CASE("llama.cpp draft model from a GGUF file", "[llamacpp][draft][gguf]") {
   CHECK(terms.at("draft_kv") == 2LL * 2 * 1024 * 512);
   CHECK(terms.at("draft_weights") > 0);
 }
+
+TEST_CASE("llama.cpp throughput per GPU divides by its GPU count", "[llamacpp][gpus][perf]") {
+  // a layer split runs the GPUs in turn: the step and the deployment's tokens/s are one GPU's, shared by three
+  const auto one = plan_json({"-ngl", "99"});
+  const auto three = plan_json({"-ngl", "99", "-ts", "1,1,1"});
+  const double per_one = one["results"]["performance"]["decode_tokens_per_s_per_gpu"];
+  const double per_three = three["results"]["performance"]["decode_tokens_per_s_per_gpu"];
+  const double all_three = three["results"]["performance"]["decode_tokens_per_s"];
+  CHECK(per_three == Approx(all_three / 3));
+  CHECK(per_three == Approx(per_one / 3));
+}
