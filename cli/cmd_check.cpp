@@ -107,14 +107,22 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   add_set_values(set, src);
   if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
   Deployment d = resolve_source(src, profiles);
+  if (doc.gpus && d.spec.engine.kind == EngineKind::llamacpp && !d.bag.has("gpu_count")) {
+    // llama.cpp splits one model over the GPUs it sees: gpus: is its GPU count
+    const auto it = doc.field_where.find("gpus");
+    src.settings.emplace(src.settings.begin(), "gpu_count", std::to_string(*doc.gpus),
+                         io::Origin{io::Origin::Kind::file, it != doc.field_where.end() ? it->second : doc.where, "gpus"});
+    d = resolve_source(src, profiles);
+  }
+  const i64 layout_gpus = deployment_gpus(d.spec);
   if (doc.model.empty() && d.command.model.empty() && !d.bag.has("model"))
     throw InputError(doc.where, "no model: the command names none", "add model:");
   for (const auto& w : doc.warnings) d.warnings.push_back(w);
-  if (doc.gpus && *doc.gpus != d.spec.parallel.gpus() && doc.gpus_soft) {
+  if (doc.gpus && *doc.gpus != layout_gpus && doc.gpus_soft) {
     d.warnings.push_back("the manifest gives " + std::to_string(*doc.gpus) + " GPU(s) per pod but the layout uses " +
                          std::to_string(d.spec.parallel.gpus()) + " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " +
                          std::to_string(d.spec.parallel.pp) + " x data " + std::to_string(d.spec.parallel.dp) + ")");
-  } else if (doc.gpus && *doc.gpus != d.spec.parallel.gpus())
+  } else if (doc.gpus && *doc.gpus != layout_gpus)
     throw InputError(doc.where, "gpus: " + std::to_string(*doc.gpus) + " but the layout uses " + std::to_string(d.spec.parallel.gpus()) +
                                     " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " + std::to_string(d.spec.parallel.pp) +
                                     " x data " + std::to_string(d.spec.parallel.dp) + ")",
@@ -414,7 +422,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
   ev.plan = {{"name", doc.name}, {"file", doc.file}, {"where", doc.where}, {"pass", ev.pass}, {"requirements", reqs},
              {"inputs", deployment_inputs_json(d)}, {"engine", engine_json(p)}, {"budget", budget_json(p)}, {"warnings", ev.warnings},
              {"results", plan_results_json(d, p)}};
-  ev.section = build_section(d, p, doc.name + ": " + d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id);
+  ev.section = build_section(d, p, doc.name + ": " + d.spec.model.id + " on " + std::to_string(deployment_gpus(d.spec)) + " x " + d.spec.gpu.id);
   ev.section.status = ev.pass ? "PASS" : "FAIL";
   Table t;
   t.title = "requirements";
@@ -481,7 +489,7 @@ std::string markdown(const std::vector<Evaluated>& evs) {
     for (const auto& q : e.reqs)
       if (!q.pass) fails += (fails.empty() ? "" : "; ") + q.name + ": " + q.actual + (q.suggestion.empty() ? "" : " — " + q.suggestion);
     s.rows.push_back({e.doc.name, e.pass ? "✅ PASS" : "❌ FAIL", e.d.spec.model.id,
-                      std::to_string(e.d.spec.parallel.gpus()) + " x " + e.d.spec.gpu.id, engine_name(e.d.spec.engine.kind), fails});
+                      std::to_string(deployment_gpus(e.d.spec)) + " x " + e.d.spec.gpu.id, engine_name(e.d.spec.engine.kind), fails});
   }
   o << render(s, Format::md) << "\n";
   for (const auto& e : evs) {

@@ -37,7 +37,7 @@ Report make_report(const Deployment& d, const Planner& p) {
   Report rep;
   rep.title = "kvplan capacity report: " + d.spec.model.id;
   rep.generated_by = std::string("kvplan ") + kVersion + " (" + kGitSha + ")";
-  rep.sections.push_back(build_section(d, p, d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
+  rep.sections.push_back(build_section(d, p, d.spec.model.id + " on " + std::to_string(deployment_gpus(d.spec)) + " x " + d.spec.gpu.id +
                                                  " (" + engine_name(d.spec.engine.kind) + ")"));
   return rep;
 }
@@ -81,7 +81,8 @@ void run_plan(const PlanArgs& a, Globals& g) {
   }
   const auto& s = d.spec;
   Table b;
-  b.title = d.spec.model.id + " on " + std::to_string(s.parallel.gpus()) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
+  const i64 n_gpus = deployment_gpus(s);
+  b.title = d.spec.model.id + " on " + std::to_string(n_gpus) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
             ", PP " + std::to_string(s.parallel.pp) + ", DP " + std::to_string(s.parallel.dp) + "), " + engine_name(s.engine.kind) +
             ", KV " + std::string(format_info(s.kv.k_format).name) + "/" + std::string(format_info(s.kv.v_format).name) +
             " - budget of the most loaded GPU";
@@ -181,7 +182,33 @@ void run_plan(const PlanArgs& a, Globals& g) {
     std::cout << render(flat, fmt);
     return;
   }
-  std::cout << render(b, fmt) << "\n" << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);
+  std::cout << render(b, fmt) << "\n";
+  if (p.devices().size() > 1) {
+    // llama.cpp over several GPUs: what each one holds
+    const bool draft = s.llama_draft.has_value();
+    Table gt;
+    gt.title = "per GPU (llama.cpp split mode " + std::string(s.engine.split_mode == LlamaSplitMode::layer ? "layer" : s.engine.split_mode == LlamaSplitMode::row ? "row" : "none") + ")";
+    gt.columns = {"gpu", "layers", "weights", "kv_cache", "compute_buffer"};
+    if (draft) gt.columns.insert(gt.columns.end(), {"draft_layers", "draft_weights", "draft_kv", "draft_compute"});
+    const bool lora = !s.llama_lora_tensors.empty(), mmproj = s.llama_mmproj_bytes > 0;
+    if (lora) gt.columns.push_back("lora_adapters");
+    if (mmproj) gt.columns.push_back("mmproj");
+    gt.columns.insert(gt.columns.end(), {"total", "free"});
+    gt.right_align.assign(gt.columns.size(), true);
+    for (const DeviceBudget& dev : p.devices()) {
+      std::vector<std::string> cells = {std::to_string(dev.index), std::to_string(dev.layers) + (dev.output_layer ? " + output" : ""),
+                                        human_bytes(dev.weights), human_bytes(dev.kv), human_bytes(dev.compute)};
+      if (draft)
+        cells.insert(cells.end(), {std::to_string(dev.draft_layers), human_bytes(dev.draft_weights), human_bytes(dev.draft_kv), human_bytes(dev.draft_compute)});
+      if (lora) cells.push_back(human_bytes(dev.lora));
+      if (mmproj) cells.push_back(human_bytes(dev.mmproj));
+      const i64 free = p.total_bytes() - dev.total;
+      cells.insert(cells.end(), {human_bytes(dev.total), free >= 0 ? human_bytes(free) : "-" + human_bytes(-free)});
+      gt.rows.push_back(cells);
+    }
+    std::cout << render(gt, fmt) << "\n";
+  }
+  std::cout << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);
   for (const auto& n : r.notes) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
 }
 

@@ -239,7 +239,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   wj["slo"] = {{"ttft_ms", a.slo_ttft_ms ? ojson(*a.slo_ttft_ms) : ojson(nullptr)},
                {"tpot_ms", a.slo_tpot_ms ? ojson(*a.slo_tpot_ms) : ojson(nullptr)}};
 
-  const std::string title = d.spec.model.id + " on " + std::to_string(d.spec.parallel.gpus()) + " x " + d.spec.gpu.id +
+  const std::string title = d.spec.model.id + " on " + std::to_string(deployment_gpus(d.spec)) + " x " + d.spec.gpu.id +
                             " (TP " + std::to_string(d.spec.parallel.tp) + ", PP " +
                             std::to_string(d.spec.parallel.pp) + ", DP " + std::to_string(d.spec.parallel.dp) + "), " +
                             engine_name(d.spec.engine.kind);

@@ -375,14 +375,37 @@ ojson plan_results_json(const Deployment& d, const Planner& p) {
                    {"kv_bytes", r.kind == EngineKind::llamacpp ? r.gpu_kv_bytes : r.kv_pool_bytes}});
   if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0)
     tiers.push_back({{"tier", "host"}, {"weights_bytes", r.host_weight_bytes}, {"kv_bytes", r.host_kv_bytes}, {"kv_tokens", r.host_kv_tokens}});
-  return {{"engine", engine_json(p)},
-          {"budget", budget_json(p)},
-          {"tiers", tiers},
+  ojson out = {{"engine", engine_json(p)},
+               {"budget", budget_json(p)},
+               {"tiers", tiers},
           {"fit", fit},
           {"paging", paging_json(d, p)},
           {"performance", perf_json(estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf))},
           {"critical_pipeline_stage", p.critical_stage()},
           {"warnings", d.warnings}};
+  if (!p.devices().empty()) {
+    // llama.cpp: every GPU's budget, in GPU order (the budget above is the fullest one's)
+    ojson devs = ojson::array();
+    for (const DeviceBudget& g : p.devices()) {
+      ojson j = {{"gpu", g.index},          {"layers", g.layers},          {"output_layer", g.output_layer},
+                 {"weights_bytes", g.weights}, {"kv_bytes", g.kv},          {"compute_buffer_bytes", g.compute}};
+      if (p.spec().llama_draft) {
+        j["draft_layers"] = g.draft_layers;
+        j["draft_weights_bytes"] = g.draft_weights;
+        j["draft_kv_bytes"] = g.draft_kv;
+        j["draft_compute_buffer_bytes"] = g.draft_compute;
+      }
+      if (!p.spec().llama_lora_tensors.empty()) j["lora_adapters_bytes"] = g.lora;
+      if (p.spec().llama_mmproj_bytes > 0) j["mmproj_bytes"] = g.mmproj;
+      j["cuda_context_bytes"] = g.context;
+      j["extra_bytes"] = g.extra;
+      j["total_bytes"] = g.total;
+      j["free_bytes"] = p.total_bytes() - g.total;
+      devs.push_back(j);
+    }
+    out["devices"] = devs;
+  }
+  return out;
 }
 
 ojson budget_json(const Planner& p) {
@@ -411,7 +434,7 @@ ojson deployment_inputs_json(const Deployment& d) {
   j["pipeline_parallel_size"] = s.parallel.pp;
   j["data_parallel_size"] = s.parallel.dp;
   j["expert_parallel_size"] = s.parallel.ep;
-  j["gpus"] = s.parallel.gpus();
+  j["gpus"] = deployment_gpus(s);
   const EngineSettings& e = s.engine;
   j["memory_fraction"] = e.memory_fraction;
   j["max_model_len"] = e.max_model_len;
@@ -426,6 +449,21 @@ ojson deployment_inputs_json(const Deployment& d) {
     j["swa_full"] = e.swa_full;
     j["kv_unified"] = e.kv_unified.value_or(true);
     j["fit"] = e.fit.value_or(false);
+    j["gpu_count"] = e.gpu_count;
+    j["split_mode"] = e.split_mode == LlamaSplitMode::layer ? "layer" : e.split_mode == LlamaSplitMode::row ? "row" : "none";
+    j["tensor_split"] = e.tensor_split;
+    j["main_gpu"] = e.main_gpu;
+    j["devices"] = e.devices;
+    if (s.llama_draft) {
+      const LlamaDraft& dr = *s.llama_draft;
+      j["draft"] = {{"model", dr.model.id},
+                    {"n_gpu_layers", dr.n_gpu_layers},
+                    {"ctx_size", dr.ctx_size},
+                    {"k_cache_type", format_info(dr.k_format).name},
+                    {"v_cache_type", format_info(dr.v_format).name},
+                    {"draft_max", dr.draft_max},
+                    {"devices", dr.devices}};
+    }
   }
   if (e.decode_context_parallel) j["decode_context_parallel_size"] = *e.decode_context_parallel;
   if (e.attention_dp > 1) j["attention_data_parallel_size"] = e.attention_dp;

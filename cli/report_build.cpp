@@ -37,7 +37,7 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   const PlanSpec& spec = p.spec();
   const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
   s.summary = {{"model", d.spec.model.id + " (" + d.spec.model.model_type + ")"},
-               {"GPUs", std::to_string(spec.parallel.gpus()) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
+               {"GPUs", std::to_string(deployment_gpus(spec)) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
                             ", PP " + std::to_string(spec.parallel.pp) + ", DP " + std::to_string(spec.parallel.dp) + ")"},
                {"engine", std::string(engine_name(spec.engine.kind)) + " — " + p.engine().rules_version},
                {"KV cache", std::string(format_info(spec.kv.k_format).name) + " / " + std::string(format_info(spec.kv.v_format).name)},

@@ -133,3 +133,28 @@ kvplan_cli_test(bad_dcp_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan deepseek-v3 --
   STDERR "kvplan: error: --decode-context-parallel-size: 3 does not divide the tensor-parallel size 8<SEMI> use a divisor of --tensor-parallel-size")
 kvplan_cli_test(bad_dp_attention_not_divisor EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --tp 4 --dp-size 3 --enable-dp-attention
   STDERR "kvplan: error: --dp-size: 3 does not divide the tensor-parallel size 4<SEMI> use a --dp-size that divides --tp-size")
+# llama.cpp over several GPUs and with a draft model (docs/engine-rules.md "llama.cpp on several GPUs")
+kvplan_cli_test(bad_llama_tensor_split_word EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --tensor-split 1,x
+  STDERR "kvplan: error: --tensor-split: 'x' in '1,x' is not a proportion<SEMI> give non-negative numbers, one per GPU, such as 3,1 or 0,1,1,1")
+kvplan_cli_test(bad_llama_tensor_split_pasted EXIT 2 STDOUT_EMPTY ARGS plan --gpu h100-sxm -- llama-server -m llama-3.1-8b -ts 3,-1
+  STDERR "kvplan: error: command: -ts: '-1' in '3,-1' is not a proportion<SEMI> give non-negative numbers, one per GPU, such as 3,1 or 0,1,1,1")
+kvplan_cli_test(bad_llama_tensor_split_sixteen EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ts 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1
+  STDERR "kvplan: error: --tensor-split: 16 entries<SEMI> llama.cpp refuses 16 or more (llama_max_devices)<SEMI> give one proportion per GPU")
+kvplan_cli_test(bad_llama_main_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --split-mode none --main-gpu 2 --gpu-count 2
+  STDERR "kvplan: error: --main-gpu: GPU 2 is not one of the model's 2 GPU(s)<SEMI> give --main-gpu 0..1")
+kvplan_cli_test(bad_llama_split_mode_tensor EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -sm tensor
+  STDERR "kvplan: error: --split-mode: split mode tensor (experimental in llama.cpp) is not modelled<SEMI> use layer, row or none")
+kvplan_cli_test(bad_llama_device_beyond_count EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --device CUDA3 --gpu-count 2
+  STDERR "kvplan: error: --device: GPU 3 is not one of the 2 GPUs of --gpu-count<SEMI> name GPUs 0..1")
+kvplan_cli_test(bad_llama_draft_unknown EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --model-draft nosuchmodel
+  STDERR "kvplan: error: --model-draft: 'nosuchmodel' is not a draft model: unknown model 'nosuchmodel'<SEMI> give a GGUF file or a model kvplan knows (kvplan models)")
+kvplan_cli_test(bad_llama_draft_not_a_model EXIT 2 STDOUT_EMPTY ARGS plan --gpu h100-sxm -- llama-server -m llama-3.1-8b -md ${BAD}/draft-not-a-model.txt
+  STDERR "kvplan: error: command: -md: '${BAD}/draft-not-a-model.txt' is not a draft model: neither a GGUF file nor a config.json<SEMI> give a GGUF file or a model kvplan knows (kvplan models)")
+kvplan_cli_test(bad_llama_draft_setting_alone EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -cd 4096
+  STDERR "kvplan: error: --ctx-size-draft: applies to a draft model, and none is given<SEMI> give --model-draft FILE")
+kvplan_cli_test(bad_llama_override_regex EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ot "blk\\.(1=CPU"
+  STDERR "kvplan: error: --override-tensor: 'blk\\.(1' is not a regular expression (Mismatched '(' and ')' in regular expression)<SEMI> write an ECMAScript pattern such as 'blk\\.[0-9]+\\.ffn_.*_exps'")
+kvplan_cli_test(bad_llama_override_buffer EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp -ot exps=XPU
+  STDERR "kvplan: error: --override-tensor: unknown buffer type 'XPU' in 'exps=XPU'<SEMI> use CPU or a GPU's buffer such as CUDA0")
+kvplan_cli_test(bad_llama_gpu_count_huge EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --gpu-count 17
+  STDERR "kvplan: error: --gpu-count: 17 GPUs<SEMI> llama.cpp uses at most 16<SEMI> give at most 16 GPUs")

@@ -104,6 +104,9 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   check("plan", "plan deepseek-v3 --engine sglang --gpu h200 --tp 8 --context 8k --concurrency 64 --format json");
   check("plan", "plan llama-2-7b --engine trtllm --gpu a100-sxm-80gb --context 4k --format json");
   check("plan", "plan deepseek-v3 --engine sglang --gpu h200 --tp 8 --speculative-algorithm NEXTN --context 8k --format json");
+  // llama.cpp over three GPUs with a draft model and -ot: results.devices, inputs.draft
+  check("plan", "plan llama-3.1-8b --engine llama.cpp --gpu h100 --gpu-count 3 -ngl 99 --model-draft llama-3.2-1b -ctkd q8_0 -ot "
+                "blk\\.3\\.ffn_up=CPU --format json");
   check("sweep", "sweep llama-3.1-8b --gpu h100,l4 --context 1k,8k --concurrency 1,16 --perf --format json");
   check("fit", "fit llama-3.1-8b --gpu l4 --context 8k --concurrency 4 --format json");
   check("fit", "fit llama-3.1-70b --context 32k --concurrency 16 --fewest-gpus --format json");

@@ -83,6 +83,11 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   s.parallel = d.parallel;
   if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");
   s.overrides = d.overrides;
+  s.llama_draft = d.llama_draft;
+  s.llama_tensor_moves = d.llama_tensor_moves;
+  s.llama_lora_tensors = d.llama_lora_tensors;
+  s.llama_mmproj_bytes = d.llama_mmproj_bytes;
+  s.llama_mmproj_offload = d.llama_mmproj_offload;
   const i64 gpu_mem = d.overrides.gpu_memory.value_or(d.gpu.memory_bytes);
   EngineSettings e = d.engine;
   if (d.max_model_len_auto) e.max_model_len = 0;

@@ -135,6 +135,7 @@ std::vector<EngineRules> make_rule_table() {
     r.fit = true;
     r.default_ctx = 0;
     r.mla_v_cache = false;
+    r.output_layer_first = true;  // #18148 (opened 2025-12-17; in the 2026 sources, not in 0034230): builds b7376-b7829 may have it
   }
   // ---- generic ----
   row(EngineKind::generic, "", "generic paged engine (kvplan)", "kvplan docs/engine-rules.md");

@@ -372,7 +372,8 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   if (m.peak == 0 && r.decode_bound == "memory bandwidth") r.decode_bound = "memory bandwidth (no TFLOP/s to check compute)";
   const double stages = static_cast<double>(m.pp);
   r.tpot_s = r.decode_step_s * stages;
-  const double gpus_per_replica = static_cast<double>(s.parallel.tp * s.parallel.pp);
+  // llama.cpp splits one replica over its GPU count (layer split: the GPUs take turns, so the step is the model's)
+  const double gpus_per_replica = static_cast<double>(s.engine.kind == EngineKind::llamacpp ? s.engine.gpu_count : s.parallel.tp * s.parallel.pp);
   r.decode_tokens_per_s = static_cast<double>(B) / r.tpot_s * static_cast<double>(s.parallel.dp);
   r.decode_tokens_per_s_per_gpu = static_cast<double>(B) / r.tpot_s / gpus_per_replica;
 

@@ -84,8 +84,8 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
   max_seqs_ = e.max_num_seqs;
   if (e.kind == EngineKind::llamacpp) {
     if (spec_.parallel.tp != 1 || spec_.parallel.pp != 1)
-      throw InputError("tensor_parallel_size", "kvplan models llama.cpp on one GPU per replica",
-                       "use --tensor-parallel-size 1 and --pipeline-parallel-size 1 with --engine llama.cpp");
+      throw InputError("tensor_parallel_size", "llama.cpp has no tensor or pipeline parallelism: it splits one model over its GPUs",
+                       "give the GPUs with --gpu-count N (and --split-mode / --tensor-split) instead of --tensor-parallel-size / --pipeline-parallel-size");
     build_llamacpp();
     return;
   }
@@ -572,20 +572,155 @@ void Planner::build_generic(const ModelSpec& rank, i64 available) {
   report_.startup_ok = units_per_request(spec_.engine.max_model_len) <= pool_units_;
 }
 
+// ---------------------------------------------------------------- llama.cpp layer placement
+// ggml-org/llama.cpp src/llama-model.cpp llama_model::load_tensors ("calculate the split points", get_layer_buft_list).
+std::vector<int> llamacpp_layer_devices(i64 n_layer, i64 n_gpu_layers, const std::vector<double>& split, bool output_first) {
+  std::vector<int> dev(static_cast<size_t>(n_layer + 1), -1);
+  const size_t n = split.size();
+  if (n == 0 || n_gpu_layers <= 0) return dev;
+  const bool all_zero = std::all_of(split.begin(), split.end(), [](double x) { return x == 0.0; });
+  std::vector<float> points(n);
+  float sum = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    sum += all_zero ? 1.0f : static_cast<float>(split[i]);
+    points[i] = sum;
+  }
+  for (auto& p : points) p /= sum;
+  const i64 start = std::max<i64>((output_first ? n_layer + 1 : n_layer) - n_gpu_layers, 0);
+  const i64 offloaded = std::min(n_gpu_layers, n_layer + 1);
+  for (i64 il = start; il <= n_layer && il - start < offloaded; ++il) {
+    const float at = static_cast<float>(il - start) / static_cast<float>(offloaded);
+    const auto d = std::upper_bound(points.begin(), points.end(), at) - points.begin();
+    dev[static_cast<size_t>(il)] = static_cast<int>(std::min<std::ptrdiff_t>(d, static_cast<std::ptrdiff_t>(n) - 1));
+  }
+  return dev;
+}
+
+namespace {
+
+struct LlamaLayout {
+  i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, host_expert_bytes = 0, gpu_total = 0;
+  i64 draft_ctx = 0, draft_kv = 0;
+  i64 host_override_bytes = 0;  // weights --override-tensor moved from the GPUs to host memory
+  i64 host_adapter_bytes = 0;   // LoRA tensors of host-resident weights, and the projector with --no-mmproj-offload
+  std::vector<DeviceBudget> dev;  // one per GPU of the deployment
+};
+
+// Where llama.cpp puts a model's layers on the deployment's GPUs. KV and compute follow `layer_gpu` (the GPU of
+// each of the n_layer + 1 layers, -1: the CPU); weights follow `weight_share` (row split: every offloaded layer's
+// matrices over all the model's GPUs by the tensor split).
+struct Placement {
+  std::vector<int> layer_gpu;
+  std::vector<i64> model_gpus;      // the GPUs this model uses (its --device list; split mode none: the main GPU)
+  std::vector<double> row_share;    // row split: the share of every layer's weights per model GPU (empty: layer / none)
+};
+
+Placement place_llama(i64 n_layer, i64 ngl, const EngineSettings& e, const std::vector<i64>& devices, bool output_first) {
+  Placement p;
+  p.model_gpus = devices;
+  std::vector<double> split(devices.size(), 0.0);
+  for (size_t i = 0; i < split.size() && i < e.tensor_split.size(); ++i) split[i] = e.tensor_split[i];
+  if (e.split_mode != LlamaSplitMode::layer && !devices.empty()) {
+    // none: llama_model_load keeps only devices[main_gpu]; row (common/arg.cpp --main-gpu: "for intermediate results and
+    // KV with split-mode = row"): the layers, their KV and the compute on the main GPU, the weight rows split
+    if (e.main_gpu < 0 || e.main_gpu >= static_cast<i64>(devices.size()))
+      throw InputError("main_gpu", "GPU " + std::to_string(e.main_gpu) + " is not one of the model's " + std::to_string(devices.size()) + " GPUs",
+                       "give --main-gpu 0.." + std::to_string(devices.size() - 1));
+    if (e.split_mode == LlamaSplitMode::row) {
+      const bool all_zero = std::all_of(split.begin(), split.end(), [](double x) { return x == 0.0; });
+      double sum = 0;
+      for (double x : split) sum += all_zero ? 1.0 : x;
+      for (double x : split) p.row_share.push_back((all_zero ? 1.0 : x) / sum);
+    }
+    p.model_gpus = {devices[static_cast<size_t>(e.main_gpu)]};
+    split = {1.0};
+  }
+  const std::vector<int> local = llamacpp_layer_devices(n_layer, ngl, split, output_first);
+  p.layer_gpu.resize(local.size(), -1);
+  for (size_t i = 0; i < local.size(); ++i)
+    if (local[i] >= 0) p.layer_gpu[i] = static_cast<int>(p.model_gpus[static_cast<size_t>(local[i])]);
+  if (!p.row_share.empty()) p.model_gpus = devices;
+  return p;
+}
+
+// Bytes of one layer's cache in llama.cpp: ggml_row_size(type, n_embd_k_gqa / n_embd_v_gqa) x cells (MLA: the latent
+// as K, and V of kv_lora_rank before #19067), sliding layers at swa_cells, recurrent state in f32 per sequence.
+struct LayerCache {
+  i64 k = 0, v = 0, state = 0;
+};
+LayerCache llama_layer_cache(const Layer& l, i64 cells, i64 swa_cells, i64 seqs, ElemFormat kf, ElemFormat vf, bool mla_v) {
+  LayerCache c;
+  i64 n = 0;
+  switch (l.kv) {
+    case KvKind::sliding:
+    case KvKind::chunked: n = swa_cells; break;
+    case KvKind::ssm:
+    case KvKind::none:
+    case KvKind::cross: n = 0; break;
+    default: n = cells;
+  }
+  i64 krow = 0, vrow = 0;
+  if (l.kv == KvKind::mla_latent) {
+    krow = row_bytes(kf, add(l.kv_lora_rank, l.qk_rope_head_dim), "K row (kv_lora_rank + qk_rope_head_dim)");
+    vrow = mla_v ? row_bytes(vf, l.kv_lora_rank, "V row (kv_lora_rank)") : 0;
+  } else if (n > 0) {
+    krow = row_bytes(kf, mul(l.kv_heads, l.k_head_dim), "K row (n_embd_k_gqa)");
+    vrow = row_bytes(vf, mul(l.kv_heads, l.v_head_dim), "V row (n_embd_v_gqa)");
+    if (format_info(kf).block_elems > 1) row_bytes(kf, l.k_head_dim, "K head row (head_dim)");
+  }
+  c.k = mul(krow, n, "K bytes");
+  c.v = mul(vrow, n, "V bytes");
+  c.state = mul(layer_state_bytes(l, ElemFormat::f32), seqs, "recurrent state");
+  return c;
+}
+
+// Weights of the offloaded layers, counted as llama.cpp offloads them: each of the n_layer + 1 layers (the output
+// layer is one) weighs total / (n_layer + 1); the GPU holding the a-th .. (a+k-1)-th offloaded layers gets
+// floor(total x (a + k) / (n_layer + 1)) - floor(total x a / (n_layer + 1)), so one GPU holding all ngl gets
+// floor(total x ngl / (n_layer + 1)).
+i64 share_of(i64 total, i64 upto, i64 slots) { return static_cast<i64>(static_cast<long double>(total) * upto / slots); }
+
+// The compute buffer of a context: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations).
+// Over several GPUs the FFN part is on every GPU that holds layers and the logits on the output layer's GPU
+// (the last offloaded layer's when the output layer stays on the CPU); with no layer offloaded all of it counts on
+// the first GPU.
+void add_compute(std::vector<DeviceBudget>& dev, const Placement& p, i64 ubatch, const ModelSpec& m, i64 copies, i64 DeviceBudget::*term,
+                 std::optional<i64> given) {
+  const i64 ffn = mul(mul(ubatch, mul(4, effective_intermediate(m))), 4, "compute buffer");
+  const i64 logits = mul(mul(ubatch, m.vocab), 4, "compute buffer");
+  std::vector<bool> holds(dev.size(), false);
+  int logits_gpu = -1;
+  for (int g : p.layer_gpu)
+    if (g >= 0) {
+      holds[static_cast<size_t>(g)] = true;
+      logits_gpu = g;  // the output layer's GPU, else the last offloaded layer's
+    }
+  if (logits_gpu < 0) {
+    logits_gpu = static_cast<int>(p.model_gpus.empty() ? 0 : p.model_gpus.front());
+    holds[static_cast<size_t>(logits_gpu)] = true;
+  }
+  for (size_t g = 0; g < dev.size(); ++g) {
+    if (!holds[g]) continue;
+    const i64 one = given ? *given : add(ffn, static_cast<int>(g) == logits_gpu ? logits : 0, "compute buffer");
+    dev[g].*term = add(dev[g].*term, mul(one, copies, "compute buffer"), "compute buffer");
+  }
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- llama.cpp
 // n_ctx padded to 256 cells (#17046; mid-2025 builds padded to 32 without flash attention); one cache of n_ctx
 // cells shared by the --parallel slots (kv_unified) or n_ctx_seq = pad(n_ctx / parallel) cells per slot. Full
 // layers hold n_ctx cells; sliding layers pad(min(n_ctx, n_swa x (unified ? parallel : 1) + n_ubatch), 256)
 // unless --swa-full. Bytes per layer: ggml_row_size(type_k, n_embd_k_gqa) x cells, likewise V. MLA (latent):
 // K rows of kv_lora_rank + qk_rope_head_dim, V rows of kv_lora_rank. Recurrent state in f32 per slot.
-// --fit (on by default from b7376, llama_params_fit): when the GPU would hold more than its memory less
+// Each layer's cache sits on its layer's GPU (src/llama-kv-cache.cpp: model.dev_layer(il) when offloading).
+// Several GPUs: llamacpp_layer_devices; every GPU the model uses holds a CUDA context and a compute buffer.
+// A draft model (llama-server --model-draft; tools/server/server.cpp load_model / init in late-2025 builds): a
+// context per slot with n_ctx = -cd, else llama_n_ctx_seq of the target, one sequence, cache types -ctkd/-ctvd
+// (default f16), layers placed by -ngld over --device-draft (else every GPU) with the target's split settings.
+// --fit (on by default from b7376, llama_params_fit): when the fullest GPU would hold more than its memory less
 // --fit-target, an unset -c is lowered (not below --fit-ctx), then, if -ngl was not given, layers move to the host.
-namespace {
-struct LlamaLayout {
-  i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, gpu_weights = 0, gpu_total = 0, host_expert_bytes = 0;
-};
-}  // namespace
-
 void Planner::build_llamacpp() {
   const EngineSettings& e = spec_.engine;
   const ModelSpec& m = spec_.model;
@@ -599,12 +734,29 @@ void Planner::build_llamacpp() {
     throw InputError("cache_type_v", std::string("llama.cpp caches MLA as K only, so K and V cache types must match (K ") +
                                          std::string(format_info(spec_.kv.k_format).name) + ", V " + std::string(format_info(spec_.kv.v_format).name) + ")",
                      std::string("give --cache-type-v ") + std::string(format_info(spec_.kv.k_format).name));
+  const i64 gpus = e.gpu_count;
+  if (gpus < 1) throw InputError("gpu_count", "must be >= 1");
+  std::vector<i64> devices = e.devices;
+  if (devices.empty())
+    for (i64 g = 0; g < gpus; ++g) devices.push_back(g);
+  for (i64 g : devices)
+    if (g < 0 || g >= gpus) throw InputError("device", "GPU " + std::to_string(g) + " is not one of the deployment's " + std::to_string(gpus), "give --gpu-count");
+  const bool output_first = e.rules->output_layer_first;
   const ParamCount pc = count_params(m);
   const WeightBytes wb = weight_bytes(m, pc);
-  // compute buffer: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations)
-  const i64 compute = ov.activation.value_or(mul(e.ubatch_size, mul(add(m.vocab, mul(4, effective_intermediate(m))), 4), "compute buffer"));
   const i64 context = ov.cuda_context.value_or(kCudaContext);
   const i64 extra = ov.extra.value_or(0);
+  const LlamaDraft* draft = spec_.llama_draft ? &*spec_.llama_draft : nullptr;
+  const i64 d_layer = draft ? static_cast<i64>(draft->model.layers.size()) : 0;
+  const i64 d_ngl = draft ? (draft->n_gpu_layers < 0 ? d_layer + 1 : std::min(draft->n_gpu_layers, d_layer + 1)) : 0;
+  std::vector<i64> d_devices = draft && !draft->devices.empty() ? draft->devices : std::vector<i64>{};
+  if (draft && d_devices.empty())
+    for (i64 g = 0; g < gpus; ++g) d_devices.push_back(g);
+  for (i64 g : d_devices)
+    if (g < 0 || g >= gpus) throw InputError("device_draft", "GPU " + std::to_string(g) + " is not one of the deployment's " + std::to_string(gpus), "give --gpu-count");
+  const WeightBytes dwb = draft ? weight_bytes(draft->model, count_params(draft->model)) : WeightBytes{};
+  // the draft's layers are placed once (its -ngld is not changed by --fit)
+  const Placement dp = draft ? place_llama(d_layer, d_ngl, e, d_devices, output_first) : Placement{};
 
   auto layout = [&](i64 ctx, i64 ngl) {
     LlamaLayout L;
@@ -614,52 +766,145 @@ void Planner::build_llamacpp() {
       L.n_ctx_seq = round_up(L.n_ctx / e.parallel, 256, "n_ctx_seq");
       L.n_ctx = mul(L.n_ctx_seq, e.parallel, "n_ctx");
     }
-    const i64 first_gpu_layer = n_layer - std::min(ngl, n_layer);  // llama.cpp offloads the last ngl layers
+    L.dev.resize(static_cast<size_t>(gpus));
+    for (i64 g = 0; g < gpus; ++g) L.dev[static_cast<size_t>(g)].index = g;
+    const Placement p = place_llama(n_layer, ngl, e, devices, output_first);
+    // llama_kv_cache_iswa: each stream (one, or one per slot without a unified cache) holds
+    // pad(min(size_base, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256) cells, size_base = n_ctx_seq
+    const i64 streams = unified ? 1 : e.parallel;
     for (i64 i = 0; i < n_layer; ++i) {
       const Layer& l = m.layers[static_cast<size_t>(i)];
-      i64 cells = 0, krow = 0, vrow = 0;
-      switch (l.kv) {
-        case KvKind::sliding:
-        case KvKind::chunked: {
-          // llama_kv_cache_iswa: each stream (one, or one per slot without a unified cache) holds
-          // pad(min(size_base, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256) cells, size_base = n_ctx_seq
-          const i64 streams = unified ? 1 : e.parallel;
-          const i64 base = L.n_ctx / streams;
-          const i64 per_stream = e.swa_full ? base : round_up(std::min(base, add(mul(l.window, unified ? e.parallel : 1), e.ubatch_size)), 256);
-          L.swa_cells = per_stream;
-          cells = mul(per_stream, streams, "SWA cells");
-          break;
-        }
-        case KvKind::ssm:
-        case KvKind::none:
-        case KvKind::cross: cells = 0; break;
-        default: cells = L.n_ctx;
+      i64 swa_total = 0;
+      if (l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
+        const i64 base = L.n_ctx / streams;
+        const i64 per_stream = e.swa_full ? base : round_up(std::min(base, add(mul(l.window, unified ? e.parallel : 1), e.ubatch_size)), 256);
+        L.swa_cells = per_stream;
+        swa_total = mul(per_stream, streams, "SWA cells");
       }
-      if (l.kv == KvKind::mla_latent) {
-        krow = row_bytes(spec_.kv.k_format, add(l.kv_lora_rank, l.qk_rope_head_dim), "K row (kv_lora_rank + qk_rope_head_dim)");
-        // from #19067 the latent is K only (has_v = !is_mla): V reads a view of it
-        vrow = e.rules->mla_v_cache ? row_bytes(spec_.kv.v_format, l.kv_lora_rank, "V row (kv_lora_rank)") : 0;
-      } else if (cells > 0) {
-        krow = row_bytes(spec_.kv.k_format, mul(l.kv_heads, l.k_head_dim), "K row (n_embd_k_gqa)");
-        vrow = row_bytes(spec_.kv.v_format, mul(l.kv_heads, l.v_head_dim), "V row (n_embd_v_gqa)");
-        if (format_info(spec_.kv.k_format).block_elems > 1) row_bytes(spec_.kv.k_format, l.k_head_dim, "K head row (head_dim)");
-      }
-      const i64 lk = mul(krow, cells), lv = mul(vrow, cells);
-      const i64 ls = mul(layer_state_bytes(l, ElemFormat::f32), e.parallel, "recurrent state");
-      L.k = add(L.k, lk);
-      L.v = add(L.v, lv);
-      L.state = add(L.state, ls);
+      const LayerCache c = llama_layer_cache(l, L.n_ctx, swa_total, e.parallel, spec_.kv.k_format, spec_.kv.v_format, e.rules->mla_v_cache);
+      L.k = add(L.k, c.k);
+      L.v = add(L.v, c.v);
+      L.state = add(L.state, c.state);
       // --no-kv-offload: every layer's cache stays in host memory, GPU layers included
-      if (i >= first_gpu_layer && e.kv_offload) L.gpu_kv = add(L.gpu_kv, add(add(lk, lv), ls));
+      const int g = p.layer_gpu[static_cast<size_t>(i)];
+      if (g >= 0 && e.kv_offload) L.dev[static_cast<size_t>(g)].kv = add(L.dev[static_cast<size_t>(g)].kv, add(add(c.k, c.v), c.state));
     }
-    // weights on the GPU: the offloaded share of the layers (the output layer counts as one more), less the
-    // MoE experts --n-cpu-moe keeps in host memory (the first N layers', at the model's average bytes per parameter)
+    // weights: the offloaded layers' share (see share_of), less the MoE experts --n-cpu-moe keeps in host memory
+    // (the first N layers', at the model's average bytes per parameter)
+    i64 offloaded = 0;
+    std::vector<i64> expert_params_on(static_cast<size_t>(gpus), 0);
     i64 host_experts = 0;
-    for (i64 i = std::max<i64>(first_gpu_layer, 0); i < std::min(e.n_cpu_moe, n_layer); ++i)
-      host_experts = add(host_experts, expert_params(m, m.layers[static_cast<size_t>(i)]), "expert params");
-    L.host_expert_bytes = static_cast<i64>(static_cast<long double>(host_experts) * wb.total / std::max<i64>(pc.total, 1));
-    L.gpu_weights = ov.weights.value_or(static_cast<i64>(static_cast<long double>(wb.total) * ngl / (n_layer + 1)) - L.host_expert_bytes);
-    L.gpu_total = add(add(add(L.gpu_weights, L.gpu_kv), add(compute, context)), extra, "GPU bytes");
+    for (i64 il = 0; il <= n_layer; ++il) {
+      const int g = p.layer_gpu[static_cast<size_t>(il)];
+      if (g < 0) continue;
+      const i64 w = share_of(wb.total, offloaded + 1, n_layer + 1) - share_of(wb.total, offloaded, n_layer + 1);
+      ++offloaded;
+      if (il < n_layer && il < e.n_cpu_moe) {
+        const i64 ep = expert_params(m, m.layers[static_cast<size_t>(il)]);
+        host_experts = add(host_experts, ep, "expert params");
+        expert_params_on[static_cast<size_t>(g)] = add(expert_params_on[static_cast<size_t>(g)], ep, "expert params");
+      }
+      if (p.row_share.empty()) {
+        L.dev[static_cast<size_t>(g)].weights = add(L.dev[static_cast<size_t>(g)].weights, w);
+      } else {
+        for (size_t j = 0; j < p.model_gpus.size(); ++j) {
+          auto& d = L.dev[static_cast<size_t>(p.model_gpus[j])];
+          d.weights = add(d.weights, static_cast<i64>(static_cast<long double>(w) * p.row_share[j]));
+        }
+      }
+      if (il < n_layer) ++L.dev[static_cast<size_t>(g)].layers;
+      else L.dev[static_cast<size_t>(g)].output_layer = true;
+    }
+    auto to_bytes = [&](i64 params) { return static_cast<i64>(static_cast<long double>(params) * wb.total / std::max<i64>(pc.total, 1)); };
+    L.host_expert_bytes = to_bytes(host_experts);
+    for (auto& d : L.dev) d.weights -= to_bytes(expert_params_on[static_cast<size_t>(d.index)]);
+    // --override-tensor: a tensor of a layer on a GPU leaves that GPU for host memory (=CPU) or another GPU; a
+    // tensor of a CPU layer moved to a GPU arrives there. Experts --n-cpu-moe already keeps on the host are skipped.
+    L.host_override_bytes = 0;
+    for (const LlamaTensorMove& t : spec_.llama_tensor_moves) {
+      if (t.layer < 0 || t.layer > n_layer) continue;
+      if (t.expert && t.layer < n_layer && t.layer < e.n_cpu_moe && p.layer_gpu[static_cast<size_t>(t.layer)] >= 0) continue;
+      const int from = p.layer_gpu[static_cast<size_t>(t.layer)];
+      if (from == t.gpu) continue;
+      if (from >= 0) {
+        auto& d = L.dev[static_cast<size_t>(from)];
+        d.weights = std::max<i64>(sub(d.weights, t.bytes, "override-tensor"), 0);
+      }
+      if (t.gpu >= 0 && t.gpu < gpus) {
+        auto& d = L.dev[static_cast<size_t>(t.gpu)];
+        d.weights = add(d.weights, t.bytes, "override-tensor");
+      } else if (from >= 0) {
+        L.host_override_bytes = add(L.host_override_bytes, t.bytes, "override-tensor");
+      }
+    }
+    for (auto& d : L.dev)
+      if (ov.weights && (d.weights > 0 || gpus == 1)) d.weights = *ov.weights;
+    // --lora: each adapter tensor sits in the buffer of the model tensor it adapts (src/llama-adapter.cpp
+    // llama_adapter_lora_init_impl: the model tensor's buffer type): its layer's GPU, where -ot moved that tensor,
+    // or host memory
+    L.host_adapter_bytes = 0;
+    for (const LlamaTensorMove& t : spec_.llama_lora_tensors) {
+      int at = t.layer >= 0 && t.layer <= n_layer ? p.layer_gpu[static_cast<size_t>(t.layer)] : -1;
+      for (const LlamaTensorMove& o : spec_.llama_tensor_moves)
+        if (o.name == t.name) at = static_cast<int>(o.gpu);
+      if (at >= 0 && at < gpus) L.dev[static_cast<size_t>(at)].lora = add(L.dev[static_cast<size_t>(at)].lora, t.bytes, "LoRA bytes");
+      else L.host_adapter_bytes = add(L.host_adapter_bytes, t.bytes, "LoRA bytes");
+    }
+    // --mmproj: clip_ctx takes the first GPU backend (ggml_backend_init_by_type), not --main-gpu; host with
+    // --no-mmproj-offload
+    if (spec_.llama_mmproj_bytes > 0) {
+      if (spec_.llama_mmproj_offload) L.dev[0].mmproj = spec_.llama_mmproj_bytes;
+      else L.host_adapter_bytes = add(L.host_adapter_bytes, spec_.llama_mmproj_bytes, "mmproj bytes");
+    }
+    add_compute(L.dev, p, e.ubatch_size, m, 1, &DeviceBudget::compute, ov.activation);
+    if (draft) {
+      // one draft context per slot: n_ctx = -cd, else the target's n_ctx_seq, padded to 256; one sequence
+      L.draft_ctx = round_up(draft->ctx_size > 0 ? draft->ctx_size : (unified ? L.n_ctx : L.n_ctx_seq), 256, "draft n_ctx");
+      const i64 d_ubatch = std::min(e.ubatch_size, L.draft_ctx);  // n_batch = the draft's n_ctx
+      for (i64 i = 0; i < d_layer; ++i) {
+        const Layer& l = draft->model.layers[static_cast<size_t>(i)];
+        const i64 swa = (l.kv == KvKind::sliding || l.kv == KvKind::chunked)
+                            ? (e.swa_full ? L.draft_ctx : round_up(std::min(L.draft_ctx, add(l.window, d_ubatch)), 256))
+                            : 0;
+        const LayerCache c = llama_layer_cache(l, L.draft_ctx, swa, 1, draft->k_format, draft->v_format, e.rules->mla_v_cache);
+        const i64 bytes = mul(add(add(c.k, c.v), c.state), e.parallel, "draft KV");
+        L.draft_kv = add(L.draft_kv, bytes);
+        const int g = dp.layer_gpu[static_cast<size_t>(i)];
+        if (g >= 0 && e.kv_offload) L.dev[static_cast<size_t>(g)].draft_kv = add(L.dev[static_cast<size_t>(g)].draft_kv, bytes);
+      }
+      i64 d_off = 0;
+      for (i64 il = 0; il <= d_layer; ++il) {
+        const int g = dp.layer_gpu[static_cast<size_t>(il)];
+        if (g < 0) continue;
+        const i64 w = share_of(dwb.total, d_off + 1, d_layer + 1) - share_of(dwb.total, d_off, d_layer + 1);
+        ++d_off;
+        if (dp.row_share.empty()) {
+          L.dev[static_cast<size_t>(g)].draft_weights = add(L.dev[static_cast<size_t>(g)].draft_weights, w);
+        } else {
+          for (size_t j = 0; j < dp.model_gpus.size(); ++j) {
+            auto& d = L.dev[static_cast<size_t>(dp.model_gpus[j])];
+            d.draft_weights = add(d.draft_weights, static_cast<i64>(static_cast<long double>(w) * dp.row_share[j]));
+          }
+        }
+        if (il < d_layer) ++L.dev[static_cast<size_t>(g)].draft_layers;
+      }
+      add_compute(L.dev, dp, d_ubatch, draft->model, e.parallel, &DeviceBudget::draft_compute, std::nullopt);
+    }
+    // every GPU a model uses holds a CUDA context (and --overhead-bytes); with none, the first GPU still does
+    std::vector<bool> used(static_cast<size_t>(gpus), false);
+    for (i64 g : p.model_gpus) used[static_cast<size_t>(g)] = true;
+    for (i64 g : dp.model_gpus) used[static_cast<size_t>(g)] = true;
+    if (std::none_of(used.begin(), used.end(), [](bool b) { return b; })) used[0] = true;
+    L.gpu_total = 0;
+    for (auto& d : L.dev) {
+      const bool u = used[static_cast<size_t>(d.index)] || d.compute > 0 || d.mmproj > 0;
+      d.context = u ? context : 0;
+      d.extra = u ? extra : 0;
+      d.total = add(add(add(add(d.weights, d.kv), add(d.compute, d.context)), add(add(d.draft_weights, d.draft_kv), d.draft_compute)),
+                    add(add(d.lora, d.mmproj), d.extra), "GPU bytes");
+      L.gpu_kv = add(L.gpu_kv, d.kv);
+      L.gpu_total = std::max(L.gpu_total, d.total);
+    }
     return L;
   };
 
@@ -686,6 +931,12 @@ void Planner::build_llamacpp() {
       L = layout(ctx, ngl);
     }
   }
+  // the fullest GPU decides: its terms are the budget, its KV the pool
+  size_t crit = 0;
+  for (size_t g = 1; g < L.dev.size(); ++g)
+    if (L.dev[g].total > L.dev[crit].total) crit = g;
+  const DeviceBudget& C = L.dev[crit];
+  devices_ = L.dev;
   report_.kind = e.kind;
   report_.rules_version = e.rules->label;
   report_.n_ctx = L.n_ctx;
@@ -701,23 +952,50 @@ void Planner::build_llamacpp() {
   report_.kv_pool_bytes = L.gpu_kv;
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
-  report_.host_weight_bytes = L.host_expert_bytes;
+  report_.host_weight_bytes = add(add(L.host_expert_bytes, L.host_override_bytes, "host weights"), L.host_adapter_bytes, "host weights");
   report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
   report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
   if (L.host_expert_bytes > 0)
     report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
+  if (L.host_override_bytes > 0)
+    report_.notes.push_back("--override-tensor moves " + human_bytes(L.host_override_bytes) + " of weights from the GPU to host memory");
   report_.total_layers = n_layer + 1;
+  if (gpus > 1)
+    report_.notes.push_back("llama.cpp on " + std::to_string(gpus) + " GPUs (split mode " +
+                            (e.split_mode == LlamaSplitMode::layer ? "layer" : e.split_mode == LlamaSplitMode::row ? "row" : "none") +
+                            "): the budget is GPU " + std::to_string(C.index) + "'s, the fullest");
+  if (draft)
+    report_.notes.push_back("draft model " + draft->model.id + ": " + std::to_string(e.parallel) + " draft context(s) of " + std::to_string(L.draft_ctx) +
+                            " cells (" + human_bytes(L.draft_kv) + " of KV in all)");
 
+  const std::string on = gpus > 1 ? "GPU " + std::to_string(C.index) + ": " : "";
+  const std::string layers_basis = gpus > 1 ? on + std::to_string(C.layers) + (C.output_layer ? " + output" : "") + " of " + std::to_string(n_layer) +
+                                                  " layers (" + std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " offloaded; " + wb.basis + ")"
+                                            : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + wb.basis + ")";
   budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
-  budget_.push_back({"weights", L.gpu_weights, ov.weights ? "given" : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + wb.basis + ")", true, ov.weights.has_value()});
-  budget_.push_back({"kv_cache", L.gpu_kv, "K + V (+ recurrent state) of the offloaded layers", true, false});
-  budget_.push_back({"compute_buffer", compute, ov.activation ? "given" : "n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, ov.activation.has_value()});
-  budget_.push_back({"cuda_context", context, ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
-  budget_.push_back({"extra", extra, "--overhead-bytes", true, ov.extra.has_value()});
+  budget_.push_back({"weights", C.weights, ov.weights ? "given" : layers_basis, true, ov.weights.has_value()});
+  budget_.push_back({"kv_cache", C.kv, on + "K + V (+ recurrent state) of the offloaded layers", true, false});
+  budget_.push_back({"compute_buffer", C.compute, ov.activation ? "given" : on + "n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, ov.activation.has_value()});
+  if (draft) {
+    budget_.push_back({"draft_weights", C.draft_weights,
+                       on + std::to_string(C.draft_layers) + " of " + std::to_string(d_layer) + " draft layers (" + draft->model.id + ", " + dwb.basis + ")", true, false});
+    budget_.push_back({"draft_kv", C.draft_kv,
+                       on + std::to_string(e.parallel) + " slot(s) x " + std::to_string(L.draft_ctx) + " cells x draft K " +
+                           std::string(format_info(draft->k_format).name) + " + V " + std::string(format_info(draft->v_format).name),
+                       true, false});
+    budget_.push_back({"draft_compute_buffer", C.draft_compute, on + std::to_string(e.parallel) + " draft context(s) x n_ubatch x (vocab + 4 x widest MLP) x 4 B (estimate)", true, false});
+  }
+  if (!spec_.llama_lora_tensors.empty())
+    budget_.push_back({"lora_adapters", C.lora, on + "--lora adapter tensors with the tensors they adapt (GGUF tensor bytes)", true, false});
+  if (spec_.llama_mmproj_bytes > 0)
+    budget_.push_back({"mmproj", C.mmproj, spec_.llama_mmproj_offload ? on + "--mmproj tensor bytes (GGUF header), on the first GPU" : "--no-mmproj-offload: in host memory", true, false});
+  budget_.push_back({"cuda_context", C.context, ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
+  budget_.push_back({"extra", C.extra, "--overhead-bytes", true, ov.extra.has_value()});
   fixed_ = 0;
   for (const auto& t : budget_)
     if (t.name != "gpu_total" && t.name != "kv_cache") fixed_ = add(fixed_, t.bytes);
-  if (add(fixed_, L.gpu_kv) > total_) {
+  crit_kv_ = C.kv;
+  if (add(fixed_, C.kv) > total_) {
     startup_limit_ = "gpu_memory";
     // the nearest settings that start: the longest -c with these layers, the most -ngl layers with this -c
     const i64 c = largest_passing(1, L.n_ctx, [&](i64 x) { return layout(x, ngl).gpu_total <= total_; });
@@ -733,6 +1011,8 @@ void Planner::build_llamacpp() {
   groups_ = {{KvKind::full, n_layer, 0, 0, 0, 0, 1}};
   report_.startup_ok = startup_limit_.empty();
 }
+
+i64 deployment_gpus(const PlanSpec& s) { return s.engine.kind == EngineKind::llamacpp ? s.engine.gpu_count : s.parallel.gpus(); }
 
 i64 Planner::budget_bytes(const std::string& name) const {
   for (const auto& t : budget_)
@@ -803,7 +1083,7 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   const i64 per_req = units_per_request(tokens, shared_prefix);
   c.units_needed = add(shared_units(std::min(shared_prefix, tokens)), mul(per_replica, per_req, "pool units needed"), "pool units needed");
   const bool llama = spec_.engine.kind == EngineKind::llamacpp;
-  c.kv_bytes = llama ? report_.gpu_kv_bytes : mul(c.units_needed, unit_bytes_, "KV bytes");
+  c.kv_bytes = llama ? crit_kv_ : mul(c.units_needed, unit_bytes_, "KV bytes");
   c.total_bytes = add(fixed_, c.kv_bytes, "GPU bytes");
   c.headroom_bytes = llama ? total_ - c.total_bytes : mul(pool_units_ - c.units_needed, unit_bytes_, "headroom");
   if (!startup_limit_.empty()) c.limiting = startup_limit_;

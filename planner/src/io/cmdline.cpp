@@ -754,6 +754,14 @@ class Reader {
 
   void set(const std::string& key, const std::string& value, const std::string& flag, const std::string& where) {
     auto& s = cmd_.settings;
+    // llama.cpp adds every -ot, --lora and --lora-scaled to one list (common/arg.cpp): repeats join with ','
+    if (key == "override_tensor" || key == "lora" || key == "lora_scaled") {
+      const auto prior = std::find_if(s.begin(), s.end(), [&](const CommandSetting& c) { return c.key == key; });
+      if (prior != s.end()) {
+        prior->value += "," + value;
+        return;
+      }
+    }
     s.erase(std::remove_if(s.begin(), s.end(), [&](const CommandSetting& c) { return c.key == key; }), s.end());
     cmd_.unresolved.erase(std::remove_if(cmd_.unresolved.begin(), cmd_.unresolved.end(), [&](const UnresolvedVariable& u) { return u.key == key; }),
                           cmd_.unresolved.end());

@@ -2,12 +2,16 @@
 #include "kvplan/io/deployment_build.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <regex>
 
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/speculative.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
+#include "kvplan/io/gguf.hpp"
 #include "kvplan/io/hf_config.hpp"
 #include "kvplan/io/limits.hpp"
 
@@ -367,6 +371,350 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
     for (const auto& w : d.draft->warnings) d.model.warnings.push_back(w);
 }
 
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = std::min(s.find(sep, start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// llama.cpp --device / --device-draft: comma-separated device names (CUDA0, ROCm1, Vulkan2 ...) as GPU indices,
+// the number a name ends in, else its position; "none": no GPU (common/arg.cpp parse_device_list).
+std::optional<std::vector<i64>> llama_device_list(const SettingsBag& bag, const char* key) {
+  const auto t = bag.text(key);
+  if (!t) return std::nullopt;
+  std::vector<i64> out;
+  if (*t == "none") return out;
+  i64 pos = 0;
+  std::size_t start = 0;
+  while (start <= t->size()) {
+    const std::size_t end = std::min(t->find(',', start), t->size());
+    const std::string name = t->substr(start, end - start);
+    if (name.empty()) bag.fail(key, "an empty device name in '" + *t + "'", "give names such as CUDA0,CUDA1, or none");
+    std::size_t digits = name.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+    const i64 index = digits < name.size() && name.size() - digits < 6 ? std::stoll(name.substr(digits)) : pos;
+    if (std::find(out.begin(), out.end(), index) != out.end()) bag.fail(key, "device " + name + " is named twice");
+    out.push_back(index);
+    ++pos;
+    start = end + 1;
+  }
+  return out;
+}
+
+// llama.cpp -ts: proportions split on ',' or '/' (common/arg.cpp --tensor-split); at most llama_max_devices() - 1
+// entries (16 in CUDA builds: "got N input configs, but system only has 16 devices")
+std::vector<double> llama_tensor_split(const SettingsBag& bag) {
+  std::vector<double> out;
+  const auto t = bag.text("tensor_split");
+  if (!t) return out;
+  std::string token;
+  auto flush = [&] {
+    if (token.empty()) return;
+    double v = -1;
+    try {
+      std::size_t used = 0;
+      v = std::stod(token, &used);
+      if (used != token.size()) v = -1;
+    } catch (const std::exception&) {
+    }
+    if (!(v >= 0 && std::isfinite(v)))
+      bag.fail("tensor_split", "'" + token + "' in '" + *t + "' is not a proportion", "give non-negative numbers, one per GPU, such as 3,1 or 0,1,1,1");
+    out.push_back(v);
+    token.clear();
+  };
+  for (char c : *t) {
+    if (c == ',' || c == '/') flush();
+    else if (c != ' ') token += c;
+  }
+  flush();
+  if (out.empty()) bag.fail("tensor_split", "no proportions in '" + *t + "'", "give one number per GPU, such as 3,1");
+  if (out.size() >= 16)
+    bag.fail("tensor_split", std::to_string(out.size()) + " entries; llama.cpp refuses 16 or more (llama_max_devices)", "give one proportion per GPU");
+  return out;
+}
+
+void apply_llama_devices(const SettingsBag& bag, DeploymentSpec& d) {
+  EngineSettings& e = d.engine;
+  if (const auto sm = bag.text("split_mode")) {
+    if (*sm == "layer") e.split_mode = LlamaSplitMode::layer;
+    else if (*sm == "row") e.split_mode = LlamaSplitMode::row;
+    else if (*sm == "none") e.split_mode = LlamaSplitMode::none;
+    else if (*sm == "tensor") bag.fail("split_mode", "split mode tensor (experimental in llama.cpp) is not modelled", "use layer, row or none");
+    else bag.fail("split_mode", "unknown split mode '" + *sm + "'", "use layer, row or none");
+  }
+  e.tensor_split = llama_tensor_split(bag);
+  e.main_gpu = bag.count("main_gpu").value_or(0);
+  const auto devs = llama_device_list(bag, "device");
+  if (devs && devs->empty()) {  // --device none: nothing is offloaded
+    e.n_gpu_layers = 0;
+    e.gpu_layers_given = true;
+  }
+  i64 wanted = 1;
+  if (devs)
+    for (i64 g : *devs) wanted = std::max(wanted, g + 1);
+  if (!devs || devs->empty()) wanted = std::max<i64>(wanted, static_cast<i64>(e.tensor_split.size()));
+  if (const auto n = bag.count("gpu_count")) {
+    if (*n < 1) bag.fail("gpu_count", "must be >= 1");
+    e.gpu_count = *n;
+    if (devs)
+      for (i64 g : *devs)
+        if (g >= *n) bag.fail("device", "GPU " + std::to_string(g) + " is not one of the " + std::to_string(*n) + " GPUs of --gpu-count", "name GPUs 0.." + std::to_string(*n - 1));
+  } else {
+    e.gpu_count = wanted;
+  }
+  if (e.gpu_count > 16)  // llama_max_devices: GGML_CUDA_MAX_DEVICES 16
+    bag.fail(bag.has("gpu_count") ? "gpu_count" : "device", std::to_string(e.gpu_count) + " GPUs; llama.cpp uses at most 16", "give at most 16 GPUs");
+  if (devs) e.devices = *devs;
+  const i64 model_gpus = devs && !devs->empty() ? static_cast<i64>(devs->size()) : e.gpu_count;
+  if (static_cast<i64>(e.tensor_split.size()) > model_gpus)
+    d.model.warnings.push_back(bag.where("tensor_split", EngineKind::llamacpp) + ": " + std::to_string(e.tensor_split.size()) +
+                               " proportions for " + std::to_string(model_gpus) + " GPU(s); llama.cpp uses the first " + std::to_string(model_gpus));
+  if (e.split_mode != LlamaSplitMode::layer && e.main_gpu >= model_gpus)
+    bag.fail("main_gpu", "GPU " + std::to_string(e.main_gpu) + " is not one of the model's " + std::to_string(model_gpus) + " GPU(s)",
+             "give --main-gpu 0.." + std::to_string(model_gpus - 1));
+}
+
+// The layer a llama.cpp tensor name belongs to: blk.N.* -> N, output* -> n_layer (the output layer), anything else
+// (token_embd, rope_freqs ...) -> -1, kept in host memory with the input layer.
+i64 llama_tensor_layer(const std::string& name, i64 n_layer) {
+  if (name.rfind("blk.", 0) == 0) {
+    std::size_t end = 4;
+    while (end < name.size() && end < 12 && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+    if (end > 4 && end < name.size() && name[end] == '.') return std::stoll(name.substr(4, end - 4));
+    return -1;
+  }
+  return name.rfind("output", 0) == 0 ? n_layer : -1;
+}
+
+// The tensor names llama.cpp gives a model of this geometry (src/llama-arch.cpp LLM_TENSOR_NAMES: token_embd,
+// blk.N.attn_q ..., blk.N.ffn_up_exps ..., output), each with its parameters at the model's average bytes per
+// parameter: for -ot patterns when no GGUF tensor table is at hand.
+std::vector<std::pair<std::string, i64>> llama_tensor_names(const ModelSpec& m) {
+  const ParamCount pc = count_params(m);
+  const i64 total = weight_bytes(m, pc).total;
+  auto bytes = [&](i64 params) { return static_cast<i64>(static_cast<long double>(params) * total / std::max<i64>(pc.total, 1)); };
+  std::vector<std::pair<std::string, i64>> out;
+  const i64 h = m.hidden;
+  out.emplace_back("token_embd.weight", bytes(mul(m.vocab, h, "tensor params")));
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const Layer& l = m.layers[i];
+    const std::string b = "blk." + std::to_string(i) + ".";
+    auto t = [&](const char* name, i64 params) { out.emplace_back(b + name + ".weight", bytes(params)); };
+    t("attn_norm", h);
+    if (l.mixer == Mixer::attention) {
+      t("attn_q", mul(h, mul(l.q_heads, l.k_head_dim)));
+      t("attn_k", mul(h, mul(l.kv_heads, l.k_head_dim)));
+      t("attn_v", mul(h, mul(l.kv_heads, l.v_head_dim)));
+      t("attn_output", mul(mul(l.q_heads, l.v_head_dim), h));
+      if (l.qk_norm) {
+        t("attn_q_norm", l.k_head_dim);
+        t("attn_k_norm", l.k_head_dim);
+      }
+    } else if (l.mixer == Mixer::mla) {
+      const i64 qk = add(l.qk_nope_head_dim, l.qk_rope_head_dim);
+      if (l.q_lora_rank > 0) {
+        t("attn_q_a", mul(h, l.q_lora_rank));
+        t("attn_q_b", mul(l.q_lora_rank, mul(l.q_heads, qk)));
+      } else {
+        t("attn_q", mul(h, mul(l.q_heads, qk)));
+      }
+      t("attn_kv_a_mqa", mul(h, add(l.kv_lora_rank, l.qk_rope_head_dim)));
+      t("attn_kv_b", mul(l.kv_lora_rank, mul(l.q_heads, add(l.qk_nope_head_dim, l.v_head_dim))));
+      t("attn_output", mul(mul(l.q_heads, l.v_head_dim), h));
+    } else if (l.mixer == Mixer::mamba1 || l.mixer == Mixer::mamba2) {
+      t("ssm_in", mul(h, mul(2, l.d_inner)));
+      t("ssm_out", mul(l.d_inner, h));
+    }
+    t("ffn_norm", h);
+    if (l.mlp == MlpKind::gated) {
+      t("ffn_gate", mul(h, l.intermediate));
+      t("ffn_up", mul(h, l.intermediate));
+      t("ffn_down", mul(l.intermediate, h));
+    } else if (l.mlp == MlpKind::plain) {
+      t("ffn_up", mul(h, l.intermediate));
+      t("ffn_down", mul(l.intermediate, h));
+    } else if (l.mlp == MlpKind::moe) {
+      const i64 e = mul(l.experts, mul(h, l.expert_intermediate), "expert params");
+      t("ffn_gate_inp", mul(h, l.experts));
+      t("ffn_gate_exps", e);
+      t("ffn_up_exps", e);
+      t("ffn_down_exps", e);
+      if (l.shared_intermediate > 0) {
+        t("ffn_gate_shexp", mul(h, l.shared_intermediate));
+        t("ffn_up_shexp", mul(h, l.shared_intermediate));
+        t("ffn_down_shexp", mul(l.shared_intermediate, h));
+      }
+    }
+  }
+  out.emplace_back("output_norm.weight", bytes(h));
+  if (!m.tied_embeddings) out.emplace_back("output.weight", bytes(mul(m.vocab, h, "tensor params")));
+  return out;
+}
+
+// llama.cpp -ot PATTERN=BUFFER,...: each tensor takes the first override whose pattern std::regex_search finds in
+// its name (src/llama-model-loader.cpp, create tensor: "check overrides"); =CPU keeps it in host memory, =CUDA<n>
+// (or another backend's name ending in the GPU number) puts it on that GPU. A pattern that matches nothing is
+// accepted by llama.cpp (a warning here); one that does not compile, an entry without '=' or an unknown buffer
+// type is refused.
+void apply_llama_overrides(const SettingsBag& bag, DeploymentSpec& d) {
+  const auto text = bag.text("override_tensor");
+  if (!text) return;
+  struct Rule {
+    std::string pattern;
+    std::regex re;
+    i64 gpu = -1;
+    bool matched = false;
+  };
+  std::vector<Rule> rules;
+  std::size_t start = 0;
+  while (start <= text->size()) {
+    const std::size_t end = std::min(text->find(',', start), text->size());
+    const std::string item = text->substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const auto eq = item.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      bag.fail("override_tensor", "'" + item + "' is not PATTERN=BUFFER", "write e.g. 'ffn_.*_exps=CPU'");
+    Rule r;
+    r.pattern = item.substr(0, eq);
+    const std::string buf = item.substr(eq + 1);
+    std::size_t digits = buf.size();
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(buf[digits - 1]))) --digits;
+    if (buf == "CPU" || buf == "CPU_REPACK" || buf == "CPU_Mapped") r.gpu = -1;
+    else if (digits > 0 && digits < buf.size() && buf.size() - digits < 4) r.gpu = std::stoll(buf.substr(digits));
+    else bag.fail("override_tensor", "unknown buffer type '" + buf + "' in '" + item + "'", "use CPU or a GPU's buffer such as CUDA0");
+    if (r.gpu >= d.engine.gpu_count)
+      bag.fail("override_tensor", "'" + buf + "' is not one of the deployment's " + std::to_string(d.engine.gpu_count) + " GPU(s)", "give --gpu-count");
+    try {
+      r.re = std::regex(r.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      bag.fail("override_tensor", "'" + r.pattern + "' is not a regular expression (" + e.what() + ")", "write an ECMAScript pattern such as 'blk\\.[0-9]+\\.ffn_.*_exps'");
+    }
+    rules.push_back(std::move(r));
+  }
+  // the tensor table: the GGUF's own, else the names llama.cpp gives this architecture
+  std::vector<std::pair<std::string, i64>> tensors;
+  const std::string model = bag.text("model").value_or("");
+  std::error_code ec;
+  if (!model.empty() && std::filesystem::is_regular_file(model, ec) && is_gguf_file(model)) {
+    GgufInfo info;
+    model_from_gguf(model, model, &info);
+    tensors = std::move(info.tensors);
+  } else {
+    tensors = llama_tensor_names(d.model);
+    d.model.notes.push_back("--override-tensor matched against the tensor names llama.cpp gives " + d.model.id +
+                            " (sizes at its average bytes per parameter); a GGUF file gives the exact table");
+  }
+  const i64 n_layer = static_cast<i64>(d.model.layers.size());
+  for (const auto& [name, bytes] : tensors) {
+    for (Rule& r : rules) {
+      if (!std::regex_search(name, r.re)) continue;
+      r.matched = true;
+      LlamaTensorMove t;
+      t.name = name;
+      t.bytes = bytes;
+      t.gpu = r.gpu;
+      t.expert = name.find("_exps") != std::string::npos;
+      t.layer = llama_tensor_layer(name, n_layer);  // token_embd and the like (-1): already in host memory
+      d.llama_tensor_moves.push_back(t);
+      break;
+    }
+  }
+  for (const Rule& r : rules)
+    if (!r.matched)
+      d.model.warnings.push_back(bag.where("override_tensor", EngineKind::llamacpp) + ": '" + r.pattern + "' matches no tensor of " + d.model.id +
+                                 " (llama.cpp accepts it and moves nothing)");
+}
+
+// llama.cpp --lora / --lora-scaled and --mmproj: the adapters' and the projector's tensor bytes from their GGUF
+// headers (gguf_tensor_table); an adapter tensor "blk.N.attn_q.weight.lora_a" belongs with "blk.N.attn_q.weight".
+void apply_llama_adapters(const SettingsBag& bag, DeploymentSpec& d) {
+  const i64 n_layer = static_cast<i64>(d.model.layers.size());
+  auto read = [&](const char* key, const std::string& file, const std::string& expect) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec) || !is_gguf_file(file))
+      bag.fail(key, "'" + file + "' is not a GGUF file", std::string(expect == "clip" ? "give the model's mmproj GGUF" : "give a LoRA adapter GGUF (convert_lora_to_gguf.py)"));
+    try {
+      return gguf_tensor_table(file, expect);
+    } catch (const OverflowError&) {
+      throw;
+    } catch (const InputError& e) {
+      std::string at = e.where();  // "FILE: general.architecture": the key inside the file
+      if (at.rfind(file, 0) == 0) at = at.substr(std::min(file.size() + 2, at.size()));
+      bag.fail(key, "'" + file + "': " + (at.empty() ? "" : at + ": ") + e.problem(), e.fix());
+    }
+  };
+  std::vector<std::pair<const char*, std::string>> files;
+  if (const auto t = bag.text("lora"))
+    for (const auto& f : split_list(*t, ',')) files.emplace_back("lora", f);
+  if (const auto t = bag.text("lora_scaled"))
+    for (const auto& item : split_list(*t, ',')) {
+      // "FILE SCALE" (two arguments, b7376) or "FILE:SCALE" (later builds)
+      std::string f = item.substr(0, item.find(' '));
+      if (f.size() == item.size() && f.rfind(':') != std::string::npos) f = f.substr(0, f.rfind(':'));
+      files.emplace_back("lora_scaled", f);
+    }
+  for (const auto& [key, file] : files) {
+    const GgufInfo info = read(key, file, "");
+    if (info.general_type != "adapter")
+      bag.fail(key, "'" + file + "' is not a LoRA adapter (general.type \"" + info.general_type + "\")", "give a LoRA adapter GGUF (convert_lora_to_gguf.py)");
+    for (const auto& [name, bytes] : info.tensors) {
+      LlamaTensorMove t;
+      t.name = name.substr(0, name.rfind(".lora_"));
+      t.bytes = bytes;
+      t.layer = llama_tensor_layer(t.name, n_layer);
+      d.llama_lora_tensors.push_back(t);
+    }
+  }
+  if (const auto mm = bag.text("mmproj")) {
+    if (d.llama_draft)
+      bag.fail("mmproj", "llama-server refuses speculative decoding with a multimodal projector (\"speculative decode is not supported by multimodal\")",
+               "drop --model-draft or --mmproj");
+    d.llama_mmproj_bytes = read("mmproj", *mm, "clip").tensor_bytes;
+  }
+  d.llama_mmproj_offload = bag.boolean("mmproj_offload").value_or(true);
+}
+
+void apply_llama_draft(const SettingsBag& bag, const Profiles& profiles, DeploymentSpec& d) {
+  const auto path = bag.text("model_draft");
+  for (const char* k : {"n_gpu_layers_draft", "ctx_size_draft", "cache_type_k_draft", "cache_type_v_draft", "device_draft"})
+    if (!path && bag.has(k) && bag.get(k)->origin.kind == Origin::Kind::flag)
+      bag.fail(k, "applies to a draft model, and none is given", "give --model-draft FILE");
+  if (!path) return;
+  LlamaDraft dr;
+  const std::string where = bag.get("model_draft")->origin.where;
+  try {
+    std::string origin;
+    dr.model = profiles.model(*path, &origin);
+  } catch (const OverflowError&) {
+    throw;
+  } catch (const InputError& err) {
+    std::error_code ec;
+    const bool file = std::filesystem::is_regular_file(*path, ec);
+    const bool not_json = err.problem().find("invalid JSON") != std::string::npos || err.problem().find("expected a JSON object") != std::string::npos;
+    throw InputError(where, "'" + *path + "' is not a draft model" + (file && not_json ? std::string(": neither a GGUF file nor a config.json") : ": " + err.problem()),
+                     "give a GGUF file or a model kvplan knows (kvplan models)");
+  }
+  dr.n_gpu_layers = bag.signed_count("n_gpu_layers_draft").value_or(-1);
+  dr.ctx_size = bag.count("ctx_size_draft").value_or(0);
+  if (const auto f = kv_format(bag, "cache_type_k_draft")) dr.k_format = *f;
+  if (const auto f = kv_format(bag, "cache_type_v_draft")) dr.v_format = *f;
+  dr.draft_max = bag.count("draft_max").value_or(16);
+  if (const auto devs = llama_device_list(bag, "device_draft")) {
+    if (devs->empty()) dr.n_gpu_layers = 0;
+    for (i64 g : *devs)
+      if (g >= d.engine.gpu_count)
+        bag.fail("device_draft", "GPU " + std::to_string(g) + " is not one of the deployment's " + std::to_string(d.engine.gpu_count), "give --gpu-count");
+    dr.devices = *devs;
+  }
+  d.llama_draft = std::move(dr);
+}
+
 }  // namespace
 
 std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
@@ -480,6 +828,12 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.ubatch_size = std::min(e.ubatch_size, *nb);
   }
   e.swa_full = bag.boolean("swa_full").value_or(false);
+  apply_llama_devices(bag, d);
+  if (kind == EngineKind::llamacpp) {
+    apply_llama_draft(bag, profiles, d);
+    apply_llama_overrides(bag, d);
+    apply_llama_adapters(bag, d);
+  }
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
   if (bag.boolean("enable_lora").value_or(false)) {  // without it the engines allocate no adapter buffers

@@ -1084,6 +1084,30 @@ bool is_gguf_file(const std::string& path) {
   return std::memcmp(magic, "GGUF", 4) == 0;
 }
 
+GgufInfo gguf_tensor_table(const std::string& path, const std::string& expect_arch) {
+  const Header h = read_header(path);
+  Meta md{h, ""};
+  if (!md.has("general.architecture"))
+    md.fail("general.architecture", "missing; expected a string", "this GGUF is not a llama.cpp file");
+  GgufInfo gi;
+  gi.architecture = md.string_or("general.architecture", "");
+  if (!expect_arch.empty() && gi.architecture != expect_arch)
+    md.fail("general.architecture", "is \"" + shown(gi.architecture) + "\", not \"" + expect_arch + "\"",
+            expect_arch == "clip" ? "pass the model's multimodal projector (mmproj) GGUF" : "pass a " + expect_arch + " GGUF");
+  gi.name = md.string_or("general.name", "");
+  gi.general_type = md.string_or("general.type", "");
+  gi.version = h.version;
+  for (const Tensor& t : h.tensors) {
+    gi.tensor_count += 1;
+    gi.tensor_bytes = add(gi.tensor_bytes, t.bytes, "tensor bytes");
+    gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
+    auto& by = gi.bytes_by_type[ggml_type(t.type)->name];
+    by = add(by, t.bytes, "tensor bytes");
+    gi.tensors.emplace_back(t.name, t.bytes);
+  }
+  return gi;
+}
+
 ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufInfo* info) {
   const Header h = read_header(path);
   Meta md{h, ""};
@@ -1153,6 +1177,7 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
       gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
       auto& by = gi.bytes_by_type[ggml_type(t.type)->name];
       by = add(by, t.bytes, "tensor bytes");
+      gi.tensors.emplace_back(t.name, t.bytes);
     }
   }
   b.read();

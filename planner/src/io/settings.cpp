@@ -264,6 +264,42 @@ std::vector<SettingDef> build_table() {
       .on(E::llamacpp, "--kv-unified|--no-kv-unified=false").env("LLAMA_ARG_KV_UNIFIED"));
   r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto); a quantized V cache needs it")
       .flags("--flash-attn@llama.cpp|-fa@llama.cpp").on(E::llamacpp, "--flash-attn").env("LLAMA_ARG_FLASH_ATTN").choices({"on", "off", "auto"}));
+  r.push_back(Row("gpu_count", T::count, "llama.cpp", "llama.cpp: GPUs it splits the model over (default: the --device or --tensor-split entries, else 1); a deployment file's gpus:")
+      .flags("--gpu-count@llama.cpp"));
+  r.push_back(Row("split_mode", T::choice, "llama.cpp", "llama.cpp: layer (layers and their KV over the GPUs, the default), row (weight rows over the GPUs, KV and compute on --main-gpu) or none (--main-gpu only)")
+      .flags("--split-mode@llama.cpp|-sm@llama.cpp").on(E::llamacpp, "--split-mode|-sm").env("LLAMA_ARG_SPLIT_MODE").choices({"layer", "row", "none"}));
+  r.push_back(Row("tensor_split", T::text, "llama.cpp", "llama.cpp: proportion of the model per GPU, comma-separated (3,1 or 0,1,1,1); default: by free memory (equal on identical GPUs)")
+      .flags("--tensor-split@llama.cpp|-ts@llama.cpp").on(E::llamacpp, "--tensor-split|-ts").env("LLAMA_ARG_TENSOR_SPLIT"));
+  r.push_back(Row("main_gpu", T::count, "llama.cpp", "llama.cpp: the GPU (index into the model's GPUs) for --split-mode none, or for the KV and compute with row (default 0)")
+      .flags("--main-gpu@llama.cpp|-mg@llama.cpp").on(E::llamacpp, "--main-gpu|-mg").env("LLAMA_ARG_MAIN_GPU"));
+  r.push_back(Row("device", T::text, "llama.cpp", "llama.cpp: the GPUs to offload to, comma-separated (CUDA0,CUDA2; none = no offload); default: all")
+      .flags("--device@llama.cpp|-dev@llama.cpp").on(E::llamacpp, "--device|-dev").env("LLAMA_ARG_DEVICE"));
+  r.push_back(Row("override_tensor", T::text, "llama.cpp", "llama.cpp: PATTERN=BUFFER,... (-ot): tensors whose name the regular expression matches go to host memory (=CPU) or a GPU (=CUDA1)")
+      .flags("--override-tensor@llama.cpp|-ot@llama.cpp").on(E::llamacpp, "--override-tensor|-ot"));
+  r.push_back(Row("lora", T::text, "llama.cpp", "llama.cpp: LoRA adapter GGUF files, comma-separated (--lora, repeatable): their tensors sit with the tensors they adapt")
+      .flags("--lora@llama.cpp").on(E::llamacpp, "--lora"));
+  r.push_back(Row("lora_scaled", T::text, "llama.cpp", "llama.cpp: LoRA adapters with a scale (--lora-scaled FILE SCALE, or FILE:SCALE,...): sized as --lora")
+      .flags("--lora-scaled@llama.cpp").on(E::llamacpp, "--lora-scaled"));
+  r.push_back(Row("mmproj", T::text, "llama.cpp", "llama.cpp: multimodal projector GGUF (--mmproj): its tensors on the first GPU, or in host memory with --no-mmproj-offload")
+      .flags("--mmproj@llama.cpp|-mm@llama.cpp").on(E::llamacpp, "--mmproj|-mm").env("LLAMA_ARG_MMPROJ"));
+  r.push_back(Row("mmproj_offload", T::boolean, "llama.cpp", "llama.cpp: the projector on the GPU (default); --no-mmproj-offload keeps it in host memory")
+      .flags("--mmproj-offload@llama.cpp|--no-mmproj-offload@llama.cpp=false").on(E::llamacpp, "--mmproj-offload|--no-mmproj-offload=false")
+      .env("LLAMA_ARG_MMPROJ_OFFLOAD"));
+  r.push_back(Row("model_draft", T::text, "llama.cpp", "llama.cpp: draft model for speculative decoding (a GGUF file or a model kvplan knows): its weights, and a KV cache per slot")
+      .flags("--model-draft@llama.cpp|-md@llama.cpp").on(E::llamacpp, "--model-draft|-md").env("LLAMA_ARG_MODEL_DRAFT"));
+  r.push_back(Row("n_gpu_layers_draft", T::signed_count, "llama.cpp", "llama.cpp: draft model layers offloaded to the GPUs (-ngld; -1 = all)")
+      .flags("--n-gpu-layers-draft@llama.cpp|--gpu-layers-draft@llama.cpp|-ngld@llama.cpp")
+      .on(E::llamacpp, "--n-gpu-layers-draft:gpu_layers|--gpu-layers-draft:gpu_layers|-ngld:gpu_layers").env("LLAMA_ARG_N_GPU_LAYERS_DRAFT:gpu_layers"));
+  r.push_back(Row("ctx_size_draft", T::count, "llama.cpp", "llama.cpp: draft context cells per slot (-cd; default: the slot's context)")
+      .flags("--ctx-size-draft@llama.cpp|-cd@llama.cpp").on(E::llamacpp, "--ctx-size-draft|-cd").env("LLAMA_ARG_CTX_SIZE_DRAFT"));
+  r.push_back(Row("cache_type_k_draft", T::kv_format, "llama.cpp", "llama.cpp: draft K cache format (-ctkd; default f16)")
+      .flags("--cache-type-k-draft@llama.cpp|-ctkd@llama.cpp").on(E::llamacpp, "--cache-type-k-draft|-ctkd").env("LLAMA_ARG_CACHE_TYPE_K_DRAFT"));
+  r.push_back(Row("cache_type_v_draft", T::kv_format, "llama.cpp", "llama.cpp: draft V cache format (-ctvd; default f16)")
+      .flags("--cache-type-v-draft@llama.cpp|-ctvd@llama.cpp").on(E::llamacpp, "--cache-type-v-draft|-ctvd").env("LLAMA_ARG_CACHE_TYPE_V_DRAFT"));
+  r.push_back(Row("draft_max", T::count, "llama.cpp", "llama.cpp: tokens drafted per step (--draft-max; default 16); a batch, no memory of its own")
+      .flags("--draft-max@llama.cpp").on(E::llamacpp, "--draft-max|--draft|--draft-n").env("LLAMA_ARG_DRAFT_MAX"));
+  r.push_back(Row("device_draft", T::text, "llama.cpp", "llama.cpp: the GPUs of the draft model (--device-draft; default: all)")
+      .flags("--device-draft@llama.cpp|-devd@llama.cpp").on(E::llamacpp, "--device-draft|-devd"));
   // ---- budget overrides ----
   r.push_back(Row("overheads", T::text, "budget", "JSON of measured overhead terms (kvplan log --save-overheads): activation, non-torch, CUDA graphs, CUDA context; a term given on its own wins")
       .flags("--overheads"));

@@ -32,6 +32,11 @@ struct DeploymentSpec {
   EngineSettings engine;         // as given: zero / unset fields take the engine's defaults per plan
   bool max_model_len_auto = false;  // vLLM --max-model-len auto: the longest that starts
   BudgetOverrides overrides;
+  std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft (the draft model after its own reader)
+  std::vector<LlamaTensorMove> llama_tensor_moves;  // llama.cpp --override-tensor, matched against the tensor names
+  std::vector<LlamaTensorMove> llama_lora_tensors;  // llama.cpp --lora adapters' tensors (from their GGUF headers)
+  i64 llama_mmproj_bytes = 0;                       // llama.cpp --mmproj tensor bytes (from its GGUF header)
+  bool llama_mmproj_offload = true;
   PerfParams perf;
   Workload work;
 };

@@ -14,6 +14,10 @@ namespace kvplan {
 
 enum class EngineKind { vllm, sglang, trtllm, llamacpp, generic };
 
+/// llama.cpp --split-mode: layers over the GPUs (layer), rows of every weight matrix over the GPUs with the KV
+/// and compute on --main-gpu (row), or the one --main-gpu (none).
+enum class LlamaSplitMode { layer, row, none };
+
 const char* engine_name(EngineKind k);
 std::optional<EngineKind> parse_engine(const std::string& s);
 
@@ -57,6 +61,7 @@ struct EngineRules {
   bool np1_is_auto = false;              // b6900-b7375: an explicit -np 1 (without -kvu) also became 4 unified slots
   bool fit = false;                      // --fit on by default: lowers an unset -c, then moves layers to the host
   bool mla_v_cache = true;               // MLA models keep a V cache of kv_lora_rank; from #19067 (b7830) the V-less cache
+  bool output_layer_first = false;       // #18148: -ngl N offloads the output layer first, then the last N - 1 repeating layers
 };
 
 /// The rules of `version` ("" or "latest": the newest range kvplan knows). A version older than every range
@@ -99,6 +104,14 @@ struct EngineSettings {
   std::optional<bool> fit;         // --fit on|off; unset: the build's default
   i64 fit_ctx = 4096;              // --fit-ctx: the smallest context --fit lowers to
   i64 fit_target_bytes = 1LL << 30;  // --fit-target (MiB on the command line): memory --fit leaves free per GPU
+  // llama.cpp on several GPUs (-sm, -ts, -mg, --device): the model's devices are indices into the deployment's
+  // gpu_count GPUs (empty: all of them, in order); tensor_split gives one proportion per model device (empty or
+  // all zero: llama.cpp splits by free memory, equal on identical GPUs)
+  LlamaSplitMode split_mode = LlamaSplitMode::layer;
+  i64 gpu_count = 1;
+  std::vector<i64> devices;
+  std::vector<double> tensor_split;
+  i64 main_gpu = 0;  // index into the model's devices
   // LoRA (vLLM --enable-lora --max-loras --max-lora-rank; SGLang --enable-lora --max-loras-per-batch --max-lora-rank):
   // the GPU buffers of lora_slots adapters at lora_rank (0 slots: LoRA off)
   i64 lora_slots = 0;

@@ -26,6 +26,33 @@ struct BudgetOverrides {
   std::optional<i64> gpu_memory;     // --gpu-memory-bytes (replace the profile's total)
 };
 
+/// llama-server speculative decoding with a draft model (--model-draft): every slot gets its own draft context of
+/// ctx_size cells (0: the slot's context, n_ctx_seq) with its own cache types; the draft's layers are placed on
+/// its devices (empty: every GPU) by the same tensor split and -ngld.
+struct LlamaDraft {
+  ModelSpec model;
+  i64 n_gpu_layers = -1;                  // -ngld (-1: all)
+  i64 ctx_size = 0;                       // -cd (0: n_ctx_seq of the target)
+  ElemFormat k_format = ElemFormat::f16;  // -ctkd (llama.cpp's default f16)
+  ElemFormat v_format = ElemFormat::f16;  // -ctvd
+  i64 draft_max = 16;                     // --draft-max: tokens drafted per step (a batch of draft_max + 1: no buffer of its own)
+  std::vector<i64> devices;               // --device-draft as GPU indices (empty: every GPU)
+};
+
+/// llama.cpp --override-tensor: one tensor that a PATTERN=BUFFER override moves, found by the front end (which
+/// matches the patterns against the tensor names). `layer`: its block (0..n_layer-1), n_layer for the output layer.
+struct LlamaTensorMove {
+  std::string name;
+  i64 layer = 0;
+  i64 bytes = 0;
+  i64 gpu = -1;         // -1: host memory (=CPU), else that GPU (=CUDA<n>)
+  bool expert = false;  // a routed-expert tensor (ffn_*_exps): --n-cpu-moe may already keep it in host memory
+};
+
+struct PlanSpec;
+/// GPUs a deployment uses: tensor x pipeline x data parallel, or llama.cpp's GPU count.
+i64 deployment_gpus(const PlanSpec& s);
+
 struct PlanSpec {
   ModelSpec model;
   KvOptions kv;  // formats (context is per call)
@@ -34,6 +61,11 @@ struct PlanSpec {
   EngineSettings engine;  // resolved (resolve_engine_defaults)
   BudgetOverrides overrides;
   std::optional<ModelSpec> draft;  // speculative decoding's draft model, whole (a draft LLM, an EAGLE head, the MTP layers)
+  std::optional<LlamaDraft> llama_draft;  // llama.cpp --model-draft
+  std::vector<LlamaTensorMove> llama_tensor_moves;  // llama.cpp --override-tensor
+  std::vector<LlamaTensorMove> llama_lora_tensors;  // llama.cpp --lora / --lora-scaled: each adapter tensor (name: its base tensor's)
+  i64 llama_mmproj_bytes = 0;                       // llama.cpp --mmproj: the projector's tensor bytes
+  bool llama_mmproj_offload = true;                 // --no-mmproj-offload: the projector stays in host memory
 };
 
 /// One line of the per-GPU budget. `inside` = counted inside the engine's usable memory
@@ -79,13 +111,24 @@ struct EngineReport {
   i64 kv_streams = 1;           // llama.cpp: 1 with a unified cache, else one stream per slot
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers; 0 with --no-kv-offload)
-  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe)
+  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe, --override-tensor =CPU)
   i64 host_kv_bytes = 0, host_kv_tokens = 0;  // the host KV tier per rank (vLLM --kv-offloading-size, SGLang HiCache, llama.cpp -nkvo)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits
   i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len; llama.cpp -c)
   i64 suggested_gpu_layers = -1;    // llama.cpp, when it does not start: the most -ngl layers that would (-1: none)
   std::vector<std::string> notes;
+};
+
+/// What one GPU of a llama.cpp deployment holds (llama.cpp splits a model over several GPUs; other engines' ranks
+/// are in the budget of the most loaded one).
+struct DeviceBudget {
+  i64 index = 0;                 // the GPU (0-based, as CUDA numbers them)
+  i64 layers = 0;                // repeating layers of the model on it
+  bool output_layer = false;     // holds the output layer (lm_head)
+  i64 draft_layers = 0;          // repeating layers of the draft model on it
+  i64 weights = 0, kv = 0, compute = 0, draft_weights = 0, draft_kv = 0, draft_compute = 0, lora = 0, mmproj = 0, context = 0, extra = 0;
+  i64 total = 0;                 // the sum
 };
 
 /// The result of one (tokens per request, concurrency) point.
@@ -115,6 +158,8 @@ class Planner {
   i64 critical_stage() const { return stage_; }
   const std::vector<CacheGroup>& groups() const { return groups_; }
   const ModelSpec& rank_model() const { return rank_model_; }
+  /// llama.cpp: every GPU's budget (one entry per GPU of the deployment); empty for the other engines.
+  const std::vector<DeviceBudget>& devices() const { return devices_; }
 
   /// Pool units (blocks, tokens or slots) one request of `tokens` needs, excluding a shared prefix.
   i64 units_per_request(i64 tokens, i64 shared_prefix = 0) const;
@@ -145,8 +190,10 @@ class Planner {
   std::vector<BudgetTerm> budget_;
   EngineReport report_;
   std::vector<CacheGroup> groups_;
+  std::vector<DeviceBudget> devices_;
   ModelSpec rank_model_;
   i64 total_ = 0, fixed_ = 0, stage_ = 0;
+  i64 crit_kv_ = 0;  // llama.cpp: the KV on the fullest GPU
   i64 unit_bytes_ = 0, pool_units_ = 0, max_seqs_ = 0, max_len_ = 0;
   i64 unit_tokens_ = 1;  // tokens per unit (block size / page size / 1)
   bool slots_ = false;   // llama.cpp: one unit per request up to n_ctx_seq tokens
@@ -163,5 +210,14 @@ class Planner {
 /// mixers carry none here.
 i64 lora_buffer_bytes(const ModelSpec& rank, i64 slots, i64 lora_rank);
 i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemFormat act, i64 logits_vocab);
+
+/// llama.cpp's device for each of n_layer + 1 layers (the last is the output layer): -1 for the CPU, else the
+/// index into `split` (one proportion per device). llama_model::load_tensors: split points are the cumulative
+/// proportions / their sum; the offloaded layers are i_gpu_start .. i_gpu_start + min(ngl, n_layer + 1) - 1 with
+/// i_gpu_start = max(n_layer - ngl, 0) (read at 0034230), or max(n_layer + 1 - ngl, 0) with the output layer offloaded
+/// first (#18148; read at de3ff81);
+/// layer il goes to the first device whose split point exceeds (il - i_gpu_start) / offloaded (float, as llama.cpp).
+/// An empty or all-zero split is equal shares. The token embeddings stay on the CPU.
+std::vector<int> llamacpp_layer_devices(i64 n_layer, i64 n_gpu_layers, const std::vector<double>& split, bool output_first);
 
 }  // namespace kvplan

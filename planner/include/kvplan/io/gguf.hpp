@@ -5,6 +5,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kvplan/core/model.hpp"
 
@@ -20,6 +22,8 @@ struct GgufInfo {
   i64 tensor_elements = 0;             // parameters
   std::map<std::string, i64> bytes_by_type;  // "q4_K" -> bytes
   std::string file_type;               // general.file_type as llama.cpp names it, e.g. "Q4_K - Medium"
+  std::vector<std::pair<std::string, i64>> tensors;  // every tensor's name and bytes, in table order
+  std::string general_type;            // general.type ("model", "adapter", "mmproj"; "" when absent), gguf_tensor_table only
 };
 
 /// True when the file starts with the GGUF magic ("GGUF").
@@ -30,5 +34,10 @@ bool is_gguf_file(const std::string& path);
 /// dtype f16 for the KV cache default, as llama.cpp). Throws InputError naming the file and the
 /// key or offset for malformed or truncated files; never reads more than the header.
 ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufInfo* info = nullptr);
+
+/// The header and tensor table of any GGUF file (one split), without building a model: a LoRA adapter
+/// (general.architecture of its base, general.type "adapter") or a multimodal projector ("clip"). With
+/// `expect_arch` set, another general.architecture is an InputError naming the key.
+GgufInfo gguf_tensor_table(const std::string& path, const std::string& expect_arch = "");
 
 }  // namespace kvplan::io
