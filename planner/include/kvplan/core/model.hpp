@@ -81,8 +81,8 @@ enum class NormKind { rms, layer };  // RMSNorm: weight only; LayerNorm: weight 
 
 struct VisionTower {
   bool present = false;
-  i64 params = 0;           // estimated from vision_config (see weights.cpp)
-  std::string basis;        // how it was estimated
+  i64 params = 0;           // from vision_config (io/vision_config.cpp): exact per family, else estimated
+  std::string basis;        // "exact: ..." (what was counted) or "estimate: ..."
 };
 
 /// Quantisation of the linear layers, from quantization_config or --weight-format.

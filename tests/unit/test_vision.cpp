@@ -1,0 +1,143 @@
+// Vision towers counted module by module from vision_config (planner/src/io/vision_config.cpp).
+// Each expected count is a hand sum from the config's numbers, written as arithmetic with the module
+// it stands for, and, where one is published, checked against the published parameter count.
+#include <catch2/catch.hpp>
+
+#include "helpers.hpp"
+#include "kvplan/core/weights.hpp"
+#include "kvplan/io/json_read.hpp"
+
+using kvplan::i64;
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// |a - b| <= tol: published counts are rounded to the million
+bool near(i64 a, i64 b, i64 tol) { return (a > b ? a - b : b - a) <= tol; }
+
+std::string with_top(const std::string& config_name, const std::string& key, const kvplan::io::json& value) {
+  auto j = kvplan::io::parse_json_file(kvtest::data("configs/" + config_name + ".json"));
+  j[key] = value;
+  return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("Qwen2.5-VL ViT counted exactly", "[hf][vision]") {
+  const auto m = kvtest::load("qwen2.5-vl-7b-instruct");
+  // vision_config: depth 32, hidden 1280, intermediate 3420, patch 14, temporal 2, merge 2, out 3584
+  const i64 patch = 3 * 2 * 14 * 14 * 1280;  // Conv3d, no bias
+  const i64 block = 2 * 1280                  // norm1 + norm2 (RMSNorm, weight only)
+                    + (1280 * 3 * 1280 + 3 * 1280) + (1280 * 1280 + 1280)  // qkv + proj with bias
+                    + 2 * (1280 * 3420 + 3420) + (3420 * 1280 + 1280);     // gate, up, down with bias
+  const i64 merger = 1280 + (5120 * 5120 + 5120) + (5120 * 3584 + 3584);  // ln_q (RMSNorm) + 2 Linears
+  CHECK(m.vision.params == patch + 32 * block + merger);
+  // Qwen2.5-VL Technical Report (arXiv 2502.13923), Table 1: the ViT has 675M parameters
+  CHECK(near(m.vision.params, 675'000'000, 2'000'000));
+  CHECK(starts_with(m.vision.basis, "exact: Qwen2.5-VL ViT, 32 blocks of width 1280"));
+}
+
+TEST_CASE("Qwen2-VL ViT counted exactly", "[hf][vision]") {
+  // Qwen/Qwen2-VL-7B-Instruct vision_config (embed_dim 1280, mlp_ratio 4, hidden_size 3584 = text width)
+  const auto vc = kvplan::io::json::parse(R"({"depth":32,"embed_dim":1280,"mlp_ratio":4,"num_heads":16,
+      "in_chans":3,"hidden_size":3584,"patch_size":14,"spatial_merge_size":2,"temporal_patch_size":2})");
+  auto text = with_top("qwen2.5-vl-7b-instruct", "vision_config", vc);
+  auto j = kvplan::io::json::parse(text);
+  j["model_type"] = "qwen2_vl";
+  const auto m = kvtest::from_text(j.dump());
+  const i64 block = 2 * 2 * 1280                                           // 2 LayerNorms
+                    + (1280 * 3840 + 3840) + (1280 * 1280 + 1280)          // qkv + proj with bias
+                    + (1280 * 5120 + 5120) + (5120 * 1280 + 1280);         // fc1 + fc2 (mlp_ratio 4)
+  const i64 merger = 2 * 1280 + (5120 * 5120 + 5120) + (5120 * 3584 + 3584);  // ln_q LayerNorm + 2 Linears
+  CHECK(m.vision.params == 3 * 2 * 14 * 14 * 1280 + 32 * block + merger);
+  // Qwen2-VL paper (arXiv 2409.12191), Table 1: a 675M-parameter ViT across sizes
+  CHECK(near(m.vision.params, 675'000'000, 2'000'000));
+  CHECK(starts_with(m.vision.basis, "exact: Qwen2-VL ViT"));
+}
+
+TEST_CASE("Qwen3-VL ViT counted exactly with its deepstack mergers", "[hf][vision]") {
+  const auto m = kvtest::load("qwen3-vl-8b-instruct");
+  // vision_config: depth 27, hidden 1152, intermediate 4304, patch 16, temporal 2, merge 2,
+  // 2304 positions, out 4096, deepstack_visual_indexes [8, 16, 24]
+  const i64 patch = 3 * 2 * 16 * 16 * 1152 + 1152;  // Conv3d with bias
+  const i64 pos = 2304 * 1152;
+  const i64 block = 2 * 2 * 1152 + 4 * (1152 * 1152) + 4 * 1152  // 2 LayerNorms, qkv + proj with bias
+                    + (1152 * 4304 + 4304) + (4304 * 1152 + 1152);
+  const i64 mlp = (4608 * 4608 + 4608) + (4608 * 4096 + 4096);  // merged width 1152 * 2 * 2
+  const i64 merger = 2 * 1152 + mlp, deepstack = 3 * (2 * 4608 + mlp);
+  CHECK(m.vision.params == patch + pos + 27 * block + merger + deepstack);
+  CHECK(starts_with(m.vision.basis, "exact: Qwen3-VL ViT, 27 blocks"));
+}
+
+TEST_CASE("Gemma 3 SigLIP tower and projector counted exactly", "[hf][vision]") {
+  const auto m = kvtest::load("gemma-3-27b-it");
+  // vision_config: SigLIP hidden 1152, intermediate 4304, 27 layers, patch 14, image 896, no head
+  const i64 embed = (3 * 14 * 14 * 1152 + 1152) + (896 / 14) * (896 / 14) * 1152;  // conv with bias + positions
+  const i64 block = 2 * 2 * 1152 + 4 * (1152 * 1152 + 1152) + (1152 * 4304 + 4304) + (4304 * 1152 + 1152);
+  const i64 tower = embed + 27 * block + 2 * 1152;  // + post_layernorm
+  const i64 projector = 1152 * 5376 + 1152;        // mm_input_projection_weight + mm_soft_emb_norm
+  CHECK(m.vision.params == tower + projector);
+  // Gemma 3 Technical Report (arXiv 2503.19786), Table 1: vision encoder 417M parameters
+  CHECK(near(m.vision.params - projector, 417'000'000, 500'000));
+  CHECK(starts_with(m.vision.basis, "exact: Gemma 3 SigLIP, 27 blocks of width 1152"));
+}
+
+TEST_CASE("LLaVA CLIP tower and projector counted exactly", "[hf][vision]") {
+  const auto m = kvtest::load("llava-1.5-7b");
+  // vision_config: CLIP ViT-L/14-336, hidden 1024, intermediate 4096, 24 layers; text width 4096
+  const i64 embed = 1024 + 3 * 14 * 14 * 1024 + (24 * 24 + 1) * 1024;  // class + conv (no bias) + positions
+  const i64 block = 2 * 2 * 1024 + 4 * (1024 * 1024 + 1024) + (1024 * 4096 + 4096) + (4096 * 1024 + 1024);
+  const i64 tower = embed + 2 * 2 * 1024 + 24 * block;  // pre_layrnorm + post_layernorm
+  const i64 projector = (1024 * 4096 + 4096) + (4096 * 4096 + 4096);
+  CHECK(m.vision.params == tower + projector);
+  // CLIP ViT-L/14 image encoder: 304M parameters (EVA-CLIP, arXiv 2303.15389, Table 1)
+  CHECK(near(tower, 304'000'000, 1'000'000));
+  CHECK(starts_with(m.vision.basis, "exact: LLaVA CLIP, 24 blocks"));
+
+  // LLaVA-NeXT adds image_newline, one text-width vector
+  const auto next = kvtest::from_text(with_top("llava-1.5-7b", "model_type", "llava_next"));
+  CHECK(next.vision.params == tower + projector + 4096);
+  // no projector biases
+  const auto nobias = kvtest::from_text(with_top("llava-1.5-7b", "multimodal_projector_bias", false));
+  CHECK(nobias.vision.params == tower + projector - 2 * 4096);
+}
+
+TEST_CASE("Llama 3.2 Vision encoder counted exactly", "[hf][vision]") {
+  const auto m = kvtest::load("llama-3.2-11b-vision");
+  // vision_config: hidden 1280, intermediate 5120, 32 local + 8 global layers, patch 14, image 448,
+  // 4 tiles, 8 aspect ratios, vision_output_dim 7680; text width 4096
+  const i64 n = (448 / 14) * (448 / 14) + 1;  // patches + class token
+  const i64 embed = 3 * 14 * 14 * 1280 + 1280  // conv (no bias) + class embedding
+                    + 1 + n * 1280 + 9 * 4 * n * 1280  // gated position embedding: gate, table, tile table
+                    + 2 * (9 * 4 * 1280 + 1)           // pre/post tile embeddings with gates
+                    + 2 * 2 * 1280;                    // layernorm_pre, layernorm_post
+  const i64 layer = 2 * 2 * 1280 + 4 * 1280 * 1280 + (1280 * 5120 + 5120) + (5120 * 1280 + 1280);
+  const i64 projector = 7680 * 4096 + 4096;
+  CHECK(m.vision.params == embed + 32 * layer + 8 * (layer + 2) + projector);
+  CHECK(starts_with(m.vision.basis, "exact: Llama 3.2 Vision ViT, 32 local + 8 gated global layers"));
+}
+
+TEST_CASE("Llama 4 vision encoder counted exactly", "[hf][vision]") {
+  const auto m = kvtest::load("llama-4-scout-17b-16e");
+  // vision_config: hidden 1408, intermediate 5632, 34 layers, patch 14, image 336, projector 4096/4096,
+  // vision_output_dim 4096; text width 5120
+  const i64 embed = 3 * 14 * 14 * 1408 + 1408 + (24 * 24 + 1) * 1408 + 2 * 2 * 1408;
+  const i64 layer = 2 * 2 * 1408 + 4 * (1408 * 1408 + 1408) + (1408 * 5632 + 5632) + (5632 * 1408 + 1408);
+  const i64 adapter = 5632 * 4096 + 4096 * 4096, projector = 4096 * 5120;
+  CHECK(m.vision.params == embed + 34 * layer + adapter + projector);
+  CHECK(starts_with(m.vision.basis, "exact: Llama 4 ViT, 34 layers"));
+}
+
+TEST_CASE("unknown vision families keep the labelled estimate", "[hf][vision]") {
+  // a flat config whose model_type kvplan reads as text but whose vision tower it does not count
+  const auto m = kvtest::from_text(with_top("qwen2.5-vl-7b-instruct", "model_type", "mistral3"));
+  CHECK(m.vision.present);
+  CHECK(starts_with(m.vision.basis, "estimate: generic ViT"));
+}
+
+TEST_CASE("the vision part of the weights is the counted tower", "[hf][vision][weights]") {
+  const auto m = kvtest::load("gemma-3-27b-it");
+  const auto w = kvplan::count_params(m);
+  CHECK(w.total - w.text_total == m.vision.params);
+}
