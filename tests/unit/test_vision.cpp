@@ -3,7 +3,8 @@
 // it stands for, and, where one is published, checked against the published parameter count.
 #include <catch2/catch.hpp>
 
-#include "helpers.hpp"
+#include "cli_run.hpp"
+#include "plan_helpers.hpp"
 #include "kvplan/core/weights.hpp"
 #include "kvplan/io/json_read.hpp"
 
@@ -140,4 +141,73 @@ TEST_CASE("the vision part of the weights is the counted tower", "[hf][vision][w
   const auto m = kvtest::load("gemma-3-27b-it");
   const auto w = kvplan::count_params(m);
   CHECK(w.total - w.text_total == m.vision.params);
+}
+
+// ---- vLLM's encoder cache in the profiled peak (planner/src/core/plan.cpp vllm_mm_encoder_bytes) ----
+
+namespace {
+
+kvplan::Planner vllm_plan(const std::string& model, i64 image_limit = -1, i64 max_seqs = 0, i64 batched = 0) {
+  auto e = kvtest::engine(kvplan::EngineKind::vllm);
+  e.mm_image_limit = image_limit;
+  e.max_num_seqs = max_seqs;
+  e.max_num_batched_tokens = batched;
+  return kvplan::Planner(kvtest::spec(model, "h100-sxm", e));
+}
+
+}  // namespace
+
+TEST_CASE("vLLM reserves the encoder cache it profiles for image models", "[plan][vision]") {
+  // LLaVA-1.5: 336 / 14 = 24, 24 x 24 = 576 embeddings an image (CLS dropped); text width 4096, f16.
+  // h100-sxm defaults: max_num_batched_tokens 8192, max_num_seqs 1024, max_model_len 4096:
+  // 8192 // 576 = 14 images; the decoder bound 1024 x min(999, 4096 // 576 = 7) is larger
+  const auto llava = vllm_plan("llava-1.5-7b");
+  CHECK(llava.budget_bytes("mm_encoder_cache") == 14LL * 576 * 4096 * 2);
+  // Gemma 3: mm_tokens_per_image 256, text width 5376, bf16: 8192 // 256 = 32 images
+  CHECK(vllm_plan("gemma-3-27b-it").budget_bytes("mm_encoder_cache") == 32LL * 256 * 5376 * 2);
+
+  // '{"image": 0}': text-only, no encoder profiling, and the KV pool gets those bytes back
+  const auto text_only = vllm_plan("llava-1.5-7b", 0);
+  CHECK(text_only.budget_bytes("mm_encoder_cache") == 0);
+  CHECK(text_only.budget_bytes("kv_cache_available") - llava.budget_bytes("kv_cache_available") == 14LL * 576 * 4096 * 2);
+
+  // the decoder bound: 2 sequences x 1 image a prompt = 2 images (< 14)
+  CHECK(vllm_plan("llava-1.5-7b", 1, 2).budget_bytes("mm_encoder_cache") == 2LL * 576 * 4096 * 2);
+  // a token budget below one image still holds one: max(512, 576) // 576 = 1
+  CHECK(vllm_plan("llava-1.5-7b", -1, 0, 512).budget_bytes("mm_encoder_cache") == 1LL * 576 * 4096 * 2);
+
+  // not modelled: Qwen2.5-VL's image size comes from its processor (no term); other engines
+  CHECK(vllm_plan("qwen2.5-vl-7b-instruct").budget_bytes("mm_encoder_cache") == 0);
+  auto sg = kvtest::engine(kvplan::EngineKind::sglang);
+  CHECK(kvplan::Planner(kvtest::spec("llava-1.5-7b", "h100-sxm", sg)).budget_bytes("mm_encoder_cache") == 0);
+}
+
+TEST_CASE("vLLM --limit-mm-per-prompt from a kvplan flag or a pasted vLLM command, in each version's form", "[front-doors][vision]") {
+  using nlohmann::json;
+  auto term = [](const kvtest::Run& r) -> long long {
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    const json j = json::parse(r.out);  // kept alive while the loop walks it
+    for (const auto& t : j["results"]["budget"])
+      if (t["term"] == "mm_encoder_cache") return t["bytes"].get<long long>();
+    return 0;
+  };
+  // LLaVA-1.5 on h100-sxm: 14 images x 576 embeddings x 4096 x 2 B by default (see the case above);
+  // one image a prompt with 8 sequences: min(14, 8 x 1) = 8 images
+  const long long eight = 8LL * 576 * 4096 * 2;
+  const std::vector<std::string> base = {"plan", "llava-1.5-7b", "--context", "2k", "--format", "json"};
+  auto with = [&](std::vector<std::string> more) {
+    auto a = base;
+    a.insert(a.end(), more.begin(), more.end());
+    return kvtest::kvplan(a);
+  };
+  CHECK(term(with({})) == 14LL * 576 * 4096 * 2);
+  CHECK(term(with({"--max-num-seqs", "8", "--limit-mm-per-prompt", R"({"image": 1})"})) == eight);
+  CHECK(term(with({"--", "vllm", "serve", "m", "--max-num-seqs", "8", "--limit-mm-per-prompt", R"({"image":{"count":1}})"})) == eight);
+  // vLLM 0.8.3 takes key=value pairs
+  CHECK(term(with({"--engine", "vllm@0.8.3", "--max-num-seqs", "8", "--limit-mm-per-prompt", "image=1,video=0"})) == eight);
+  // text-only: no encoder profiling; inputs record the count given
+  const auto text_only = with({"--limit-mm-per-prompt", R"({"image": 0})"});
+  CHECK(term(text_only) == 0);
+  CHECK(json::parse(text_only.out)["inputs"]["limit_mm_per_prompt_image"] == 0);
 }

@@ -127,11 +127,14 @@ i64 clip(const JsonView& v, std::string& what) {
 // Gemma 3 (modeling_gemma3.py): SigLIP tower + Gemma3MultiModalProjector: mm_input_projection_weight
 // (vision width x text width, no bias) and mm_soft_emb_norm (Gemma3RMSNorm over the vision width);
 // the average pool has no weights.
-VisionTower gemma3(const JsonView& v, i64 text_hidden) {
+VisionTower gemma3(const JsonView& root, const JsonView& v, i64 text_hidden) {
   std::string what;
   const i64 h = v.get_int("hidden_size", 1, kMaxDim);
   const i64 tower = siglip(v, what);
   VisionTower vt{true, add(tower, add(mul(h, text_hidden), rms_norm(h))), ""};
+  // the average pool leaves mm_tokens_per_image embeddings per image (Gemma3Config default 256); vLLM's
+  // processor pans and scans only when asked (do_pan_and_scan off), so one crop is the largest item
+  vt.tokens_per_item = root.int_or("mm_tokens_per_image", 256, 1, 1 << 20);
   vt.basis = "exact: Gemma 3 " + what + "; projector " + s(h) + " -> " + s(text_hidden) +
              " without bias and its RMSNorm (transformers modeling_gemma3, modeling_siglip)";
   return vt;
@@ -154,6 +157,11 @@ VisionTower llava(const JsonView& root, const JsonView& v, const std::string& ou
   const bool next = outer == "llava_next";
   if (next) proj = add(proj, text_hidden);
   VisionTower vt{true, add(tower, proj), ""};
+  if (!next) {  // one embedding per patch; CLIP's class token too with vision_feature_select_strategy "full"
+    const i64 p = v.int_or("patch_size", sig ? 16 : 32, 1, 4096), img = v.int_or("image_size", 224, 1, 1 << 20);
+    const bool full = root.string_or("vision_feature_select_strategy", "default") == "full";
+    vt.tokens_per_item = add(mul(img / p, img / p), full && !sig ? 1 : 0);
+  }  // LLaVA-NeXT's any-resolution tiling: not modelled (0)
   vt.basis = std::string("exact: ") + (next ? "LLaVA-NeXT " : "LLaVA ") + what + "; 2-layer projector " +
              s(mul(h, layers)) + " -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
              (next ? ", image_newline" : "") + " (transformers modeling_llava" + (next ? "_next" : "") +
@@ -245,7 +253,7 @@ VisionTower read_vision_tower(const JsonView& root, const JsonView& v, const std
   if (outer == "qwen2_vl") return qwen2_vl(v);
   if (outer == "qwen2_5_vl") return qwen2_5_vl(v);
   if (outer == "qwen3_vl" || outer == "qwen3_vl_moe") return qwen3_vl(v);
-  if (outer == "gemma3") return gemma3(v, text_hidden);
+  if (outer == "gemma3") return gemma3(root, v, text_hidden);
   if (outer == "llava" || outer == "llava_next") return llava(root, v, outer, text_hidden);
   if (outer == "mllama") return mllama(v, text_hidden);
   if (outer == "llama4") return llama4(v, text_hidden);

@@ -83,6 +83,7 @@ struct VisionTower {
   bool present = false;
   i64 params = 0;           // from vision_config (io/vision_config.cpp): exact per family, else estimated
   std::string basis;        // "exact: ..." (what was counted) or "estimate: ..."
+  i64 tokens_per_item = 0;  // embeddings the largest image yields (what vLLM's encoder cache counts); 0 = not modelled
 };
 
 /// Quantisation of the linear layers, from quantization_config or --weight-format.
