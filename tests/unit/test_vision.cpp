@@ -130,9 +130,39 @@ TEST_CASE("Llama 4 vision encoder counted exactly", "[hf][vision]") {
   CHECK(starts_with(m.vision.basis, "exact: Llama 4 ViT, 34 layers"));
 }
 
+TEST_CASE("Pixtral towers counted exactly (LLaVA format and Mistral 3)", "[hf][vision]") {
+  // mistral-community/pixtral-12b vision_config: Pixtral, hidden 1024, intermediate 4096, 24 layers, patch 16
+  const auto pix = kvplan::io::json::parse(R"({"model_type":"pixtral","hidden_size":1024,"intermediate_size":4096,
+      "num_hidden_layers":24,"num_attention_heads":16,"head_dim":64,"patch_size":16,"image_size":1024})");
+  const i64 layer = 2 * 1024 + 4 * 1024 * 1024 + 3 * 1024 * 4096;  // 2 RMSNorms, q/k/v/o, gate/up/down: no biases
+  const i64 tower = 3 * 16 * 16 * 1024 + 1024 + 24 * layer;           // conv without bias + ln_pre
+  // Pixtral 12B report (arXiv 2410.07073): a 400M-parameter vision encoder
+  CHECK(near(tower, 400'000'000, 5'000'000));
+  const auto llava = kvtest::from_text(with_top("llava-1.5-7b", "vision_config", pix));  // text width 4096
+  CHECK(llava.vision.params == tower + (1024 * 4096 + 4096) + (4096 * 4096 + 4096));
+  CHECK(starts_with(llava.vision.basis, "exact: LLaVA Pixtral, 24 layers"));
+
+  // Mistral 3 (Mistral-Small-3.1 layout): spatial_merge_size 2, projector without biases by default
+  auto j = kvplan::io::json::parse(with_top("llava-1.5-7b", "vision_config", pix));
+  j["model_type"] = "mistral3";
+  j["text_config"]["model_type"] = "mistral";
+  j["text_config"]["hidden_size"] = 5120;
+  j["text_config"]["num_hidden_layers"] = 40;
+  j["text_config"]["num_attention_heads"] = 32;
+  j["text_config"]["num_key_value_heads"] = 8;
+  j["text_config"]["head_dim"] = 128;
+  j["text_config"]["intermediate_size"] = 32768;
+  const auto m3 = kvtest::from_text(j.dump());
+  const i64 projector = 1024                // norm (RMSNorm)
+                        + 4096 * 1024       // patch_merger.merging_layer (1024 x 2 x 2 -> 1024)
+                        + 1024 * 5120 + 5120 * 5120;  // linear_1, linear_2 without biases
+  CHECK(m3.vision.params == tower + projector);
+  CHECK(starts_with(m3.vision.basis, "exact: Mistral 3 Pixtral"));
+}
+
 TEST_CASE("unknown vision families keep the labelled estimate", "[hf][vision]") {
   // a flat config whose model_type kvplan reads as text but whose vision tower it does not count
-  const auto m = kvtest::from_text(with_top("qwen2.5-vl-7b-instruct", "model_type", "mistral3"));
+  const auto m = kvtest::from_text(with_top("qwen2.5-vl-7b-instruct", "model_type", "qwen2"));
   CHECK(m.vision.present);
   CHECK(starts_with(m.vision.basis, "estimate: generic ViT"));
 }

@@ -124,6 +124,39 @@ i64 clip(const JsonView& v, std::string& what) {
              mul(layers, block));
 }
 
+// Pixtral vision encoder (modeling_pixtral.py): Conv2d patch embed without bias, ln_pre RMSNorm,
+// layers of attention_norm + ffn_norm (RMSNorm), q/k/v/o and gated gate/up/down MLP without bias;
+// 2-D rotary positions (no weights), no post-norm.
+i64 pixtral(const JsonView& v, std::string& what) {
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim), layers = v.get_int("num_hidden_layers", 1, kMaxLayers);
+  const i64 inter = v.get_int("intermediate_size", 1, kMaxDim), p = v.get_int("patch_size", 1, 4096);
+  const i64 block = add(add(mul(2, rms_norm(h)), mul(4, linear(h, h, false))),
+                        add(mul(2, linear(h, inter, false)), linear(inter, h, false)));
+  what = "Pixtral, " + s(layers) + " layers of width " + s(h) + " (RMSNorm, gated MLP " + s(inter) +
+         ", no biases), Conv2d patch " + s(p) + " without bias, ln_pre";
+  return add(add(mul(channels(v), mul(mul(p, p), h)), rms_norm(h)), mul(layers, block));
+}
+
+// Mistral 3 (modeling_mistral3.py): the Pixtral tower + Mistral3MultiModalProjector: norm (RMSNorm over
+// the vision width), patch_merger.merging_layer Linear(h*m^2, h) without bias, linear_1 (h x feature
+// layers -> text width) and linear_2 (text -> text), biased only when multimodal_projector_bias is true.
+VisionTower mistral3(const JsonView& root, const JsonView& v, i64 text_hidden) {
+  std::string what;
+  const i64 tower = pixtral(v, what);
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim), m = root.int_or("spatial_merge_size", 2, 1, 64);
+  i64 layers = 1;
+  if (root.has("vision_feature_layer") && root.raw().at("vision_feature_layer").is_array())
+    layers = i64(root.int_list("vision_feature_layer", -kMaxLayers, kMaxLayers).size());
+  const bool bias = root.bool_or("multimodal_projector_bias", false);
+  const i64 proj = add(add(rms_norm(h), linear(mul(h, mul(m, m)), h, false)),
+                       add(linear(mul(h, layers), text_hidden, bias), linear(text_hidden, text_hidden, bias)));
+  VisionTower vt{true, add(tower, proj), ""};
+  vt.basis = "exact: Mistral 3 " + what + "; projector RMSNorm, patch merger " + s(mul(h, mul(m, m))) + " -> " + s(h) +
+             ", 2-layer MLP -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
+             " (transformers modeling_mistral3, modeling_pixtral)";
+  return vt;
+}
+
 // Gemma 3 (modeling_gemma3.py): SigLIP tower + Gemma3MultiModalProjector: mm_input_projection_weight
 // (vision width x text width, no bias) and mm_soft_emb_norm (Gemma3RMSNorm over the vision width);
 // the average pool has no weights.
@@ -146,8 +179,9 @@ VisionTower gemma3(const JsonView& root, const JsonView& v, i64 text_hidden) {
 // adds image_newline (one text-width vector).
 VisionTower llava(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden) {
   std::string what;
-  const bool sig = v.string_or("model_type", "clip_vision_model") == "siglip_vision_model";
-  const i64 tower = sig ? siglip(v, what) : clip(v, what);
+  const std::string vtype = v.string_or("model_type", "clip_vision_model");
+  const bool sig = vtype == "siglip_vision_model", pix = vtype == "pixtral";
+  const i64 tower = pix ? pixtral(v, what) : sig ? siglip(v, what) : clip(v, what);
   const i64 h = v.int_or("hidden_size", 768, 1, kMaxDim);
   i64 layers = 1;
   if (root.has("vision_feature_layer") && root.raw().at("vision_feature_layer").is_array())
@@ -157,7 +191,7 @@ VisionTower llava(const JsonView& root, const JsonView& v, const std::string& ou
   const bool next = outer == "llava_next";
   if (next) proj = add(proj, text_hidden);
   VisionTower vt{true, add(tower, proj), ""};
-  if (!next) {  // one embedding per patch; CLIP's class token too with vision_feature_select_strategy "full"
+  if (!next && !pix) {  // one embedding per patch; CLIP's class token too with vision_feature_select_strategy "full"
     const i64 p = v.int_or("patch_size", sig ? 16 : 32, 1, 4096), img = v.int_or("image_size", 224, 1, 1 << 20);
     const bool full = root.string_or("vision_feature_select_strategy", "default") == "full";
     vt.tokens_per_item = add(mul(img / p, img / p), full && !sig ? 1 : 0);
@@ -165,7 +199,7 @@ VisionTower llava(const JsonView& root, const JsonView& v, const std::string& ou
   vt.basis = std::string("exact: ") + (next ? "LLaVA-NeXT " : "LLaVA ") + what + "; 2-layer projector " +
              s(mul(h, layers)) + " -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
              (next ? ", image_newline" : "") + " (transformers modeling_llava" + (next ? "_next" : "") +
-             ", modeling_" + (sig ? "siglip" : "clip") + ")";
+             ", modeling_" + (pix ? "pixtral" : sig ? "siglip" : "clip") + ")";
   return vt;
 }
 
@@ -257,6 +291,7 @@ VisionTower read_vision_tower(const JsonView& root, const JsonView& v, const std
   if (outer == "llava" || outer == "llava_next") return llava(root, v, outer, text_hidden);
   if (outer == "mllama") return mllama(v, text_hidden);
   if (outer == "llama4") return llama4(v, text_hidden);
+  if (outer == "mistral3") return mistral3(root, v, text_hidden);
   return estimate_vision(v, text_hidden);
 }
 
