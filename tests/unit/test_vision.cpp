@@ -69,6 +69,11 @@ TEST_CASE("Qwen3-VL ViT counted exactly with its deepstack mergers", "[hf][visio
   const i64 merger = 2 * 1152 + mlp, deepstack = 3 * (2 * 4608 + mlp);
   CHECK(m.vision.params == patch + pos + 27 * block + merger + deepstack);
   CHECK(starts_with(m.vision.basis, "exact: Qwen3-VL ViT, 27 blocks"));
+  // a trimmed vision_config without the deepstack and position keys takes the config class's defaults
+  auto j = kvplan::io::parse_json_file(kvtest::data("configs/qwen3-vl-8b-instruct.json"));
+  j["vision_config"].erase("deepstack_visual_indexes");
+  j["vision_config"].erase("num_position_embeddings");
+  CHECK(kvtest::from_text(j.dump()).vision.params == m.vision.params);
 }
 
 TEST_CASE("Gemma 3 SigLIP tower and projector counted exactly", "[hf][vision]") {

@@ -76,7 +76,8 @@ VisionTower qwen3_vl(const JsonView& v) {
   const i64 p = v.int_or("patch_size", 16, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
   const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
   const i64 pos = v.int_or("num_position_embeddings", 2304, 1, 1 << 24);
-  const i64 deep = i64(v.int_list("deepstack_visual_indexes", 0, kMaxLayers).size());
+  // absent keys take Qwen3VLVisionConfig's defaults (patch 16, 2304 positions, deepstack [8, 16, 24])
+  const i64 deep = v.has("deepstack_visual_indexes") ? i64(v.int_list("deepstack_visual_indexes", 0, kMaxLayers).size()) : 3;
   const i64 patch = add(mul(mul(channels(v), t), mul(mul(p, p), h)), h);
   const i64 block = add(add(mul(2, layer_norm(h)), add(linear(h, 3 * h, true), linear(h, h, true))),
                         add(linear(h, inter, true), linear(inter, h, true)));
