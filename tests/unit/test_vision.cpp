@@ -37,6 +37,10 @@ TEST_CASE("Qwen2.5-VL ViT counted exactly", "[hf][vision]") {
   // Qwen2.5-VL Technical Report (arXiv 2502.13923), Table 1: the ViT has 675M parameters
   CHECK(near(m.vision.params, 675'000'000, 2'000'000));
   CHECK(starts_with(m.vision.basis, "exact: Qwen2.5-VL ViT, 32 blocks of width 1280"));
+  // out_hidden_size absent: Qwen2_5_VLVisionConfig's default 3584, this model's text width anyway
+  auto j = kvplan::io::parse_json_file(kvtest::data("configs/qwen2.5-vl-7b-instruct.json"));
+  j["vision_config"].erase("out_hidden_size");
+  CHECK(kvtest::from_text(j.dump()).vision.params == m.vision.params);
 }
 
 TEST_CASE("Qwen2-VL ViT counted exactly", "[hf][vision]") {
@@ -133,6 +137,12 @@ TEST_CASE("Llama 4 vision encoder counted exactly", "[hf][vision]") {
   const i64 adapter = 5632 * 4096 + 4096 * 4096, projector = 4096 * 5120;
   CHECK(m.vision.params == embed + 34 * layer + adapter + projector);
   CHECK(starts_with(m.vision.basis, "exact: Llama 4 ViT, 34 layers"));
+  // a key the exact count needs is missing: the labelled estimate, saying why
+  auto j = kvplan::io::parse_json_file(kvtest::data("configs/llama-4-scout-17b-16e.json"));
+  j["vision_config"].erase("projector_input_dim");
+  const auto est = kvtest::from_text(j.dump());
+  CHECK(starts_with(est.vision.basis, "estimate: generic ViT"));
+  CHECK(est.vision.basis.find("not counted exactly: config.json: /vision_config/projector_input_dim: missing") != std::string::npos);
 }
 
 TEST_CASE("Pixtral towers counted exactly (LLaVA format and Mistral 3)", "[hf][vision]") {

@@ -6,6 +6,7 @@
 #include "vision_config.hpp"
 
 #include "kvplan/core/checked.hpp"
+#include "kvplan/core/error.hpp"
 #include "kvplan/io/limits.hpp"
 
 namespace kvplan::io {
@@ -30,8 +31,9 @@ i64 channels(const JsonView& v) {
 // proj with bias, MLP fc1/fc2 (embed_dim x mlp_ratio) with bias; PatchMerger LayerNorm(embed_dim) +
 // Linear(d*m^2, d*m^2) + Linear(d*m^2, hidden_size), both with bias. No post-norm.
 VisionTower qwen2_vl(const JsonView& v) {
-  const i64 d = v.get_int("embed_dim", 1, kMaxDim), depth = v.get_int("depth", 1, kMaxLayers);
-  const i64 out = v.get_int("hidden_size", 1, kMaxDim);  // Qwen2VLVisionConfig.hidden_size: the text width
+  // absent keys take Qwen2VLVisionConfig's defaults (embed_dim 1280, depth 32, hidden_size 3584)
+  const i64 d = v.int_or("embed_dim", 1280, 1, kMaxDim), depth = v.int_or("depth", 32, 1, kMaxLayers);
+  const i64 out = v.int_or("hidden_size", 3584, 1, kMaxDim);  // Qwen2VLVisionConfig.hidden_size: the text width
   const double ratio = v.opt_number("mlp_ratio").value_or(4.0);
   const i64 mlp = i64(double(d) * ratio);  // int(embed_dim * mlp_ratio)
   const i64 p = v.int_or("patch_size", 14, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
@@ -51,8 +53,9 @@ VisionTower qwen2_vl(const JsonView& v) {
 // proj with bias, gated SiLU MLP gate/up/down with bias; window attention adds no weights (rotary
 // only); PatchMerger RMSNorm(hidden) + Linear(h*m^2, h*m^2) + Linear(h*m^2, out_hidden_size), biased.
 VisionTower qwen2_5_vl(const JsonView& v) {
-  const i64 h = v.get_int("hidden_size", 1, kMaxDim), depth = v.get_int("depth", 1, kMaxLayers);
-  const i64 inter = v.get_int("intermediate_size", 1, kMaxDim), out = v.get_int("out_hidden_size", 1, kMaxDim);
+  // absent keys take Qwen2_5_VLVisionConfig's defaults (hidden 3584, depth 32, intermediate 3420, out 3584)
+  const i64 h = v.int_or("hidden_size", 3584, 1, kMaxDim), depth = v.int_or("depth", 32, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 3420, 1, kMaxDim), out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
   const i64 p = v.int_or("patch_size", 14, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
   const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
   const i64 patch = mul(mul(channels(v), t), mul(mul(p, p), h));
@@ -71,8 +74,8 @@ VisionTower qwen2_5_vl(const JsonView& v) {
 // a merger LayerNorm(hidden) + two biased Linears, and one deepstack merger per
 // deepstack_visual_indexes entry whose LayerNorm is over the merged width h*m^2.
 VisionTower qwen3_vl(const JsonView& v) {
-  const i64 h = v.get_int("hidden_size", 1, kMaxDim), depth = v.get_int("depth", 1, kMaxLayers);
-  const i64 inter = v.get_int("intermediate_size", 1, kMaxDim), out = v.get_int("out_hidden_size", 1, kMaxDim);
+  const i64 h = v.int_or("hidden_size", 1152, 1, kMaxDim), depth = v.int_or("depth", 27, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 4304, 1, kMaxDim), out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
   const i64 p = v.int_or("patch_size", 16, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
   const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
   const i64 pos = v.int_or("num_position_embeddings", 2304, 1, 1 << 24);
@@ -211,10 +214,11 @@ VisionTower llava(const JsonView& root, const JsonView& v, const std::string& ou
 // fc1/fc2 with bias; multi_modal_projector Linear(vision_output_dim, text width) with bias. The gated
 // cross-attention layers belong to the text model and are counted there.
 VisionTower mllama(const JsonView& v, i64 text_hidden) {
-  const i64 h = v.get_int("hidden_size", 1, kMaxDim), inter = v.get_int("intermediate_size", 1, kMaxDim);
-  const i64 local = v.get_int("num_hidden_layers", 1, kMaxLayers), global = v.get_int("num_global_layers", 0, kMaxLayers);
-  const i64 p = v.get_int("patch_size", 1, 4096), img = v.get_int("image_size", 1, 1 << 20);
-  const i64 tiles = v.get_int("max_num_tiles", 1, 1024), out = v.get_int("vision_output_dim", 1, kMaxDim);
+  // absent keys take MllamaVisionConfig's defaults
+  const i64 h = v.int_or("hidden_size", 1280, 1, kMaxDim), inter = v.int_or("intermediate_size", 5120, 1, kMaxDim);
+  const i64 local = v.int_or("num_hidden_layers", 32, 1, kMaxLayers), global = v.int_or("num_global_layers", 8, 0, kMaxLayers);
+  const i64 p = v.int_or("patch_size", 14, 1, 4096), img = v.int_or("image_size", 448, 1, 1 << 20);
+  const i64 tiles = v.int_or("max_num_tiles", 4, 1, 1024), out = v.int_or("vision_output_dim", 7680, 1, kMaxDim);
   i64 ratios = 8;  // MllamaVisionConfig default supported_aspect_ratios has 8 entries
   if (v.has("supported_aspect_ratios")) ratios = i64(v.raw().at("supported_aspect_ratios").size());
   const i64 n = add(mul(img / p, img / p), 1), rows = ratios + 1;
@@ -284,7 +288,19 @@ VisionTower estimate_vision(const JsonView& v, i64 text_hidden) {
 
 }  // namespace
 
+static VisionTower exact_vision(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden);
+
 VisionTower read_vision_tower(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden) {
+  try {
+    return exact_vision(root, v, outer, text_hidden);
+  } catch (const InputError& err) {  // a key the exact count needs is missing or out of range: estimate, and say why
+    VisionTower vt = estimate_vision(v, text_hidden);
+    vt.basis += " (not counted exactly: " + err.where() + ": " + err.problem() + ")";
+    return vt;
+  }
+}
+
+static VisionTower exact_vision(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden) {
   if (outer == "qwen2_vl") return qwen2_vl(v);
   if (outer == "qwen2_5_vl") return qwen2_5_vl(v);
   if (outer == "qwen3_vl" || outer == "qwen3_vl_moe") return qwen3_vl(v);
