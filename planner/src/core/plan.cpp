@@ -92,9 +92,10 @@ static i64 vllm_mm_encoder_bytes(const ModelSpec& m, i64 text_hidden, const Engi
   const i64 budget = std::max(e.max_num_batched_tokens, t);
   const i64 per_prompt = std::max<i64>(1, std::min(limit, e.max_model_len / t));
   const i64 items = std::max<i64>(1, std::min(budget / t, mul(e.max_num_seqs, per_prompt, "multimodal items")));
-  basis = std::to_string(items) + " images x " + std::to_string(t) + " embeddings x hidden " + std::to_string(text_hidden) +
-          " x " + std::string(format_info(m.dtype).name) + " (vLLM profiles the encoder cache budget " +
-          std::to_string(budget) + "; --limit-mm-per-prompt image " + (e.mm_image_limit < 0 ? "999 default" : std::to_string(limit)) + ")";
+  basis = std::to_string(items) + " images x " + std::to_string(t) + " embeddings x hidden " +
+          std::to_string(text_hidden) + " x " + std::string(format_info(m.dtype).name) +
+          " (vLLM profiles the encoder cache budget " + std::to_string(budget) + "; --limit-mm-per-prompt image " +
+          (e.mm_image_limit < 0 ? "999 default" : std::to_string(limit)) + ")";
   return mul(mul(items, t, "encoder cache"), mul(text_hidden, format_info(m.dtype).block_bytes), "encoder cache bytes");
 }
 
@@ -182,8 +183,9 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         const i64 usable = floor_fraction(total_, e.memory_fraction);
         const i64 graphs_in = graphs_inside ? graphs : 0;
         available = usable - weights - activation - mm - non_torch - graphs_in - extra - lora;
-        avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) + ") - weights - activation_peak" +
-                      (mm > 0 ? " - mm_encoder_cache" : "") + " - non_torch" + (graphs_inside ? " - cuda_graphs" : "") + " - extra";
+        avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) +
+                      ") - weights - activation_peak" + (mm > 0 ? " - mm_encoder_cache" : "") + " - non_torch" +
+                      (graphs_inside ? " - cuda_graphs" : "") + " - extra";
         if (context + graphs - graphs_in > total_ - usable)
           trial.report_.notes.push_back("CUDA context" + std::string(graphs_inside ? "" : " + graphs") + " (" + human_bytes(context + graphs - graphs_in) +
                                         ") exceed the " + human_bytes(total_ - usable) + " vLLM leaves outside gpu_memory_utilization: risk of OOM");

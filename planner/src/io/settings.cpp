@@ -59,14 +59,16 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
       if (part.substr(0, eq) == "image") image = *n;
     }
   } else {
-    const std::string fix = "vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)";
+    const std::string fix =
+        "vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)";
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded()) bag.fail(key, "'" + text + "' is not JSON", fix);
     if (!j.is_object()) bag.fail(key, "expected a JSON object of counts per modality, got " + describe_value(j), fix);
     for (auto it = j.begin(); it != j.end(); ++it) {
       const json& v = it.value().is_object() && it.value().contains("count") ? it.value()["count"] : it.value();
       if (!v.is_number_integer() || v.get<i64>() < 0)
-        bag.fail(key, "\"" + it.key() + "\": expected a count >= 0 or {\"count\": N}, got " + describe_value(it.value()), fix);
+        bag.fail(key, "\"" + it.key() + "\": expected a count >= 0 or {\"count\": N}, got " + describe_value(it.value()),
+                 fix);
       if (it.key() == "image") image = v.get<i64>();
     }
   }

@@ -55,7 +55,8 @@ VisionTower qwen2_vl(const JsonView& v) {
 VisionTower qwen2_5_vl(const JsonView& v) {
   // absent keys take Qwen2_5_VLVisionConfig's defaults (hidden 3584, depth 32, intermediate 3420, out 3584)
   const i64 h = v.int_or("hidden_size", 3584, 1, kMaxDim), depth = v.int_or("depth", 32, 1, kMaxLayers);
-  const i64 inter = v.int_or("intermediate_size", 3420, 1, kMaxDim), out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
+  const i64 inter = v.int_or("intermediate_size", 3420, 1, kMaxDim);
+  const i64 out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
   const i64 p = v.int_or("patch_size", 14, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
   const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
   const i64 patch = mul(mul(channels(v), t), mul(mul(p, p), h));
@@ -75,12 +76,14 @@ VisionTower qwen2_5_vl(const JsonView& v) {
 // deepstack_visual_indexes entry whose LayerNorm is over the merged width h*m^2.
 VisionTower qwen3_vl(const JsonView& v) {
   const i64 h = v.int_or("hidden_size", 1152, 1, kMaxDim), depth = v.int_or("depth", 27, 1, kMaxLayers);
-  const i64 inter = v.int_or("intermediate_size", 4304, 1, kMaxDim), out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
+  const i64 inter = v.int_or("intermediate_size", 4304, 1, kMaxDim);
+  const i64 out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
   const i64 p = v.int_or("patch_size", 16, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
   const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
   const i64 pos = v.int_or("num_position_embeddings", 2304, 1, 1 << 24);
   // absent keys take Qwen3VLVisionConfig's defaults (patch 16, 2304 positions, deepstack [8, 16, 24])
-  const i64 deep = v.has("deepstack_visual_indexes") ? i64(v.int_list("deepstack_visual_indexes", 0, kMaxLayers).size()) : 3;
+  const i64 deep =
+      v.has("deepstack_visual_indexes") ? i64(v.int_list("deepstack_visual_indexes", 0, kMaxLayers).size()) : 3;
   const i64 patch = add(mul(mul(channels(v), t), mul(mul(p, p), h)), h);
   const i64 block = add(add(mul(2, layer_norm(h)), add(linear(h, 3 * h, true), linear(h, h, true))),
                         add(linear(h, inter, true), linear(inter, h, true)));
@@ -216,7 +219,8 @@ VisionTower llava(const JsonView& root, const JsonView& v, const std::string& ou
 VisionTower mllama(const JsonView& v, i64 text_hidden) {
   // absent keys take MllamaVisionConfig's defaults
   const i64 h = v.int_or("hidden_size", 1280, 1, kMaxDim), inter = v.int_or("intermediate_size", 5120, 1, kMaxDim);
-  const i64 local = v.int_or("num_hidden_layers", 32, 1, kMaxLayers), global = v.int_or("num_global_layers", 8, 0, kMaxLayers);
+  const i64 local = v.int_or("num_hidden_layers", 32, 1, kMaxLayers);
+  const i64 global = v.int_or("num_global_layers", 8, 0, kMaxLayers);
   const i64 p = v.int_or("patch_size", 14, 1, 4096), img = v.int_or("image_size", 448, 1, 1 << 20);
   const i64 tiles = v.int_or("max_num_tiles", 4, 1, 1024), out = v.int_or("vision_output_dim", 7680, 1, kMaxDim);
   i64 ratios = 8;  // MllamaVisionConfig default supported_aspect_ratios has 8 entries
