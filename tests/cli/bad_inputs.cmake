@@ -158,3 +158,10 @@ kvplan_cli_test(bad_llama_override_buffer EXIT 2 STDOUT_EMPTY ARGS plan llama-3.
   STDERR "kvplan: error: --override-tensor: unknown buffer type 'XPU' in 'exps=XPU'<SEMI> use CPU or a GPU's buffer such as CUDA0")
 kvplan_cli_test(bad_llama_gpu_count_huge EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine llama.cpp --gpu-count 17
   STDERR "kvplan: error: --gpu-count: 17 GPUs<SEMI> llama.cpp uses at most 16<SEMI> give at most 16 GPUs")
+# vLLM --limit-mm-per-prompt: JSON from 0.10, key=value pairs in 0.8; the line names the flag and the form to write
+kvplan_cli_test(bad_limit_mm_pairs_on_new_vllm EXIT 2 STDOUT_EMPTY ARGS plan llava-1.5-7b --context 1k --limit-mm-per-prompt image=4
+  STDERR "kvplan: error: --limit-mm-per-prompt: 'image=4' is not JSON<SEMI> vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)")
+kvplan_cli_test(bad_limit_mm_json_on_vllm_083 EXIT 2 STDOUT_EMPTY ARGS plan llava-1.5-7b --context 1k --engine vllm@0.8.3 --limit-mm-per-prompt "{\"image\":4}"
+  STDERR "kvplan: error: --limit-mm-per-prompt: '{\"image\":4}' is JSON<SEMI> vLLM 0.8.3 takes modality=count pairs such as image=16,video=2")
+kvplan_cli_test(bad_limit_mm_negative EXIT 2 STDOUT_EMPTY ARGS plan llava-1.5-7b --context 1k --limit-mm-per-prompt "{\"image\":-1}"
+  STDERR "kvplan: error: --limit-mm-per-prompt: \"image\": expected a count >= 0 or {\"count\": N}, got -1<SEMI> vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)")

@@ -75,6 +75,30 @@ i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemF
   return add(mlp, logits, "activation bytes");
 }
 
+// vLLM's multimodal profiling (vllm-project/vllm main @ 003ad86e, read 2026-12: vllm/v1/worker/gpu_model_runner.py
+// profile_run; vllm/multimodal/encoder_budget.py _get_max_items; vllm/v1/core/encoder_cache_manager.py
+// compute_mm_encoder_budget). The encoder runs on a dummy batch of N items of the largest size, T embeddings
+// each, and the outputs are put in the encoder cache while the text model's dummy batch runs, so the peak
+// vLLM measures grows by N x T x hidden x dtype bytes (the encoder cache's budget, held outside the KV pool):
+//   budget = max(max_num_batched_tokens, T)   (encoder_cache_size and the encoder compute budget default
+//                                              to max_num_batched_tokens)
+//   N = max(1, min(budget // T, max_num_seqs x max(1, min(limit, max_model_len // T))))   (chunked prefill)
+// limit = --limit-mm-per-prompt's image count (999 when not given). A limit of 0 leaves no modality: vLLM
+// initialises no encoder cache and skips the encoder profiling (text-only). 0 bytes when T is not modelled.
+static i64 vllm_mm_encoder_bytes(const ModelSpec& m, i64 text_hidden, const EngineSettings& e, std::string& basis) {
+  const i64 t = m.vision.tokens_per_item;
+  if (!m.vision.present || t <= 0 || e.mm_image_limit == 0) return 0;
+  const i64 limit = e.mm_image_limit < 0 ? 999 : e.mm_image_limit;
+  const i64 budget = std::max(e.max_num_batched_tokens, t);
+  const i64 per_prompt = std::max<i64>(1, std::min(limit, e.max_model_len / t));
+  const i64 items = std::max<i64>(1, std::min(budget / t, mul(e.max_num_seqs, per_prompt, "multimodal items")));
+  basis = std::to_string(items) + " images x " + std::to_string(t) + " embeddings x hidden " +
+          std::to_string(text_hidden) + " x " + std::string(format_info(m.dtype).name) +
+          " (vLLM profiles the encoder cache budget " + std::to_string(budget) + "; --limit-mm-per-prompt image " +
+          (e.mm_image_limit < 0 ? "999 default" : std::to_string(limit)) + ")";
+  return mul(mul(items, t, "encoder cache"), mul(text_hidden, format_info(m.dtype).block_bytes), "encoder cache bytes");
+}
+
 Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
   const ModelSpec& m = spec_.model;
   const EngineSettings& e = spec_.engine;
@@ -144,6 +168,9 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
                                 std::to_string(act_tokens) + " batched tokens x 4 x widest MLP x " + std::string(format_info(m.dtype).name) +
                                     " + max_num_seqs x " + (full_vocab ? "vocab (gathered on every rank)" : "vocab/tp") + " x 4 B logits",
                                 e.kind != EngineKind::sglang);
+    std::string mm_basis;
+    const i64 mm_bytes = e.kind == EngineKind::vllm ? vllm_mm_encoder_bytes(rank, m.hidden, e, mm_basis) : 0;
+    const i64 mm = mm_bytes > 0 ? term("mm_encoder_cache", std::nullopt, mm_bytes, mm_basis, true) : 0;
     const i64 non_torch = term("non_torch", ov.non_torch, multi ? kNonTorchMulti : kNonTorchSingle,
                                multi ? "cuBLAS/attention workspaces + NCCL buffers (estimate)" : "cuBLAS/attention workspaces (estimate, vLLM logs 0.16-0.4 GiB)", true);
     const bool sglang = e.kind == EngineKind::sglang;
@@ -195,9 +222,10 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
         // From 0.21 the CUDA graph estimate is subtracted too (#38284).
         const i64 usable = floor_fraction(total_, e.memory_fraction);
         const i64 graphs_in = graphs_inside ? graphs : 0;
-        available = usable - weights - activation - non_torch - graphs_in - extra - lora - draft_in;
+        available = usable - weights - activation - mm - non_torch - graphs_in - extra - lora - draft_in;
         avail_basis = "floor(total x " + std::to_string(e.memory_fraction).substr(0, 4) +
-                      ") - weights - activation_peak - non_torch" + (graphs_inside ? " - cuda_graphs" : "") + " - extra" +
+                      ") - weights - activation_peak" + (mm > 0 ? " - mm_encoder_cache" : "") + " - non_torch" +
+                      (graphs_inside ? " - cuda_graphs" : "") + " - extra" + (lora > 0 ? " - lora_adapters" : "") +
                       (draft_in > 0 ? " - draft_weights" : "");
         if (context + graphs - graphs_in > total_ - usable)
           trial.report_.notes.push_back("CUDA context" + std::string(graphs_inside ? "" : " + graphs") + " (" + human_bytes(context + graphs - graphs_in) +

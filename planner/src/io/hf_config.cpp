@@ -3,6 +3,7 @@
 #include "kvplan/io/hf_config.hpp"
 
 #include "kvplan/io/limits.hpp"
+#include "vision_config.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -744,33 +745,6 @@ struct Reader {
   }
 };
 
-// Vision tower: a generic ViT estimate from vision_config (patch embedding, depth x (attention with
-// biases + MLP + 2 norms), projector to the text width). Labelled an estimate wherever printed.
-VisionTower estimate_vision(const JsonView& v, i64 text_hidden) {
-  VisionTower vt;
-  const i64 h = v.get_int_any({"hidden_size", "embed_dim", "width"}, 1, kMaxDim);
-  const i64 depth = v.get_int_any({"depth", "num_hidden_layers", "num_layers"}, 1, kMaxLayers);
-  const i64 inter = v.int_or("intermediate_size", 4 * h, 1, kMaxDim);
-  const i64 patch = v.int_or("patch_size", 14, 1, 4096);
-  const i64 ch = v.has("in_chans") ? v.get_int("in_chans", 1, 64) : v.int_or("num_channels", 3, 1, 64);
-  const i64 temporal = v.int_or("temporal_patch_size", 1, 1, 64);
-  const bool gated = v.string_or("hidden_act", "") == "silu";
-  i64 p = mul(mul(ch, mul(patch, patch)), mul(temporal, h));
-  const i64 block = add(add(mul(4, mul(h, h)), mul(4, h)),                                   // qkv + o with biases
-                        add(mul(gated ? 3 : 2, mul(h, inter)), add(mul(gated ? 2 : 1, inter), h)))  // MLP
-                    + mul(4, h);                                                              // 2 LayerNorms
-  p = add(p, mul(depth, block));
-  const i64 out = v.int_or("out_hidden_size", text_hidden, 1, kMaxDim);
-  const i64 merge = v.int_or("spatial_merge_size", 1, 1, 64);
-  const i64 mh = mul(h, mul(merge, merge));
-  p = add(p, add(add(mul(mh, mh), mh), add(mul(mh, out), out)));  // 2-layer projector to the text width
-  vt.present = true;
-  vt.params = p;
-  vt.basis = "estimate: generic ViT (" + std::to_string(depth) + " blocks of width " + std::to_string(h) +
-             ") plus a 2-layer projector, from vision_config";
-  return vt;
-}
-
 // quantization_config -> effective bits on linear layers.
 WeightQuant read_quant(const JsonView& q) {
   WeightQuant w;
@@ -928,7 +902,7 @@ ModelSpec model_from_hf_config(const json& root_json, const std::string& label, 
                                                    fam == Family::qwen3_moe || fam == Family::gemma3 ||
                                                    fam == Family::mllama || fam == Family::llama ||
                                                    fam == Family::llama4 || fam == Family::mistral))
-    m.vision = estimate_vision(*v, m.hidden);
+    m.vision = read_vision_tower(root, *v, outer, m.hidden);
   if (auto q = root.object("quantization_config")) m.quant = read_quant(*q);
   else if (auto q2 = t.object("quantization_config")) m.quant = read_quant(*q2);
   return m;

@@ -14,6 +14,7 @@
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/engine_flags.hpp"
+#include "kvplan/io/json_read.hpp"
 
 namespace kvplan::io {
 
@@ -30,6 +31,48 @@ std::vector<std::string> split(std::string_view s, char sep) {
     start = end + 1;
   }
   return out;
+}
+
+// vLLM --limit-mm-per-prompt: the items of each modality one prompt may carry. vLLM 0.8 takes
+// key=value pairs (image=16,video=2; vllm-project/vllm v0.8.3 vllm/engine/arg_utils.py, nullable_kvs);
+// 0.10 on a JSON object ({"image": 16}; later also {"image": {"count": 16, ...}}, vllm/config/multimodal.py).
+// The image count reaches the plan (EngineSettings::mm_image_limit); 0 is vLLM's text-only mode.
+void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
+  const std::string key = "limit_mm_per_prompt";
+  const std::string text = bag.text(key).value_or("");
+  const std::string& version = s.engine.version;
+  const bool pairs = !version.empty() && compare_versions(version, "0.10.0") < 0;
+  auto count_of = [](const std::string& t) -> std::optional<i64> {
+    if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); }))
+      return std::nullopt;
+    return std::stoll(t);
+  };
+  std::optional<i64> image;
+  if (pairs) {
+    const std::string fix = "vLLM " + version + " takes modality=count pairs such as image=16,video=2";
+    if (!text.empty() && text.front() == '{') bag.fail(key, "'" + text + "' is JSON", fix);
+    if (text.empty()) bag.fail(key, "empty value", fix);
+    for (const auto& part : split(text, ',')) {
+      const auto eq = part.find('=');
+      const auto n = eq == std::string::npos ? std::nullopt : count_of(part.substr(eq + 1));
+      if (eq == 0 || !n) bag.fail(key, "'" + part + "' is not modality=count", fix);
+      if (part.substr(0, eq) == "image") image = *n;
+    }
+  } else {
+    const std::string fix =
+        "vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)";
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) bag.fail(key, "'" + text + "' is not JSON", fix);
+    if (!j.is_object()) bag.fail(key, "expected a JSON object of counts per modality, got " + describe_value(j), fix);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const json& v = it.value().is_object() && it.value().contains("count") ? it.value()["count"] : it.value();
+      if (!v.is_number_integer() || v.get<i64>() < 0)
+        bag.fail(key, "\"" + it.key() + "\": expected a count >= 0 or {\"count\": N}, got " + describe_value(it.value()),
+                 fix);
+      if (it.key() == "image") image = v.get<i64>();
+    }
+  }
+  if (image) s.engine.mm_image_limit = *image;
 }
 
 Conv conv_named(const std::string& n) {
@@ -84,6 +127,8 @@ struct Row {
   Row& choices(std::vector<std::string> c) { d.choices = std::move(c); return *this; }
   Row& autos() { d.allows_auto = true; return *this; }
   Row& sweep() { d.sweepable = true; return *this; }
+  // A value that needs its own parse: `f` reads it from the bag into the DeploymentSpec.
+  Row& apply(std::function<void(const SettingsBag&, DeploymentSpec&)> f) { d.apply = std::move(f); return *this; }
   // The field of EngineSettings the value sets (its type decides how the text is read).
   Row& into(std::optional<i64> EngineSettings::*field) {
     const std::string key = d.key;
@@ -198,6 +243,8 @@ std::vector<SettingDef> build_table() {
       .on(E::vllm, "--kv-cache-memory-bytes:vllm_int").yaml("kv_cache_config.max_gpu_total_bytes"));
   r.push_back(Row("num_gpu_blocks_override", T::count, "engine", "vLLM: use this many KV blocks instead of what memory profiling finds")
       .flags("--num-gpu-blocks-override@vllm").on(E::vllm, "--num-gpu-blocks-override").into(&EngineSettings::num_gpu_blocks_override));
+  r.push_back(Row("limit_mm_per_prompt", T::text, "engine", "vLLM: multimodal items per prompt, '{\"image\": 4}' (0.10+) or image=4 (0.8); sizes the encoder cache vLLM profiles; '{\"image\": 0}' = text-only, no encoder profiling")
+      .flags("--limit-mm-per-prompt@vllm,generic").on(E::vllm, "--limit-mm-per-prompt").apply(apply_limit_mm));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")

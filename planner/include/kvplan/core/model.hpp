@@ -81,8 +81,9 @@ enum class NormKind { rms, layer };  // RMSNorm: weight only; LayerNorm: weight 
 
 struct VisionTower {
   bool present = false;
-  i64 params = 0;           // estimated from vision_config (see weights.cpp)
-  std::string basis;        // how it was estimated
+  i64 params = 0;           // from vision_config (io/vision_config.cpp): exact per family, else estimated
+  std::string basis;        // "exact: ..." (what was counted) or "estimate: ..."
+  i64 tokens_per_item = 0;  // embeddings the largest image yields (what vLLM's encoder cache counts); 0 = not modelled
 };
 
 /// Quantisation of the linear layers, from quantization_config or --weight-format.

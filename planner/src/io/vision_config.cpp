@@ -1,0 +1,319 @@
+// Vision towers from vision_config, counted module by module as the transformers modeling files
+// build them (huggingface/transformers v4.57.1, src/transformers/models/<family>/modeling_*.py):
+// patch embedding (with or without bias), position embeddings, each block's norms / attention / MLP
+// with the biases the code gives them, the post-norm, and the merger or projector into the text
+// model. Families kvplan does not know keep the generic-ViT estimate, labelled as one.
+#include "vision_config.hpp"
+
+#include "kvplan/core/checked.hpp"
+#include "kvplan/core/error.hpp"
+#include "kvplan/io/limits.hpp"
+
+namespace kvplan::io {
+
+namespace {
+
+using namespace limits;
+
+i64 linear(i64 in, i64 out, bool bias) { return add(mul(in, out), bias ? out : 0); }
+i64 layer_norm(i64 h) { return mul(2, h); }  // nn.LayerNorm: weight + bias
+i64 rms_norm(i64 h) { return h; }            // RMSNorm: weight only
+std::string s(i64 v) { return std::to_string(v); }
+
+i64 channels(const JsonView& v) {
+  // Qwen2.5-VL's config.json says in_chans, which its config class ignores (it reads in_channels, 3)
+  for (const char* k : {"in_channels", "num_channels"})
+    if (v.has(k)) return v.get_int(k, 1, 64);
+  return 3;
+}
+
+// Qwen2-VL (modeling_qwen2_vl.py): Conv3d patch embed without bias; blocks of LayerNorm x2, qkv and
+// proj with bias, MLP fc1/fc2 (embed_dim x mlp_ratio) with bias; PatchMerger LayerNorm(embed_dim) +
+// Linear(d*m^2, d*m^2) + Linear(d*m^2, hidden_size), both with bias. No post-norm.
+VisionTower qwen2_vl(const JsonView& v) {
+  // absent keys take Qwen2VLVisionConfig's defaults (embed_dim 1280, depth 32, hidden_size 3584)
+  const i64 d = v.int_or("embed_dim", 1280, 1, kMaxDim), depth = v.int_or("depth", 32, 1, kMaxLayers);
+  const i64 out = v.int_or("hidden_size", 3584, 1, kMaxDim);  // Qwen2VLVisionConfig.hidden_size: the text width
+  const double ratio = v.opt_number("mlp_ratio").value_or(4.0);
+  const i64 mlp = i64(double(d) * ratio);  // int(embed_dim * mlp_ratio)
+  const i64 p = v.int_or("patch_size", 14, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
+  const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), md = mul(d, mul(m, m));
+  const i64 patch = mul(mul(channels(v), t), mul(mul(p, p), d));
+  const i64 block = add(add(mul(2, layer_norm(d)), add(linear(d, 3 * d, true), linear(d, d, true))),
+                        add(linear(d, mlp, true), linear(mlp, d, true)));
+  const i64 merger = add(layer_norm(d), add(linear(md, md, true), linear(md, out, true)));
+  VisionTower vt{true, add(patch, add(mul(depth, block), merger)), ""};
+  vt.basis = "exact: Qwen2-VL ViT, " + s(depth) + " blocks of width " + s(d) + " (LayerNorm, MLP " + s(mlp) +
+             ", biases on qkv/proj/MLP), Conv3d patch embed " + s(t) + "x" + s(p) + "x" + s(p) +
+             " without bias, patch merger " + s(md) + " -> " + s(out) + " (transformers modeling_qwen2_vl)";
+  return vt;
+}
+
+// Qwen2.5-VL (modeling_qwen2_5_vl.py): Conv3d patch embed without bias; blocks of RMSNorm x2, qkv and
+// proj with bias, gated SiLU MLP gate/up/down with bias; window attention adds no weights (rotary
+// only); PatchMerger RMSNorm(hidden) + Linear(h*m^2, h*m^2) + Linear(h*m^2, out_hidden_size), biased.
+VisionTower qwen2_5_vl(const JsonView& v) {
+  // absent keys take Qwen2_5_VLVisionConfig's defaults (hidden 3584, depth 32, intermediate 3420, out 3584)
+  const i64 h = v.int_or("hidden_size", 3584, 1, kMaxDim), depth = v.int_or("depth", 32, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 3420, 1, kMaxDim);
+  const i64 out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
+  const i64 p = v.int_or("patch_size", 14, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
+  const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
+  const i64 patch = mul(mul(channels(v), t), mul(mul(p, p), h));
+  const i64 block = add(add(mul(2, rms_norm(h)), add(linear(h, 3 * h, true), linear(h, h, true))),
+                        add(mul(2, linear(h, inter, true)), linear(inter, h, true)));
+  const i64 merger = add(rms_norm(h), add(linear(mh, mh, true), linear(mh, out, true)));
+  VisionTower vt{true, add(patch, add(mul(depth, block), merger)), ""};
+  vt.basis = "exact: Qwen2.5-VL ViT, " + s(depth) + " blocks of width " + s(h) + " (RMSNorm, gated SiLU MLP " +
+             s(inter) + ", biases on qkv/proj/MLP), Conv3d patch embed " + s(t) + "x" + s(p) + "x" + s(p) +
+             " without bias, patch merger " + s(mh) + " -> " + s(out) + " (transformers modeling_qwen2_5_vl)";
+  return vt;
+}
+
+// Qwen3-VL (modeling_qwen3_vl.py): Conv3d patch embed with bias; learned position embedding
+// (num_position_embeddings rows); blocks of LayerNorm x2, qkv/proj with bias, MLP fc1/fc2 with bias;
+// a merger LayerNorm(hidden) + two biased Linears, and one deepstack merger per
+// deepstack_visual_indexes entry whose LayerNorm is over the merged width h*m^2.
+VisionTower qwen3_vl(const JsonView& v) {
+  const i64 h = v.int_or("hidden_size", 1152, 1, kMaxDim), depth = v.int_or("depth", 27, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 4304, 1, kMaxDim);
+  const i64 out = v.int_or("out_hidden_size", 3584, 1, kMaxDim);
+  const i64 p = v.int_or("patch_size", 16, 1, 4096), t = v.int_or("temporal_patch_size", 2, 1, 64);
+  const i64 m = v.int_or("spatial_merge_size", 2, 1, 64), mh = mul(h, mul(m, m));
+  const i64 pos = v.int_or("num_position_embeddings", 2304, 1, 1 << 24);
+  // absent keys take Qwen3VLVisionConfig's defaults (patch 16, 2304 positions, deepstack [8, 16, 24])
+  const i64 deep =
+      v.has("deepstack_visual_indexes") ? i64(v.int_list("deepstack_visual_indexes", 0, kMaxLayers).size()) : 3;
+  const i64 patch = add(mul(mul(channels(v), t), mul(mul(p, p), h)), h);
+  const i64 block = add(add(mul(2, layer_norm(h)), add(linear(h, 3 * h, true), linear(h, h, true))),
+                        add(linear(h, inter, true), linear(inter, h, true)));
+  const i64 mlp = add(linear(mh, mh, true), linear(mh, out, true));
+  const i64 mergers = add(add(layer_norm(h), mlp), mul(deep, add(layer_norm(mh), mlp)));
+  VisionTower vt{true, add(add(patch, mul(pos, h)), add(mul(depth, block), mergers)), ""};
+  vt.basis = "exact: Qwen3-VL ViT, " + s(depth) + " blocks of width " + s(h) + " (LayerNorm, MLP " + s(inter) +
+             ", biases), Conv3d patch embed with bias, " + s(pos) + " learned positions, merger " + s(mh) + " -> " +
+             s(out) + " and " + s(deep) + " deepstack mergers (transformers modeling_qwen3_vl)";
+  return vt;
+}
+
+// SigLIP vision transformer (modeling_siglip.py): Conv2d patch embed with bias, (image/patch)^2
+// learned positions, blocks of LayerNorm x2, q/k/v/out and fc1/fc2 with bias, post LayerNorm, and the
+// attention-pooling head when vision_use_head (absent = used, as SiglipVisionTransformer reads it).
+i64 siglip(const JsonView& v, std::string& what) {
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim), layers = v.get_int("num_hidden_layers", 1, kMaxLayers);
+  const i64 inter = v.get_int("intermediate_size", 1, kMaxDim);
+  const i64 p = v.get_int("patch_size", 1, 4096), img = v.get_int("image_size", 1, 1 << 20);
+  const i64 n = mul(img / p, img / p);
+  const i64 block = add(add(mul(2, layer_norm(h)), mul(4, linear(h, h, true))),
+                        add(linear(h, inter, true), linear(inter, h, true)));
+  i64 total = add(add(linear(mul(channels(v), mul(p, p)), h, true), mul(n, h)), add(mul(layers, block), layer_norm(h)));
+  const bool head = v.bool_or("vision_use_head", true);
+  if (head)  // probe + nn.MultiheadAttention (in_proj 3h x h + bias, out_proj) + LayerNorm + MLP
+    total = add(total, add(add(h, add(linear(h, 3 * h, true), linear(h, h, true))),
+                           add(layer_norm(h), add(linear(h, inter, true), linear(inter, h, true)))));
+  what = "SigLIP, " + s(layers) + " blocks of width " + s(h) + " (MLP " + s(inter) + "), " + s(n) +
+         " learned positions, post-LayerNorm" + (head ? ", pooling head" : "");
+  return total;
+}
+
+// CLIP vision transformer (modeling_clip.py): class embedding, Conv2d patch embed without bias,
+// (image/patch)^2 + 1 positions, pre_layrnorm, blocks as SigLIP's, post_layernorm.
+i64 clip(const JsonView& v, std::string& what) {
+  const i64 h = v.int_or("hidden_size", 768, 1, kMaxDim), layers = v.int_or("num_hidden_layers", 12, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 3072, 1, kMaxDim);  // CLIPVisionConfig defaults
+  const i64 p = v.int_or("patch_size", 32, 1, 4096), img = v.int_or("image_size", 224, 1, 1 << 20);
+  const i64 n = add(mul(img / p, img / p), 1);
+  const i64 block = add(add(mul(2, layer_norm(h)), mul(4, linear(h, h, true))),
+                        add(linear(h, inter, true), linear(inter, h, true)));
+  what = "CLIP, " + s(layers) + " blocks of width " + s(h) + " (MLP " + s(inter) + "), class embedding, " + s(n) +
+         " learned positions, pre- and post-LayerNorm";
+  return add(add(add(h, mul(channels(v), mul(mul(p, p), h))), add(mul(n, h), mul(2, layer_norm(h)))),
+             mul(layers, block));
+}
+
+// Pixtral vision encoder (modeling_pixtral.py): Conv2d patch embed without bias, ln_pre RMSNorm,
+// layers of attention_norm + ffn_norm (RMSNorm), q/k/v/o and gated gate/up/down MLP without bias;
+// 2-D rotary positions (no weights), no post-norm.
+i64 pixtral(const JsonView& v, std::string& what) {
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim), layers = v.get_int("num_hidden_layers", 1, kMaxLayers);
+  const i64 inter = v.get_int("intermediate_size", 1, kMaxDim), p = v.get_int("patch_size", 1, 4096);
+  const i64 block = add(add(mul(2, rms_norm(h)), mul(4, linear(h, h, false))),
+                        add(mul(2, linear(h, inter, false)), linear(inter, h, false)));
+  what = "Pixtral, " + s(layers) + " layers of width " + s(h) + " (RMSNorm, gated MLP " + s(inter) +
+         ", no biases), Conv2d patch " + s(p) + " without bias, ln_pre";
+  return add(add(mul(channels(v), mul(mul(p, p), h)), rms_norm(h)), mul(layers, block));
+}
+
+// Mistral 3 (modeling_mistral3.py): the Pixtral tower + Mistral3MultiModalProjector: norm (RMSNorm over
+// the vision width), patch_merger.merging_layer Linear(h*m^2, h) without bias, linear_1 (h x feature
+// layers -> text width) and linear_2 (text -> text), biased only when multimodal_projector_bias is true.
+VisionTower mistral3(const JsonView& root, const JsonView& v, i64 text_hidden) {
+  std::string what;
+  const i64 tower = pixtral(v, what);
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim), m = root.int_or("spatial_merge_size", 2, 1, 64);
+  i64 layers = 1;
+  if (root.has("vision_feature_layer") && root.raw().at("vision_feature_layer").is_array())
+    layers = i64(root.int_list("vision_feature_layer", -kMaxLayers, kMaxLayers).size());
+  const bool bias = root.bool_or("multimodal_projector_bias", false);
+  const i64 proj = add(add(rms_norm(h), linear(mul(h, mul(m, m)), h, false)),
+                       add(linear(mul(h, layers), text_hidden, bias), linear(text_hidden, text_hidden, bias)));
+  VisionTower vt{true, add(tower, proj), ""};
+  vt.basis = "exact: Mistral 3 " + what + "; projector RMSNorm, patch merger " + s(mul(h, mul(m, m))) + " -> " + s(h) +
+             ", 2-layer MLP -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
+             " (transformers modeling_mistral3, modeling_pixtral)";
+  return vt;
+}
+
+// Gemma 3 (modeling_gemma3.py): SigLIP tower + Gemma3MultiModalProjector: mm_input_projection_weight
+// (vision width x text width, no bias) and mm_soft_emb_norm (Gemma3RMSNorm over the vision width);
+// the average pool has no weights.
+VisionTower gemma3(const JsonView& root, const JsonView& v, i64 text_hidden) {
+  std::string what;
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim);
+  const i64 tower = siglip(v, what);
+  VisionTower vt{true, add(tower, add(mul(h, text_hidden), rms_norm(h))), ""};
+  // the average pool leaves mm_tokens_per_image embeddings per image (Gemma3Config default 256); vLLM's
+  // processor pans and scans only when asked (do_pan_and_scan off), so one crop is the largest item
+  vt.tokens_per_item = root.int_or("mm_tokens_per_image", 256, 1, 1 << 20);
+  vt.basis = "exact: Gemma 3 " + what + "; projector " + s(h) + " -> " + s(text_hidden) +
+             " without bias and its RMSNorm (transformers modeling_gemma3, modeling_siglip)";
+  return vt;
+}
+
+// LLaVA / LLaVA-NeXT (modeling_llava.py, modeling_llava_next.py): the vision tower (CLIP, or SigLIP
+// when vision_config says so) + LlavaMultiModalProjector linear_1 (width x feature layers -> text
+// width) and linear_2 (text -> text), biased unless multimodal_projector_bias is false; LLaVA-NeXT
+// adds image_newline (one text-width vector).
+VisionTower llava(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden) {
+  std::string what;
+  const std::string vtype = v.string_or("model_type", "clip_vision_model");
+  const bool sig = vtype == "siglip_vision_model", pix = vtype == "pixtral";
+  const i64 tower = pix ? pixtral(v, what) : sig ? siglip(v, what) : clip(v, what);
+  const i64 h = v.int_or("hidden_size", 768, 1, kMaxDim);
+  i64 layers = 1;
+  if (root.has("vision_feature_layer") && root.raw().at("vision_feature_layer").is_array())
+    layers = i64(root.int_list("vision_feature_layer", -kMaxLayers, kMaxLayers).size());
+  const bool bias = root.bool_or("multimodal_projector_bias", true);
+  i64 proj = add(linear(mul(h, layers), text_hidden, bias), linear(text_hidden, text_hidden, bias));
+  const bool next = outer == "llava_next";
+  if (next) proj = add(proj, text_hidden);
+  VisionTower vt{true, add(tower, proj), ""};
+  if (!next && !pix) {  // one embedding per patch; CLIP's class token too with vision_feature_select_strategy "full"
+    const i64 p = v.int_or("patch_size", sig ? 16 : 32, 1, 4096), img = v.int_or("image_size", 224, 1, 1 << 20);
+    const bool full = root.string_or("vision_feature_select_strategy", "default") == "full";
+    vt.tokens_per_item = add(mul(img / p, img / p), full && !sig ? 1 : 0);
+  }  // LLaVA-NeXT's any-resolution tiling: not modelled (0)
+  vt.basis = std::string("exact: ") + (next ? "LLaVA-NeXT " : "LLaVA ") + what + "; 2-layer projector " +
+             s(mul(h, layers)) + " -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
+             (next ? ", image_newline" : "") + " (transformers modeling_llava" + (next ? "_next" : "") +
+             ", modeling_" + (pix ? "pixtral" : sig ? "siglip" : "clip") + ")";
+  return vt;
+}
+
+// Llama 3.2 Vision (modeling_mllama.py): Conv2d patch embed without bias, class embedding, gated
+// position embedding (gate, (n+1) x h, tile table (ratios+1) x tiles*(n+1)*h), gated pre/post tile
+// embeddings ((ratios+1) x tiles*h + gate), LayerNorm pre/post; num_hidden_layers local layers and
+// num_global_layers gated global layers (gate_attn, gate_ffn) of LayerNorm x2, q/k/v/o without bias,
+// fc1/fc2 with bias; multi_modal_projector Linear(vision_output_dim, text width) with bias. The gated
+// cross-attention layers belong to the text model and are counted there.
+VisionTower mllama(const JsonView& v, i64 text_hidden) {
+  // absent keys take MllamaVisionConfig's defaults
+  const i64 h = v.int_or("hidden_size", 1280, 1, kMaxDim), inter = v.int_or("intermediate_size", 5120, 1, kMaxDim);
+  const i64 local = v.int_or("num_hidden_layers", 32, 1, kMaxLayers);
+  const i64 global = v.int_or("num_global_layers", 8, 0, kMaxLayers);
+  const i64 p = v.int_or("patch_size", 14, 1, 4096), img = v.int_or("image_size", 448, 1, 1 << 20);
+  const i64 tiles = v.int_or("max_num_tiles", 4, 1, 1024), out = v.int_or("vision_output_dim", 7680, 1, kMaxDim);
+  i64 ratios = 8;  // MllamaVisionConfig default supported_aspect_ratios has 8 entries
+  if (v.has("supported_aspect_ratios")) ratios = i64(v.raw().at("supported_aspect_ratios").size());
+  const i64 n = add(mul(img / p, img / p), 1), rows = ratios + 1;
+  const i64 embed = add(add(mul(channels(v), mul(mul(p, p), h)), h),
+                        add(add(1, add(mul(n, h), mul(rows, mul(tiles, mul(n, h))))),
+                            add(mul(2, add(mul(rows, mul(tiles, h)), 1)), mul(2, layer_norm(h)))));
+  const i64 block = add(add(mul(2, layer_norm(h)), mul(4, linear(h, h, false))),
+                        add(linear(h, inter, true), linear(inter, h, true)));
+  const i64 tower = add(embed, add(mul(local, block), mul(global, add(block, 2))));
+  VisionTower vt{true, add(tower, linear(out, text_hidden, true)), ""};
+  vt.basis = "exact: Llama 3.2 Vision ViT, " + s(local) + " local + " + s(global) + " gated global layers of width " +
+             s(h) + " (MLP " + s(inter) + ", attention without bias), gated position and " + s(rows) +
+             "-row tile embeddings for " + s(tiles) + " tiles, projector " + s(out) + " -> " + s(text_hidden) +
+             " (transformers modeling_mllama; cross-attention layers are in the text model)";
+  return vt;
+}
+
+// Llama 4 (modeling_llama4.py): unfold-conv patch embed Linear(channels*p*p, h) without bias, class
+// embedding, (image/patch)^2 + 1 positions, LayerNorm pre/post, layers of LayerNorm x2, q/k/v/o and
+// fc1/fc2 with bias; vision_adapter (pixel shuffle) fc1 Linear(intermediate, projector_input_dim) and
+// fc2 Linear(projector_output_dim, projector_output_dim) without bias; Llama4MultiModalProjector
+// Linear(vision_output_dim, text width) without bias.
+VisionTower llama4(const JsonView& v, i64 text_hidden) {
+  const i64 h = v.get_int("hidden_size", 1, kMaxDim), inter = v.get_int("intermediate_size", 1, kMaxDim);
+  const i64 layers = v.get_int("num_hidden_layers", 1, kMaxLayers);
+  const i64 p = v.get_int("patch_size", 1, 4096), img = v.get_int("image_size", 1, 1 << 20);
+  const i64 pin = v.get_int("projector_input_dim", 1, kMaxDim), pout = v.get_int("projector_output_dim", 1, kMaxDim);
+  const i64 out = v.get_int("vision_output_dim", 1, kMaxDim);
+  const i64 n = add(mul(img / p, img / p), 1);
+  const i64 embed = add(add(linear(mul(channels(v), mul(p, p)), h, false), h), add(mul(n, h), mul(2, layer_norm(h))));
+  const i64 block = add(add(mul(2, layer_norm(h)), mul(4, linear(h, h, true))),
+                        add(linear(h, inter, true), linear(inter, h, true)));
+  const i64 adapter = add(linear(inter, pin, false), linear(pout, pout, false));
+  VisionTower vt{true, add(add(embed, mul(layers, block)), add(adapter, linear(out, text_hidden, false))), ""};
+  vt.basis = "exact: Llama 4 ViT, " + s(layers) + " layers of width " + s(h) + " (MLP " + s(inter) + ", biases), " +
+             s(n) + " learned positions, pixel-shuffle adapter " + s(inter) + " -> " + s(pin) + " -> " + s(pout) +
+             ", projector " + s(out) + " -> " + s(text_hidden) + " (transformers modeling_llama4)";
+  return vt;
+}
+
+// Generic ViT estimate (patch embedding, depth x (attention with biases + MLP + 2 norms), a 2-layer
+// projector to the text width), for families not counted above. Labelled an estimate wherever printed.
+VisionTower estimate_vision(const JsonView& v, i64 text_hidden) {
+  VisionTower vt;
+  const i64 h = v.get_int_any({"hidden_size", "embed_dim", "width"}, 1, kMaxDim);
+  const i64 depth = v.get_int_any({"depth", "num_hidden_layers", "num_layers"}, 1, kMaxLayers);
+  const i64 inter = v.int_or("intermediate_size", 4 * h, 1, kMaxDim);
+  const i64 patch = v.int_or("patch_size", 14, 1, 4096);
+  const i64 ch = v.has("in_chans") ? v.get_int("in_chans", 1, 64) : v.int_or("num_channels", 3, 1, 64);
+  const i64 temporal = v.int_or("temporal_patch_size", 1, 1, 64);
+  const bool gated = v.string_or("hidden_act", "") == "silu";
+  i64 p = mul(mul(ch, mul(patch, patch)), mul(temporal, h));
+  const i64 block = add(add(mul(4, mul(h, h)), mul(4, h)),                                   // qkv + o with biases
+                        add(mul(gated ? 3 : 2, mul(h, inter)), add(mul(gated ? 2 : 1, inter), h)))  // MLP
+                    + mul(4, h);                                                              // 2 LayerNorms
+  p = add(p, mul(depth, block));
+  const i64 out = v.int_or("out_hidden_size", text_hidden, 1, kMaxDim);
+  const i64 merge = v.int_or("spatial_merge_size", 1, 1, 64);
+  const i64 mh = mul(h, mul(merge, merge));
+  p = add(p, add(add(mul(mh, mh), mh), add(mul(mh, out), out)));  // 2-layer projector to the text width
+  vt.present = true;
+  vt.params = p;
+  vt.basis = "estimate: generic ViT (" + std::to_string(depth) + " blocks of width " + std::to_string(h) +
+             ") plus a 2-layer projector, from vision_config";
+  return vt;
+}
+
+}  // namespace
+
+static VisionTower exact_vision(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden);
+
+VisionTower read_vision_tower(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden) {
+  try {
+    return exact_vision(root, v, outer, text_hidden);
+  } catch (const InputError& err) {  // a key the exact count needs is missing or out of range: estimate, and say why
+    VisionTower vt = estimate_vision(v, text_hidden);
+    vt.basis += " (not counted exactly: " + err.where() + ": " + err.problem() + ")";
+    return vt;
+  }
+}
+
+static VisionTower exact_vision(const JsonView& root, const JsonView& v, const std::string& outer, i64 text_hidden) {
+  if (outer == "qwen2_vl") return qwen2_vl(v);
+  if (outer == "qwen2_5_vl") return qwen2_5_vl(v);
+  if (outer == "qwen3_vl" || outer == "qwen3_vl_moe") return qwen3_vl(v);
+  if (outer == "gemma3") return gemma3(root, v, text_hidden);
+  if (outer == "llava" || outer == "llava_next") return llava(root, v, outer, text_hidden);
+  if (outer == "mllama") return mllama(v, text_hidden);
+  if (outer == "llama4") return llama4(v, text_hidden);
+  if (outer == "mistral3") return mistral3(root, v, text_hidden);
+  return estimate_vision(v, text_hidden);
+}
+
+}  // namespace kvplan::io
