@@ -371,17 +371,6 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
     for (const auto& w : d.draft->warnings) d.model.warnings.push_back(w);
 }
 
-std::vector<std::string> split_list(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t end = std::min(s.find(sep, start), s.size());
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // llama.cpp --device / --device-draft: comma-separated device names (CUDA0, ROCm1, Vulkan2 ...) as GPU indices,
 // the number a name ends in, else its position; "none": no GPU (common/arg.cpp parse_device_list).
 std::optional<std::vector<i64>> llama_device_list(const SettingsBag& bag, const char* key) {

@@ -1084,6 +1084,16 @@ bool is_gguf_file(const std::string& path) {
   return std::memcmp(magic, "GGUF", 4) == 0;
 }
 
+// One tensor of a GGUF into the totals: its count, bytes, elements, bytes by ggml type, and (name, bytes).
+static void count_tensor(GgufInfo& gi, const Tensor& t) {
+  gi.tensor_count += 1;
+  gi.tensor_bytes = add(gi.tensor_bytes, t.bytes, "tensor bytes");
+  gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
+  auto& by = gi.bytes_by_type[ggml_type(t.type)->name];
+  by = add(by, t.bytes, "tensor bytes");
+  gi.tensors.emplace_back(t.name, t.bytes);
+}
+
 GgufInfo gguf_tensor_table(const std::string& path, const std::string& expect_arch) {
   const Header h = read_header(path);
   Meta md{h, ""};
@@ -1097,14 +1107,7 @@ GgufInfo gguf_tensor_table(const std::string& path, const std::string& expect_ar
   gi.name = md.string_or("general.name", "");
   gi.general_type = md.string_or("general.type", "");
   gi.version = h.version;
-  for (const Tensor& t : h.tensors) {
-    gi.tensor_count += 1;
-    gi.tensor_bytes = add(gi.tensor_bytes, t.bytes, "tensor bytes");
-    gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
-    auto& by = gi.bytes_by_type[ggml_type(t.type)->name];
-    by = add(by, t.bytes, "tensor bytes");
-    gi.tensors.emplace_back(t.name, t.bytes);
-  }
+  for (const Tensor& t : h.tensors) count_tensor(gi, t);
   return gi;
 }
 
@@ -1172,12 +1175,7 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
     for (const Tensor& t : hp->tensors) {
       if (!b.tensors.emplace(t.name, &t).second)
         throw InputError(hp->path, "tensor '" + shown(t.name) + "' also appears in another split", kFixCorrupt);
-      gi.tensor_count += 1;
-      gi.tensor_bytes = add(gi.tensor_bytes, t.bytes, "tensor bytes");
-      gi.tensor_elements = add(gi.tensor_elements, t.elements, "tensor elements");
-      auto& by = gi.bytes_by_type[ggml_type(t.type)->name];
-      by = add(by, t.bytes, "tensor bytes");
-      gi.tensors.emplace_back(t.name, t.bytes);
+      count_tensor(gi, t);
     }
   }
   b.read();

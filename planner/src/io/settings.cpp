@@ -18,11 +18,7 @@
 
 namespace kvplan::io {
 
-namespace {
-
-using E = EngineKind;
-
-std::vector<std::string> split(std::string_view s, char sep) {
+std::vector<std::string> split_list(std::string_view s, char sep) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= s.size()) {
@@ -32,6 +28,10 @@ std::vector<std::string> split(std::string_view s, char sep) {
   }
   return out;
 }
+
+namespace {
+
+using E = EngineKind;
 
 // vLLM --limit-mm-per-prompt: the items of each modality one prompt may carry. vLLM 0.8 takes
 // key=value pairs (image=16,video=2; vllm-project/vllm v0.8.3 vllm/engine/arg_utils.py, nullable_kvs);
@@ -52,7 +52,7 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
     const std::string fix = "vLLM " + version + " takes modality=count pairs such as image=16,video=2";
     if (!text.empty() && text.front() == '{') bag.fail(key, "'" + text + "' is JSON", fix);
     if (text.empty()) bag.fail(key, "empty value", fix);
-    for (const auto& part : split(text, ',')) {
+    for (const auto& part : split_list(text, ',')) {
       const auto eq = part.find('=');
       const auto n = eq == std::string::npos ? std::nullopt : count_of(part.substr(eq + 1));
       if (eq == 0 || !n) bag.fail(key, "'" + part + "' is not modality=count", fix);
@@ -88,14 +88,14 @@ Conv conv_named(const std::string& n) {
 // "--a@vllm,generic|-b:vllm_int|--no-x=false"
 std::vector<Spelling> spellings(std::string_view list) {
   std::vector<Spelling> out;
-  for (std::string s : split(list, '|')) {
+  for (std::string s : split_list(list, '|')) {
     Spelling sp;
     if (s.size() > 6 && s.ends_with("=false")) {
       s.erase(s.size() - 6);
       sp.conv = Conv::negate;
     }
     if (const auto at = s.find('@'); at != std::string::npos) {
-      for (const auto& e : split(s.substr(at + 1), ',')) {
+      for (const auto& e : split_list(s.substr(at + 1), ',')) {
         const auto k = parse_engine(e);
         if (!k) throw std::logic_error("settings table: unknown engine " + e);
         sp.engines.push_back(*k);

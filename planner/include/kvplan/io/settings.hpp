@@ -134,4 +134,7 @@ std::optional<bool> parse_bool_text(std::string_view v);
 /// 1024); anything else is returned as written.
 std::string vllm_human_int(const std::string& v);
 
+/// The non-empty pieces of `s` between `sep`s ("a,,b" -> a, b).
+std::vector<std::string> split_list(std::string_view s, char sep);
+
 }  // namespace kvplan::io
