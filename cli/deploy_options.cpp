@@ -355,6 +355,30 @@ ojson perf_json(const PerfResult& r) {
            }()}};
 }
 
+// Where the memory lives: the GPU (per GPU), the host and disk KV tiers (per rank). A prefix found in a tier is not
+// prefilled again: recompute_saved_s_per_token = TTFT / prompt tokens, the performance model's prefill time of one
+// prompt of --prompt-tokens averaged per token (copy-in time not subtracted).
+ojson tiers_json(const Planner& p, const PerfResult& perf, i64 prompt_tokens) {
+  const EngineReport& r = p.engine();
+  const double saved = perf.ttft_s > 0 && prompt_tokens > 0 ? perf.ttft_s / static_cast<double>(prompt_tokens) : 0.0;
+  const ojson basis = "ttft_s / prompt_tokens: prefill time per token of one " + std::to_string(prompt_tokens) +
+                      "-token prompt (StepTimeModel), copy-in time not subtracted";
+  auto tier = [&](const char* name, i64 weights, i64 kv, std::optional<i64> tokens) {
+    ojson j = {{"tier", name}, {"weights_bytes", weights}, {"kv_bytes", kv}};
+    if (tokens) j["kv_tokens"] = *tokens;
+    if (tokens && *tokens > 0 && saved > 0) {
+      j["recompute_saved_s_per_token"] = saved;
+      j["recompute_saved_basis"] = basis;
+    }
+    return j;
+  };
+  ojson tiers = ojson::array();
+  tiers.push_back(tier("gpu", p.budget_bytes("weights"), r.kind == EngineKind::llamacpp ? r.gpu_kv_bytes : r.kv_pool_bytes, std::nullopt));
+  if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0) tiers.push_back(tier("host", r.host_weight_bytes, r.host_kv_bytes, r.host_kv_tokens));
+  if (r.disk_kv_bytes > 0) tiers.push_back(tier("disk", 0, r.disk_kv_bytes, r.disk_kv_tokens));
+  return tiers;
+}
+
 ojson plan_results_json(const Deployment& d, const Planner& p) {
   const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
   const ojson fit = {{"fits", c.fits},
@@ -368,19 +392,14 @@ ojson plan_results_json(const Deployment& d, const Planner& p) {
                      {"pool_units_available", c.units_available},
                      {"max_concurrency_at_tokens", p.max_concurrency(d.tokens, d.shared_prefix)},
                      {"max_tokens_at_concurrency", p.max_context(d.concurrency, d.shared_prefix)}};
-  // where the memory lives: the GPU (per GPU) and the host tier (per rank) that weights and KV offload use
-  const EngineReport& r = p.engine();
-  ojson tiers = ojson::array();
-  tiers.push_back({{"tier", "gpu"}, {"weights_bytes", p.budget_bytes("weights")},
-                   {"kv_bytes", r.kind == EngineKind::llamacpp ? r.gpu_kv_bytes : r.kv_pool_bytes}});
-  if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0)
-    tiers.push_back({{"tier", "host"}, {"weights_bytes", r.host_weight_bytes}, {"kv_bytes", r.host_kv_bytes}, {"kv_tokens", r.host_kv_tokens}});
+  const PerfResult perf = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
+  ojson tiers = tiers_json(p, perf, d.prompt);
   ojson out = {{"engine", engine_json(p)},
                {"budget", budget_json(p)},
                {"tiers", tiers},
           {"fit", fit},
           {"paging", paging_json(d, p)},
-          {"performance", perf_json(estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf))},
+          {"performance", perf_json(perf)},
           {"critical_pipeline_stage", p.critical_stage()},
           {"warnings", d.warnings}};
   if (!p.devices().empty()) {

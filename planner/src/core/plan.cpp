@@ -316,9 +316,28 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
   // host KV tiers, per rank. vLLM --kv-offloading-size is summed over the TP ranks (CacheConfig.kv_offloading_size);
   // its blocks hold tokens at the GPU pool's bytes per token. SGLang HiCache (memory_pool_host.py HostKVCache):
   // --hicache-size GB (10^9) // bytes per token, else the device pool's tokens x --hicache-ratio.
-  if (e.kind == EngineKind::vllm && e.kv_offload_bytes > 0 && report_.kv_pool_bytes > 0) {
-    report_.host_kv_bytes = e.kv_offload_bytes / spec_.parallel.tp;
-    report_.host_kv_tokens = static_cast<i64>(static_cast<long double>(report_.host_kv_bytes) * report_.kv_cache_tokens / report_.kv_pool_bytes);
+  // Connectors (io/deployment_build.cpp kv_connector_tiers): OffloadingConnector cpu_bytes_to_use is summed over
+  // the ranks like --kv-offloading-size; its older num_cpu_blocks counts blocks per rank of block_size tokens
+  // (default: the GPU block size); LMCache sizes are per rank and hold whole chunks of kv_chunk_tokens tokens.
+  // tokens = bytes per rank / (GPU pool bytes / GPU pool tokens), rounded down to whole chunks.
+  if (e.kind == EngineKind::vllm && report_.kv_pool_bytes > 0 && report_.kv_cache_tokens > 0) {
+    const long double per_token = static_cast<long double>(report_.kv_pool_bytes) / report_.kv_cache_tokens;
+    auto tokens_of = [&](i64 bytes) {
+      const i64 t = static_cast<i64>(static_cast<long double>(bytes) / per_token);
+      return e.kv_chunk_tokens > 0 ? t / e.kv_chunk_tokens * e.kv_chunk_tokens : t;
+    };
+    if (e.kv_offload_cpu_blocks > 0) {
+      report_.host_kv_tokens = mul(e.kv_offload_cpu_blocks, e.kv_offload_block_tokens > 0 ? e.kv_offload_block_tokens : report_.block_size,
+                                   "host KV tokens");
+      report_.host_kv_bytes = static_cast<i64>(static_cast<long double>(report_.host_kv_tokens) * per_token);
+    } else if (e.kv_offload_bytes > 0 || e.kv_offload_rank_bytes > 0) {
+      report_.host_kv_bytes = add(e.kv_offload_bytes / spec_.parallel.tp, e.kv_offload_rank_bytes);
+      report_.host_kv_tokens = tokens_of(report_.host_kv_bytes);
+    }
+    if (e.disk_kv_bytes > 0) {
+      report_.disk_kv_bytes = e.disk_kv_bytes;
+      report_.disk_kv_tokens = tokens_of(e.disk_kv_bytes);
+    }
   }
   if (e.kind == EngineKind::sglang && e.hierarchical_cache && report_.cell_size > 0) {
     report_.host_kv_tokens = e.hicache_bytes > 0 ? e.hicache_bytes / report_.cell_size

@@ -704,6 +704,71 @@ void apply_llama_draft(const SettingsBag& bag, const Profiles& profiles, Deploym
   d.llama_draft = std::move(dr);
 }
 
+// vLLM's host and disk KV tiers from its KV connector (docs/engine-rules.md "KV offload tiers"):
+// --kv-offloading-size [--kv-offloading-backend native|lmcache], or --kv-transfer-config naming
+// OffloadingConnector (kv_connector_extra_config cpu_bytes_to_use: bytes summed over the TP ranks;
+// num_cpu_blocks [x block_size]: per rank, older vLLM) or LMCacheConnectorV1 (LMCACHE_* sizes in GiB per
+// rank, whole chunks of LMCACHE_CHUNK_SIZE tokens). Another connector is a warning: no tier counted.
+void kv_connector_tiers(const SettingsBag& bag, EngineSettings& e, std::vector<std::string>& warnings) {
+  constexpr double kGiB = static_cast<double>(1LL << 30);
+  auto gib = [&](const char* key, double fallback) -> i64 {
+    const double v = bag.number(key).value_or(fallback);
+    if (!(v >= 0 && v < 1e9)) bag.fail(key, "must be a number of GiB >= 0, got " + bag.text(key).value_or(""), "give a size such as 5.0");
+    return static_cast<i64>(v * kGiB);
+  };
+  const i64 chunk = bag.count("lmcache_chunk_size").value_or(256);  // LMCacheEngineConfig chunk_size default
+  if (chunk < 1) bag.fail("lmcache_chunk_size", "must be >= 1", "give the tokens per chunk, such as 256");
+  auto lmcache = [&] {
+    e.kv_offload_rank_bytes = gib("lmcache_max_local_cpu_size", 5.0);  // LMCache default max_local_cpu_size 5.0
+    if (bag.has("lmcache_local_disk") && !bag.text("lmcache_local_disk")->empty())
+      e.disk_kv_bytes = gib("lmcache_max_local_disk_size", 0.0);
+    e.kv_chunk_tokens = chunk;
+  };
+  if (e.kv_offload_bytes > 0 && bag.text("kv_offloading_backend").value_or("native") == "lmcache") {
+    e.kv_chunk_tokens = chunk;  // vLLM sets LMCache's max_local_cpu_size to the size / the ranks: the same bytes per rank
+  }
+  const auto text = bag.text("kv_transfer_config");
+  if (!text) return;
+  json j;
+  try {
+    j = json::parse(*text);
+  } catch (const json::exception&) {
+    bag.fail("kv_transfer_config", "'" + *text + "' is not JSON",
+             "give a JSON object such as '{\"kv_connector\":\"OffloadingConnector\",\"kv_role\":\"kv_both\"}'");
+  }
+  if (!j.is_object()) bag.fail("kv_transfer_config", "expected a JSON object, got " + describe_value(j));
+  const json connector = j.value("kv_connector", json());
+  if (!connector.is_null() && !connector.is_string())
+    bag.fail("kv_transfer_config", "kv_connector: expected a string, got " + describe_value(connector), "name a connector such as \"OffloadingConnector\"");
+  const json extra = j.value("kv_connector_extra_config", json::object());
+  if (!extra.is_object())
+    bag.fail("kv_transfer_config", "kv_connector_extra_config: expected a JSON object, got " + describe_value(extra));
+  auto whole = [&](const char* field, i64 least) -> i64 {
+    const json& v = extra[field];
+    if (!v.is_number_integer() || v.get<i64>() < least)
+      bag.fail("kv_transfer_config", std::string("kv_connector_extra_config.") + field + ": expected an integer >= " + std::to_string(least) +
+                                         ", got " + describe_value(v));
+    return v.get<i64>();
+  };
+  const std::string name = connector.is_string() ? connector.get<std::string>() : "";
+  if (name == "OffloadingConnector") {
+    if (extra.contains("cpu_bytes_to_use")) {
+      const json& v = extra["cpu_bytes_to_use"];
+      if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 9e18)
+        bag.fail("kv_transfer_config", "kv_connector_extra_config.cpu_bytes_to_use: expected bytes >= 0, got " + describe_value(v),
+                 "give the host bytes summed over the TP ranks, such as 34359738368");
+      e.kv_offload_bytes = static_cast<i64>(v.get<double>());
+    }
+    if (extra.contains("num_cpu_blocks")) e.kv_offload_cpu_blocks = whole("num_cpu_blocks", 0);
+    if (extra.contains("block_size")) e.kv_offload_block_tokens = whole("block_size", 1);
+  } else if (name == "LMCacheConnectorV1" || name == "LMCacheConnector") {
+    lmcache();
+  } else if (!name.empty()) {
+    warnings.push_back(bag.where("kv_transfer_config", EngineKind::vllm) + ": kv_connector '" + name +
+                       "' is not modelled: no host or disk KV tier counted for it");
+  }
+}
+
 }  // namespace
 
 std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
@@ -789,6 +854,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   constexpr double kGiB = static_cast<double>(1LL << 30);
   e.cpu_offload_bytes = size_in("cpu_offload_gb", kGiB, "GiB");
   e.kv_offload_bytes = size_in("kv_offloading_size", kGiB, "GiB");
+  kv_connector_tiers(bag, e, d.model.warnings);
   e.hierarchical_cache = bag.boolean("hierarchical_cache").value_or(false);
   if (const auto r = bag.number("hicache_ratio")) {
     if (!(*r > 0 && *r < 1e6)) bag.fail("hicache_ratio", "must be > 0");

@@ -232,6 +232,18 @@ std::vector<SettingDef> build_table() {
       .flags("--cpu-offload-gb@vllm,sglang,generic").on(E::vllm, "--cpu-offload-gb").on(E::sglang, "--cpu-offload-gb"));
   r.push_back(Row("kv_offloading_size", T::number, "engine", "vLLM: GiB of host memory for offloaded KV blocks, summed over the TP ranks (--kv-offloading-size): a host tier")
       .flags("--kv-offloading-size@vllm,generic").on(E::vllm, "--kv-offloading-size"));
+  r.push_back(Row("kv_offloading_backend", T::text, "engine", "vLLM: the connector --kv-offloading-size selects: native (OffloadingConnector, summed over TP ranks) or lmcache (LMCacheConnectorV1, split over the ranks)")
+      .flags("--kv-offloading-backend@vllm").on(E::vllm, "--kv-offloading-backend").choices({"native", "lmcache"}));
+  r.push_back(Row("kv_transfer_config", T::text, "engine", "vLLM: the KV connector as JSON (--kv-transfer-config); OffloadingConnector's cpu_bytes_to_use / num_cpu_blocks and LMCacheConnectorV1 make host (and disk) KV tiers")
+      .flags("--kv-transfer-config@vllm").on(E::vllm, "--kv-transfer-config"));
+  r.push_back(Row("lmcache_max_local_cpu_size", T::number, "engine", "LMCache: GiB of pinned host memory per rank for KV chunks (LMCACHE_MAX_LOCAL_CPU_SIZE; default 5.0) with LMCacheConnectorV1")
+      .flags("--lmcache-max-local-cpu-size@vllm").env("LMCACHE_MAX_LOCAL_CPU_SIZE"));
+  r.push_back(Row("lmcache_local_disk", T::text, "engine", "LMCache: a local disk KV tier at this path (LMCACHE_LOCAL_DISK, file:///...; unset: none)")
+      .flags("--lmcache-local-disk@vllm").env("LMCACHE_LOCAL_DISK"));
+  r.push_back(Row("lmcache_max_local_disk_size", T::number, "engine", "LMCache: GiB of the local disk tier per rank (LMCACHE_MAX_LOCAL_DISK_SIZE; default 0)")
+      .flags("--lmcache-max-local-disk-size@vllm").env("LMCACHE_MAX_LOCAL_DISK_SIZE"));
+  r.push_back(Row("lmcache_chunk_size", T::count, "engine", "LMCache: tokens per KV chunk (LMCACHE_CHUNK_SIZE; default 256): tiers hold whole chunks")
+      .flags("--lmcache-chunk-size@vllm").env("LMCACHE_CHUNK_SIZE"));
   r.push_back(Row("hierarchical_cache", T::boolean, "engine", "SGLang: a host KV tier (HiCache) of --hicache-ratio x the device pool (--enable-hierarchical-cache)")
       .flags("--enable-hierarchical-cache@sglang").on(E::sglang, "--enable-hierarchical-cache"));
   r.push_back(Row("hicache_ratio", T::number, "engine", "SGLang: the host tier's size as a ratio of the device pool (--hicache-ratio; default 2.0)")

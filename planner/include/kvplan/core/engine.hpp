@@ -84,6 +84,11 @@ struct EngineSettings {
   std::optional<i64> kv_cache_memory_bytes;  // vLLM --kv-cache-memory-bytes: the KV pool per GPU, no profiling
   i64 cpu_offload_bytes = 0;       // vLLM / SGLang --cpu-offload-gb (GiB): weights per GPU kept in host memory
   i64 kv_offload_bytes = 0;        // vLLM --kv-offloading-size (GiB, summed over TP ranks): host KV tier
+  i64 kv_offload_rank_bytes = 0;   // vLLM host KV tier given per rank: LMCache LMCACHE_MAX_LOCAL_CPU_SIZE (GiB)
+  i64 kv_offload_cpu_blocks = 0;   // vLLM OffloadingConnector num_cpu_blocks (older vLLM): offloaded blocks per rank
+  i64 kv_offload_block_tokens = 0; // their block_size in tokens (kv_connector_extra_config.block_size; 0: the GPU block size)
+  i64 disk_kv_bytes = 0;           // LMCache LMCACHE_LOCAL_DISK + LMCACHE_MAX_LOCAL_DISK_SIZE (GiB) per rank: disk tier
+  i64 kv_chunk_tokens = 0;         // LMCache LMCACHE_CHUNK_SIZE when LMCache holds the tiers (whole chunks); 0: none
   bool hierarchical_cache = false; // SGLang --enable-hierarchical-cache: host KV tier (HiCache)
   double hicache_ratio = 2.0;      // SGLang --hicache-ratio
   i64 hicache_bytes = 0;           // SGLang --hicache-size (GB = 10^9 bytes) per rank; 0: by ratio
