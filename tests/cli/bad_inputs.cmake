@@ -165,3 +165,20 @@ kvplan_cli_test(bad_limit_mm_json_on_vllm_083 EXIT 2 STDOUT_EMPTY ARGS plan llav
   STDERR "kvplan: error: --limit-mm-per-prompt: '{\"image\":4}' is JSON<SEMI> vLLM 0.8.3 takes modality=count pairs such as image=16,video=2")
 kvplan_cli_test(bad_limit_mm_negative EXIT 2 STDOUT_EMPTY ARGS plan llava-1.5-7b --context 1k --limit-mm-per-prompt "{\"image\":-1}"
   STDERR "kvplan: error: --limit-mm-per-prompt: \"image\": expected a count >= 0 or {\"count\": N}, got -1<SEMI> vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)")
+# vLLM KV connectors (host and disk KV tiers): each bad value names the flag and the fix
+kvplan_cli_test(bad_kv_transfer_not_json EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --kv-transfer-config "{kv_connector:lmcache}"
+  STDERR "kvplan: error: --kv-transfer-config: '{kv_connector:lmcache}' is not JSON<SEMI> give a JSON object such as '{\"kv_connector\":\"OffloadingConnector\",\"kv_role\":\"kv_both\"}'")
+kvplan_cli_test(bad_kv_transfer_cpu_bytes_string EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{\"cpu_bytes_to_use\":\"lots\"}}"
+  STDERR "kvplan: error: --kv-transfer-config: kv_connector_extra_config.cpu_bytes_to_use: expected bytes >= 0, got string \"lots\"<SEMI> give the host bytes summed over the TP ranks, such as 34359738368")
+kvplan_cli_test(bad_kv_transfer_cpu_bytes_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{\"cpu_bytes_to_use\":-1}}"
+  STDERR "kvplan: error: --kv-transfer-config: kv_connector_extra_config.cpu_bytes_to_use: expected bytes >= 0, got -1<SEMI> give the host bytes summed over the TP ranks, such as 34359738368")
+kvplan_cli_test(bad_kv_transfer_blocks_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{\"num_cpu_blocks\":-5}}"
+  STDERR "kvplan: error: --kv-transfer-config: kv_connector_extra_config.num_cpu_blocks: expected an integer >= 0, got -5<SEMI> give a whole number of host blocks per rank")
+kvplan_cli_test(bad_kv_transfer_connector_number EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --kv-transfer-config "{\"kv_connector\":7}"
+  STDERR "kvplan: error: --kv-transfer-config: kv_connector: expected a string, got 7<SEMI> name a connector such as \"OffloadingConnector\"")
+kvplan_cli_test(bad_lmcache_cpu_size_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"LMCacheConnectorV1\"}" --lmcache-max-local-cpu-size -3
+  STDERR "kvplan: error: --lmcache-max-local-cpu-size: '-3' is not a non-negative number")

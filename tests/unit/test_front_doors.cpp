@@ -504,6 +504,69 @@ TEST_CASE("host KV tiers: vLLM --kv-offloading-size and SGLang HiCache in result
   CHECK(tiers({"--engine", "vllm"})["tiers"].size() == 1);
 }
 
+TEST_CASE("vLLM KV connector tiers: OffloadingConnector, LMCache host and disk, in results.tiers", "[front-doors][offload]") {
+  auto tiers = [](const std::vector<std::string>& args) {
+    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"};
+    a.insert(a.end(), args.begin(), args.end());
+    const Run r = kvplan(a);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return json::parse(r.out)["results"];
+  };
+  constexpr long long per_token_tp2 = 32LL * 4 * 128 * 2 * 2;  // layers x KV heads per rank (8 / TP 2) x head_dim x (K+V) x bf16
+  // cpu_bytes_to_use 32 GiB summed over TP 2 (vllm v1/kv_offload cpu spec divides by the world size): 16 GiB per rank
+  const json a = tiers({"--engine", "vllm", "--tp", "2", "--kv-transfer-config",
+                        R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"cpu_bytes_to_use":34359738368}})"});
+  REQUIRE(a["tiers"].size() == 2);
+  CHECK(a["tiers"][1]["kv_bytes"] == (32LL << 30) / 2);
+  CHECK(a["tiers"][1]["kv_tokens"] == (32LL << 30) / 131072);  // = 16 GiB / 64 KiB per rank = 262,144
+  CHECK(a["tiers"][1]["kv_tokens"] == ((32LL << 30) / 2) / per_token_tp2);
+  // older vLLM: num_cpu_blocks 1000 per rank of block_size 32 tokens = 32,000 tokens x 64 KiB
+  const json b = tiers({"--engine", "vllm", "--tp", "2", "--kv-transfer-config",
+                        R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"num_cpu_blocks":1000,"block_size":32}})"});
+  CHECK(b["tiers"][1]["kv_tokens"] == 1000 * 32);
+  CHECK(b["tiers"][1]["kv_bytes"] == 1000LL * 32 * per_token_tp2);
+  // LMCache, per rank: 10 GiB host and 100 GiB disk, whole 256-token chunks; 10 GiB / 64 KiB = 163,840 = 640 chunks
+  const json c = tiers({"--engine", "vllm", "--tp", "2", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})",
+                        "--lmcache-max-local-cpu-size", "10", "--lmcache-local-disk", "file:///tmp/lmc", "--lmcache-max-local-disk-size", "100"});
+  REQUIRE(c["tiers"].size() == 3);
+  CHECK(c["tiers"][1]["kv_bytes"] == 10LL << 30);
+  CHECK(c["tiers"][1]["kv_tokens"] == (10LL << 30) / per_token_tp2 / 256 * 256);
+  CHECK(c["tiers"][2]["tier"] == "disk");
+  CHECK(c["tiers"][2]["kv_bytes"] == 100LL << 30);
+  CHECK(c["tiers"][2]["kv_tokens"] == (100LL << 30) / per_token_tp2 / 256 * 256);
+  // LMCache chunks of 1000 tokens at TP 1 (128 KiB per token): 1 GiB holds 8,192 tokens, 8 whole chunks = 8,000
+  const json d = tiers({"--engine", "vllm", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})",
+                        "--lmcache-max-local-cpu-size", "1", "--lmcache-chunk-size", "1000"});
+  CHECK(d["tiers"][1]["kv_tokens"] == 8000);
+  // LMCache's default host size, 5 GiB per rank, and no disk tier without LMCACHE_LOCAL_DISK
+  const json e = tiers({"--engine", "vllm", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})"});
+  REQUIRE(e["tiers"].size() == 2);
+  CHECK(e["tiers"][1]["kv_bytes"] == 5LL << 30);
+  // what a hit saves: the prefill time per token of one prompt from the performance model
+  const json f = tiers({"--engine", "vllm", "--kv-offloading-size", "10", "--prompt-tokens", "4096"});
+  const double ttft = f["performance"]["ttft_s"];
+  CHECK(f["tiers"][1]["recompute_saved_s_per_token"].get<double>() == Approx(ttft / 4096));
+}
+
+TEST_CASE("vLLM KV connector tiers from a pasted command and its LMCACHE_ environment", "[front-doors][offload]") {
+  const Run r = kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "env", "LMCACHE_MAX_LOCAL_CPU_SIZE=2",
+                        "LMCACHE_CHUNK_SIZE=512", "vllm", "serve", "meta-llama/Llama-3.1-8B", "--max-model-len", "8192",
+                        "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"})"});
+  INFO(r.err);
+  REQUIRE(!r.out.empty());
+  const json t = json::parse(r.out)["results"]["tiers"];
+  REQUIRE(t.size() == 2);
+  CHECK(t[1]["kv_bytes"] == 2LL << 30);
+  CHECK(t[1]["kv_tokens"] == (2LL << 30) / 131072 / 512 * 512);  // 16,384 tokens = 32 chunks of 512
+  // an unknown connector warns and counts no tier
+  const Run u = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192", "--format", "json",
+                        "--kv-transfer-config", R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})"});
+  CHECK(u.exit == 0);
+  CHECK(u.err.find("kv_connector 'NixlConnector' is not modelled") != std::string::npos);
+  CHECK(json::parse(u.out)["results"]["tiers"].size() == 1);
+}
+
 TEST_CASE("LoRA flags in a pasted command size the adapter buffers per engine", "[front_doors][lora]") {
   // vLLM: --max-loras 4 --max-lora-rank 64 (Llama-3.1-8B: 81,920 elements per layer per slot per rank; test_plan.cpp)
   const auto v = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",

@@ -747,7 +747,8 @@ void kv_connector_tiers(const SettingsBag& bag, EngineSettings& e, std::vector<s
     const json& v = extra[field];
     if (!v.is_number_integer() || v.get<i64>() < least)
       bag.fail("kv_transfer_config", std::string("kv_connector_extra_config.") + field + ": expected an integer >= " + std::to_string(least) +
-                                         ", got " + describe_value(v));
+                                         ", got " + describe_value(v),
+               least > 0 ? "give the offloaded block size in tokens, such as 16" : "give a whole number of host blocks per rank");
     return v.get<i64>();
   };
   const std::string name = connector.is_string() ? connector.get<std::string>() : "";
