@@ -55,6 +55,13 @@ std::string recipe_detail(const GgufRecipe& r, const ModelSpec& m, const std::st
 
 }  // namespace
 
+void set_nvfp4(WeightQuant& q, const std::string& source) {
+  q.method = "nvfp4";
+  q.linear_bits = 4.0 + 8.0 / 16.0;
+  q.per_module_bytes = 8;
+  q.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module" + (source.empty() ? "" : " (" + source + ")");
+}
+
 std::string weight_format_names() {
   return "f32, f16, bf16, fp8, fp8_block, int8, int4, awq, gptq, nvfp4, mxfp4, a llama-quantize type (" + gguf_recipe_names() +
          ", each optionally with :imatrix) or pure:<ggml type> (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k, q5_k, "
@@ -87,10 +94,7 @@ void apply_weight_format(ModelSpec& m, const std::string& format, const std::str
     // NVIDIA NVFP4 as ModelOpt and compressed-tensors store it and vLLM loads it (modelopt.py ModelOptNvFp4Config,
     // compressed_tensors_w4a4_nvfp4.py): e2m1 weights, an fp8 e4m3 scale per 16, and per module an fp32
     // weight_scale_2 and input_scale; lm_head, embeddings, norms and the router are left unquantized
-    q.method = "nvfp4";
-    q.linear_bits = 4.0 + 8.0 / 16.0;
-    q.per_module_bytes = 8;
-    q.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module";
+    set_nvfp4(q);
   } else if (w == "mxfp4") {
     // OCP MX fp4 as gpt-oss ships it: e2m1 weights and an e8m0 scale per 32 (4.25 bits) on the routed experts;
     // vLLM's Mxfp4Config (mxfp4.py) quantizes FusedMoE layers only, so attention, shared experts, embeddings and

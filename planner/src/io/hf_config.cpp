@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <set>
 
+#include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
 
 namespace kvplan::io {
@@ -785,10 +786,7 @@ WeightQuant read_quant(const JsonView& q) {
     if (type == "float" && bits == 4 && group == 16) {
       // NVFP4 (compressed-tensors nvfp4-pack-quantized; vLLM compressed_tensors_w4a4_nvfp4.py): e2m1 weights, an
       // fp8 e4m3 scale per 16, fp32 global scales per module
-      w.method = "nvfp4";
-      w.linear_bits = 4.0 + 8.0 / 16.0;
-      w.per_module_bytes = 8;
-      w.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module";
+      set_nvfp4(w);
     } else {
       w.linear_bits = group_quant_bits(int(bits), group, 16, 0);
       w.detail = std::to_string(bits) + "-bit" + (group > 0 ? ", group " + std::to_string(group) : "");
@@ -806,10 +804,7 @@ WeightQuant read_quant(const JsonView& q) {
       w.linear_bits = 8;
       w.detail = "fp8 e4m3, per-tensor scale (ModelOpt FP8)";
     } else if (algo == "NVFP4") {
-      w.method = "nvfp4";
-      w.linear_bits = 4.0 + 8.0 / 16.0;
-      w.per_module_bytes = 8;
-      w.detail = "nvfp4: e2m1 + fp8 scale per 16 = 4.5 bits, + 2 fp32 scales per module (ModelOpt NVFP4)";
+      set_nvfp4(w, "ModelOpt NVFP4");
     } else {
       src.fail("quant_algo", "unsupported ModelOpt quant_algo \"" + algo + "\"", "supported: FP8, NVFP4 (or pass --weight-format)");
     }

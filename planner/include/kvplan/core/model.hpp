@@ -94,8 +94,8 @@ struct WeightQuant {
   double embedding_bits = 0;    // token embedding (the output head too when tied); 0 = model dtype
   double lm_head_bits = 0;      // untied output head; 0 = model dtype
   double vector_bits = 0;       // norms and biases; 0 = model dtype (GGUF: f32)
-  bool experts_only = false;
-  i64 per_module_bytes = 0;     // scalars kept per packed linear module (nvfp4: two fp32 scales = 8 B)     // only routed experts packed (vLLM's mxfp4 quantizes FusedMoE layers only)
+  bool experts_only = false;    // only routed experts packed (vLLM's mxfp4 quantizes FusedMoE layers only)
+  i64 per_module_bytes = 0;     // scalars kept per packed linear module (nvfp4: two fp32 scales = 8 B)
   // a GGUF file type as llama-quantize makes it (Q4_K_M, IQ2_XS, MXFP4_MOE, pure:q6_k ...): each tensor's type
   // comes from its recipe (core/gguf_recipe.hpp); empty otherwise
   std::string gguf_recipe;

@@ -22,6 +22,11 @@ void disable_windows(ModelSpec& m);
 /// format, with one line naming the valid ones.
 void apply_weight_format(ModelSpec& m, const std::string& w, const std::string& where);
 
+/// The linear layers as NVFP4 (e2m1 weights, an fp8 e4m3 scale per 16 = 4.5 bits, two fp32 scalars per module):
+/// what --weight-format nvfp4, a ModelOpt NVFP4 and a compressed-tensors nvfp4 config all mean. `source`, when
+/// given, ends the detail in parentheses.
+void set_nvfp4(WeightQuant& q, const std::string& source = "");
+
 /// Every --weight-format spelling, for help and error text.
 std::string weight_format_names();
 
