@@ -542,6 +542,20 @@ void run_fit(const FitArgs& a, Globals& g) {
         t.rows.push_back({"does not start; most n-gpu-layers that start", std::to_string(p.engine().suggested_gpu_layers), "does_not_start"});
       }
     }
+    if (p.engine().kind == EngineKind::llamacpp) {
+      // llama.cpp's own answer to "how many layers fit at this context": its --fit with -ngl unset
+      const LlamaFit lf = llamacpp_fit(d.spec);
+      results["llama_fit"] = {{"n_ctx", lf.n_ctx},
+                              {"n_gpu_layers", lf.n_gpu_layers},
+                              {"total_layers", lf.total_layers},
+                              {"n_cpu_moe", lf.n_cpu_moe},
+                              {"fit_target_bytes", lf.margin_bytes},
+                              {"fullest_gpu_bytes", lf.fullest_gpu_bytes},
+                              {"leaves_fit_target", lf.fits}};
+      std::string v = "-ngl " + std::to_string(lf.n_gpu_layers) + (lf.n_cpu_moe > 0 ? " --n-cpu-moe " + std::to_string(lf.n_cpu_moe) : "");
+      t.rows.push_back({"llama.cpp --fit at -c " + grouped(lf.n_ctx) + " (" + human_bytes(lf.margin_bytes) + " left free)", v,
+                        lf.fits ? "" : "gpu_memory"});
+    }
     if (have_ctx || !have_conc) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
       const Cell next = p.cell(d.tokens, n + 1, d.shared_prefix);

@@ -287,6 +287,10 @@ ojson engine_json(const Planner& p) {
       j["v_bytes"] = r.v_bytes;
       j["state_bytes"] = r.state_bytes;
       j["gpu_kv_bytes"] = r.gpu_kv_bytes;
+      j["gpu_layers"] = r.gpu_layers;
+      j["total_layers"] = r.total_layers;
+      if (r.n_cpu_moe > 0) j["n_cpu_moe"] = r.n_cpu_moe;
+      j["host_input_bytes"] = r.host_input_bytes;
       break;
     case EngineKind::generic:
       j["available_kv_bytes"] = r.available_kv_bytes;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 
 #include "kvplan/core/gguf_recipe.hpp"
 #include "kvplan/core/kv.hpp"
@@ -420,24 +421,40 @@ void llamacpp_rows(Ctx& c) {
     const double n = static_cast<double>(count_params(d.spec.model).total);
     c.rule("model parameters", "count", params, n, n, "kvplan's parameter count of " + d.spec.model.id);
   }
-  if (const auto* size = c.f("model_size_bytes")) {
-    // the printed file type priced by llama-quantize's recipe, tensor by tensor (core/gguf_recipe.hpp), when the
-    // model's weights are not known otherwise
-    ModelSpec m = d.spec.model;
-    std::string basis = "parameters x the weight format's bytes", note = "GGUF mixes quant types; kvplan prices one";
-    const auto ft = c.log.text.find("file_type");
-    if (ft != c.log.text.end() && m.quant.method == "none" && !m.exact_weight_bytes) {
-      if (const auto r = gguf_recipe_from_printed(ft->second)) {
-        try {
-          apply_weight_format(m, r->name, "file type");
-          basis = "llama-quantize " + r->name + " recipe, tensor by tensor";
-          note = "no importance matrix assumed (it changes a few IQ4 / Q4_0 / Q5_0 choices)";
-        } catch (const InputError&) {
-          m = d.spec.model;  // a shape llama-quantize would refuse: keep the plain estimate
-        }
+  // the printed file type priced by llama-quantize's recipe, tensor by tensor (core/gguf_recipe.hpp), when the
+  // model's weights are not known otherwise
+  ModelSpec m = d.spec.model;
+  std::string basis = "parameters x the weight format's bytes", note = "GGUF mixes quant types; kvplan prices one";
+  const auto ft = c.log.text.find("file_type");
+  if (ft != c.log.text.end() && m.quant.method == "none" && !m.exact_weight_bytes) {
+    if (const auto r = gguf_recipe_from_printed(ft->second)) {
+      try {
+        apply_weight_format(m, r->name, "file type");
+        basis = "llama-quantize " + r->name + " recipe, tensor by tensor";
+        note = "no importance matrix assumed (it changes a few IQ4 / Q4_0 / Q5_0 choices)";
+      } catch (const InputError&) {
+        m = d.spec.model;  // a shape llama-quantize would refuse: keep the plain estimate
       }
     }
-    c.estimate("model size", "bytes", size, static_cast<double>(weight_bytes(m, count_params(m)).total), basis, note);
+  }
+  if (const auto* size = c.f("model_size_bytes")) c.estimate("model size", "bytes", size, static_cast<double>(weight_bytes(m, count_params(m)).total), basis, note);
+  // each GPU's model buffer ("CUDA0 model buffer size"): the layers kvplan places on that GPU, each at its own bytes
+  // (core/weights.hpp layer_weight_bytes; the input layer stays on the CPU). CPU_Mapped is not compared: with mmap
+  // it spans the file's mapped range, not the CPU tensors' bytes.
+  PlanSpec priced = d.spec;
+  priced.model = m;
+  std::optional<Planner> q;
+  for (const auto& fig : c.log.figures) {
+    if (fig.key != "model_buffer_bytes" || fig.scope.rfind("CPU", 0) == 0 || fig.scope.find("_Host") != std::string::npos) continue;
+    const size_t digits = fig.scope.find_last_not_of("0123456789");
+    if (digits == std::string::npos || digits + 1 >= fig.scope.size()) continue;
+    const size_t g = static_cast<size_t>(std::stoul(fig.scope.substr(digits + 1)));
+    if (!q) q.emplace(priced);
+    if (g >= q->devices().size()) continue;
+    const DeviceBudget& dev = q->devices()[g];
+    LogRow& r = c.estimate("model buffer (" + fig.scope + ")", "bytes", &fig, static_cast<double>(dev.weights),
+                           grouped(dev.layers) + " layers" + (dev.output_layer ? " + the output layer" : "") + ", each at its own bytes (" + basis + ")", note);
+    r.line = fig.line;
   }
 }
 

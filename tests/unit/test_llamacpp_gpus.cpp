@@ -35,10 +35,21 @@ PlanSpec eight_b(i64 gpus) {
   return kvtest::spec("llama-3.1-8b", "h100-sxm", e, {}, ElemFormat::f16);
 }
 
-// the model's weights as kvplan counts them: the input the split rule shares out
+// the model's weights as kvplan counts them
 i64 weights_of(const PlanSpec& s) { return weight_bytes(s.model, count_params(s.model)).total; }
-// floor(total x k / slots), as the share of the first k of `slots` offloaded layers
-i64 share(i64 total, i64 k, i64 slots) { return static_cast<i64>(static_cast<long double>(total) * k / slots); }
+
+// llama-3.1-8b in bf16, by llama.cpp layer: a block is q 4096 x 4096, k and v 4096 x 1024, o 4096 x 4096
+// (41,943,040), the MLP 3 x 4096 x 14336 (176,160,768) and two norms of 4096: 218,112,000 parameters x 2 B; the
+// input layer is token_embd 128256 x 4096 x 2 B, which llama.cpp keeps on the CPU; the output layer is the untied
+// head 128256 x 4096 and output_norm 4096, x 2 B
+constexpr i64 kBlock8b = 218112000LL * 2;                 // 436,224,000
+constexpr i64 kEmbd8b = 128256LL * 4096 * 2;              // 1,050,673,152
+constexpr i64 kHead8b = (128256LL * 4096 + 4096) * 2;     // 1,050,681,344
+// llama-3.2-1b (bf16, tied): a block is q 2048 x 2048, k and v 2048 x 512, o 2048 x 2048 (10,485,760), the MLP
+// 3 x 2048 x 8192 (50,331,648) and two norms of 2048: 60,821,504 x 2 B; the tied head is token_embd loaded a second
+// time where the output layer runs, with output_norm: (128256 x 2048 + 2048) x 2 B
+constexpr i64 kBlock1b = 60821504LL * 2;                  // 121,643,008
+constexpr i64 kHead1b = (128256LL * 2048 + 2048) * 2;     // 525,340,672
 
 constexpr i64 kKvLayer8b = 8192LL * 8 * 128 * 2 * 2;    // cells x KV heads x head_dim x f16 x (K + V) = 33,554,432
 constexpr i64 kFfn8b = 512LL * 4 * 14336 * 4;           // n_ubatch x 4 x intermediate x f32 = 117,440,512
@@ -88,11 +99,14 @@ TEST_CASE("llama.cpp on three GPUs: each GPU holds its layers' weights and KV an
   CHECK(d[0].kv == 11 * kKvLayer8b);
   CHECK(d[1].kv == 11 * kKvLayer8b);
   CHECK(d[2].kv == 10 * kKvLayer8b);
-  // weights: each of the 33 offloaded layers weighs W / 33: floor(W x 11/33), then the differences
+  // weights: each GPU its blocks' own bytes, the last the output layer too; token_embd stays in host memory
   const i64 w = weights_of(s);
-  CHECK(d[0].weights == share(w, 11, 33));
-  CHECK(d[1].weights == share(w, 22, 33) - share(w, 11, 33));
-  CHECK(d[2].weights == w - share(w, 22, 33));
+  REQUIRE(w == kEmbd8b + 32 * kBlock8b + kHead8b);  // the whole model, as a check on the per-layer figures
+  CHECK(d[0].weights == 11 * kBlock8b);
+  CHECK(d[1].weights == 11 * kBlock8b);
+  CHECK(d[2].weights == 10 * kBlock8b + kHead8b);
+  CHECK(p.engine().host_weight_bytes == kEmbd8b);
+  CHECK(p.engine().host_input_bytes == kEmbd8b);
   // compute: the FFN activations on every GPU with layers, the logits where the output layer is
   CHECK(d[0].compute == kFfn8b);
   CHECK(d[1].compute == kFfn8b);
@@ -109,7 +123,7 @@ TEST_CASE("llama.cpp on three GPUs: each GPU holds its layers' weights and KV an
   const Planner one(eight_b(1));
   CHECK(one.budget_bytes("kv_cache") == 32 * kKvLayer8b);
   CHECK(one.budget_bytes("compute_buffer") == kFfn8b + kLogits);
-  CHECK(one.budget_bytes("weights") == w);
+  CHECK(one.budget_bytes("weights") == 32 * kBlock8b + kHead8b);
 }
 
 TEST_CASE("llama.cpp tensor split with split modes none and row", "[llamacpp][gpus]") {
@@ -118,8 +132,8 @@ TEST_CASE("llama.cpp tensor split with split modes none and row", "[llamacpp][gp
   const Planner ts(s);
   CHECK(ts.devices()[0].kv == 25 * kKvLayer8b);  // layers 0..24
   CHECK(ts.devices()[1].kv == 7 * kKvLayer8b);   // 25..31 + output
-  CHECK(ts.devices()[0].weights == share(weights_of(s), 25, 33));
-  CHECK(ts.budget_bytes("weights") == share(weights_of(s), 25, 33));  // GPU 0 (3/4 of the model) is the fuller
+  CHECK(ts.devices()[0].weights == 25 * kBlock8b);
+  CHECK(ts.budget_bytes("weights") == 25 * kBlock8b);  // GPU 0 (25 of 32 blocks) is the fuller
   // none: only --main-gpu 1 holds the model; GPU 0 holds nothing at all
   s.engine.tensor_split = {};
   s.engine.split_mode = LlamaSplitMode::none;
@@ -127,7 +141,7 @@ TEST_CASE("llama.cpp tensor split with split modes none and row", "[llamacpp][gp
   const Planner none(s);
   CHECK(none.devices()[0].total == 0);
   CHECK(none.devices()[1].kv == 32 * kKvLayer8b);
-  CHECK(none.devices()[1].weights == weights_of(s));
+  CHECK(none.devices()[1].weights == 32 * kBlock8b + kHead8b);
   // row: the weight rows over both GPUs by the split (3:1), the KV and the compute on the main GPU (0)
   s.engine.split_mode = LlamaSplitMode::row;
   s.engine.main_gpu = 0;
@@ -136,9 +150,10 @@ TEST_CASE("llama.cpp tensor split with split modes none and row", "[llamacpp][gp
   CHECK(row.devices()[0].kv == 32 * kKvLayer8b);
   CHECK(row.devices()[1].kv == 0);
   CHECK(row.devices()[1].compute == 0);
-  // per layer floor(w_layer x 1/4) on GPU 1: within a byte per layer of W / 4
-  CHECK(std::abs(row.devices()[1].weights - weights_of(s) / 4) <= 33);
-  CHECK(std::abs(row.devices()[0].weights - weights_of(s) * 3 / 4) <= 33);
+  // per layer floor(w_layer x 1/4) on GPU 1: within a byte per layer of a quarter of the offloaded layers
+  const i64 offloaded = 32 * kBlock8b + kHead8b;
+  CHECK(std::abs(row.devices()[1].weights - offloaded / 4) <= 33);
+  CHECK(std::abs(row.devices()[0].weights - offloaded * 3 / 4) <= 33);
 }
 
 TEST_CASE("llama.cpp draft model: draft_weights and draft_kv on the GPUs that hold its layers", "[llamacpp][gpus][draft]") {
@@ -156,9 +171,9 @@ TEST_CASE("llama.cpp draft model: draft_weights and draft_kv on the GPUs that ho
   CHECK(d[0].draft_kv == 6 * kKvLayer1b);
   CHECK(d[1].draft_kv == 6 * kKvLayer1b);
   CHECK(d[2].draft_kv == 4 * kKvLayer1b);
-  const i64 dw = weight_bytes(dr.model, count_params(dr.model)).total;
-  CHECK(d[0].draft_weights == share(dw, 6, 17));
-  CHECK(d[2].draft_weights == dw - share(dw, 12, 17));
+  CHECK(d[0].draft_weights == 6 * kBlock1b);
+  CHECK(d[1].draft_weights == 6 * kBlock1b);
+  CHECK(d[2].draft_weights == 4 * kBlock1b + kHead1b);
   CHECK(d[0].draft_compute == kFfn1b);
   CHECK(d[2].draft_compute == kFfn1b + kLogits);
   CHECK(p.budget_bytes("draft_kv") == 4 * kKvLayer1b);
@@ -247,14 +262,16 @@ TEST_CASE("llama.cpp override-tensor moves the matched tensors' bytes to host me
   args.insert(args.end(), {"-ot", "blk\\.(4[0-7])\\.ffn_.*_exps=CPU", "-ot", "nomatch=CPU"});
   const auto r = kvtest::kvplan(args);
   REQUIRE(r.exit == 0);
-  CHECK(host_weights(r) == experts8);
+  // the host tier also holds the input layer: token_embd 151936 x 2048 x 2 B
+  constexpr i64 embd = 151936LL * 2048 * 2;
+  CHECK(host_weights(r) == experts8 + embd);
   const auto plain = kvtest::kvplan(base);
   CHECK(gpu_weights(plain) - gpu_weights(r) == experts8);
   // a pattern that matches no tensor is llama.cpp's business: a warning, nothing moved
   CHECK(r.err.find("'nomatch' matches no tensor of qwen3-30b-a3b") != std::string::npos);
   // --n-cpu-moe 44 already keeps layers 0..43's experts on the host: -ot adds only 44..47
   args.insert(args.end(), {"--n-cpu-moe", "44"});
-  CHECK(host_weights(kvtest::kvplan(args)) == 48LL * 3 * 128 * 2048 * 768 * 2);
+  CHECK(host_weights(kvtest::kvplan(args)) == 48LL * 3 * 128 * 2048 * 768 * 2 + embd);
 }
 
 TEST_CASE("llama.cpp override-tensor matches the GGUF tensor table", "[llamacpp][override][gguf]") {
@@ -292,7 +309,8 @@ TEST_CASE("llama.cpp override-tensor matches the GGUF tensor table", "[llamacpp]
   REQUIRE(r.exit == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["results"]["tiers"].size() == 2);
-  CHECK(j["results"]["tiers"][1]["weights_bytes"] == 2 * (131072 / 256 * 144));
+  // with the input layer, token_embd q8_0 [256 x 32]: 8192 / 32 x 34 = 8,704 B
+  CHECK(j["results"]["tiers"][1]["weights_bytes"] == 2 * (131072 / 256 * 144) + 8704);
   // a pattern that does not compile is refused, as llama.cpp's std::regex refuses it
   const auto bad = kvtest::kvplan({"plan", "--gpu", "h100-sxm", "--", "llama-server", "-m", file, "-ot", "blk\\.(1=CPU"});
   CHECK(bad.exit == 2);
@@ -351,10 +369,11 @@ TEST_CASE("llama.cpp lora adapters sit with the tensors they adapt", "[llamacpp]
   CHECK(j["results"]["devices"][0]["lora_adapters_bytes"] == kBlock);
   CHECK(j["results"]["devices"][1]["lora_adapters_bytes"] == 0);
   CHECK(j["results"]["devices"][2]["lora_adapters_bytes"] == kBlock);
-  // -ngl 10 (output first: the output layer + layers 23..31): block 0 is a CPU layer, its adapter in host memory
+  // -ngl 10 (output first: the output layer + layers 23..31): block 0 is a CPU layer, its adapter in host memory,
+  // with the input layer and the 23 CPU blocks 0..22
   j = plan_json({"-ngl", "10", "--lora-scaled", lora, "0.5"});
   CHECK(j["results"]["devices"][0]["lora_adapters_bytes"] == kBlock);
-  CHECK(host_tier_weights(j) == kBlock);
+  CHECK(host_tier_weights(j) == kBlock + kEmbd8b + 23 * kBlock8b);
 }
 
 TEST_CASE("llama.cpp mmproj is sized from its GGUF header on the first GPU", "[llamacpp][mmproj]") {
@@ -371,7 +390,7 @@ TEST_CASE("llama.cpp mmproj is sized from its GGUF header on the first GPU", "[l
   // --no-mmproj-offload: the projector's bytes are in the host tier instead
   j = plan_json({"-ngl", "99", "--mmproj", mm, "--no-mmproj-offload"});
   CHECK(j["results"]["devices"][0]["mmproj_bytes"] == 0);
-  CHECK(host_tier_weights(j) == kProj);
+  CHECK(host_tier_weights(j) == kProj + kEmbd8b);  // and the input layer
   // wrong files, and llama-server's refusal of a draft model with a projector
   const std::string lora = lora_file();
   auto run = [](std::vector<std::string> extra) {

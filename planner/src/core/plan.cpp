@@ -649,6 +649,7 @@ struct LlamaLayout {
   i64 n_ctx = 0, n_ctx_seq = 0, k = 0, v = 0, state = 0, gpu_kv = 0, swa_cells = 0, host_expert_bytes = 0, gpu_total = 0;
   i64 draft_ctx = 0, draft_kv = 0;
   i64 host_override_bytes = 0;  // weights --override-tensor moved from the GPUs to host memory
+  i64 host_layer_bytes = 0;     // the input layer and every layer not offloaded (-ngl), in host memory
   i64 host_adapter_bytes = 0;   // LoRA tensors of host-resident weights, and the projector with --no-mmproj-offload
   std::vector<DeviceBudget> dev;  // one per GPU of the deployment
 };
@@ -721,11 +722,11 @@ LayerCache llama_layer_cache(const Layer& l, i64 cells, i64 swa_cells, i64 seqs,
   return c;
 }
 
-// Weights of the offloaded layers, counted as llama.cpp offloads them: each of the n_layer + 1 layers (the output
-// layer is one) weighs total / (n_layer + 1); the GPU holding the a-th .. (a+k-1)-th offloaded layers gets
-// floor(total x (a + k) / (n_layer + 1)) - floor(total x a / (n_layer + 1)), so one GPU holding all ngl gets
-// floor(total x ngl / (n_layer + 1)).
-i64 share_of(i64 total, i64 upto, i64 slots) { return static_cast<i64>(static_cast<long double>(total) * upto / slots); }
+// The weights of llama.cpp layer il (0 .. n_layer - 1 a block, n_layer the output layer; core/weights.hpp
+// layer_weight_bytes).
+i64 layer_bytes(const LayerWeights& w, i64 il) {
+  return il < static_cast<i64>(w.blocks.size()) ? w.blocks[static_cast<size_t>(il)] : w.output;
+}
 
 // The compute buffer of a context: n_ubatch x (vocab + 4 x widest MLP) x 4 B (f32 logits and FFN activations).
 // Over several GPUs the FFN part is on every GPU that holds layers and the logits on the output layer's GPU
@@ -802,10 +803,12 @@ void Planner::build_llamacpp() {
   for (i64 g : d_devices)
     if (g < 0 || g >= gpus) throw InputError("device_draft", "GPU " + std::to_string(g) + " is not one of the deployment's " + std::to_string(gpus), "give --gpu-count");
   const WeightBytes dwb = draft ? weight_bytes(draft->model, count_params(draft->model)) : WeightBytes{};
+  const LayerWeights lw = layer_weight_bytes(m);
+  const LayerWeights dlw = draft ? layer_weight_bytes(draft->model) : LayerWeights{};
   // the draft's layers are placed once (its -ngld is not changed by --fit)
   const Placement dp = draft ? place_llama(d_layer, d_ngl, e, d_devices, output_first) : Placement{};
 
-  auto layout = [&](i64 ctx, i64 ngl) {
+  auto layout = [&](i64 ctx, i64 ngl, i64 cpu_moe) {
     LlamaLayout L;
     L.n_ctx = round_up(ctx, 256, "n_ctx");
     L.n_ctx_seq = L.n_ctx;
@@ -836,41 +839,36 @@ void Planner::build_llamacpp() {
       const int g = p.layer_gpu[static_cast<size_t>(i)];
       if (g >= 0 && e.kv_offload) L.dev[static_cast<size_t>(g)].kv = add(L.dev[static_cast<size_t>(g)].kv, add(add(c.k, c.v), c.state));
     }
-    // weights: the offloaded layers' share (see share_of), less the MoE experts --n-cpu-moe keeps in host memory
-    // (the first N layers', at the model's average bytes per parameter)
-    i64 offloaded = 0;
-    std::vector<i64> expert_params_on(static_cast<size_t>(gpus), 0);
-    i64 host_experts = 0;
+    // weights: each offloaded layer's own bytes (layer_bytes), less the MoE experts --n-cpu-moe keeps in host
+    // memory (the first N layers' expert tensors); the input layer and the layers not offloaded stay in host memory
+    L.host_layer_bytes = lw.input;
     for (i64 il = 0; il <= n_layer; ++il) {
       const int g = p.layer_gpu[static_cast<size_t>(il)];
-      if (g < 0) continue;
-      const i64 w = share_of(wb.total, offloaded + 1, n_layer + 1) - share_of(wb.total, offloaded, n_layer + 1);
-      ++offloaded;
-      if (il < n_layer && il < e.n_cpu_moe) {
-        const i64 ep = expert_params(m, m.layers[static_cast<size_t>(il)]);
-        host_experts = add(host_experts, ep, "expert params");
-        expert_params_on[static_cast<size_t>(g)] = add(expert_params_on[static_cast<size_t>(g)], ep, "expert params");
+      const i64 w = layer_bytes(lw, il);
+      if (g < 0) {  // a tied head left on the CPU maps the embedding's own bytes: no second copy there
+        L.host_layer_bytes = add(L.host_layer_bytes, il < n_layer ? w : w - lw.output_copy, "host weights");
+        continue;
       }
+      const i64 moved = il < n_layer && il < cpu_moe ? lw.experts[static_cast<size_t>(il)] : 0;
+      L.host_expert_bytes = add(L.host_expert_bytes, moved, "host weights");
+      const i64 on_gpu = w - moved;
       if (p.row_share.empty()) {
-        L.dev[static_cast<size_t>(g)].weights = add(L.dev[static_cast<size_t>(g)].weights, w);
+        L.dev[static_cast<size_t>(g)].weights = add(L.dev[static_cast<size_t>(g)].weights, on_gpu);
       } else {
         for (size_t j = 0; j < p.model_gpus.size(); ++j) {
           auto& d = L.dev[static_cast<size_t>(p.model_gpus[j])];
-          d.weights = add(d.weights, static_cast<i64>(static_cast<long double>(w) * p.row_share[j]));
+          d.weights = add(d.weights, static_cast<i64>(static_cast<long double>(on_gpu) * p.row_share[j]));
         }
       }
       if (il < n_layer) ++L.dev[static_cast<size_t>(g)].layers;
       else L.dev[static_cast<size_t>(g)].output_layer = true;
     }
-    auto to_bytes = [&](i64 params) { return static_cast<i64>(static_cast<long double>(params) * wb.total / std::max<i64>(pc.total, 1)); };
-    L.host_expert_bytes = to_bytes(host_experts);
-    for (auto& d : L.dev) d.weights -= to_bytes(expert_params_on[static_cast<size_t>(d.index)]);
     // --override-tensor: a tensor of a layer on a GPU leaves that GPU for host memory (=CPU) or another GPU; a
     // tensor of a CPU layer moved to a GPU arrives there. Experts --n-cpu-moe already keeps on the host are skipped.
     L.host_override_bytes = 0;
     for (const LlamaTensorMove& t : spec_.llama_tensor_moves) {
       if (t.layer < 0 || t.layer > n_layer) continue;
-      if (t.expert && t.layer < n_layer && t.layer < e.n_cpu_moe && p.layer_gpu[static_cast<size_t>(t.layer)] >= 0) continue;
+      if (t.expert && t.layer < n_layer && t.layer < cpu_moe && p.layer_gpu[static_cast<size_t>(t.layer)] >= 0) continue;
       const int from = p.layer_gpu[static_cast<size_t>(t.layer)];
       if (from == t.gpu) continue;
       if (from >= 0) {
@@ -919,12 +917,14 @@ void Planner::build_llamacpp() {
         const int g = dp.layer_gpu[static_cast<size_t>(i)];
         if (g >= 0 && e.kv_offload) L.dev[static_cast<size_t>(g)].draft_kv = add(L.dev[static_cast<size_t>(g)].draft_kv, bytes);
       }
-      i64 d_off = 0;
+      L.host_layer_bytes = add(L.host_layer_bytes, dlw.input, "host weights");
       for (i64 il = 0; il <= d_layer; ++il) {
         const int g = dp.layer_gpu[static_cast<size_t>(il)];
-        if (g < 0) continue;
-        const i64 w = share_of(dwb.total, d_off + 1, d_layer + 1) - share_of(dwb.total, d_off, d_layer + 1);
-        ++d_off;
+        const i64 w = layer_bytes(dlw, il);
+        if (g < 0) {
+          L.host_layer_bytes = add(L.host_layer_bytes, il < d_layer ? w : w - dlw.output_copy, "host weights");
+          continue;
+        }
         if (dp.row_share.empty()) {
           L.dev[static_cast<size_t>(g)].draft_weights = add(L.dev[static_cast<size_t>(g)].draft_weights, w);
         } else {
@@ -957,27 +957,47 @@ void Planner::build_llamacpp() {
 
   i64 ngl = e.n_gpu_layers < 0 ? n_layer + 1 : std::min(e.n_gpu_layers, n_layer + 1);
   i64 ctx = e.ctx_size;
-  LlamaLayout L = layout(ctx, ngl);
+  i64 cpu_moe = e.n_cpu_moe;
+  LlamaLayout L = layout(ctx, ngl, cpu_moe);
   if (e.fit.value_or(false)) {
+    // llama_params_fit (src/llama.cpp llama_params_fit_impl, #16653): every GPU must keep --fit-target free
     const i64 limit = total_ - e.fit_target_bytes;
-    if (L.gpu_total > limit && !e.ctx_given && ctx > e.fit_ctx) {
+    auto fits = [&](const LlamaLayout& x) { return x.gpu_total <= limit; };
+    // step 2: an unset -c is lowered, not below --fit-ctx
+    if (!fits(L) && !e.ctx_given && ctx > e.fit_ctx) {
       const i64 floor_ctx = e.fit_ctx;
-      const i64 best = largest_passing(floor_ctx, ctx, [&](i64 c) { return layout(c, ngl).gpu_total <= limit; });
+      const i64 best = largest_passing(floor_ctx, ctx, [&](i64 c) { return fits(layout(c, ngl, cpu_moe)); });
       const i64 chosen = best < floor_ctx ? floor_ctx : best;
       report_.notes.push_back("--fit lowered n_ctx from " + std::to_string(ctx) + " to " + std::to_string(round_up(chosen, 256)) +
                               (best < floor_ctx ? " (--fit-ctx, the floor)" : "") + " to leave --fit-target " + human_bytes(e.fit_target_bytes) + " free");
       ctx = chosen;
-      L = layout(ctx, ngl);
+      L = layout(ctx, ngl, cpu_moe);
     }
-    if (L.gpu_total > limit && !e.gpu_layers_given) {
-      const i64 best = largest_passing(0, ngl, [&](i64 n) { return layout(ctx, n).gpu_total <= limit; });
-      const i64 keep = std::max<i64>(best, 0);
-      report_.notes.push_back("--fit keeps " + std::to_string(keep) + " of " + std::to_string(n_layer + 1) +
-                              " layers on the GPU and moves the rest to host memory");
-      ngl = keep;
-      L = layout(ctx, ngl);
+    // steps 3-4 move weights, unless the user placed them: -ngl given, a --tensor-split given on several GPUs, row
+    // split, or tensor overrides (-ot, --n-cpu-moe, --cpu-moe are overrides) -- llama.cpp aborts the fit there
+    const bool user_split = gpus > 1 && std::any_of(e.tensor_split.begin(), e.tensor_split.end(), [](double x) { return x != 0.0; });
+    const bool placed = e.gpu_layers_given || user_split || e.split_mode == LlamaSplitMode::row || !spec_.llama_tensor_moves.empty() || e.n_cpu_moe > 0;
+    if (!fits(L) && !placed) {
+      const bool moe = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.experts > 0; });
+      if (moe && fits(layout(ctx, ngl, n_layer))) {
+        // step 3: a MoE model whose dense weights fit keeps every layer and moves the experts of the first layers
+        // to host memory, as --n-cpu-moe does: the fewest such layers that fit
+        const i64 kept = largest_passing(0, n_layer, [&](i64 j) { return fits(layout(ctx, ngl, n_layer - j)); });
+        cpu_moe = n_layer - kept;
+        report_.notes.push_back("--fit keeps the MoE experts of the first " + std::to_string(cpu_moe) + " of " + std::to_string(n_layer) +
+                                " layers in host memory (as --n-cpu-moe " + std::to_string(cpu_moe) + ") to leave --fit-target " +
+                                human_bytes(e.fit_target_bytes) + " free");
+      } else {
+        // step 4: whole layers move to host memory, the most that fit stay
+        const i64 keep = std::max<i64>(largest_passing(0, ngl, [&](i64 n) { return fits(layout(ctx, n, cpu_moe)); }), 0);
+        report_.notes.push_back("--fit keeps " + std::to_string(keep) + " of " + std::to_string(n_layer + 1) +
+                                " layers on the GPU and moves the rest to host memory");
+        ngl = keep;
+      }
+      L = layout(ctx, ngl, cpu_moe);
     }
   }
+  report_.n_cpu_moe = cpu_moe;
   // the fullest GPU decides: its terms are the budget, its KV the pool
   size_t crit = 0;
   for (size_t g = 1; g < L.dev.size(); ++g)
@@ -999,7 +1019,9 @@ void Planner::build_llamacpp() {
   report_.kv_pool_bytes = L.gpu_kv;
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
-  report_.host_weight_bytes = add(add(L.host_expert_bytes, L.host_override_bytes, "host weights"), L.host_adapter_bytes, "host weights");
+  report_.host_weight_bytes = add(add(add(L.host_expert_bytes, L.host_override_bytes, "host weights"), L.host_adapter_bytes, "host weights"),
+                                  L.host_layer_bytes, "host weights");
+  report_.host_input_bytes = add(lw.input, dlw.input, "host weights");
   report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
   report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
   if (L.host_expert_bytes > 0)
@@ -1017,8 +1039,10 @@ void Planner::build_llamacpp() {
 
   const std::string on = gpus > 1 ? "GPU " + std::to_string(C.index) + ": " : "";
   const std::string layers_basis = gpus > 1 ? on + std::to_string(C.layers) + (C.output_layer ? " + output" : "") + " of " + std::to_string(n_layer) +
-                                                  " layers (" + std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " offloaded; " + wb.basis + ")"
-                                            : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + wb.basis + ")";
+                                                  " layers (" + std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " offloaded; " + lw.basis + "; " + wb.basis +
+                                                  "; the input layer, " + human_bytes(lw.input) + ", in host memory)"
+                                            : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + lw.basis + "; " + wb.basis +
+                                                  "; the input layer, " + human_bytes(lw.input) + ", in host memory)";
   budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
   budget_.push_back({"weights", C.weights, ov.weights ? "given" : layers_basis, true, ov.weights.has_value()});
   budget_.push_back({"kv_cache", C.kv, on + "K + V (+ recurrent state) of the offloaded layers", true, false});
@@ -1045,9 +1069,9 @@ void Planner::build_llamacpp() {
   if (add(fixed_, C.kv) > total_) {
     startup_limit_ = "gpu_memory";
     // the nearest settings that start: the longest -c with these layers, the most -ngl layers with this -c
-    const i64 c = largest_passing(1, L.n_ctx, [&](i64 x) { return layout(x, ngl).gpu_total <= total_; });
+    const i64 c = largest_passing(1, L.n_ctx, [&](i64 x) { return layout(x, ngl, cpu_moe).gpu_total <= total_; });
     if (c >= 1) report_.estimated_max_model_len = c / 256 * 256 > 0 ? c / 256 * 256 : c;
-    report_.suggested_gpu_layers = largest_passing(0, ngl, [&](i64 n) { return layout(ctx, n).gpu_total <= total_; });
+    report_.suggested_gpu_layers = largest_passing(0, ngl, [&](i64 n) { return layout(ctx, n, cpu_moe).gpu_total <= total_; });
   }
   unit_tokens_ = 1;
   unit_bytes_ = 0;  // the buffer is allocated whole: cells used cost nothing extra
@@ -1057,6 +1081,24 @@ void Planner::build_llamacpp() {
   slots_ = !unified;
   groups_ = {{KvKind::full, n_layer, 0, 0, 0, 0, 1}};
   report_.startup_ok = startup_limit_.empty();
+}
+
+LlamaFit llamacpp_fit(const PlanSpec& s) {
+  if (s.engine.kind != EngineKind::llamacpp) throw InputError("engine", "the layer fit is llama.cpp's", "plan llama.cpp (--engine llama.cpp)");
+  PlanSpec f = s;
+  f.engine.fit = true;
+  f.engine.n_gpu_layers = -1;
+  f.engine.gpu_layers_given = false;
+  const Planner p(f);
+  LlamaFit r;
+  r.n_gpu_layers = p.engine().gpu_layers;
+  r.total_layers = p.engine().total_layers;
+  r.n_cpu_moe = p.engine().n_cpu_moe;
+  r.n_ctx = p.engine().n_ctx;
+  r.margin_bytes = f.engine.fit_target_bytes;
+  for (const auto& d : p.devices()) r.fullest_gpu_bytes = std::max(r.fullest_gpu_bytes, d.total);
+  r.fits = r.fullest_gpu_bytes <= sub(p.budget_bytes("gpu_total"), r.margin_bytes, "fit margin");
+  return r;
 }
 
 i64 deployment_gpus(const PlanSpec& s) { return s.engine.kind == EngineKind::llamacpp ? s.engine.gpu_count : s.parallel.gpus(); }

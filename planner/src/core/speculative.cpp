@@ -40,6 +40,8 @@ ModelSpec mtp_draft_model(const ModelSpec& target, i64 layers) {
   d.vision = VisionTower{};
   d.exact_weight_bytes.reset();
   d.exact_params.reset();
+  d.exact_layer_bytes.clear();
+  d.exact_expert_bytes.clear();
   if (target.mtp_weight_bytes && layers == target.mtp_layers) {
     // the snapshot's bytes of these layers; a rank's share scales by its computed share (weights.cpp)
     d.exact_weight_bytes = target.mtp_weight_bytes;
@@ -65,6 +67,8 @@ ModelSpec eagle_draft_model(const ModelSpec& target, SpecMethod m) {
   d.vision = VisionTower{};
   d.exact_weight_bytes.reset();
   d.exact_params.reset();
+  d.exact_layer_bytes.clear();
+  d.exact_expert_bytes.clear();
   d.notes.clear();
   d.warnings.clear();
   return d;

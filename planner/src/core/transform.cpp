@@ -124,6 +124,8 @@ void apply_weight_format(ModelSpec& m, const std::string& format, const std::str
   m.quant = q;
   m.exact_weight_bytes.reset();  // the format given replaces what a weights file holds
   m.exact_params.reset();
+  m.exact_layer_bytes.clear();
+  m.exact_expert_bytes.clear();
 }
 
 }  // namespace kvplan

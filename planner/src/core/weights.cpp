@@ -1,13 +1,17 @@
 // Parameter counting per component (formulas inline, HF modeling_*.py module shapes) and weight bytes.
 #include "kvplan/core/weights.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "kvplan/core/gguf_recipe.hpp"
 
 namespace kvplan {
 
 namespace {
+
+constexpr i64 kAllLayers = -2;  // gguf_part_bytes: tensors of every layer
 
 struct Acc {
   ParamPart embedding{"embedding"}, positions{"position_embedding"}, lm_head{"lm_head"},
@@ -201,26 +205,35 @@ i64 at_bits(i64 n, double bits, const std::string& what) {
 // rows x slices x row_bytes(type, cols); matrices the listing does not name (SSM mixers) at the base type; the
 // router and learned positions f32 and 1-D tensors f32, as convert_hf_to_gguf.py writes them and llama-quantize
 // leaves them; the vision tower (a separate mmproj file) at the model dtype.
-i64 gguf_part_bytes(const ModelSpec& m, const ParamPart& part) {
-  const auto r = parse_gguf_recipe(m.quant.gguf_recipe);
-  if (!r) throw InputError("weight_format", "unknown llama-quantize type '" + m.quant.gguf_recipe + "'");
+i64 gguf_part_bytes(const ModelSpec& m, const ParamPart& part, const GgufRecipe& r, const std::vector<GgufTensor>& ts, i64 layer) {
   const i64 vec = mul(part.vector, 4, "weight bytes");
   if (part.name == "router" || part.name == "position_embedding" || part.name == "norms")
     return add(mul(part.matrix, 4, "weight bytes"), vec, "weight bytes");
   if (part.name == "vision") return add(mul(part.matrix, format_info(m.dtype).block_bytes, "weight bytes"), vec, "weight bytes");
-  auto ts = gguf_tensors(m);
-  gguf_tensor_types(*r, m, ts);
   i64 bytes = 0, elems = 0;
   for (const auto& t : ts) {
-    if (t.part != part.name) continue;
+    if (t.part != part.name || (layer != kAllLayers && t.layer != layer)) continue;
     bytes = add(bytes, gguf_tensor_bytes(t), "weight bytes");
     elems = add(elems, mul(mul(t.cols, t.rows), t.slices), "weight elements");
   }
   if (part.matrix > elems) {
-    const FormatInfo& base = format_info(r->base);
+    const FormatInfo& base = format_info(r.base);
     bytes = add(bytes, ceil_div(mul(part.matrix - elems, base.block_bytes, "weight bytes"), base.block_elems), "weight bytes");
   }
   return add(bytes, vec, "weight bytes");
+}
+
+GgufRecipe recipe_of(const ModelSpec& m) {
+  const auto r = parse_gguf_recipe(m.quant.gguf_recipe);
+  if (!r) throw InputError("weight_format", "unknown llama-quantize type '" + m.quant.gguf_recipe + "'");
+  return *r;
+}
+
+// every tensor of the model's GGUF listing with the type its recipe gives
+std::vector<GgufTensor> typed_tensors(const ModelSpec& m, const GgufRecipe& r) {
+  auto ts = gguf_tensors(m);
+  gguf_tensor_types(r, m, ts);
+  return ts;
 }
 
 // fp32 scalars a format keeps per linear module (nvfp4: weight_scale_2 and input_scale, 8 B): modules of `part`
@@ -236,7 +249,10 @@ i64 per_module_bytes(const ModelSpec& m, const ParamPart& part) {
 }  // namespace
 
 i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part) {
-  if (!m.quant.gguf_recipe.empty()) return gguf_part_bytes(m, part);
+  if (!m.quant.gguf_recipe.empty()) {
+    const GgufRecipe r = recipe_of(m);
+    return gguf_part_bytes(m, part, r, typed_tensors(m, r), kAllLayers);
+  }
   const i64 elem = format_info(m.dtype).block_bytes;
   const bool packed = part_packed(m.quant, part);
   i64 mat_bytes;
@@ -273,6 +289,81 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
   w.basis = quant ? m.quant.method + " " + m.quant.detail + " on linear layers" +
                         (m.quant.attention_quantised ? "" : " except attention") + ", " + dt + " elsewhere"
                   : dt;
+  return w;
+}
+
+LayerWeights layer_weight_bytes(const ModelSpec& m) {
+  const i64 n = static_cast<i64>(m.layers.size());
+  LayerWeights w;
+  w.blocks.assign(static_cast<size_t>(n), 0);
+  w.experts.assign(static_cast<size_t>(n), 0);
+  if (static_cast<i64>(m.exact_layer_bytes.size()) == n + 2 && static_cast<i64>(m.exact_expert_bytes.size()) == n) {
+    w.input = m.exact_layer_bytes.front();
+    for (i64 i = 0; i < n; ++i) w.blocks[static_cast<size_t>(i)] = m.exact_layer_bytes[static_cast<size_t>(i + 1)];
+    w.experts = m.exact_expert_bytes;
+    w.output = m.exact_layer_bytes.back();
+    if (m.tied_embeddings) w.output_copy = std::min(w.input, w.output);  // the table adds token_embd to the output layer
+    w.basis = "GGUF tensor table by layer";
+    return w;
+  }
+  const bool gguf = !m.quant.gguf_recipe.empty();
+  std::optional<GgufRecipe> recipe;
+  std::vector<GgufTensor> ts;
+  if (gguf) {
+    recipe = recipe_of(m);
+    ts = typed_tensors(m, *recipe);
+  }
+  // a part as the whole model's weight_bytes prices it; `layer` picks one block's tensors from the recipe's listing
+  auto price = [&](const ModelSpec& s, const ParamPart& part, i64 layer) {
+    return gguf ? gguf_part_bytes(m, part, *recipe, ts, layer) : part_weight_bytes(s, part);
+  };
+  const ParamCount pc = count_params(m);
+  auto part_of = [&](const char* name) {
+    for (const auto& p : pc.parts)
+      if (p.name == name) return p;
+    return ParamPart{name};
+  };
+  const ParamPart embedding = part_of("embedding");
+  w.input = add(price(m, embedding, -1), price(m, part_of("position_embedding"), -1), "weight bytes");
+  // the head: a tied one is the embedding again; the final norm at the vectors' width (f32 in a GGUF)
+  const i64 head = m.tied_embeddings ? price(m, embedding, -1) : price(m, part_of("lm_head"), -1);
+  ParamPart final_norm{"norms"};
+  if (m.final_norm && m.has_lm_head) final_norm.vector = m.norm == NormKind::layer ? mul(2, m.hidden) : m.hidden;
+  w.output = add(head, price(m, final_norm, -1), "weight bytes");
+  if (m.tied_embeddings) w.output_copy = head;
+  i64 sum = add(w.input, m.tied_embeddings ? price(m, final_norm, -1) : w.output, "weight bytes");
+  for (i64 i = 0; i < n; ++i) {
+    ModelSpec one = m;  // block i alone: no embedding, head, final norm or vision tower
+    one.layers = {m.layers[static_cast<size_t>(i)]};
+    one.has_embedding = false;
+    one.has_lm_head = false;
+    one.final_norm = false;
+    one.vision = VisionTower{};
+    i64 b = 0;
+    for (const auto& part : count_params(one).parts) {
+      const i64 x = price(one, part, i);
+      b = add(b, x, "weight bytes");
+      if (part.name == "routed_experts") w.experts[static_cast<size_t>(i)] = x;
+    }
+    w.blocks[static_cast<size_t>(i)] = b;
+    sum = add(sum, b, "weight bytes");
+  }
+  w.basis = "per-layer parameters at " + (gguf ? "the " + recipe->name + " recipe's tensor types" : std::string(format_info(m.dtype).name) +
+                                                                                                      (m.quant.linear_bits > 0 ? " / " + m.quant.method : ""));
+  // a weights file's exact total without a per-layer table (a safetensors snapshot, its MTP layers already left
+  // out): every layer scaled by the file's total / the computed one, the vision tower counted in both
+  const i64 vision = price(m, part_of("vision"), -1);
+  const i64 file = m.exact_weight_bytes.value_or(0);
+  if (m.exact_weight_bytes && sum > 0 && file != add(sum, vision, "weight bytes")) {
+    const long double f = static_cast<long double>(file) / static_cast<long double>(add(sum, vision, "weight bytes"));
+    auto scale = [&](i64 x) { return static_cast<i64>(std::llround(static_cast<long double>(x) * f)); };
+    w.input = scale(w.input);
+    w.output = scale(w.output);
+    w.output_copy = scale(w.output_copy);
+    for (auto& b : w.blocks) b = scale(b);
+    for (auto& x : w.experts) x = scale(x);
+    w.basis += ", scaled to the weights file's total";
+  }
   return w;
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -1085,6 +1086,39 @@ bool is_gguf_file(const std::string& path) {
 }
 
 // One tensor of a GGUF into the totals: its count, bytes, elements, bytes by ggml type, and (name, bytes).
+// The tensor table by llama.cpp layer (ModelSpec::exact_layer_bytes; src/llama-model.cpp load_tensors and the
+// LLM_TENSOR_INFOS layers): token_embd / position_embd / token_types are the input layer, blk.i.* block i, the rest
+// the output layer, which also gets token_embd again when there is no output.weight (the tied head is created
+// TENSOR_DUPLICATED on the output layer's buffer). Blocks past n_layer (nextn / MTP layers, skipped at load) are
+// left out.
+// `experts` gets, per block, the tensors --n-cpu-moe moves (common/common.h LLM_FFN_EXPS_REGEX:
+// blk.i.ffn_(up|down|gate)_(ch|)exps, weights and biases alike).
+static std::vector<i64> layer_table(const std::map<std::string, const Tensor*>& tensors, i64 n_layer, bool tied, std::vector<i64>& experts) {
+  std::vector<i64> t(static_cast<size_t>(n_layer + 2), 0);
+  experts.assign(static_cast<size_t>(n_layer), 0);
+  auto starts = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
+  for (const auto& [name, ten] : tensors) {
+    size_t slot = static_cast<size_t>(n_layer + 1);
+    if (starts(name, "blk.")) {
+      const size_t dot = name.find('.', 4);
+      i64 il = -1;
+      if (dot != std::string::npos && dot > 4 && dot - 4 <= 9 && name.find_first_not_of("0123456789", 4) == dot) il = std::stoll(name.substr(4, dot - 4));
+      if (il >= n_layer) continue;
+      if (il >= 0) {
+        slot = static_cast<size_t>(il + 1);
+        for (const char* stem : {".ffn_up_exps", ".ffn_down_exps", ".ffn_gate_exps", ".ffn_up_chexps", ".ffn_down_chexps", ".ffn_gate_chexps"})
+          if (name.compare(dot, std::strlen(stem), stem) == 0) experts[static_cast<size_t>(il)] = add(experts[static_cast<size_t>(il)], ten->bytes, "tensor bytes");
+      }
+    } else if (starts(name, "token_embd.") || starts(name, "position_embd.") || starts(name, "token_types.")) {
+      slot = 0;
+    }
+    t[slot] = add(t[slot], ten->bytes, "tensor bytes");
+  }
+  if (tied)
+    if (auto it = tensors.find("token_embd.weight"); it != tensors.end()) t.back() = add(t.back(), it->second->bytes, "tensor bytes");
+  return t;
+}
+
 static void count_tensor(GgufInfo& gi, const Tensor& t) {
   gi.tensor_count += 1;
   gi.tensor_bytes = add(gi.tensor_bytes, t.bytes, "tensor bytes");
@@ -1182,6 +1216,7 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
 
   m.tied_embeddings = !b.has_tensor("output.weight");  // llama.cpp reuses token_embd when output is absent
   m.exact_weight_bytes = gi.tensor_bytes;
+  m.exact_layer_bytes = layer_table(b.tensors, static_cast<i64>(m.layers.size()), m.tied_embeddings, m.exact_expert_bytes);
   m.exact_params = gi.tensor_elements;
   if (n_split > 1) m.notes.push_back("weights from " + std::to_string(n_split) + " split files");
   if (info) *info = std::move(gi);

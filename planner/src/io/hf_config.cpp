@@ -21,7 +21,8 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
-  gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, generic
+  gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
+  generic
 };
 
 struct TypeRule {
@@ -44,7 +45,8 @@ const TypeRule kTypes[] = {
     {"jamba", Family::jamba},         {"nemotron_h", Family::nemotron_h}, {"mamba", Family::mamba},
     {"falcon_mamba", Family::mamba},  {"mamba2", Family::mamba2},         {"mllama", Family::mllama},
     {"mllama_text_model", Family::mllama}, {"llava", Family::llama},     {"llava_next", Family::llama},
-    {"mistral3", Family::mistral},    {"qwen3_next", Family::qwen3_next},
+    {"mistral3", Family::mistral},    {"qwen3_next", Family::qwen3_next}, {"cohere", Family::cohere},
+    {"cohere2", Family::cohere2},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -245,6 +247,12 @@ struct Reader {
           if ((i64(i) + 1) % p != 0) set_sliding(i);
         return;
       }
+      case Family::cohere2: {  // modeling_cohere2 (transformers 4.48): sliding unless (layer_idx + 1) % sliding_window_pattern == 0
+        const i64 p = t.int_or("sliding_window_pattern", 4, 1, kMaxLayers);
+        for (size_t i = 0; i < m.layers.size(); ++i)
+          if ((i64(i) + 1) % p != 0) set_sliding(i);
+        return;
+      }
       case Family::gpt_oss:  // alternating, sliding first (the layer_types gpt-oss ships)
         for (size_t i = 0; i < m.layers.size(); i += 2) set_sliding(i);
         return;
@@ -363,6 +371,17 @@ struct Reader {
         m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
         break;
       }
+      case Family::cohere:
+      case Family::cohere2:
+        // modeling_cohere / modeling_cohere2: attention and MLP in parallel off one input_layernorm (a LayerNorm with
+        // a weight and no bias: hidden parameters, as an RMSNorm's), tied embeddings by default; use_qk_norm
+        // (Command R+) adds per-head LayerNorm weights, (q heads + kv heads) x head_dim
+        llama_like(false);
+        for (auto& l : m.layers) l.norms = 1;
+        if (fam == Family::cohere && t.bool_or("use_qk_norm", false))
+          m.notes.push_back("use_qk_norm: per-head q/k norm weights not counted (under 0.01% of a layer)");
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        break;
       case Family::gemma:
       case Family::gemma2:
       case Family::gemma3:

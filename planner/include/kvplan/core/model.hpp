@@ -128,6 +128,11 @@ struct ModelSpec {
   // for the per-component split and for sharding (a rank's share scales by its computed share).
   std::optional<i64> exact_weight_bytes;
   std::optional<i64> exact_params;
+  // The same table by llama.cpp layer: [0] the input layer (token_embd, position_embd, token_types), [1 + i] every
+  // tensor of blk.i, [n_layer + 1] the rest (output, output_norm ...; with no output.weight, the token_embd copy
+  // llama.cpp loads as the output head). Empty unless a GGUF file was read and nothing changed its weights since.
+  std::vector<i64> exact_layer_bytes;
+  std::vector<i64> exact_expert_bytes;  // per block, its blk.i.ffn_(up|down|gate)_(ch|)exps tensors (what --n-cpu-moe moves)
   bool sharded = false;  // set by rank_shard: this is one rank's part of the model
   WeightQuant quant;
   std::vector<std::string> warnings;  // assumptions the reader made (fallbacks)

@@ -111,12 +111,15 @@ struct EngineReport {
   i64 kv_streams = 1;           // llama.cpp: 1 with a unified cache, else one stream per slot
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers; 0 with --no-kv-offload)
-  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe, --override-tensor =CPU)
+  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe, --override-tensor =CPU;
+                                // llama.cpp: also the input layer and the layers -ngl leaves on the CPU)
+  i64 host_input_bytes = 0;     // llama.cpp: the input layer's part of that (token embedding, read a row per token)
   i64 disk_kv_bytes = 0, disk_kv_tokens = 0;  // the disk KV tier per rank (LMCache local disk)
   i64 host_kv_bytes = 0, host_kv_tokens = 0;  // the host KV tier per rank (vLLM --kv-offloading-size, SGLang HiCache, llama.cpp -nkvo)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits
   i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len; llama.cpp -c)
+  i64 n_cpu_moe = 0;                // llama.cpp: layers whose MoE experts are in host memory (--n-cpu-moe, or chosen by --fit)
   i64 suggested_gpu_layers = -1;    // llama.cpp, when it does not start: the most -ngl layers that would (-1: none)
   std::vector<std::string> notes;
 };
@@ -220,5 +223,15 @@ i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemF
 /// layer il goes to the first device whose split point exceeds (il - i_gpu_start) / offloaded (float, as llama.cpp).
 /// An empty or all-zero split is equal shares. The token embeddings stay on the CPU.
 std::vector<int> llamacpp_layer_devices(i64 n_layer, i64 n_gpu_layers, const std::vector<double>& split, bool output_first);
+
+/// What llama.cpp's own fitting (--fit on, -ngl not given: llama_params_fit, src/llama.cpp) chooses for a
+/// deployment at its context: the layers it keeps on the GPUs, the MoE layers whose experts it moves to host memory,
+/// and whether every GPU then keeps --fit-target (`margin_bytes`) free. The deployment's -ngl is ignored (that is the
+/// question); a --tensor-split, -ot or --n-cpu-moe it gives stops llama.cpp from moving weights, as in llama.cpp.
+struct LlamaFit {
+  i64 n_gpu_layers = 0, total_layers = 0, n_cpu_moe = 0, n_ctx = 0, margin_bytes = 0, fullest_gpu_bytes = 0;
+  bool fits = false;
+};
+LlamaFit llamacpp_fit(const PlanSpec& s);
 
 }  // namespace kvplan

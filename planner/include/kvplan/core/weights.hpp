@@ -44,6 +44,24 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p);
 /// embedding bits, vectors at quant.vector_bits, else the model dtype).
 i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part);
 
+/// A model's weights by llama.cpp layer (ggml-org/llama.cpp src/llama-model.cpp load_tensors: the input layer is
+/// always on the CPU, block i goes where layer i runs, the output layer where it runs): `input` the token embedding
+/// and learned positions; `blocks[i]` every tensor of layer i (attention or mixer, MLP or experts, norms, biases);
+/// `output` the final norm and the head. A tied head is loaded a second time as the output tensor
+/// (TENSOR_DUPLICATED), so `output` then holds the embedding's bytes again. From the GGUF tensor table when the
+/// model has one (ModelSpec::exact_layer_bytes); else each block's own parameters priced as weight_bytes prices
+/// them (its recipe's types for a llama-quantize file type), scaled to a weights file's exact total when one is
+/// known. The vision tower is not here (llama.cpp loads it from --mmproj).
+struct LayerWeights {
+  i64 input = 0;
+  std::vector<i64> blocks;
+  std::vector<i64> experts;  // the routed experts' part of each block (what --n-cpu-moe moves to host memory)
+  i64 output = 0;
+  i64 output_copy = 0;  // the part of `output` that is the tied embedding's second copy (0 when untied)
+  std::string basis;  // "GGUF tensor table by layer" / "per-layer parameters at <format>"
+};
+LayerWeights layer_weight_bytes(const ModelSpec& m);
+
 /// Whether quantisation packs this component's matrices (linear layers the method quantises: attention unless
 /// the method leaves it, only the routed experts when experts_only).
 bool part_packed(const WeightQuant& q, const ParamPart& part);
