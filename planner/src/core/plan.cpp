@@ -650,6 +650,7 @@ struct LlamaLayout {
   i64 draft_ctx = 0, draft_kv = 0;
   i64 host_override_bytes = 0;  // weights --override-tensor moved from the GPUs to host memory
   i64 host_adapter_bytes = 0;   // LoRA tensors of host-resident weights, and the projector with --no-mmproj-offload
+  i64 cpu_weight_bytes = 0, cpu_expert_bytes = 0;  // weights the CPU computes with, and of them routed experts (EngineReport)
   std::vector<DeviceBudget> dev;  // one per GPU of the deployment
 };
 
@@ -864,6 +865,12 @@ void Planner::build_llamacpp() {
     }
     auto to_bytes = [&](i64 params) { return static_cast<i64>(static_cast<long double>(params) * wb.total / std::max<i64>(pc.total, 1)); };
     L.host_expert_bytes = to_bytes(host_experts);
+    // the layers left on the CPU: the shares the offloaded ones did not take, and of them their routed experts
+    i64 cpu_experts = 0;
+    for (i64 il = 0; il < n_layer; ++il)
+      if (p.layer_gpu[static_cast<size_t>(il)] < 0) cpu_experts = add(cpu_experts, expert_params(m, m.layers[static_cast<size_t>(il)]), "expert params");
+    L.cpu_weight_bytes = add(sub(wb.total, share_of(wb.total, offloaded, n_layer + 1)), L.host_expert_bytes, "CPU weights");
+    L.cpu_expert_bytes = add(to_bytes(cpu_experts), L.host_expert_bytes, "CPU experts");
     for (auto& d : L.dev) d.weights -= to_bytes(expert_params_on[static_cast<size_t>(d.index)]);
     // --override-tensor: a tensor of a layer on a GPU leaves that GPU for host memory (=CPU) or another GPU; a
     // tensor of a CPU layer moved to a GPU arrives there. Experts --n-cpu-moe already keeps on the host are skipped.
@@ -883,6 +890,10 @@ void Planner::build_llamacpp() {
       } else if (from >= 0) {
         L.host_override_bytes = add(L.host_override_bytes, t.bytes, "override-tensor");
       }
+      // the CPU computes with what reaches host memory and no longer with what leaves it
+      const i64 to_cpu = t.gpu >= 0 && t.gpu < gpus ? (from < 0 ? -t.bytes : 0) : (from >= 0 ? t.bytes : 0);
+      L.cpu_weight_bytes = std::max<i64>(add(L.cpu_weight_bytes, to_cpu, "override-tensor"), 0);
+      if (t.expert) L.cpu_expert_bytes = std::max<i64>(add(L.cpu_expert_bytes, to_cpu, "override-tensor"), 0);
     }
     for (auto& d : L.dev)
       if (ov.weights && (d.weights > 0 || gpus == 1)) d.weights = *ov.weights;
@@ -1002,6 +1013,8 @@ void Planner::build_llamacpp() {
   report_.host_weight_bytes = add(add(L.host_expert_bytes, L.host_override_bytes, "host weights"), L.host_adapter_bytes, "host weights");
   report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
   report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
+  report_.cpu_weight_bytes = L.cpu_weight_bytes;
+  report_.cpu_expert_bytes = std::min(L.cpu_expert_bytes, L.cpu_weight_bytes);
   if (L.host_expert_bytes > 0)
     report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
   if (L.host_override_bytes > 0)
