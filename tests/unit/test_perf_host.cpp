@@ -192,7 +192,7 @@ TEST_CASE("vLLM --cpu-offload-gb 10 on an H100: 10 GiB cross PCIe every forward 
   CHECK(find(b.decode_terms, "pcie_weights")->basis == "(10.74 GB --cpu-offload-gb weights, every forward pass) / PCIe 64 GB/s");
 }
 
-TEST_CASE("host bandwidth: --host-bandwidth scales the host terms; a CPU or unified profile's memory is the host's",
+TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and a unified profile reads at its own bandwidth",
           "[perf][host]") {
   PerfParams pp = hand_params();
   const Planner part(llama8b(16));
