@@ -192,7 +192,7 @@ TEST_CASE("vLLM --cpu-offload-gb 10 on an H100: 10 GiB cross PCIe every forward 
   CHECK(find(b.decode_terms, "pcie_weights")->basis == "(10.74 GB --cpu-offload-gb weights, every forward pass) / PCIe 64 GB/s");
 }
 
-TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and a unified profile reads at its own bandwidth",
+TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and CPU or unified profiles read at their own bandwidth",
           "[perf][host]") {
   PerfParams pp = hand_params();
   const Planner part(llama8b(16));
@@ -214,6 +214,12 @@ TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and a unified 
   REQUIRE(spark.spec().gpu.unified_memory);
   const PerfResult s = estimate_perf(spark, 1000, 0, 1, hand_params());
   CHECK(s.host_bandwidth_bytes_per_s == static_cast<double>(spark.spec().gpu.memory_bandwidth_bytes_per_s));
+  // a CPU host profile: EPYC 9004, 12 channels x 8 B x 4800 MT/s = 460.8e9 B/s
+  const Planner epyc(kvtest::spec("llama-3.1-8b", "cpu-epyc-9004", e, {}, ElemFormat::f16));
+  const PerfResult h = estimate_perf(epyc, 1000, 0, 1, hand_params());
+  CHECK(h.host_bandwidth_bytes_per_s == 12.0 * 8 * 4800e6);
+  CHECK(term(h.decode_terms, "host_weights") == Approx(static_cast<double>(kHost16) / (12.0 * 8 * 4800e6)));
+  CHECK(find(h.decode_terms, "host_weights")->basis.find("460.8 GB/s (cpu-epyc-9004: the host's own memory)") != std::string::npos);
 }
 
 TEST_CASE("kvplan plan --host-bandwidth 44.8GB/s reaches the host_weights term of a llama-server command", "[perf][host][cli]") {
