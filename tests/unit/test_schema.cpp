@@ -107,6 +107,9 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   // llama.cpp over three GPUs with a draft model and -ot: results.devices, inputs.draft
   check("plan", "plan llama-3.1-8b --engine llama.cpp --gpu h100 --gpu-count 3 -ngl 99 --model-draft llama-3.2-1b -ctkd q8_0 -ot "
                 "blk\\.3\\.ffn_up=CPU --format json");
+  // host-resident weights and KV: host_weights, host_kv_read and pcie_weights terms
+  check("plan", "plan llama-3.1-8b --engine llama.cpp --gpu h100 -ngl 16 -nkvo --ctx-size 8k --host-bandwidth 60GB/s --format json");
+  check("plan", "plan llama-3.1-8b --gpu h100 --cpu-offload-gb 10 --context 4k --format json");
   check("sweep", "sweep llama-3.1-8b --gpu h100,l4 --context 1k,8k --concurrency 1,16 --perf --format json");
   check("fit", "fit llama-3.1-8b --gpu l4 --context 8k --concurrency 4 --format json");
   check("fit", "fit llama-3.1-70b --context 32k --concurrency 16 --fewest-gpus --format json");

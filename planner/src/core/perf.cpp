@@ -122,6 +122,13 @@ struct StepTimeModel::Impl {
   };
   std::vector<KvLayer> kv_layers;
   double attn_width = 0;
+  // weights and KV in host memory (docs/performance-model.md "Host-resident weights and KV")
+  double host_bw = 0, pcie = 0;
+  std::string host_bw_basis, pcie_basis;
+  double cpu_dense = 0, cpu_routed = 0;  // llama.cpp: weights the CPU computes with, routed experts (all) apart
+  double host_kv_share = 0;              // llama.cpp: share of the KV cache in host memory (CPU layers, -nkvo)
+  i64 ubatch = 0;                        // llama.cpp: tokens per graph evaluation (-ub); each copies host weights once
+  double streamed = 0;                   // vLLM / SGLang --cpu-offload-gb: weights that cross PCIe every forward pass
 
   // The figures of one step, numbers only: the simulator's clock takes stage() per step, the printed
   // terms add their bases on top (terms()).
@@ -129,10 +136,14 @@ struct StepTimeModel::Impl {
     double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0;
     double t_w = 0, t_kv = 0, t_lin = 0, t_attn = 0, t_launch = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
     double act_msg = 0, ep_vol = 0, launch_s = 0;
+    double host_bytes = 0, host_kv_bytes = 0, pcie_bytes = 0, uploads = 0;  // host memory reads, PCIe crossings
+    double t_host_w = 0, t_host_kv = 0, t_pcie = 0;
     i64 reductions = 0;
     // kernel by kernel: the linear layers take the larger of their weight read and their GEMM time,
-    // attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add
-    double stage() const { return std::max(t_w, t_lin) + std::max(t_kv, t_attn) + t_launch + t_engine + t_ar + t_ep + t_pp; }
+    // attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add, and
+    // so do the CPU's part of the layers (host weights and KV) and weights crossing PCIe
+    double host() const { return t_host_w + t_host_kv + t_pcie; }
+    double stage() const { return std::max(t_w, t_lin) + std::max(t_kv, t_attn) + t_launch + t_engine + t_ar + t_ep + t_pp + host(); }
   };
 
   double all_reduce_s(double bytes) const;
@@ -162,9 +173,27 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   // E x (1 - (1 - k / E)^T) distinct experts per MoE layer for T tokens routed independently
   if (experts > 0) w.touched = 1.0 - std::pow(1.0 - static_cast<double>(experts_active) / static_cast<double>(experts), w.tokens);
   const double routed = routed_bytes * w.touched;
-  w.q_bytes = quant_bytes + routed * routed_quant_fraction;
-  w.d_bytes = dense_bytes - quant_bytes + routed * (1.0 - routed_quant_fraction);
+  // llama.cpp keeps cpu_dense + cpu_routed of the weights in host memory. A step of fewer than 32 tokens runs their
+  // ops on the CPU, which reads them (the touched experts only) at host bandwidth, and the GPU reads the rest; from
+  // 32 tokens the GPU takes those ops and ggml copies their weights (the used experts only) over PCIe once per
+  // ubatch (ggml-cuda.cu ggml_backend_cuda_device_offload_op: batch >= GGML_OP_OFFLOAD_MIN_BATCH = 32)
+  const bool offload_op = w.tokens >= static_cast<double>(kLlamaOpOffloadMinBatch);
+  const double on_host = cpu_dense + cpu_routed * w.touched;
+  const double gpu_dense = offload_op || dense_bytes <= 0 ? 1.0 : std::max(0.0, 1.0 - cpu_dense / dense_bytes);
+  const double gpu_routed = offload_op || routed_bytes <= 0 ? 1.0 : std::max(0.0, 1.0 - cpu_routed / routed_bytes);
+  w.q_bytes = quant_bytes * gpu_dense + routed * gpu_routed * routed_quant_fraction;
+  w.d_bytes = (dense_bytes - quant_bytes) * gpu_dense + routed * gpu_routed * (1.0 - routed_quant_fraction);
   w.t_w = bandwidth > 0 ? w.q_bytes / (bandwidth * weight_eff) + w.d_bytes / (bandwidth * dense_eff) : 0;
+  if (on_host > 0 && !offload_op) {
+    w.host_bytes = on_host;
+    w.t_host_w = w.host_bytes / host_bw;
+  } else if (on_host > 0) {
+    w.uploads = std::max(1.0, std::ceil(static_cast<double>(b.prefill_tokens) / static_cast<double>(std::max<i64>(ubatch, 1))));
+    w.pcie_bytes = on_host * w.uploads;
+  }
+  // --cpu-offload-gb: the offloaded parameters cross PCIe in every forward pass (read through UVA, or copied in)
+  w.pcie_bytes += streamed;
+  w.t_pcie = w.pcie_bytes / pcie;
   // KV read by decode attention: each decode sequence's cached tokens per layer (windows cap it)
   const double seqs = static_cast<double>(std::max<i64>(b.decode_seqs, 1));
   const double avg_ctx = b.decode_context_tokens / seqs;
@@ -174,7 +203,10 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
     w.kv_bytes += l.bytes_per_token * held;
     attn += 4.0 * l.width * held;
   }
-  w.t_kv = bandwidth > 0 ? w.kv_bytes / (bandwidth * kv_eff) : 0;
+  // the KV of layers whose cache is in host memory (llama.cpp CPU layers, -nkvo) is read there by the CPU's attention
+  w.host_kv_bytes = w.kv_bytes * host_kv_share;
+  w.t_kv = bandwidth > 0 ? (w.kv_bytes - w.host_kv_bytes) / (bandwidth * kv_eff) : 0;
+  w.t_host_kv = w.host_kv_bytes / host_bw;
   // compute: the linear layers 2 x active params per token; attention 4 x width per cached token (decode)
   // and per causal pair (prefill)
   w.lin_flops = 2.0 * active_params * w.tokens;
@@ -223,6 +255,22 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
     out.push_back({"ep_all_to_all", w.t_ep,
                    "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(w.ep_vol / 1e6, 3) + " MB / link)"});
   if (pp > 1) out.push_back({"pp_send", w.t_pp, "activations " + num(w.act_msg / 1e6, 3) + " MB to the next stage"});
+  if (w.t_host_w > 0)
+    out.push_back({"host_weights", w.t_host_w,
+                   "(" + num(w.host_bytes / 1e9, 4) + " GB the CPU computes with" + (cpu_routed > 0 ? ", routed experts x " + num(w.touched, 3) + " touched" : "") +
+                       ") / host " + host_bw_basis + " (batch < " + std::to_string(kLlamaOpOffloadMinBatch) + " tokens: CPU)"});
+  if (w.t_host_kv > 0)
+    out.push_back({"host_kv_read", w.t_host_kv,
+                   "(" + num(w.host_kv_bytes / 1e9, 4) + " GB, " + num(host_kv_share, 3) + " of the KV cache in host memory) / host " + host_bw_basis});
+  if (w.t_pcie > 0) {
+    std::string pb = "(";
+    if (w.uploads > 0)
+      pb += num(w.uploads, 3) + " ubatch(es) x " + num(w.pcie_bytes / w.uploads / 1e9, 4) + " GB of host weights copied to the GPU: batch >= " +
+            std::to_string(kLlamaOpOffloadMinBatch) + " tokens";
+    else
+      pb += num(w.pcie_bytes / 1e9, 4) + " GB --cpu-offload-gb weights, every forward pass";
+    out.push_back({"pcie_weights", w.t_pcie, pb + ") / " + pcie_basis});
+  }
   return out;
 }
 
@@ -323,6 +371,30 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->per_node = (s.gpu.id.find("gb200") != std::string::npos || s.gpu.id.find("gb300") != std::string::npos) ? 72 : 8;
   m->nodes = ceil_div(m->tp, m->per_node);
   m->ar_hops = static_cast<i64>(std::ceil(std::log2(static_cast<double>(std::min(m->tp, m->per_node)))));
+  // host memory and the host link (docs/performance-model.md "Host-resident weights and KV")
+  const bool host_is_device = s.gpu.device_class == "cpu" || s.gpu.unified_memory;
+  if (params.host_bandwidth > 0) {
+    m->host_bw = params.host_bandwidth;
+    m->host_bw_basis = num(m->host_bw / 1e9, 4) + " GB/s (--host-bandwidth)";
+  } else if (host_is_device && s.gpu.memory_bandwidth_bytes_per_s > 0) {
+    m->host_bw = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s);
+    m->host_bw_basis = num(m->host_bw / 1e9, 4) + " GB/s (" + s.gpu.id + ": the host's own memory)";
+  } else {
+    m->host_bw = kDefaultHostBandwidth;
+    m->host_bw_basis = num(m->host_bw / 1e9, 4) + " GB/s (default: dual-channel DDR5-5600, 2 x 8 B x 5600 MT/s)";
+  }
+  m->pcie = s.gpu.pcie_bytes_per_s > 0 ? s.gpu.pcie_bytes_per_s : 32e9;
+  m->pcie_basis = "PCIe " + num(m->pcie / 1e9, 4) + " GB/s" + (s.gpu.pcie_bytes_per_s > 0 ? "" : " (no figure in the profile: PCIe 4.0 x16)");
+  const EngineReport& er = p.engine();
+  if (s.engine.kind == EngineKind::llamacpp) {
+    m->cpu_routed = static_cast<double>(er.cpu_expert_bytes);
+    m->cpu_dense = static_cast<double>(er.cpu_weight_bytes - er.cpu_expert_bytes);
+    const i64 kv_all = add(add(er.k_bytes, er.v_bytes, "KV bytes"), er.state_bytes, "KV bytes");
+    m->host_kv_share = kv_all > 0 ? std::clamp(static_cast<double>(er.host_kv_bytes) / static_cast<double>(kv_all), 0.0, 1.0) : 0.0;
+    m->ubatch = std::max<i64>(1, s.engine.ubatch_size);
+  } else {
+    m->streamed = static_cast<double>(er.host_weight_bytes);
+  }
   m->net_alpha = c.ar_alpha_network_s;
   m->net_beta = c.network_bytes_per_s * c.link_eff;
   m->link_basis += ", " + num(m->ar_alpha * 1e6, 3) + " us per hop x " + std::to_string(m->ar_hops) + " hops, " + gb_s(m->ar_beta);
@@ -358,12 +430,14 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   dec.decode_context_tokens = static_cast<double>(B) * static_cast<double>(r.decode_context);
   const StepTimeModel::Impl::Work w = m.work(dec);
   r.decode_terms = m.terms(dec);
-  r.memory_time_s = w.t_w + w.t_kv;
+  r.memory_time_s = w.t_w + w.t_kv + w.host();
   r.compute_time_s = w.t_lin + w.t_attn;
   r.comm_time_s = w.t_ar + w.t_ep + w.t_pp;
   r.overhead_time_s = w.t_launch + w.t_engine;
   r.decode_step_s = w.stage();
   r.weight_bytes_read = w.q_bytes + w.d_bytes;  // the figures behind the terms
+  r.host_weight_bytes_read = w.host_bytes + w.pcie_bytes;
+  r.host_bandwidth_bytes_per_s = m.host_bw;
   r.kv_bytes_read = w.kv_bytes;
   r.decode_flops = w.lin_flops + w.attn_flops;
   const double mem = r.memory_time_s, cmp = r.compute_time_s;
@@ -386,7 +460,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   const StepTimeModel::Impl::Work pw = m.work(pre);
   r.prefill_terms = m.terms(pre);
   r.prefill_flops = pw.lin_flops + pw.attn_flops;
-  r.prefill_bound = pw.t_lin + pw.t_attn > pw.t_w + pw.t_kv ? "compute" : "memory bandwidth";
+  r.prefill_bound = pw.t_lin + pw.t_attn > pw.t_w + pw.t_kv + pw.host() ? "compute" : "memory bandwidth";
   r.ttft_s = pw.stage() * stages;
   if (m.peak == 0) {
     r.prefill_bound = "unknown (no TFLOP/s in the GPU profile)";

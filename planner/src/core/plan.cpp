@@ -651,6 +651,7 @@ struct LlamaLayout {
   i64 host_override_bytes = 0;  // weights --override-tensor moved from the GPUs to host memory
   i64 host_layer_bytes = 0;     // the input layer and every layer not offloaded (-ngl), in host memory
   i64 host_adapter_bytes = 0;   // LoRA tensors of host-resident weights, and the projector with --no-mmproj-offload
+  i64 cpu_weight_bytes = 0, cpu_expert_bytes = 0;  // weights the CPU computes with, and of them routed experts (EngineReport)
   std::vector<DeviceBudget> dev;  // one per GPU of the deployment
 };
 
@@ -847,10 +848,15 @@ void Planner::build_llamacpp() {
       const i64 w = layer_bytes(lw, il);
       if (g < 0) {  // a tied head left on the CPU maps the embedding's own bytes: no second copy there
         L.host_layer_bytes = add(L.host_layer_bytes, il < n_layer ? w : w - lw.output_copy, "host weights");
+        // the CPU computes this layer: it reads all of it (the head too, tied or not)
+        L.cpu_weight_bytes = add(L.cpu_weight_bytes, w, "CPU weights");
+        if (il < n_layer) L.cpu_expert_bytes = add(L.cpu_expert_bytes, lw.experts[static_cast<size_t>(il)], "CPU experts");
         continue;
       }
       const i64 moved = il < n_layer && il < cpu_moe ? lw.experts[static_cast<size_t>(il)] : 0;
       L.host_expert_bytes = add(L.host_expert_bytes, moved, "host weights");
+      L.cpu_weight_bytes = add(L.cpu_weight_bytes, moved, "CPU weights");
+      L.cpu_expert_bytes = add(L.cpu_expert_bytes, moved, "CPU experts");
       const i64 on_gpu = w - moved;
       if (p.row_share.empty()) {
         L.dev[static_cast<size_t>(g)].weights = add(L.dev[static_cast<size_t>(g)].weights, on_gpu);
@@ -881,6 +887,11 @@ void Planner::build_llamacpp() {
       } else if (from >= 0) {
         L.host_override_bytes = add(L.host_override_bytes, t.bytes, "override-tensor");
       }
+      if (from < 0 && t.gpu >= 0 && t.gpu < gpus) L.host_layer_bytes = std::max<i64>(sub(L.host_layer_bytes, t.bytes, "override-tensor"), 0);
+      // the CPU computes with what reaches host memory and no longer with what leaves it
+      const i64 to_cpu = t.gpu >= 0 && t.gpu < gpus ? (from < 0 ? -t.bytes : 0) : (from >= 0 ? t.bytes : 0);
+      L.cpu_weight_bytes = std::max<i64>(add(L.cpu_weight_bytes, to_cpu, "override-tensor"), 0);
+      if (t.expert) L.cpu_expert_bytes = std::max<i64>(add(L.cpu_expert_bytes, to_cpu, "override-tensor"), 0);
     }
     for (auto& d : L.dev)
       if (ov.weights && (d.weights > 0 || gpus == 1)) d.weights = *ov.weights;
@@ -1024,6 +1035,8 @@ void Planner::build_llamacpp() {
   report_.host_input_bytes = add(lw.input, dlw.input, "host weights");
   report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
   report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
+  report_.cpu_weight_bytes = L.cpu_weight_bytes;
+  report_.cpu_expert_bytes = std::min(L.cpu_expert_bytes, L.cpu_weight_bytes);
   if (L.host_expert_bytes > 0)
     report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
   if (L.host_override_bytes > 0)

@@ -75,6 +75,26 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
   if (image) s.engine.mm_image_limit = *image;
 }
 
+// --host-bandwidth: host memory bytes/s, as a number (8.96e10) or a byte unit per second (89.6GB/s, 100GiB/s); the
+// performance model's host_weights and host_kv_read terms read at it (docs/performance-model.md).
+void apply_host_bandwidth(const SettingsBag& bag, DeploymentSpec& s) {
+  const std::string key = "host_bandwidth";
+  const std::string text = bag.text(key).value_or("");
+  const std::string fix = "give bytes/s or a rate such as 89.6GB/s (dual-channel DDR5-5600) or 8.96e10";
+  std::string t = text;
+  if (t.size() > 2 && (t.ends_with("/s") || t.ends_with("/S"))) t.erase(t.size() - 2);
+  double v = -1;
+  try {
+    std::size_t used = 0;
+    v = std::stod(t, &used);
+    if (used != t.size()) v = static_cast<double>(parse_bytes(t, key));
+  } catch (const std::exception&) {
+    bag.fail(key, "'" + text + "' is not a bandwidth", fix);
+  }
+  if (!std::isfinite(v) || v <= 0) bag.fail(key, "'" + text + "' must be above 0 bytes/s", fix);
+  s.perf.host_bandwidth = v;
+}
+
 Conv conv_named(const std::string& n) {
   if (n == "vllm_int") return Conv::vllm_int;
   if (n == "auto_count") return Conv::auto_count;
@@ -380,6 +400,8 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("bw_efficiency", T::fraction, "performance", "Fraction of datasheet memory bandwidth reading bf16 weights and the KV cache (default: fitted, docs/performance-model.md)").flags("--bw-efficiency"));
   r.push_back(Row("compute_efficiency", T::fraction, "performance", "Fraction of the dense tensor peak the GEMMs reach (default: fitted)").flags("--compute-efficiency"));
   r.push_back(Row("step_overhead_us", T::number, "performance", "Engine time per step in microseconds (default: fitted per engine)").flags("--step-overhead-us"));
+  r.push_back(Row("host_bandwidth", T::text, "performance", "Host memory bandwidth for weights and KV held in host memory (llama.cpp -ngl / --n-cpu-moe / -ot =CPU / -nkvo): bytes/s or a rate such as 89.6GB/s (default: a CPU or unified-memory profile's own, else dual-channel DDR5-5600, 89.6 GB/s)")
+      .flags("--host-bandwidth").apply(apply_host_bandwidth));
   r.push_back(Row("calibration", T::text, "performance", "A kvplan calibrate file: measured attention bandwidth and step overhead replace the defaults")
       .flags("--calibration"));
   r.push_back(Row("perf_coefficients", T::text, "performance",

@@ -63,8 +63,18 @@ struct PerfCoefficientField {
 };
 const std::vector<PerfCoefficientField>& perf_coefficient_fields();
 
+/// Host memory bandwidth when neither --host-bandwidth nor the profile gives one: a desktop with dual-channel
+/// DDR5-5600, 2 channels x 8 B x 5600e6 transfers/s = 89.6e9 B/s (profiles/gpus/cpu-desktop-ddr5.json).
+constexpr double kDefaultHostBandwidth = 2.0 * 8.0 * 5600e6;
+
+/// llama.cpp runs an op whose weights sit in host memory on the GPU (copying the weights over PCIe) when its batch
+/// has at least this many tokens, else on the CPU (ggml-cuda.cu ggml_backend_cuda_device_offload_op,
+/// GGML_OP_OFFLOAD_MIN_BATCH, default 32).
+constexpr long long kLlamaOpOffloadMinBatch = 32;
+
 struct PerfParams {
   double bandwidth_efficiency = 0;  // replaces weight_eff_dense and kv_eff (quantised kernels keep their ratio); 0: fitted
+  double host_bandwidth = 0;        // host memory bytes/s (--host-bandwidth); 0: a CPU or unified profile's, else kDefaultHostBandwidth
   double compute_efficiency = 0;    // replaces compute_eff; 0: fitted
   double step_overhead_s = -1;      // replaces the engine's per-step overhead; < 0: fitted
   PerfCoefficients coefficients = default_perf_coefficients();
@@ -129,6 +139,8 @@ struct PerfResult {
   std::string weight_kernel;     // dense, fp8, int8, int4, ggml, fp4
   double peak_flops = 0;
   double bandwidth_bytes_per_s = 0;
+  double host_bandwidth_bytes_per_s = 0;  // host memory, for weights and KV held there (host_weights, host_kv_read)
+  double host_weight_bytes_read = 0;      // per decode step: by the CPU (llama.cpp) or over PCIe (--cpu-offload-gb)
   std::vector<PerfTerm> decode_terms;   // one decode step of one stage
   std::vector<PerfTerm> prefill_terms;  // one prompt's prefill on one stage
   PerfCoefficients coefficients;        // as used (fitted defaults or overrides)

@@ -114,6 +114,9 @@ struct EngineReport {
   i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe, --override-tensor =CPU;
                                 // llama.cpp: also the input layer and the layers -ngl leaves on the CPU)
   i64 host_input_bytes = 0;     // llama.cpp: the input layer's part of that (token embedding, read a row per token)
+  // llama.cpp: weights the CPU computes with (the layers -ngl leaves on the CPU, --n-cpu-moe experts, -ot =CPU tensors),
+  // and of those the routed experts (a step reads only the experts its tokens touch): the performance model's host reads
+  i64 cpu_weight_bytes = 0, cpu_expert_bytes = 0;
   i64 disk_kv_bytes = 0, disk_kv_tokens = 0;  // the disk KV tier per rank (LMCache local disk)
   i64 host_kv_bytes = 0, host_kv_tokens = 0;  // the host KV tier per rank (vLLM --kv-offloading-size, SGLang HiCache, llama.cpp -nkvo)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
