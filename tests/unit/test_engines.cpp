@@ -531,13 +531,19 @@ TEST_CASE("llama.cpp n-cpu-moe keeps the experts of the first N layers in host m
   auto n = s;
   n.engine.n_cpu_moe = 10;
   const Planner some(n);
-  CHECK(some.engine().host_weight_bytes == 10LL * 603979776 * 2);
-  CHECK(all.budget_bytes("weights") - some.budget_bytes("weights") == 10LL * 603979776 * 2);
-  // only layers on the GPU lose their experts. The newest builds offload the output layer first (#18148): -ngl 40 of
-  // 49 is the output layer + layers 9..47, so of the first 10 only layer 9 is on the GPU
+  // the host tier also holds the input layer, token_embd 151936 x 2048 x 2 B = 622,329,856 B
+  constexpr i64 experts = 603979776LL * 2, embd = 151936LL * 2048 * 2;
+  CHECK(some.engine().host_weight_bytes == 10 * experts + embd);
+  CHECK(all.budget_bytes("weights") - some.budget_bytes("weights") == 10 * experts);
+  // only layers on the GPU lose their experts; the layers on the CPU are host memory whole. A layer's other weights:
+  // attention 2048 x 4096 x 2 + 2048 x 512 x 2 = 18,874,368, q/k norms 256, router 2048 x 128 = 262,144, two norms
+  // 4096: 19,140,864 x 2 B. The newest builds offload the output layer first (#18148): -ngl 40 of 49 is the output
+  // layer + layers 9..47, so layers 0..8 are on the CPU and of the first 10 only layer 9 loses its experts
+  constexpr i64 layer = 19140864LL * 2 + experts;
   n.engine.n_gpu_layers = 40;
-  CHECK(Planner(n).engine().host_weight_bytes == 1LL * 603979776 * 2);
-  // before #18148 (the b7376 rules) -ngl 40 is layers 8..47 and the output layer stays on the CPU: layers 8 and 9
+  CHECK(Planner(n).engine().host_weight_bytes == embd + 9 * layer + experts);
+  // before #18148 (the b7376 rules) -ngl 40 is layers 8..47 and the output layer, (151936 x 2048 + 2048) x 2 B,
+  // stays on the CPU with layers 0..7: layers 8 and 9 lose their experts
   n.engine.rules = &engine_rules(EngineKind::llamacpp, "b7376");
-  CHECK(Planner(n).engine().host_weight_bytes == 2LL * 603979776 * 2);
+  CHECK(Planner(n).engine().host_weight_bytes == embd + 8 * layer + (151936LL * 2048 + 2048) * 2 + 2 * experts);
 }

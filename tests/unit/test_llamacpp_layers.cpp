@@ -239,3 +239,27 @@ TEST_CASE("llama.cpp fit: a MoE model keeps its layers and moves experts to host
   CHECK(Planner(user).engine().n_cpu_moe == 10);
   CHECK(llamacpp_fit(user).n_cpu_moe == 10);
 }
+
+TEST_CASE("kvplan fit on a llama.cpp deployment answers with llama.cpp's own -ngl", "[llamacpp][fit][cli]") {
+  // the deployment of "the most -ngl that leaves --fit-target free" above, through the CLI: -ngl 99 given is
+  // ignored (it is the question); the answer is -ngl 17 and the table names it
+  const std::vector<std::string> base = {"fit", "llama-3.1-8b", "--engine", "llama.cpp", "--gpu", "h100-sxm", "--gpu-memory-bytes", "10GiB",
+                                         "--ctx-size", "8192", "--parallel", "1", "--cache-type-k", "f16", "--cache-type-v", "f16",
+                                         "--n-gpu-layers", "99"};
+  auto args = base;
+  args.insert(args.end(), {"--format", "json"});
+  const auto r = kvtest::kvplan(args);
+  INFO(r.err);
+  REQUIRE(r.out.size() > 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& f = j["results"]["llama_fit"];
+  CHECK(f["n_gpu_layers"] == 17);
+  CHECK(f["total_layers"] == 33);
+  CHECK(f["n_cpu_moe"] == 0);
+  CHECK(f["n_ctx"] == 8192);
+  CHECK(f["fit_target_bytes"] == 1LL << 30);
+  CHECK(f["fullest_gpu_bytes"] == 9484115968LL);
+  CHECK(f["leaves_fit_target"] == true);
+  const auto t = kvtest::kvplan(base);
+  CHECK(t.out.find("-ngl 17") != std::string::npos);
+}

@@ -237,3 +237,23 @@ TEST_CASE("llama.cpp refuses different K and V cache types for MLA from b7830", 
   CHECK(kvtest::kvplan({"plan", "deepseek-v2-lite", "--engine", "llama.cpp@b7376", "-c", "4096", "-ctk", "q8_0", "--gpu", "rtx-4090"}).exit != 2);
   CHECK(kvtest::kvplan({"plan", "deepseek-v2-lite", "--engine", "llama.cpp", "-c", "4096", "-ctk", "q8_0", "-ctv", "q8_0", "--gpu", "rtx-4090"}).exit != 2);
 }
+
+TEST_CASE("kvplan log compares each GPU's model buffer with the layers kvplan puts there", "[log][llamacpp]") {
+  // the Vulkan log (build 5781, Llama-3.1-8B Q4_0) with the offload lines a partial -ngl 20 prints: that build
+  // offloads blocks 32 - 20 = 12..31 (the output layer stays on the CPU). Q4_0 packs every block matrix at 18 B per
+  // 32 weights: 218,103,808 x 18 / 32 = 122,683,392 B, plus two f32 norms of 4096 = 32,768 B; 20 blocks =
+  // 2,454,323,200 B on Vulkan0
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-log-buf-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "partial.log").string();
+  std::ofstream(file) << kvtest::slurp(kLogs + "cases/lc-llama31-8b-16k-f16-vulkan.log")
+                      << "load_tensors: offloaded 20/33 layers to GPU\n"
+                      << "load_tensors:      Vulkan0 model buffer size =  2340.65 MiB\n"
+                      << "load_tensors:   CPU_Mapped model buffer size =  4437.80 MiB\n";
+  const json l = log_json({file, "--model", "llama-3.1-8b"});
+  const json* r = row(l, "model buffer (Vulkan0)");
+  REQUIRE(r);
+  CHECK((*r)["kind"] == "estimate");
+  CHECK((*r)["kvplan_low"] == 2454323200LL);
+  CHECK(row(l, "model buffer (CPU_Mapped)") == nullptr);  // the mapped range, not the CPU tensors: not compared
+}

@@ -348,8 +348,7 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
     w.blocks[static_cast<size_t>(i)] = b;
     sum = add(sum, b, "weight bytes");
   }
-  w.basis = "per-layer parameters at " + (gguf ? "the " + recipe->name + " recipe's tensor types" : std::string(format_info(m.dtype).name) +
-                                                                                                      (m.quant.linear_bits > 0 ? " / " + m.quant.method : ""));
+  w.basis = gguf ? "each layer its own tensors at the recipe's types" : "each layer its own parameters";
   // a weights file's exact total without a per-layer table (a safetensors snapshot, its MTP layers already left
   // out): every layer scaled by the file's total / the computed one, the vision tower counted in both
   const i64 vision = price(m, part_of("vision"), -1);

@@ -58,7 +58,7 @@ struct LayerWeights {
   std::vector<i64> experts;  // the routed experts' part of each block (what --n-cpu-moe moves to host memory)
   i64 output = 0;
   i64 output_copy = 0;  // the part of `output` that is the tied embedding's second copy (0 when untied)
-  std::string basis;  // "GGUF tensor table by layer" / "per-layer parameters at <format>"
+  std::string basis;  // "GGUF tensor table by layer" / "each layer its own parameters" (the format: weight_bytes' basis)
 };
 LayerWeights layer_weight_bytes(const ModelSpec& m);
 
