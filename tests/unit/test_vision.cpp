@@ -329,6 +329,30 @@ TEST_CASE("vLLM encoder cache for Llama 4: 16 tiles and the global tile with sep
   CHECK(vllm_plan("llama-4-scout-17b-16e").budget_bytes("mm_encoder_cache") == 3LL * embeds * 5120 * 2);
 }
 
+TEST_CASE("vLLM encoder cache for Mistral 3: a grid with a break token a row", "[plan][vision]") {
+  // the Mistral 3 config of the Pixtral tower case above: Pixtral image_size 1024, patch 16, spatial_merge_size 2
+  // (Mistral3Config default), text width 5120, f16, max_model_len 4096
+  const auto pix = kvplan::io::json::parse(R"({"model_type":"pixtral","hidden_size":1024,"intermediate_size":4096,
+      "num_hidden_layers":24,"num_attention_heads":16,"head_dim":64,"patch_size":16,"image_size":1024})");
+  auto j = kvplan::io::json::parse(with_top("llava-1.5-7b", "vision_config", pix));
+  j["model_type"] = "mistral3";
+  j["text_config"]["model_type"] = "mistral";
+  j["text_config"]["hidden_size"] = 5120;
+  j["text_config"]["num_hidden_layers"] = 40;
+  j["text_config"]["num_attention_heads"] = 32;
+  j["text_config"]["num_key_value_heads"] = 8;
+  j["text_config"]["head_dim"] = 128;
+  j["text_config"]["intermediate_size"] = 32768;
+  // mistral3.py get_patch_grid_size: n = (1024 - 1) // (16 x 2) + 1 = 32; placeholder ([IMG] x 32 + break) x 32
+  // = 1056 tokens, 32 x 32 = 1024 embeddings; budget 8192 // 1056 = 7 (1024 x min(999, 4096 // 1056) is larger)
+  CHECK(vllm_plan_text(j.dump()).budget_bytes("mm_encoder_cache") == 7LL * 1024 * 5120 * 2);
+  // Mistral Small 3.1's image_size 1540, patch 14: n = 1539 // 28 + 1 = 55, 55 x 56 = 3080 tokens, 3025
+  // embeddings; 8192 // 3080 = 2 images
+  j["vision_config"]["image_size"] = 1540;
+  j["vision_config"]["patch_size"] = 14;
+  CHECK(vllm_plan_text(j.dump()).budget_bytes("mm_encoder_cache") == 2LL * 55 * 55 * 5120 * 2);
+}
+
 TEST_CASE("vLLM encoder cache: none for Llama 3.2 Vision, which vLLM V1 does not run", "[plan][vision]") {
   // mllama's cross-attention model was removed with V0's encoder-decoder support (vLLM PR #24907)
   CHECK(vllm_plan("llama-3.2-11b-vision").budget_bytes("mm_encoder_cache") == 0);

@@ -183,6 +183,17 @@ VisionTower mistral3(const JsonView& root, const JsonView& v, i64 text_hidden) {
   const i64 proj = add(add(rms_norm(h), linear(mul(h, mul(m, m)), h, false)),
                        add(linear(mul(h, layers), text_hidden, bias), linear(text_hidden, text_hidden, bias)));
   VisionTower vt{true, add(tower, proj), ""};
+  // vLLM's largest image (vllm-project/vllm @ 02677fd9, vllm/model_executor/models/mistral3.py
+  // Mistral3ProcessingInfo): a square of the processor's size["longest_edge"] (vision_config.image_size in the
+  // checkpoints, 1540 for Mistral Small 3.1), cut into n = (image - 1) // (patch x merge) + 1 rows and columns
+  // (Mistral3HFEncoderInfo.get_patch_grid_size); the placeholder is ([IMG] x n + [IMG_BREAK]) x n, the last
+  // break [IMG_END], so the budget counts n x (n + 1) tokens and the projector returns n x n embeddings.
+  const i64 img = v.int_or("image_size", 1024, 1, 1 << 20), merged = mul(v.get_int("patch_size", 1, 4096), m);
+  const i64 n = (img - 1) / merged + 1;
+  vt.tokens_per_item = mul(n, n + 1), vt.embeds_per_item = mul(n, n);
+  vt.tokens_basis = "largest image " + s(vt.tokens_per_item) + " placeholder tokens, " + s(vt.embeds_per_item) +
+                    " embeddings: " + s(img) + " px in " + s(merged) + " px cells, " + s(n) + " x " + s(n) +
+                    " + a break a row (vLLM mistral3.py get_patch_grid_size)";
   vt.basis = "exact: Mistral 3 " + what + "; projector RMSNorm, patch merger " + s(mul(h, mul(m, m))) + " -> " + s(h) +
              ", 2-layer MLP -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
              " (transformers modeling_mistral3, modeling_pixtral)";
