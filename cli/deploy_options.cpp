@@ -465,6 +465,8 @@ ojson deployment_inputs_json(const Deployment& d) {
   j["max_num_batched_tokens"] = e.max_num_batched_tokens;
   j["block_size"] = e.block_size;
   if (e.mm_image_limit >= 0) j["limit_mm_per_prompt_image"] = e.mm_image_limit;  // given only
+  if (e.mm_video_limit >= 0) j["limit_mm_per_prompt_video"] = e.mm_video_limit;
+  if (e.mm_max_pixels > 0) j["mm_max_pixels"] = e.mm_max_pixels;
   if (e.kind == EngineKind::llamacpp) {
     j["ctx_size"] = e.ctx_size;
     j["parallel"] = e.parallel;

@@ -165,6 +165,11 @@ kvplan_cli_test(bad_limit_mm_json_on_vllm_083 EXIT 2 STDOUT_EMPTY ARGS plan llav
   STDERR "kvplan: error: --limit-mm-per-prompt: '{\"image\":4}' is JSON<SEMI> vLLM 0.8.3 takes modality=count pairs such as image=16,video=2")
 kvplan_cli_test(bad_limit_mm_negative EXIT 2 STDOUT_EMPTY ARGS plan llava-1.5-7b --context 1k --limit-mm-per-prompt "{\"image\":-1}"
   STDERR "kvplan: error: --limit-mm-per-prompt: \"image\": expected a count >= 0 or {\"count\": N}, got -1<SEMI> vLLM 0.10 and later take a JSON object such as '{\"image\": 16}' (image=16 is vLLM 0.8's form)")
+# vLLM --mm-processor-kwargs: a JSON object; max_pixels a positive integer
+kvplan_cli_test(bad_mm_processor_kwargs_not_json EXIT 2 STDOUT_EMPTY ARGS plan qwen2.5-vl-7b-instruct --context 1k --mm-processor-kwargs max_pixels=1003520
+  STDERR "kvplan: error: --mm-processor-kwargs: 'max_pixels=1003520' is not JSON<SEMI> pass a JSON object such as '{\"max_pixels\": 1003520}'")
+kvplan_cli_test(bad_mm_processor_kwargs_max_pixels_zero EXIT 2 STDOUT_EMPTY ARGS plan qwen2.5-vl-7b-instruct --context 1k --mm-processor-kwargs "{\"max_pixels\":0}"
+  STDERR "kvplan: error: --mm-processor-kwargs: \"max_pixels\": expected an integer from 1 to 2^40, got 0<SEMI> pass a JSON object such as '{\"max_pixels\": 1003520}'")
 # vLLM KV connectors (host and disk KV tiers): each bad value names the flag and the fix
 kvplan_cli_test(bad_kv_transfer_not_json EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --kv-transfer-config "{kv_connector:lmcache}"
   STDERR "kvplan: error: --kv-transfer-config: '{kv_connector:lmcache}' is not JSON<SEMI> give a JSON object such as '{\"kv_connector\":\"OffloadingConnector\",\"kv_role\":\"kv_both\"}'")

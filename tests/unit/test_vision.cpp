@@ -221,10 +221,141 @@ TEST_CASE("vLLM reserves the encoder cache it profiles for image models", "[plan
   // a token budget below one image still holds one: max(512, 576) // 576 = 1
   CHECK(vllm_plan("llava-1.5-7b", -1, 0, 512).budget_bytes("mm_encoder_cache") == 1LL * 576 * 4096 * 2);
 
-  // not modelled: Qwen2.5-VL's image size comes from its processor (no term); other engines
-  CHECK(vllm_plan("qwen2.5-vl-7b-instruct").budget_bytes("mm_encoder_cache") == 0);
+  // not modelled: other engines
   auto sg = kvtest::engine(kvplan::EngineKind::sglang);
   CHECK(kvplan::Planner(kvtest::spec("llava-1.5-7b", "h100-sxm", sg)).budget_bytes("mm_encoder_cache") == 0);
+}
+
+namespace {
+
+// a vLLM plan of a config given as text (the families built from a shipped config with a key changed)
+kvplan::Planner vllm_plan_text(const std::string& text, i64 max_model_len = 0, i64 video_limit = -1,
+                               i64 max_pixels = 0) {
+  auto e = kvtest::engine(kvplan::EngineKind::vllm);
+  e.max_model_len = max_model_len;
+  e.mm_video_limit = video_limit;
+  e.mm_max_pixels = max_pixels;
+  kvplan::PlanSpec s = kvtest::spec("llava-1.5-7b", "h100-sxm", kvtest::engine(kvplan::EngineKind::vllm));
+  s.model = kvtest::from_text(text);
+  s.kv.state_format = s.model.dtype;
+  s.engine = kvplan::resolve_engine_defaults(e, s.model.max_context, 1, s.gpu.memory_bytes, s.gpu.architecture);
+  return kvplan::Planner(s);
+}
+
+std::string file_text(const std::string& config_name) {
+  return kvplan::io::parse_json_file(kvtest::data("configs/" + config_name + ".json")).dump();
+}
+
+}  // namespace
+
+// Each family's largest item as vLLM's processor code sizes it (planner/src/io/vision_config.cpp cites the
+// file of each). h100-sxm defaults throughout: max_num_batched_tokens 8192, max_num_seqs 1024.
+TEST_CASE("vLLM encoder cache for Qwen2.5-VL: the largest image, or a video of up to 14 frames", "[plan][vision]") {
+  const std::string cfg = file_text("qwen2.5-vl-7b-instruct");
+  // qwen2_vl.py get_image_size_with_most_features: smart_resize(9999999, 9999999, factor 14 x 2 = 28,
+  // max_pixels 12845056 from Qwen2.5-VL's preprocessor_config.json): sqrt = 3584 = 128 x 28, so 3584 x 3584;
+  // _get_vision_info: (3584 / 14)^2 patches // 2^2 = 256 x 256 / 4 = 16384 tokens an image
+  const i64 image = (3584 / 14) * (3584 / 14) / 4;
+  CHECK(image == 16384);
+  // get_max_video_tokens, one video: frames while grid_t x 16384 <= max_model_len 128000 (the config's
+  // max_position_embeddings), at most 14 (_MAX_FRAMES_PER_VIDEO): 14 frames, grid_t = 14 / 2 = 7
+  const i64 video = 7 * image;  // 114688 > 16384: the video is profiled
+  // budget max(8192, 114688) = 114688; N = min(114688 // 114688, 1024 x min(999, 128000 // 114688)) = 1;
+  // the merger's output, out_hidden_size 3584 (the text width), bf16
+  CHECK(vllm_plan("qwen2.5-vl-7b-instruct").budget_bytes("mm_encoder_cache") == 1LL * video * 3584 * 2);
+  CHECK(vllm_plan_text(cfg).budget_bytes("mm_encoder_cache") == 1LL * video * 3584 * 2);
+  // max_model_len 32768: frames up to 4 (grid_t 2: 32768 <= 32768; 5 frames pad to 6, grid_t 3 > 32768)
+  CHECK(vllm_plan_text(cfg, 32768).budget_bytes("mm_encoder_cache") == 1LL * 2 * image * 3584 * 2);
+  // '{"video": 0}': images only; budget max(8192, 16384) = 16384 holds one image
+  CHECK(vllm_plan_text(cfg, 0, 0).budget_bytes("mm_encoder_cache") == 1LL * image * 3584 * 2);
+  // --mm-processor-kwargs '{"max_pixels": 1003520}' (28 x 28 x 1280): isqrt 1001, 1001 // 28 = 35, side 980,
+  // (980 / 14)^2 / 4 = 1225 tokens; budget 8192 // 1225 = 6 images (1024 x min(999, 128000 // 1225) is larger)
+  CHECK(vllm_plan_text(cfg, 0, 0, 1003520).budget_bytes("mm_encoder_cache") == 6LL * 1225 * 3584 * 2);
+}
+
+TEST_CASE("vLLM encoder cache for Qwen2-VL: a tie between image and video profiles the image", "[plan][vision]") {
+  // Qwen/Qwen2-VL-7B-Instruct vision_config (as in the tower test above); the merger ends at hidden_size 3584
+  const auto vc = kvplan::io::json::parse(R"({"depth":32,"embed_dim":1280,"mlp_ratio":4,"num_heads":16,
+      "in_chans":3,"hidden_size":3584,"patch_size":14,"spatial_merge_size":2,"temporal_patch_size":2})");
+  auto j = kvplan::io::json::parse(with_top("qwen2.5-vl-7b-instruct", "vision_config", vc));
+  j["model_type"] = "qwen2_vl";
+  // max_pixels 12845056 (Qwen2-VL's preprocessor_config.json): 16384 tokens an image, as Qwen2.5-VL.
+  // max_model_len 16384: 2 frames (grid_t 1, 16384 tokens); 3 frames pad to 4, grid_t 2 = 32768 > 16384.
+  // The video's 16384 ties the image's: get_modality_with_max_tokens keeps the first, image.
+  // budget 16384; N = min(1, 1024 x min(999, 16384 // 16384)) = 1
+  CHECK(vllm_plan_text(j.dump(), 16384).budget_bytes("mm_encoder_cache") == 1LL * 16384 * 3584 * 2);
+}
+
+TEST_CASE("vLLM encoder cache for Qwen3-VL: deepstack levels widen every cached embedding", "[plan][vision]") {
+  const std::string cfg = file_text("qwen3-vl-8b-instruct");
+  // qwen3_vl.py: max_pixels = size.longest_edge 16777216 (Qwen3-VL's preprocessor_config.json) = 4096^2,
+  // factor 16 x 2 = 32: 4096 x 4096, (4096 / 16)^2 / 4 = 16384 tokens an image. Qwen3_VisionTransformer.forward
+  // concatenates the merger's output with the 3 deepstack mergers' (deepstack_visual_indexes [8, 16, 24]):
+  // each embedding is out_hidden_size 4096 x (1 + 3) = 16384 wide, bf16
+  const i64 image = (4096 / 16) * (4096 / 16) / 4, width = 4096 * (1 + 3);
+  // max_model_len 262144 (the config's): 14 frames, grid_t 7, 7 x 16384 = 114688 tokens a video; N = 1
+  CHECK(vllm_plan_text(cfg).budget_bytes("mm_encoder_cache") == 1LL * 7 * image * width * 2);
+  // images only: budget 16384, one image
+  CHECK(vllm_plan_text(cfg, 0, 0).budget_bytes("mm_encoder_cache") == 1LL * image * width * 2);
+}
+
+TEST_CASE("vLLM encoder cache for LLaVA-NeXT: the any-resolution pinpoint with most tokens", "[plan][vision]") {
+  // LLaVA-1.5's CLIP 336 / 14 = 24 patches a side, text width 4096, f16, max_model_len 4096.
+  // llava_next.py get_image_size_with_most_features over LlavaNextConfig's default image_grid_pinpoints
+  // (height, width) [336,672] [672,336] [672,672] [1008,336] [336,1008]: base 24 x 24 = 576 (CLS dropped)
+  // + (24 x rows) x (24 x cols) tile patches + 24 x rows newlines:
+  //   672x672: 576 + 48 x 48 + 48 = 2928 (the largest; 1008x336: 576 + 72 x 24 + 72 = 2376)
+  const i64 t = 576 + 48 * 48 + 48;
+  CHECK(t == 2928);
+  const std::string next = with_top("llava-1.5-7b", "model_type", "llava_next");
+  // budget 8192 // 2928 = 2 images (1024 x max(1, min(999, 4096 // 2928)) is larger)
+  CHECK(vllm_plan_text(next).budget_bytes("mm_encoder_cache") == 2LL * t * 4096 * 2);
+  // pinpoints from the config: [1008, 1008] is 3 x 3 tiles: 576 + 72 x 72 + 72 = 5832; 8192 // 5832 = 1
+  auto j = kvplan::io::json::parse(next);
+  j["image_grid_pinpoints"] = kvplan::io::json::parse("[[336, 336], [1008, 1008]]");
+  CHECK(vllm_plan_text(j.dump()).budget_bytes("mm_encoder_cache") == 1LL * (576 + 72 * 72 + 72) * 4096 * 2);
+}
+
+TEST_CASE("vLLM encoder cache for Llama 4: 16 tiles and the global tile with separators in the budget",
+          "[plan][vision]") {
+  // mllama4.py get_patch_per_chunk: (336 / 14)^2 // round(1 / 0.5^2) = 576 // 4 = 144 embeddings a tile;
+  // get_image_size_with_most_features: 16 tiles high (max_patches 16), 1 wide, plus the global tile.
+  // Placeholder (Llama4Processor._prompt_split_image): <|image_start|> + 16 x (144 patches + <|tile_y_separator|>)
+  // + <|image|> + 144 patches + <|image_end|> = 16 x 145 + 144 + 3 = 2467 tokens; the encoder returns
+  // 17 x 144 = 2448 embeddings, projected to the text width 5120, bf16
+  const i64 tokens = 16 * 145 + 144 + 3, embeds = 17 * 144;
+  CHECK(tokens == 2467);
+  // budget 8192 // 2467 = 3 images
+  CHECK(vllm_plan("llama-4-scout-17b-16e").budget_bytes("mm_encoder_cache") == 3LL * embeds * 5120 * 2);
+}
+
+TEST_CASE("vLLM encoder cache for Mistral 3: a grid with a break token a row", "[plan][vision]") {
+  // the Mistral 3 config of the Pixtral tower case above: Pixtral image_size 1024, patch 16, spatial_merge_size 2
+  // (Mistral3Config default), text width 5120, f16, max_model_len 4096
+  const auto pix = kvplan::io::json::parse(R"({"model_type":"pixtral","hidden_size":1024,"intermediate_size":4096,
+      "num_hidden_layers":24,"num_attention_heads":16,"head_dim":64,"patch_size":16,"image_size":1024})");
+  auto j = kvplan::io::json::parse(with_top("llava-1.5-7b", "vision_config", pix));
+  j["model_type"] = "mistral3";
+  j["text_config"]["model_type"] = "mistral";
+  j["text_config"]["hidden_size"] = 5120;
+  j["text_config"]["num_hidden_layers"] = 40;
+  j["text_config"]["num_attention_heads"] = 32;
+  j["text_config"]["num_key_value_heads"] = 8;
+  j["text_config"]["head_dim"] = 128;
+  j["text_config"]["intermediate_size"] = 32768;
+  // mistral3.py get_patch_grid_size: n = (1024 - 1) // (16 x 2) + 1 = 32; placeholder ([IMG] x 32 + break) x 32
+  // = 1056 tokens, 32 x 32 = 1024 embeddings; budget 8192 // 1056 = 7 (1024 x min(999, 4096 // 1056) is larger)
+  CHECK(vllm_plan_text(j.dump()).budget_bytes("mm_encoder_cache") == 7LL * 1024 * 5120 * 2);
+  // Mistral Small 3.1's image_size 1540, patch 14: n = 1539 // 28 + 1 = 55, 55 x 56 = 3080 tokens, 3025
+  // embeddings; 8192 // 3080 = 2 images
+  j["vision_config"]["image_size"] = 1540;
+  j["vision_config"]["patch_size"] = 14;
+  CHECK(vllm_plan_text(j.dump()).budget_bytes("mm_encoder_cache") == 2LL * 55 * 55 * 5120 * 2);
+}
+
+TEST_CASE("vLLM encoder cache: none for Llama 3.2 Vision, which vLLM V1 does not run", "[plan][vision]") {
+  // mllama's cross-attention model was removed with V0's encoder-decoder support (vLLM PR #24907)
+  CHECK(vllm_plan("llama-3.2-11b-vision").budget_bytes("mm_encoder_cache") == 0);
 }
 
 TEST_CASE("vLLM --limit-mm-per-prompt from a kvplan flag or a pasted vLLM command, in each version's form", "[front-doors][vision]") {
@@ -255,4 +386,38 @@ TEST_CASE("vLLM --limit-mm-per-prompt from a kvplan flag or a pasted vLLM comman
   const auto text_only = with({"--limit-mm-per-prompt", R"({"image": 0})"});
   CHECK(term(text_only) == 0);
   CHECK(json::parse(text_only.out)["inputs"]["limit_mm_per_prompt_image"] == 0);
+}
+
+TEST_CASE("vLLM --mm-processor-kwargs max_pixels and a video count of 0 from kvplan flags or a pasted command",
+          "[front-doors][vision]") {
+  using nlohmann::json;
+  auto term = [](const kvtest::Run& r) -> long long {
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    const json j = json::parse(r.out);
+    for (const auto& t : j["results"]["budget"])
+      if (t["term"] == "mm_encoder_cache") return t["bytes"].get<long long>();
+    return 0;
+  };
+  // Qwen2.5-VL (--context is the workload; max_model_len stays 128000), images only, max_pixels 1003520: 1225
+  // tokens an image (side 980, see the Qwen2.5-VL case); 8192 // 1225 = 6 images (1024 x min(999, 128000 // 1225)
+  // is larger); width 3584, bf16
+  const long long six = 6LL * 1225 * 3584 * 2;
+  const std::string px = R"({"max_pixels": 1003520})", novideo = R"({"video": 0})";
+  const auto flags = kvtest::kvplan({"plan", "qwen2.5-vl-7b-instruct", "--context", "32k", "--format", "json",
+                                     "--limit-mm-per-prompt", novideo, "--mm-processor-kwargs", px});
+  CHECK(term(flags) == six);
+  CHECK(json::parse(flags.out)["inputs"]["mm_max_pixels"] == 1003520);
+  CHECK(json::parse(flags.out)["inputs"]["limit_mm_per_prompt_video"] == 0);
+  CHECK(term(kvtest::kvplan({"plan", "qwen2.5-vl-7b-instruct", "--context", "32k", "--format", "json", "--", "vllm",
+                             "serve", "m", "--limit-mm-per-prompt", novideo, "--mm-processor-kwargs", px})) == six);
+  // vLLM 0.8.3's pairs: video=0
+  CHECK(term(kvtest::kvplan({"plan", "qwen2.5-vl-7b-instruct", "--context", "32k", "--format", "json", "--engine",
+                             "vllm@0.8.3", "--limit-mm-per-prompt", "image=999,video=0", "--mm-processor-kwargs",
+                             px})) == six);
+  // '{"image": 0}' leaves the video (999 by default): 14 frames (grid_t 7: 7 x 1225 = 8575 <= 128000), 8575
+  // tokens; budget max(8192, 8575) = 8575 holds 1 (1024 x min(999, 128000 // 8575 = 14) is larger)
+  CHECK(term(kvtest::kvplan({"plan", "qwen2.5-vl-7b-instruct", "--context", "32k", "--format", "json",
+                             "--limit-mm-per-prompt", R"({"image": 0})", "--mm-processor-kwargs", px})) ==
+        1LL * 7 * 1225 * 3584 * 2);
 }

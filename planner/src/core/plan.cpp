@@ -77,26 +77,56 @@ i64 activation_peak_bytes(const ModelSpec& rank, i64 tokens, i64 max_seqs, ElemF
 
 // vLLM's multimodal profiling (vllm-project/vllm main @ 003ad86e, read 2026-12: vllm/v1/worker/gpu_model_runner.py
 // profile_run; vllm/multimodal/encoder_budget.py _get_max_items; vllm/v1/core/encoder_cache_manager.py
-// compute_mm_encoder_budget). The encoder runs on a dummy batch of N items of the largest size, T embeddings
+// compute_mm_encoder_budget). The encoder runs on a dummy batch of N items of the largest size, T tokens
 // each, and the outputs are put in the encoder cache while the text model's dummy batch runs, so the peak
-// vLLM measures grows by N x T x hidden x dtype bytes (the encoder cache's budget, held outside the KV pool):
+// vLLM measures grows by N x E x width x dtype bytes (the encoder cache's budget, held outside the KV pool):
 //   budget = max(max_num_batched_tokens, T)   (encoder_cache_size and the encoder compute budget default
 //                                              to max_num_batched_tokens)
 //   N = max(1, min(budget // T, max_num_seqs x max(1, min(limit, max_model_len // T))))   (chunked prefill)
-// limit = --limit-mm-per-prompt's image count (999 when not given). A limit of 0 leaves no modality: vLLM
-// initialises no encoder cache and skips the encoder profiling (text-only). 0 bytes when T is not modelled.
+// limit = --limit-mm-per-prompt's count of the profiled modality (999 when not given). With every limit 0
+// vLLM initialises no encoder cache and skips the encoder profiling (text-only). 0 bytes when T is not modelled.
+// T counts an item's placeholder tokens (registry.py get_max_tokens_per_item_by_modality ->
+// get_mm_max_contiguous_tokens); the cache holds what the encoder returns (profile_run stores
+// get_multimodal_embeddings' outputs as they are): E embeddings an item (E < T only where the placeholder has
+// separator tokens: Llama 4), each embed_width wide (the text hidden; Qwen3-VL adds its deepstack levels).
+// The modality profiled is the one with most tokens an item (get_modality_with_max_tokens; image on a tie).
+// Qwen2/2.5/3-VL also take videos (vllm @ 002d181a qwen2_vl.py get_max_video_tokens, with mm_counts of one
+// item a modality): frames of the largest image size, as many as keep grid_t x T_image <= max_model_len
+// (_get_max_video_frames), at most 14 (_MAX_FRAMES_PER_VIDEO), grid_t = frames rounded up to temporal_patch_size
+// / temporal_patch_size, so T_video = grid_t x T_image. Their T_image follows --mm-processor-kwargs max_pixels.
 static i64 vllm_mm_encoder_bytes(const ModelSpec& m, i64 text_hidden, const EngineSettings& e, std::string& basis) {
-  const i64 t = m.vision.tokens_per_item;
-  if (!m.vision.present || t <= 0 || e.mm_image_limit == 0) return 0;
-  const i64 limit = e.mm_image_limit < 0 ? 999 : e.mm_image_limit;
+  const VisionTower& v = m.vision;
+  if (!v.present || v.tokens_per_item <= 0) return 0;
+  i64 image = v.tokens_per_item, image_embeds = v.embeds_per_item > 0 ? v.embeds_per_item : image;
+  std::string how = v.tokens_basis;
+  if (v.max_pixels > 0 && e.mm_max_pixels > 0) {
+    image = image_embeds = dynamic_image_tokens(e.mm_max_pixels, v.patch, v.merge);
+    how = "largest image " + std::to_string(image) + " tokens: --mm-processor-kwargs max_pixels " +
+          std::to_string(e.mm_max_pixels) + ", patch " + std::to_string(v.patch) + " x merge " +
+          std::to_string(v.merge);
+  }
+  i64 video = 0, frames = 0;
+  if (v.temporal > 0 && e.mm_video_limit != 0) {
+    const auto grid_t = [&](i64 f) { return std::max<i64>((f + f % v.temporal) / v.temporal, 1); };
+    for (frames = 1; frames < 14 && mul(grid_t(frames + 1), image, "video tokens") <= e.max_model_len;) ++frames;
+    video = mul(grid_t(frames), image, "video tokens");
+  }
+  const bool image_on = e.mm_image_limit != 0;
+  if (!image_on && video == 0) return 0;
+  const bool vid = video > 0 && (!image_on || video > image);
+  const i64 t = vid ? video : image, embeds = vid ? video : image_embeds;
+  const i64 given = vid ? e.mm_video_limit : e.mm_image_limit, limit = given < 0 ? 999 : given;
   const i64 budget = std::max(e.max_num_batched_tokens, t);
   const i64 per_prompt = std::max<i64>(1, std::min(limit, e.max_model_len / t));
   const i64 items = std::max<i64>(1, std::min(budget / t, mul(e.max_num_seqs, per_prompt, "multimodal items")));
-  basis = std::to_string(items) + " images x " + std::to_string(t) + " embeddings x hidden " +
-          std::to_string(text_hidden) + " x " + std::string(format_info(m.dtype).name) +
-          " (vLLM profiles the encoder cache budget " + std::to_string(budget) + "; --limit-mm-per-prompt image " +
-          (e.mm_image_limit < 0 ? "999 default" : std::to_string(limit)) + ")";
-  return mul(mul(items, t, "encoder cache"), mul(text_hidden, format_info(m.dtype).block_bytes), "encoder cache bytes");
+  const i64 width = v.embed_width > 0 ? v.embed_width : text_hidden;
+  const std::string what = vid ? " videos of " + std::to_string(frames) + " frames" : " images";
+  basis = std::to_string(items) + what + " x " + std::to_string(embeds) + " embeddings x " +
+          (v.embed_width > 0 ? "width " : "hidden ") + std::to_string(width) + " x " +
+          std::string(format_info(m.dtype).name) + " (vLLM profiles the encoder cache budget " +
+          std::to_string(budget) + "; --limit-mm-per-prompt " + (vid ? "video " : "image ") +
+          (given < 0 ? "999 default" : std::to_string(limit)) + ")" + (how.empty() ? "" : "; " + how);
+  return mul(mul(items, embeds, "encoder cache"), mul(width, format_info(m.dtype).block_bytes), "encoder cache bytes");
 }
 
 Planner::Planner(PlanSpec s) : spec_(std::move(s)) {

@@ -36,7 +36,8 @@ using E = EngineKind;
 // vLLM --limit-mm-per-prompt: the items of each modality one prompt may carry. vLLM 0.8 takes
 // key=value pairs (image=16,video=2; vllm-project/vllm v0.8.3 vllm/engine/arg_utils.py, nullable_kvs);
 // 0.10 on a JSON object ({"image": 16}; later also {"image": {"count": 16, ...}}, vllm/config/multimodal.py).
-// The image count reaches the plan (EngineSettings::mm_image_limit); 0 is vLLM's text-only mode.
+// The image and video counts reach the plan (EngineSettings::mm_image_limit, mm_video_limit); every count 0 is
+// vLLM's text-only mode.
 void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
   const std::string key = "limit_mm_per_prompt";
   const std::string text = bag.text(key).value_or("");
@@ -47,7 +48,7 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
       return std::nullopt;
     return std::stoll(t);
   };
-  std::optional<i64> image;
+  std::optional<i64> image, video;
   if (pairs) {
     const std::string fix = "vLLM " + version + " takes modality=count pairs such as image=16,video=2";
     if (!text.empty() && text.front() == '{') bag.fail(key, "'" + text + "' is JSON", fix);
@@ -57,6 +58,7 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
       const auto n = eq == std::string::npos ? std::nullopt : count_of(part.substr(eq + 1));
       if (eq == 0 || !n) bag.fail(key, "'" + part + "' is not modality=count", fix);
       if (part.substr(0, eq) == "image") image = *n;
+      if (part.substr(0, eq) == "video") video = *n;
     }
   } else {
     const std::string fix =
@@ -70,9 +72,29 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
         bag.fail(key, "\"" + it.key() + "\": expected a count >= 0 or {\"count\": N}, got " + describe_value(it.value()),
                  fix);
       if (it.key() == "image") image = v.get<i64>();
+      if (it.key() == "video") video = v.get<i64>();
     }
   }
   if (image) s.engine.mm_image_limit = *image;
+  if (video) s.engine.mm_video_limit = *video;
+}
+
+// vLLM --mm-processor-kwargs: JSON keyword arguments for the Hugging Face processor, which vLLM also builds
+// its profiling inputs with (vllm/config/multimodal.py mm_processor_kwargs; InputProcessingContext
+// get_hf_processor merges them). kvplan reads max_pixels, the Qwen2/2.5/3-VL image processor's largest image
+// (EngineSettings::mm_max_pixels); other keys are left to vLLM.
+void apply_mm_processor_kwargs(const SettingsBag& bag, DeploymentSpec& s) {
+  const std::string key = "mm_processor_kwargs";
+  const std::string text = bag.text(key).value_or("");
+  const std::string fix = "pass a JSON object such as '{\"max_pixels\": 1003520}'";
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) bag.fail(key, "'" + text + "' is not JSON", fix);
+  if (!j.is_object()) bag.fail(key, "expected a JSON object of processor arguments, got " + describe_value(j), fix);
+  if (!j.contains("max_pixels")) return;
+  const json& v = j["max_pixels"];
+  if (!v.is_number_integer() || v.get<i64>() < 1 || v.get<i64>() > (i64(1) << 40))
+    bag.fail(key, "\"max_pixels\": expected an integer from 1 to 2^40, got " + describe_value(v), fix);
+  s.engine.mm_max_pixels = v.get<i64>();
 }
 
 // --host-bandwidth: host memory bytes/s, as a number (8.96e10) or a byte unit per second (89.6GB/s, 100GiB/s); the
@@ -277,6 +299,8 @@ std::vector<SettingDef> build_table() {
       .flags("--num-gpu-blocks-override@vllm").on(E::vllm, "--num-gpu-blocks-override").into(&EngineSettings::num_gpu_blocks_override));
   r.push_back(Row("limit_mm_per_prompt", T::text, "engine", "vLLM: multimodal items per prompt, '{\"image\": 4}' (0.10+) or image=4 (0.8); sizes the encoder cache vLLM profiles; '{\"image\": 0}' = text-only, no encoder profiling")
       .flags("--limit-mm-per-prompt@vllm,generic").on(E::vllm, "--limit-mm-per-prompt").apply(apply_limit_mm));
+  r.push_back(Row("mm_processor_kwargs", T::text, "engine", "vLLM: Hugging Face processor arguments as JSON; '{\"max_pixels\": N}' sets the largest Qwen2/2.5/3-VL image, and so the encoder cache vLLM profiles")
+      .flags("--mm-processor-kwargs@vllm,generic").on(E::vllm, "--mm-processor-kwargs").apply(apply_mm_processor_kwargs));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")

@@ -5,6 +5,10 @@
 // model. Families kvplan does not know keep the generic-ViT estimate, labelled as one.
 #include "vision_config.hpp"
 
+#include <cmath>
+#include <utility>
+#include <vector>
+
 #include "kvplan/core/checked.hpp"
 #include "kvplan/core/error.hpp"
 #include "kvplan/io/limits.hpp"
@@ -19,6 +23,19 @@ i64 linear(i64 in, i64 out, bool bias) { return add(mul(in, out), bias ? out : 0
 i64 layer_norm(i64 h) { return mul(2, h); }  // nn.LayerNorm: weight + bias
 i64 rms_norm(i64 h) { return h; }            // RMSNorm: weight only
 std::string s(i64 v) { return std::to_string(v); }
+
+// Qwen2/2.5/3-VL images and videos in vLLM's profiling (vllm-project/vllm @ 002d181a (v0.11 line),
+// vllm/model_executor/models/qwen2_vl.py Qwen2VLProcessingInfo: get_image_size_with_most_features resizes a
+// 9999999 x 9999999 image with smart_resize(factor = patch x merge, max_pixels), _get_vision_info counts
+// grid_t x grid_h x grid_w // merge^2 tokens, get_max_video_tokens adds frames; qwen3_vl.py reads max_pixels
+// from the image processor's size["longest_edge"]). max_pixels is the preprocessor_config.json default, which
+// config.json does not carry; vLLM --mm-processor-kwargs '{"max_pixels": N}' replaces it (core/plan.cpp).
+void dynamic_items(VisionTower& vt, i64 p, i64 m, i64 t, i64 max_pixels, i64 width, const std::string& where) {
+  vt.patch = p, vt.merge = m, vt.temporal = t, vt.max_pixels = max_pixels, vt.embed_width = width;
+  vt.tokens_per_item = dynamic_image_tokens(max_pixels, p, m);
+  vt.tokens_basis = "largest image " + s(vt.tokens_per_item) + " tokens: max_pixels " + s(max_pixels) + " (" + where +
+                    "), patch " + s(p) + " x merge " + s(m) + " (vLLM qwen2_vl.py get_max_image_tokens)";
+}
 
 i64 channels(const JsonView& v) {
   // Qwen2.5-VL's config.json says in_chans, which its config class ignores (it reads in_channels, 3)
@@ -43,6 +60,9 @@ VisionTower qwen2_vl(const JsonView& v) {
                         add(linear(d, mlp, true), linear(mlp, d, true)));
   const i64 merger = add(layer_norm(d), add(linear(md, md, true), linear(md, out, true)));
   VisionTower vt{true, add(patch, add(mul(depth, block), merger)), ""};
+  // the merger's output (the text width) is what vLLM caches; Qwen2-VL's preprocessor_config.json max_pixels
+  // 12845056 (= 3584^2; transformers' class default 28 x 28 x 1280 is not what the checkpoints ship)
+  dynamic_items(vt, p, m, t, 12845056, out, "Qwen2-VL preprocessor_config.json default");
   vt.basis = "exact: Qwen2-VL ViT, " + s(depth) + " blocks of width " + s(d) + " (LayerNorm, MLP " + s(mlp) +
              ", biases on qkv/proj/MLP), Conv3d patch embed " + s(t) + "x" + s(p) + "x" + s(p) +
              " without bias, patch merger " + s(md) + " -> " + s(out) + " (transformers modeling_qwen2_vl)";
@@ -64,6 +84,7 @@ VisionTower qwen2_5_vl(const JsonView& v) {
                         add(mul(2, linear(h, inter, true)), linear(inter, h, true)));
   const i64 merger = add(rms_norm(h), add(linear(mh, mh, true), linear(mh, out, true)));
   VisionTower vt{true, add(patch, add(mul(depth, block), merger)), ""};
+  dynamic_items(vt, p, m, t, 12845056, out, "Qwen2.5-VL preprocessor_config.json default");  // as Qwen2-VL
   vt.basis = "exact: Qwen2.5-VL ViT, " + s(depth) + " blocks of width " + s(h) + " (RMSNorm, gated SiLU MLP " +
              s(inter) + ", biases on qkv/proj/MLP), Conv3d patch embed " + s(t) + "x" + s(p) + "x" + s(p) +
              " without bias, patch merger " + s(mh) + " -> " + s(out) + " (transformers modeling_qwen2_5_vl)";
@@ -90,6 +111,10 @@ VisionTower qwen3_vl(const JsonView& v) {
   const i64 mlp = add(linear(mh, mh, true), linear(mh, out, true));
   const i64 mergers = add(add(layer_norm(h), mlp), mul(deep, add(layer_norm(mh), mlp)));
   VisionTower vt{true, add(add(patch, mul(pos, h)), add(mul(depth, block), mergers)), ""};
+  // size.longest_edge 16777216 (= 4096^2) in Qwen3-VL's preprocessor_config.json. Each cached embedding is the
+  // merger's output concatenated with one per deepstack level (qwen3_vl.py Qwen3_VisionTransformer.forward:
+  // torch.cat([hidden_states] + deepstack_feature_lists, dim=1), split only when the text model runs)
+  dynamic_items(vt, p, m, t, 16777216, mul(out, 1 + deep), "Qwen3-VL preprocessor_config.json size.longest_edge");
   vt.basis = "exact: Qwen3-VL ViT, " + s(depth) + " blocks of width " + s(h) + " (LayerNorm, MLP " + s(inter) +
              ", biases), Conv3d patch embed with bias, " + s(pos) + " learned positions, merger " + s(mh) + " -> " +
              s(out) + " and " + s(deep) + " deepstack mergers (transformers modeling_qwen3_vl)";
@@ -158,6 +183,17 @@ VisionTower mistral3(const JsonView& root, const JsonView& v, i64 text_hidden) {
   const i64 proj = add(add(rms_norm(h), linear(mul(h, mul(m, m)), h, false)),
                        add(linear(mul(h, layers), text_hidden, bias), linear(text_hidden, text_hidden, bias)));
   VisionTower vt{true, add(tower, proj), ""};
+  // vLLM's largest image (vllm-project/vllm @ 02677fd9, vllm/model_executor/models/mistral3.py
+  // Mistral3ProcessingInfo): a square of the processor's size["longest_edge"] (vision_config.image_size in the
+  // checkpoints, 1540 for Mistral Small 3.1), cut into n = (image - 1) // (patch x merge) + 1 rows and columns
+  // (Mistral3HFEncoderInfo.get_patch_grid_size); the placeholder is ([IMG] x n + [IMG_BREAK]) x n, the last
+  // break [IMG_END], so the budget counts n x (n + 1) tokens and the projector returns n x n embeddings.
+  const i64 img = v.int_or("image_size", 1024, 1, 1 << 20), merged = mul(v.get_int("patch_size", 1, 4096), m);
+  const i64 n = (img - 1) / merged + 1;
+  vt.tokens_per_item = mul(n, n + 1), vt.embeds_per_item = mul(n, n);
+  vt.tokens_basis = "largest image " + s(vt.tokens_per_item) + " placeholder tokens, " + s(vt.embeds_per_item) +
+                    " embeddings: " + s(img) + " px in " + s(merged) + " px cells, " + s(n) + " x " + s(n) +
+                    " + a break a row (vLLM mistral3.py get_patch_grid_size)";
   vt.basis = "exact: Mistral 3 " + what + "; projector RMSNorm, patch merger " + s(mul(h, mul(m, m))) + " -> " + s(h) +
              ", 2-layer MLP -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
              " (transformers modeling_mistral3, modeling_pixtral)";
@@ -180,6 +216,40 @@ VisionTower gemma3(const JsonView& root, const JsonView& v, i64 text_hidden) {
   return vt;
 }
 
+// LLaVA-NeXT's largest image in vLLM (vllm-project/vllm, vllm/model_executor/models/llava_next.py
+// LlavaNextProcessingInfo, v0.11 line): get_image_size_with_most_features tries every image_grid_pinpoints
+// (height, width) and keeps the one with most tokens; for an image that is exactly a pinpoint,
+// get_anyres_image_grid_shape gives (height / image_size, width / image_size) tiles and
+// _get_num_unpadded_features removes no padding, so
+//   tokens = base + (n x rows) x (n x cols) + n x rows   (base image, the tiles' patches, one newline per row)
+// with n = image_size / patch_size. These are all embeddings (the newlines are image_newline vectors).
+// Absent image_grid_pinpoints take LlavaNextConfig's default; a pinpoint that is not whole tiles is not modelled.
+i64 llava_next_tokens(const JsonView& root, i64 img, i64 n, i64 base, std::string& basis) {
+  std::vector<std::pair<i64, i64>> pins = {{336, 672}, {672, 336}, {672, 672}, {1008, 336}, {336, 1008}};
+  if (root.has("image_grid_pinpoints")) {
+    pins.clear();
+    const json& list = root.raw().at("image_grid_pinpoints");
+    for (std::size_t i = 0; list.is_array() && i < list.size(); ++i) {
+      const json& pin = list[i];
+      if (!pin.is_array() || pin.size() != 2 || !pin[0].is_number_integer() || !pin[1].is_number_integer())
+        throw InputError(root.where("image_grid_pinpoints") + "/" + std::to_string(i), "expected [height, width]");
+      pins.emplace_back(pin[0].get<i64>(), pin[1].get<i64>());
+    }
+  }
+  i64 best = 0, best_h = 0, best_w = 0;
+  for (const auto& [h, w] : pins) {
+    if (h <= 0 || w <= 0 || h % img != 0 || w % img != 0) return 0;
+    const i64 rows = h / img, cols = w / img;
+    const i64 t = add(base, add(mul(mul(n, rows), mul(n, cols)), mul(n, rows)));
+    if (t > best) best = t, best_h = h, best_w = w;
+  }
+  const i64 rows = n * (best_h / img), cols = n * (best_w / img);
+  basis = "largest image " + s(best) + " tokens: pinpoint " + s(best_h) + "x" + s(best_w) + ", " + s(base) +
+          " base + " + s(rows) + "x" + s(cols) + " tile patches + " + s(rows) +
+          " newlines (vLLM llava_next.py get_image_size_with_most_features)";
+  return best;
+}
+
 // LLaVA / LLaVA-NeXT (modeling_llava.py, modeling_llava_next.py): the vision tower (CLIP, or SigLIP
 // when vision_config says so) + LlavaMultiModalProjector linear_1 (width x feature layers -> text
 // width) and linear_2 (text -> text), biased unless multimodal_projector_bias is false; LLaVA-NeXT
@@ -198,11 +268,12 @@ VisionTower llava(const JsonView& root, const JsonView& v, const std::string& ou
   const bool next = outer == "llava_next";
   if (next) proj = add(proj, text_hidden);
   VisionTower vt{true, add(tower, proj), ""};
-  if (!next && !pix) {  // one embedding per patch; CLIP's class token too with vision_feature_select_strategy "full"
+  if (!pix) {  // one embedding per patch; CLIP's class token too with vision_feature_select_strategy "full"
     const i64 p = v.int_or("patch_size", sig ? 16 : 32, 1, 4096), img = v.int_or("image_size", 224, 1, 1 << 20);
     const bool full = root.string_or("vision_feature_select_strategy", "default") == "full";
-    vt.tokens_per_item = add(mul(img / p, img / p), full && !sig ? 1 : 0);
-  }  // LLaVA-NeXT's any-resolution tiling: not modelled (0)
+    const i64 base = add(mul(img / p, img / p), full && !sig ? 1 : 0);
+    vt.tokens_per_item = next ? llava_next_tokens(root, img, img / p, base, vt.tokens_basis) : base;
+  }  // Pixtral towers (a grid with break tokens): not modelled (0)
   vt.basis = std::string("exact: ") + (next ? "LLaVA-NeXT " : "LLaVA ") + what + "; 2-layer projector " +
              s(mul(h, layers)) + " -> " + s(text_hidden) + (bias ? " with biases" : " without biases") +
              (next ? ", image_newline" : "") + " (transformers modeling_llava" + (next ? "_next" : "") +
@@ -233,6 +304,8 @@ VisionTower mllama(const JsonView& v, i64 text_hidden) {
                         add(linear(h, inter, true), linear(inter, h, true)));
   const i64 tower = add(embed, add(mul(local, block), mul(global, add(block, 2))));
   VisionTower vt{true, add(tower, linear(out, text_hidden, true)), ""};
+  // No encoder-cache term (tokens_per_item 0): vLLM V1 never ran mllama's cross-attention, and PR #24907
+  // (September 2025, before 0.11.0) removed it with V0's encoder-decoder support; V0 kept no encoder cache.
   vt.basis = "exact: Llama 3.2 Vision ViT, " + s(local) + " local + " + s(global) + " gated global layers of width " +
              s(h) + " (MLP " + s(inter) + ", attention without bias), gated position and " + s(rows) +
              "-row tile embeddings for " + s(tiles) + " tiles, projector " + s(out) + " -> " + s(text_hidden) +
@@ -257,6 +330,23 @@ VisionTower llama4(const JsonView& v, i64 text_hidden) {
                         add(linear(h, inter, true), linear(inter, h, true)));
   const i64 adapter = add(linear(inter, pin, false), linear(pout, pout, false));
   VisionTower vt{true, add(add(embed, mul(layers, block)), add(adapter, linear(out, text_hidden, false))), ""};
+  // vLLM's largest image (vllm-project/vllm @ 00dd5493, vllm/model_executor/models/mllama4.py
+  // Mllama4ProcessingInfo): get_image_size_with_most_features is max_patches tiles high and one wide
+  // (max_patches: the image processor's, 16 in Llama4ImageProcessorFast and the checkpoints' preprocessor),
+  // so 16 tiles + the global tile, each get_patch_per_chunk = (image / patch)^2 / round(1 / ratio^2)
+  // embeddings after the pixel shuffle. Its placeholder (transformers Llama4Processor._prompt_split_image) is
+  // <|image_start|> + 16 x (chunk patches + <|tile_y_separator|>) + <|image|> + chunk patches + <|image_end|>,
+  // which the budget counts (get_mm_max_contiguous_tokens); the encoder outputs the 17 x chunk patch embeddings
+  // (projected to the text width).
+  const double ratio = v.opt_number("pixel_shuffle_ratio").value_or(0.5);
+  if (ratio > 0 && ratio <= 1 && img % p == 0) {
+    const i64 chunk = mul(img / p, img / p) / i64(std::lround(1.0 / (ratio * ratio))), tiles = 16;
+    vt.embeds_per_item = mul(tiles + 1, chunk);
+    vt.tokens_per_item = add(mul(tiles, chunk + 1), chunk + 3);
+    vt.tokens_basis = "largest image " + s(vt.tokens_per_item) + " placeholder tokens, " + s(vt.embeds_per_item) +
+                      " embeddings: " + s(tiles) + " tiles + 1 global of " + s(chunk) +
+                      " (max_patches 16, the preprocessor default; vLLM mllama4.py get_image_size_with_most_features)";
+  }
   vt.basis = "exact: Llama 4 ViT, " + s(layers) + " layers of width " + s(h) + " (MLP " + s(inter) + ", biases), " +
              s(n) + " learned positions, pixel-shuffle adapter " + s(inter) + " -> " + s(pin) + " -> " + s(pout) +
              ", projector " + s(out) + " -> " + s(text_hidden) + " (transformers modeling_llama4)";

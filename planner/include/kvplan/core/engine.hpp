@@ -96,6 +96,8 @@ struct EngineSettings {
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
   i64 mm_image_limit = -1;  // vLLM --limit-mm-per-prompt image items per prompt (-1: the engine's default, 999; 0: text-only)
+  i64 mm_video_limit = -1;  // its video items (-1: 999; 0: no video profiling); only models with a video input use it
+  i64 mm_max_pixels = 0;    // vLLM --mm-processor-kwargs '{"max_pixels": N}' (Qwen-VL); 0: the preprocessor's
   // llama.cpp
   i64 ctx_size = -1;       // -c / --ctx-size (-1: not given = the build's default; 0: the model's training context)
   bool ctx_given = false;  // -c was given (--fit lowers only a context it chose)

@@ -3,6 +3,8 @@
 // Filled from a Hugging Face config.json by io/hf_config, or built directly in tests.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,8 +85,27 @@ struct VisionTower {
   bool present = false;
   i64 params = 0;           // from vision_config (io/vision_config.cpp): exact per family, else estimated
   std::string basis;        // "exact: ..." (what was counted) or "estimate: ..."
-  i64 tokens_per_item = 0;  // embeddings the largest image yields (what vLLM's encoder cache counts); 0 = not modelled
+  // vLLM's encoder cache (core/plan.cpp vllm_mm_encoder_bytes; each family's numbers in io/vision_config.cpp)
+  i64 tokens_per_item = 0;  // placeholder tokens the largest image takes (what vLLM's budget counts); 0 = not modelled
+  i64 embeds_per_item = 0;  // embeddings the encoder outputs for it, when fewer (separator tokens); 0 = tokens_per_item
+  i64 embed_width = 0;      // width of one cached embedding (Qwen3-VL: merger + deepstack levels); 0 = text hidden
+  // Qwen2/2.5/3-VL dynamic resolution: the largest image is the largest square whose side is a multiple of
+  // patch x merge within max_pixels; videos add frames (grid_t = frames rounded up to temporal / temporal)
+  i64 patch = 0, merge = 0, temporal = 0;  // 0: fixed-size items, no video modality
+  i64 max_pixels = 0;                      // the preprocessor's default (--mm-processor-kwargs overrides it)
+  std::string tokens_basis;                // how tokens_per_item was derived, with its source
 };
+
+/// Qwen2-VL smart_resize of the largest image (transformers image_processing_qwen2_vl.py, as vLLM's
+/// Qwen2VLProcessingInfo.get_image_size_with_most_features calls it on a 9999999 x 9999999 image):
+/// side = floor(sqrt(max_pixels) / (patch x merge)) x patch x merge; tokens = (side / patch)^2 / merge^2.
+inline i64 dynamic_image_tokens(i64 max_pixels, i64 patch, i64 merge) {
+  i64 root = i64(std::sqrt(double(max_pixels)));  // integer square root (max_pixels <= 2^40: no overflow)
+  while ((root + 1) * (root + 1) <= max_pixels) ++root;
+  while (root * root > max_pixels) --root;
+  const i64 factor = patch * merge, side = std::max(factor, root / factor * factor);
+  return (side / patch) * (side / patch) / (merge * merge);
+}
 
 /// Quantisation of the linear layers, from quantization_config or --weight-format.
 struct WeightQuant {
