@@ -532,13 +532,17 @@ TEST_CASE("llama.cpp n-cpu-moe keeps the experts of the first N layers in host m
   auto n = s;
   n.engine.n_cpu_moe = 10;
   const Planner some(n);
-  CHECK(some.engine().host_weight_bytes == 10LL * 603979776 * 2);
+  // host_weight_bytes counts every CPU-resident weight: the experts are what -ncmoe 10 adds to it
+  CHECK(some.engine().host_weight_bytes - all.engine().host_weight_bytes == 10LL * 603979776 * 2);
   CHECK(all.budget_bytes("weights") - some.budget_bytes("weights") == 10LL * 603979776 * 2);
   // only layers on the GPU lose their experts. The newest builds offload the output layer first (#18148): -ngl 40 of
   // 49 is the output layer + layers 9..47, so of the first 10 only layer 9 is on the GPU
+  auto partial = s;
+  partial.engine.n_gpu_layers = 40;
   n.engine.n_gpu_layers = 40;
-  CHECK(Planner(n).engine().host_weight_bytes == 1LL * 603979776 * 2);
+  CHECK(Planner(n).engine().host_weight_bytes - Planner(partial).engine().host_weight_bytes == 1LL * 603979776 * 2);
   // before #18148 (the b7376 rules) -ngl 40 is layers 8..47 and the output layer stays on the CPU: layers 8 and 9
   n.engine.rules = &engine_rules(EngineKind::llamacpp, "b7376");
-  CHECK(Planner(n).engine().host_weight_bytes == 2LL * 603979776 * 2);
+  partial.engine.rules = n.engine.rules;
+  CHECK(Planner(n).engine().host_weight_bytes - Planner(partial).engine().host_weight_bytes == 2LL * 603979776 * 2);
 }
