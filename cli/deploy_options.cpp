@@ -302,6 +302,7 @@ ojson engine_json(const Planner& p) {
   if (!r.startup_ok && r.estimated_max_model_len > 0) j["estimated_max_model_len"] = r.estimated_max_model_len;
   if (!r.startup_ok && r.suggested_gpu_layers >= 0) j["suggested_gpu_layers"] = r.suggested_gpu_layers;
   if (r.host_weight_bytes > 0) j["host_weight_bytes"] = r.host_weight_bytes;
+  if (r.spec_extra_tokens > 0) j["speculative_extra_tokens_per_request"] = r.spec_extra_tokens;
   j["notes"] = r.notes;
   return j;
 }
@@ -376,10 +377,18 @@ ojson tiers_json(const Planner& p, const PerfResult& perf, i64 prompt_tokens) {
     }
     return j;
   };
+  // each term the tier holds: name, bytes, kind of memory (mapped / anonymous / pinned / locked / disk), basis
+  auto with_terms = [&](ojson j, const char* name) {
+    ojson terms = ojson::array();
+    for (const TierTerm& t : r.tier_terms)
+      if (t.tier == name) terms.push_back({{"name", t.name}, {"bytes", t.bytes}, {"memory", t.memory}, {"basis", t.basis}});
+    if (!terms.empty()) j["terms"] = terms;
+    return j;
+  };
   ojson tiers = ojson::array();
   tiers.push_back(tier("gpu", p.budget_bytes("weights"), r.kind == EngineKind::llamacpp ? r.gpu_kv_bytes : r.kv_pool_bytes, std::nullopt));
-  if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0) tiers.push_back(tier("host", r.host_weight_bytes, r.host_kv_bytes, r.host_kv_tokens));
-  if (r.disk_kv_bytes > 0) tiers.push_back(tier("disk", 0, r.disk_kv_bytes, r.disk_kv_tokens));
+  if (r.host_weight_bytes > 0 || r.host_kv_bytes > 0) tiers.push_back(with_terms(tier("host", r.host_weight_bytes, r.host_kv_bytes, r.host_kv_tokens), "host"));
+  if (r.disk_kv_bytes > 0) tiers.push_back(with_terms(tier("disk", 0, r.disk_kv_bytes, r.disk_kv_tokens), "disk"));
   return tiers;
 }
 

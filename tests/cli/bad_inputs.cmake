@@ -194,3 +194,18 @@ kvplan_cli_test(bad_host_bandwidth_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-
   STDERR "kvplan: error: --host-bandwidth: '0GB/s' must be above 0 bytes/s<SEMI> give bytes/s or a rate such as 89.6GB/s (dual-channel DDR5-5600) or 8.96e10")
 kvplan_cli_test(bad_host_bandwidth_unit EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --host-bandwidth 90GT/s
   STDERR "kvplan: error: --host-bandwidth: '90GT/s' is not a bandwidth<SEMI> give bytes/s or a rate such as 89.6GB/s (dual-channel DDR5-5600) or 8.96e10")
+kvplan_cli_test(bad_lmcache_config_file_missing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"LMCacheConnectorV1\"}" --lmcache-config-file ${BAD}/no-such-lmcache.yaml
+  STDERR "kvplan: error: --lmcache-config-file: '${BAD}/no-such-lmcache.yaml' is not a file kvplan can read<SEMI> give the path of LMCache's YAML config as this machine sees it, or leave LMCACHE_CONFIG_FILE out")
+kvplan_cli_test(bad_lmcache_config_file_size EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"LMCacheConnectorV1\"}" --lmcache-config-file ${BAD}/lmcache-bad-size.yaml
+  STDERR "kvplan: error: ${BAD}/lmcache-bad-size.yaml:2:21: max_local_cpu_size: expected a number of GiB >= 0, got string \"lots\"<SEMI> give the GiB of pinned host memory per rank, such as 5.0")
+# OffloadingConnector: the key the planned vLLM version reads must be there (vllm #24498: cpu_bytes_to_use from 0.14)
+kvplan_cli_test(bad_kv_transfer_blocks_on_new_vllm EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
+  --kv-transfer-config "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{\"num_cpu_blocks\":1000}}"
+  STDERR "kvplan: error: --kv-transfer-config: kv_connector_extra_config.cpu_bytes_to_use: missing (the newest vLLM reads it, not num_cpu_blocks, and fails without it: \"cpu_bytes_to_use must be specified in kv_connector_extra_config\")<SEMI> give cpu_bytes_to_use, the host bytes summed over the TP ranks, or plan vLLM 0.11-0.13 (--engine vllm@0.11) for num_cpu_blocks")
+kvplan_cli_test(bad_kv_transfer_bytes_on_old_vllm EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@0.11
+  --kv-transfer-config "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{\"cpu_bytes_to_use\":34359738368}}"
+  STDERR "kvplan: error: --kv-transfer-config: kv_connector_extra_config.num_cpu_blocks: missing (vLLM 0.11 reads it, not cpu_bytes_to_use, and fails without it: \"num_cpu_blocks must be specified in kv_connector_extra_config\")<SEMI> give num_cpu_blocks, the host blocks per rank, or plan vLLM >= 0.14 (--engine vllm@0.14, vllm #24498) for cpu_bytes_to_use")
+kvplan_cli_test(bad_max_cpu_loras_below_max_loras EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --enable-lora --max-loras 2 --max-cpu-loras 1
+  STDERR "kvplan: error: --max-cpu-loras: 1 is below --max-loras 2 (vLLM: \"max_cpu_loras must be >= max_loras\")<SEMI> give --max-cpu-loras >= --max-loras, or leave it out (default: --max-loras)")

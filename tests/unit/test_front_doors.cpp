@@ -521,8 +521,8 @@ TEST_CASE("vLLM KV connector tiers: OffloadingConnector, LMCache host and disk, 
   CHECK(a["tiers"][1]["kv_bytes"] == (32LL << 30) / 2);
   CHECK(a["tiers"][1]["kv_tokens"] == (32LL << 30) / 131072);  // = 16 GiB / 64 KiB per rank = 262,144
   CHECK(a["tiers"][1]["kv_tokens"] == ((32LL << 30) / 2) / per_token_tp2);
-  // older vLLM: num_cpu_blocks 1000 per rank of block_size 32 tokens = 32,000 tokens x 64 KiB
-  const json b = tiers({"--engine", "vllm", "--tp", "2", "--kv-transfer-config",
+  // vLLM 0.11-0.13: num_cpu_blocks 1000 per rank of block_size 32 tokens = 32,000 tokens x 64 KiB
+  const json b = tiers({"--engine", "vllm@0.11", "--tp", "2", "--kv-transfer-config",
                         R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"num_cpu_blocks":1000,"block_size":32}})"});
   CHECK(b["tiers"][1]["kv_tokens"] == 1000 * 32);
   CHECK(b["tiers"][1]["kv_bytes"] == 1000LL * 32 * per_token_tp2);
@@ -547,6 +547,101 @@ TEST_CASE("vLLM KV connector tiers: OffloadingConnector, LMCache host and disk, 
   const json f = tiers({"--engine", "vllm", "--kv-offloading-size", "10", "--prompt-tokens", "4096"});
   const double ttft = f["performance"]["ttft_s"];
   CHECK(f["tiers"][1]["recompute_saved_s_per_token"].get<double>() == Approx(ttft / 4096));
+}
+
+TEST_CASE("OffloadingConnector's spelling is the planned vLLM version's: cpu_bytes_to_use from 0.14, num_cpu_blocks before", "[front-doors][offload]") {
+  // vllm #24498 (January 2026) replaced num_cpu_blocks by cpu_bytes_to_use in CPUOffloadingSpec; each version reads
+  // its key with extra_config.get and raises when it is missing, ignoring the other
+  auto run = [](const std::string& engine, const std::string& extra) {
+    return kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json", "--engine", engine,
+                   "--kv-transfer-config", R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":)" + extra + "}"});
+  };
+  // the newest vLLM given only num_cpu_blocks, vLLM 0.11 given only cpu_bytes_to_use: the engine would not start
+  const Run a = run("vllm", R"({"num_cpu_blocks":1000})");
+  CHECK(a.exit == 2);
+  CHECK(a.out.empty());
+  CHECK(a.err.find("cpu_bytes_to_use: missing") != std::string::npos);
+  const Run b = run("vllm@0.11", R"({"cpu_bytes_to_use":34359738368})");
+  CHECK(b.exit == 2);
+  CHECK(b.err.find("num_cpu_blocks: missing") != std::string::npos);
+  // both given: each version sizes by its own key and warns that the other is ignored
+  const Run c = run("vllm@0.14", R"({"cpu_bytes_to_use":34359738368,"num_cpu_blocks":1000})");
+  REQUIRE(c.exit == 0);
+  CHECK(c.err.find("num_cpu_blocks: ignored by vLLM 0.14") != std::string::npos);
+  CHECK(json::parse(c.out)["results"]["tiers"][1]["kv_bytes"] == 32LL << 30);  // 32 GiB over TP 1
+  const Run d = run("vllm@0.11", R"({"cpu_bytes_to_use":34359738368,"num_cpu_blocks":1000})");
+  REQUIRE(d.exit == 0);
+  CHECK(d.err.find("cpu_bytes_to_use: ignored by vLLM 0.11") != std::string::npos);
+  CHECK(json::parse(d.out)["results"]["tiers"][1]["kv_tokens"] == 1000 * 16);  // 1000 blocks x the GPU block size 16
+}
+
+TEST_CASE("LMCACHE_CONFIG_FILE sizes LMCache's tiers; LMCACHE_ variables override it", "[front-doors][offload]") {
+  // LMCache lmcache/v1/config_base.py load_config_with_overrides: from_file, then update_config_from_env
+  const std::string yaml = kvtest::write_temp("lmcache-file", "lmcache.yaml",
+                                              "chunk_size: 1000\nlocal_cpu: true\nmax_local_cpu_size: 4\n"
+                                              "local_disk: \"file:///tmp/lmc/\"\nmax_local_disk_size: 50\n");
+  const std::string connector = R"({"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"})";
+  constexpr long long per_token = 32LL * 8 * 128 * 2 * 2;  // llama-3.1-8b at TP 1: layers x KV heads x head_dim x (K+V) x bf16
+  // the file alone: 4 GiB host = 32,768 tokens = 32 whole chunks of 1000 = 32,000; 50 GiB disk = 409,600 -> 409,000
+  const Run r = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192", "--format", "json",
+                        "--kv-transfer-config", connector, "--lmcache-config-file", yaml});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json t = json::parse(r.out)["results"]["tiers"];
+  REQUIRE(t.size() == 3);
+  CHECK(t[1]["kv_bytes"] == 4LL << 30);
+  CHECK(t[1]["kv_tokens"] == (4LL << 30) / per_token / 1000 * 1000);
+  CHECK(t[1]["kv_tokens"] == 32000);
+  CHECK(t[1]["terms"][0]["name"] == "kv_offload");
+  CHECK(t[1]["terms"][0]["basis"].get<std::string>().find("max_local_cpu_size from " + yaml + ":3:") != std::string::npos);
+  CHECK(t[2]["kv_bytes"] == 50LL << 30);
+  CHECK(t[2]["kv_tokens"] == (50LL << 30) / per_token / 1000 * 1000);
+  // a pasted command's environment: LMCACHE_MAX_LOCAL_CPU_SIZE=2 overrides the file's 4; chunk_size still the file's:
+  // 2 GiB = 16,384 tokens = 16 chunks of 1000
+  const Run e = kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "env", "LMCACHE_CONFIG_FILE=" + yaml, "LMCACHE_MAX_LOCAL_CPU_SIZE=2",
+                        "vllm", "serve", "meta-llama/Llama-3.1-8B", "--max-model-len", "8192", "--kv-transfer-config", connector});
+  INFO(e.err);
+  REQUIRE(e.exit == 0);
+  const json u = json::parse(e.out)["results"]["tiers"];
+  CHECK(u[1]["kv_bytes"] == 2LL << 30);
+  CHECK(u[1]["kv_tokens"] == 16000);
+  CHECK(u[1]["terms"][0]["basis"].get<std::string>().find("LMCACHE_MAX_LOCAL_CPU_SIZE") != std::string::npos);
+  // local_cpu false: LMCache still allocates the pinned buffer (its allocator) but keeps no chunks there
+  const std::string staging = kvtest::write_temp("lmcache-file", "staging.yaml", "local_cpu: false\nmax_local_cpu_size: 1\n");
+  const Run s = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192", "--format", "json",
+                        "--kv-transfer-config", connector, "--lmcache-config-file", staging});
+  REQUIRE(s.exit == 0);
+  const json v = json::parse(s.out)["results"]["tiers"];
+  CHECK(v[1]["kv_bytes"] == 1LL << 30);
+  CHECK(v[1]["kv_tokens"] == 0);
+}
+
+TEST_CASE("vLLM --max-cpu-loras: whole adapters in the CPU LRU cache per rank", "[front-doors][lora]") {
+  // llama-3.1-8b, rank 16: per layer and unit of rank, in + out of q (4096 + 4096), k and v (4096 + 1024 each),
+  // o (4096 + 4096), gate and up (4096 + 14336 each), down (14336 + 4096) = 81,920 elements; x 32 layers x 16 x bf16
+  constexpr long long per_adapter = 81920LL * 32 * 16 * 2;  // 83,886,080 B
+  auto host = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192", "--format", "json",
+                                  "--enable-lora", "--max-loras", "2", "--max-lora-rank", "16"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const Run r = kvplan(a);
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    const json t = json::parse(r.out)["results"]["tiers"];
+    REQUIRE(t.size() == 2);
+    return t[1];
+  };
+  // TP 2: each worker loads whole adapters on the CPU (sharding happens when a slot is filled on the GPU)
+  const json h = host({"--max-cpu-loras", "8", "--tp", "2"});
+  CHECK(h["weights_bytes"] == 8 * per_adapter);
+  CHECK(h["weights_bytes"] == 671088640);
+  CHECK(h["terms"][0]["name"] == "lora_cpu_cache");
+  CHECK(h["terms"][0]["memory"] == "pinned");
+  // default: max_cpu_loras = max_loras (vllm/config/lora.py LoRAConfig._validate_lora_config)
+  CHECK(host({})["weights_bytes"] == 2 * per_adapter);
+  // below --max-loras: vLLM refuses ("max_cpu_loras must be >= max_loras")
+  const Run bad = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "1"});
+  CHECK(bad.exit == 2);
 }
 
 TEST_CASE("vLLM KV connector tiers from a pasted command and its LMCACHE_ environment", "[front-doors][offload]") {

@@ -356,6 +356,33 @@ i64 host_tier_weights(const nlohmann::json& j) {
 
 }  // namespace
 
+TEST_CASE("llama.cpp CPU-resident weights in the host tier: mapped by default, --no-mmap anonymous, --mlock locked", "[llamacpp][host]") {
+  // llama-3.1-8b: 8,030,261,248 parameters in bf16 (config.json); -ngl 0 keeps every layer in host memory
+  constexpr i64 kWeights = 8030261248LL * 2;
+  auto host = [](const nlohmann::json& j) {
+    for (const auto& t : j["results"]["tiers"])
+      if (t["tier"] == "host") return t;
+    return nlohmann::json();
+  };
+  const auto m = host(plan_json({"-ngl", "0"}));
+  REQUIRE(m.is_object());
+  CHECK(m["weights_bytes"] == kWeights);
+  CHECK(m["terms"][0]["name"] == "cpu_weights");
+  CHECK(m["terms"][0]["bytes"] == kWeights);
+  // mmap (the default): the file's mapped pages, reclaimable page cache (llama-model-loader.cpp load_all_data)
+  CHECK(m["terms"][0]["memory"] == "mapped");
+  CHECK(host(plan_json({"-ngl", "0", "--no-mmap"}))["terms"][0]["memory"] == "anonymous");
+  CHECK(host(plan_json({"-ngl", "0", "--mlock"}))["terms"][0]["memory"] == "locked");
+  const auto both = host(plan_json({"-ngl", "0", "--no-mmap", "--mlock"}))["terms"][0];
+  CHECK(both["memory"] == "locked");
+  CHECK(both["basis"].get<std::string>().find("--no-mmap") != std::string::npos);
+  // part offloaded: what the GPU holds and what the host holds make up the model
+  const auto part = plan_json({"-ngl", "16"});
+  CHECK(host(part)["weights_bytes"].get<i64>() + part["results"]["tiers"][0]["weights_bytes"].get<i64>() == kWeights);
+  // every layer offloaded: nothing of the model in host memory (the token embeddings count once the placement keeps them there)
+  CHECK(host_tier_weights(plan_json({"-ngl", "99"})) == 0);
+}
+
 TEST_CASE("llama.cpp lora adapters sit with the tensors they adapt", "[llamacpp][lora]") {
   const std::string lora = lora_file();
   constexpr i64 kBlock = 2LL * 4096 * 16 * 2;  // lora_a + lora_b of one block: 262,144 B
@@ -374,6 +401,13 @@ TEST_CASE("llama.cpp lora adapters sit with the tensors they adapt", "[llamacpp]
   j = plan_json({"-ngl", "10", "--lora-scaled", lora, "0.5"});
   CHECK(j["results"]["devices"][0]["lora_adapters_bytes"] == kBlock);
   CHECK(host_tier_weights(j) == kBlock + kEmbd8b + 23 * kBlock8b);
+  // the adapter is its own term of the host tier
+  i64 adapters = -1;
+  for (const auto& t : j["results"]["tiers"])
+    if (t["tier"] == "host")
+      for (const auto& term : t["terms"])
+        if (term["name"] == "adapters") adapters = term["bytes"];
+  CHECK(adapters == kBlock);
 }
 
 TEST_CASE("llama.cpp mmproj is sized from its GGUF header on the first GPU", "[llamacpp][mmproj]") {

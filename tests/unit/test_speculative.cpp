@@ -189,6 +189,33 @@ TEST_CASE("vLLM decode context parallel: each rank holds 1/dcp of a sequence's K
   CHECK_THROWS_AS(plan(3), InputError);  // 3 does not divide TP 8
 }
 
+TEST_CASE("TensorRT-LLM speculative slots: max_draft_len draft tokens, and max_draft_len - 1 more for one-model drafters", "[speculative][trtllm]") {
+  // resource_manager.py KVCacheManager.prepare_resources: a new sequence gets num_extra_kv_tokens more tokens and every
+  // step 1 + max_draft_len; speculative/utils.py get_num_extra_kv_tokens: max_draft_len - 1 for the one-model modes
+  // (MTP, Eagle3 one-model), else 0. Blocks of 32 tokens (TensorRT-LLM 1.x tokens_per_block).
+  auto plan = [](SpecMethod m, i64 k) {
+    PlanSpec s = m == SpecMethod::none ? kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::trtllm)) : eagle_spec(EngineKind::trtllm, m, k);
+    return Planner(s);
+  };
+  const Planner none = plan(SpecMethod::none, 0);
+  const Planner eagle = plan(SpecMethod::eagle, 3);    // two-model Eagle: 3 draft tokens
+  const Planner eagle3 = plan(SpecMethod::eagle3, 3);  // one-model Eagle3: 3 + (3 - 1) = 5
+  const Planner mtp = plan(SpecMethod::mtp, 3);        // one-model MTP: 3 + 2 = 5
+  REQUIRE(none.engine().block_size == 32);
+  CHECK(none.engine().spec_extra_tokens == 0);
+  CHECK(eagle.engine().spec_extra_tokens == 3);
+  CHECK(eagle3.engine().spec_extra_tokens == 3 + (3 - 1));
+  CHECK(mtp.engine().spec_extra_tokens == 3 + (3 - 1));
+  // 1021 tokens: cdiv(1021, 32) = 32 blocks; Eagle 1021 + 3 = 1024 -> 32; 1022 + 3 = 1025 -> 33;
+  // Eagle3 / MTP 1019 + 5 = 1024 -> 32; 1020 + 5 = 1025 -> 33
+  CHECK(none.units_per_request(1021) == 32);
+  CHECK(eagle.units_per_request(1021) == 32);
+  CHECK(eagle.units_per_request(1022) == 33);
+  CHECK(eagle3.units_per_request(1019) == 32);
+  CHECK(eagle3.units_per_request(1020) == 33);
+  CHECK(mtp.units_per_request(1020) == 33);
+}
+
 TEST_CASE("attention data parallel: SGLang --enable-dp-attention and TensorRT-LLM enable_attention_dp", "[dp-attention]") {
   // Llama-3.1-8B on 4 x H100, TP 4. With 4 attention groups each rank runs attention at TP 1: all 8 KV heads and the
   // whole q/k/v/o, and holds only its group's requests.

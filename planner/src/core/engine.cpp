@@ -75,14 +75,20 @@ std::vector<EngineRules> make_rule_table() {
     r.sliding_window_kept = false;
     r.blackwell_mla_128 = false;
     r.small_gpu_256_seqs = false;
+    r.offload_cpu_bytes = false;
   }
   {
     EngineRules& r = row(EngineKind::vllm, "0.10.0", "vLLM 0.10 (hybrid KV cache manager; float32 -> bf16 on SM >= 8.0)",
                          "vllm-project/vllm v0.10.0: v1/worker/gpu_worker.py determine_available_memory, v1/core/kv_cache_utils.py, config.py _resolve_auto_dtype, platforms/cuda.py");
     r.blackwell_mla_128 = false;
+    r.offload_cpu_bytes = false;
   }
-  row(EngineKind::vllm, "0.11.0", "vLLM 0.11-0.20 (CUTLASS MLA block 128 on Blackwell)",
-      "vllm-project/vllm v0.11.0 (main 96ebcaa): platforms/cuda.py check_and_update_config, v1/core/kv_cache_utils.py get_kv_cache_config_from_groups");
+  row(EngineKind::vllm, "0.11.0", "vLLM 0.11-0.13 (CUTLASS MLA block 128 on Blackwell; OffloadingConnector num_cpu_blocks)",
+      "vllm-project/vllm v0.11.0 (main 96ebcaa): platforms/cuda.py check_and_update_config, v1/core/kv_cache_utils.py get_kv_cache_config_from_groups; "
+      "v1/kv_offload/cpu.py CPUOffloadingSpec (num_cpu_blocks)")
+      .offload_cpu_bytes = false;
+  row(EngineKind::vllm, "0.14.0", "vLLM 0.14-0.20 (OffloadingConnector cpu_bytes_to_use)",
+      "vllm-project/vllm #24498 (v1/kv_offload CPUOffloadingSpec: cpu_bytes_to_use replaces num_cpu_blocks), merged January 2026");
   {
     EngineRules& r = row(EngineKind::vllm, "0.21.0", "vLLM >= 0.21 (utilization 0.92; CUDA graph memory estimated before the KV pool)",
                          "vllm-project/vllm #38284 (config/cache.py gpu_memory_utilization 0.92, v1/worker/gpu_worker.py determine_available_memory), #41069 (kv_cache_utils.py)");

@@ -49,6 +49,19 @@ i64 effective_intermediate(const ModelSpec& m) {
 
 }  // namespace
 
+// TensorRT-LLM (PyTorch backend) with speculative decoding: KVCacheManager.prepare_resources
+// (tensorrt_llm/_torch/pyexecutor/resource_manager.py) adds num_extra_kv_tokens tokens to a new sequence and, every
+// step, one token plus get_draft_token_length(req) = max_draft_len draft tokens (rejected ones are rewound after the
+// step); get_num_extra_kv_tokens (tensorrt_llm/_torch/speculative/utils.py) is max_draft_len - 1 for the one-model
+// modes (MTP, Eagle3 one-model), else 0. A request of T tokens so holds up to T + k + (k - 1) slots (T + k otherwise).
+namespace {
+i64 trtllm_spec_extra_tokens(const SpeculativeSettings& sp) {
+  if (!sp.on() || sp.num_tokens <= 0) return 0;
+  const bool one_model = sp.method == SpecMethod::mtp || sp.method == SpecMethod::eagle3;
+  return add(sp.num_tokens, one_model ? sp.num_tokens - 1 : 0, "speculative KV tokens");
+}
+}  // namespace
+
 i64 lora_buffer_bytes(const ModelSpec& rank, i64 slots, i64 lora_rank) {
   // vLLM lora/layers (create_lora_weights): column-parallel projections keep A [rank, full input] and B
   // [output / tp, rank]; row-parallel ones A [rank, input / tp] and B [full output, rank]; one stacked A/B
@@ -356,23 +369,61 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
       const i64 t = static_cast<i64>(static_cast<long double>(bytes) / per_token);
       return e.kv_chunk_tokens > 0 ? t / e.kv_chunk_tokens * e.kv_chunk_tokens : t;
     };
+    std::string how;
     if (e.kv_offload_cpu_blocks > 0) {
-      report_.host_kv_tokens = mul(e.kv_offload_cpu_blocks, e.kv_offload_block_tokens > 0 ? e.kv_offload_block_tokens : report_.block_size,
-                                   "host KV tokens");
+      const i64 bt = e.kv_offload_block_tokens > 0 ? e.kv_offload_block_tokens : report_.block_size;
+      report_.host_kv_tokens = mul(e.kv_offload_cpu_blocks, bt, "host KV tokens");
       report_.host_kv_bytes = static_cast<i64>(static_cast<long double>(report_.host_kv_tokens) * per_token);
+      how = std::to_string(e.kv_offload_cpu_blocks) + " blocks x " + std::to_string(bt) + " tokens at the GPU pool's bytes per token";
     } else if (e.kv_offload_bytes > 0 || e.kv_offload_rank_bytes > 0) {
       report_.host_kv_bytes = add(e.kv_offload_bytes / spec_.parallel.tp, e.kv_offload_rank_bytes);
       report_.host_kv_tokens = tokens_of(report_.host_kv_bytes);
+      how = e.kv_offload_bytes > 0 ? human_bytes(e.kv_offload_bytes) + " summed over TP " + std::to_string(spec_.parallel.tp) + " / the ranks"
+                                   : human_bytes(e.kv_offload_rank_bytes) + " per rank";
     }
+    // LMCache local_cpu false: the pinned buffer is allocated but holds no chunks (LocalCPUBackend use_hot)
+    if (!e.kv_offload_holds) report_.host_kv_tokens = 0;
+    if (report_.host_kv_bytes > 0)
+      report_.tier_terms.push_back({"host", "kv_offload", report_.host_kv_bytes, "pinned",
+                                    how + (e.kv_offload_basis.empty() ? "" : " (" + e.kv_offload_basis + ")") +
+                                        (e.kv_offload_holds ? "" : "; local_cpu false: a staging buffer, no chunks kept")});
     if (e.disk_kv_bytes > 0) {
       report_.disk_kv_bytes = e.disk_kv_bytes;
       report_.disk_kv_tokens = tokens_of(e.disk_kv_bytes);
+      report_.tier_terms.push_back({"disk", "kv_offload", e.disk_kv_bytes, "disk",
+                                    human_bytes(e.disk_kv_bytes) + " per rank, whole chunks" +
+                                        (e.disk_kv_basis.empty() ? "" : " (" + e.disk_kv_basis + ")")});
     }
   }
   if (e.kind == EngineKind::sglang && e.hierarchical_cache && report_.cell_size > 0) {
     report_.host_kv_tokens = e.hicache_bytes > 0 ? e.hicache_bytes / report_.cell_size
                                                  : static_cast<i64>(static_cast<double>(report_.max_total_num_tokens) * e.hicache_ratio);
     report_.host_kv_bytes = mul(report_.host_kv_tokens, report_.cell_size, "host KV bytes");
+    report_.tier_terms.push_back({"host", "kv_offload", report_.host_kv_bytes, "pinned",
+                                  std::to_string(report_.host_kv_tokens) + " tokens x " + std::to_string(report_.cell_size) +
+                                      " B cell (SGLang HiCache, memory_pool_host.py HostKVCache)"});
+  }
+  if (report_.host_weight_bytes > 0)
+    report_.tier_terms.push_back({"host", "cpu_offload_weights", report_.host_weight_bytes, "pinned",
+                                  "--cpu-offload-gb: this rank's weights kept in host memory"});
+  if (e.kind == EngineKind::trtllm && (report_.spec_extra_tokens = trtllm_spec_extra_tokens(e.spec)) > 0)
+    report_.notes.push_back("speculative decoding: each request holds " + std::to_string(report_.spec_extra_tokens) +
+                            " KV tokens beyond its own (max_draft_len draft tokens per step" +
+                            (report_.spec_extra_tokens > e.spec.num_tokens ? " + max_draft_len - 1 extra tokens of the one-model drafter" : "") +
+                            "; resource_manager.py KVCacheManager.prepare_resources)");
+  // vLLM's CPU LoRA cache (vllm/lora/worker_manager.py LRUCacheWorkerLoRAManager: each worker loads adapters with
+  // device="cpu" into an LRU cache of capacity max_cpu_loras, vllm/config/lora.py LoRAConfig: default max_loras, at
+  // least max_loras). Each worker holds whole (unsharded) adapters: rank x (in + out) elements per adapted
+  // projection per layer x lora_dtype (the model's): lora_buffer_bytes of the full model for max_cpu_loras slots.
+  if (e.kind == EngineKind::vllm && e.lora_slots > 0) {
+    const i64 cpu = e.lora_cpu_slots > 0 ? e.lora_cpu_slots : e.lora_slots;
+    const i64 bytes = lora_buffer_bytes(spec_.model, cpu, e.lora_rank);
+    report_.host_weight_bytes = add(report_.host_weight_bytes, bytes, "host weights");
+    report_.tier_terms.push_back({"host", "lora_cpu_cache", bytes, "pinned",
+                                  std::to_string(cpu) + " adapters (max_cpu_loras" + (e.lora_cpu_slots > 0 ? "" : " = max_loras") + ") x rank " +
+                                      std::to_string(e.lora_rank) + " x (in + out of q, k, v, o, gate, up, down per layer, unsharded) x " +
+                                      std::string(format_info(spec_.model.dtype).name) +
+                                      " (vllm lora/worker_manager.py LRUCacheWorkerLoRAManager, config/lora.py max_cpu_loras)"});
   }
 }
 
@@ -1060,13 +1111,36 @@ void Planner::build_llamacpp() {
   report_.kv_pool_bytes = L.gpu_kv;
   report_.available_kv_bytes = L.gpu_kv;
   report_.gpu_layers = ngl;
-  report_.host_weight_bytes = add(add(add(L.host_expert_bytes, L.host_override_bytes, "host weights"), L.host_adapter_bytes, "host weights"),
-                                  L.host_layer_bytes, "host weights");
+  // CPU-resident weights (the input layer, layers -ngl leaves on the CPU, --n-cpu-moe experts, -ot =CPU tensors), each
+  // layer at its own bytes. llama_model_loader::load_all_data (src/llama-model-loader.cpp @ 00347649): with mmap (the
+  // default) a CPU tensor is allocated over the file mapping (ggml_backend_tensor_alloc(buf_mmap, cur, data)):
+  // file-backed page cache the kernel may reclaim and read back; with --no-mmap it is read into its CPU buffer
+  // (file->read_raw(cur->data, ...)): anonymous host RAM; --mlock locks either (lmlock->grow_to over the mapped tensors;
+  // the CPU buffers with llama_mlock in llama-model.cpp load_tensors).
+  const i64 cpu_weights = add(add(ov.weights ? 0 : L.host_layer_bytes, L.host_expert_bytes, "host weights"), L.host_override_bytes, "host weights");
+  report_.host_weight_bytes = add(cpu_weights, L.host_adapter_bytes, "host weights");
   report_.host_input_bytes = add(lw.input, dlw.input, "host weights");
-  report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
-  report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
   report_.cpu_weight_bytes = L.cpu_weight_bytes;
   report_.cpu_expert_bytes = std::min(L.cpu_expert_bytes, L.cpu_weight_bytes);
+  if (cpu_weights > 0) {
+    const std::string memory = e.mlock ? "locked" : e.mmap ? "mapped" : "anonymous";
+    report_.tier_terms.push_back(
+        {"host", "cpu_weights", cpu_weights, memory,
+         "the input layer " + human_bytes(lw.input) + ", layers -ngl leaves on the CPU, --n-cpu-moe experts, -ot =CPU tensors, each at its own bytes; " +
+             (e.mmap ? "mmap (default): the model file's mapped pages, page cache the kernel may reclaim"
+                     : "--no-mmap: read into a CPU buffer, anonymous host RAM") +
+             (e.mlock ? "; --mlock: locked in RAM, not reclaimable or swappable" : "") +
+             " (llama.cpp src/llama-model-loader.cpp load_all_data)"});
+  }
+  if (L.host_adapter_bytes > 0)
+    report_.tier_terms.push_back({"host", "adapters", L.host_adapter_bytes, "anonymous",
+                                  "--lora tensors of CPU tensors and a --no-mmproj-offload projector: read into CPU buffers "
+                                  "(src/llama-adapter.cpp, tools/mtmd/clip.cpp)"});
+  report_.host_kv_bytes = sub(add(add(L.k, L.v), L.state), L.gpu_kv);  // layers on the CPU, or all with -nkvo
+  report_.host_kv_tokens = report_.host_kv_bytes > 0 && L.gpu_kv == 0 ? L.n_ctx : 0;  // whole tokens only when no layer's KV is on the GPU
+  if (report_.host_kv_bytes > 0)
+    report_.tier_terms.push_back({"host", "kv_cache", report_.host_kv_bytes, "anonymous",
+                                  "the KV cache of layers on the CPU (every layer's with --no-kv-offload): CPU buffers (src/llama-kv-cache.cpp)"});
   if (L.host_expert_bytes > 0)
     report_.notes.push_back("--n-cpu-moe keeps " + human_bytes(L.host_expert_bytes) + " of MoE expert weights in host memory");
   if (L.host_override_bytes > 0)
@@ -1188,8 +1262,8 @@ i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
       units = vllm_blocks_for(held);
       break;
     }
-    case EngineKind::sglang:
-    case EngineKind::trtllm: units = pages_for_tokens(tokens, unit_tokens_); break;
+    case EngineKind::sglang: units = pages_for_tokens(tokens, unit_tokens_); break;
+    case EngineKind::trtllm: units = pages_for_tokens(add(tokens, report_.spec_extra_tokens, "tokens per request"), unit_tokens_); break;
     case EngineKind::llamacpp: return slots_ ? report_.n_ctx_seq : tokens;
     case EngineKind::generic:
       for (const auto& g : groups_) {

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <regex>
 
 #include "kvplan/core/format.hpp"
@@ -14,6 +16,7 @@
 #include "kvplan/io/gguf.hpp"
 #include "kvplan/io/hf_config.hpp"
 #include "kvplan/io/limits.hpp"
+#include "kvplan/io/yaml_doc.hpp"
 
 namespace kvplan::io {
 
@@ -704,28 +707,124 @@ void apply_llama_draft(const SettingsBag& bag, const Profiles& profiles, Deploym
   d.llama_draft = std::move(dr);
 }
 
+// LMCache's own YAML config (LMCACHE_CONFIG_FILE), the keys kvplan sizes tiers from. LMCache reads the file, then lets
+// the LMCACHE_* environment override it (LMCache/LMCache lmcache/v1/config_base.py @ 082c5012 load_config_with_overrides:
+// from_file, then update_config_from_env; lmcache/integration/vllm/utils.py lmcache_get_or_create_config likewise);
+// LMCache releases before update_config_from_env ignored the environment when a file was given. A file that cannot be
+// opened stops LMCache (from_file: open(file_path)); kvplan exits 2.
+struct LmcacheFile {
+  std::optional<i64> chunk;
+  std::optional<bool> local_cpu;
+  std::optional<double> cpu_gib, disk_gib;
+  std::optional<std::string> local_disk;  // "" = null: no disk tier
+  std::map<std::string, std::string> where;  // key -> file:line:col
+};
+
+LmcacheFile read_lmcache_file(const SettingsBag& bag) {
+  LmcacheFile f;
+  const auto path = bag.text("lmcache_config_file");
+  if (!path || path->empty()) return f;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(*path, ec))
+    bag.fail("lmcache_config_file", "'" + *path + "' is not a file kvplan can read",
+             "give the path of LMCache's YAML config as this machine sees it, or leave LMCACHE_CONFIG_FILE out");
+  const std::vector<LocatedDoc> docs = load_documents(*path, false, 1LL << 20);
+  if (docs.empty() || docs.front().root.is_null()) return f;
+  const LocatedDoc& doc = docs.front();
+  if (!doc.root.is_object())
+    throw InputError(doc.at(""), "expected a mapping of LMCache settings, got " + describe_value(doc.root), "write key: value lines such as max_local_cpu_size: 5.0");
+  const DocNode n{doc, doc.root, ""};
+  // LMCache converts each value as it does the environment's (float("5"), int("256")): numbers or numeric text
+  auto number = [&](const std::string& key, double lo, const std::string& what, const std::string& fix) -> std::optional<double> {
+    if (!n.has(key)) return std::nullopt;
+    const json& v = n.j[key];
+    double x = -1;
+    if (v.is_number()) x = v.get<double>();
+    else if (v.is_string()) {
+      const std::string t = v.get<std::string>();
+      std::size_t used = 0;
+      try {
+        x = std::stod(t, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != t.size() || t.empty()) x = -1;
+    }
+    if (!(std::isfinite(x) && x >= lo && x < 1e9)) n.fail(key, key + ": expected " + what + ", got " + describe_value(v), fix);
+    f.where[key] = n.at(key);
+    return x;
+  };
+  if (const auto c = number("chunk_size", 1, "a whole number of tokens >= 1", "give the tokens per chunk, such as 256")) {
+    if (*c != std::floor(*c)) n.fail("chunk_size", "chunk_size: expected a whole number of tokens, got " + n.j["chunk_size"].dump(), "give the tokens per chunk, such as 256");
+    f.chunk = static_cast<i64>(*c);
+  }
+  f.cpu_gib = number("max_local_cpu_size", 0, "a number of GiB >= 0", "give the GiB of pinned host memory per rank, such as 5.0");
+  f.disk_gib = number("max_local_disk_size", 0, "a number of GiB >= 0", "give the GiB of the disk tier per rank, such as 100");
+  if (n.j.contains("local_cpu")) {  // LMCache _to_bool: true / "true" / "1"
+    const json& v = n.j["local_cpu"];
+    if (v.is_boolean()) f.local_cpu = v.get<bool>();
+    else if (v.is_string() && (v == "true" || v == "1" || v == "false" || v == "0")) f.local_cpu = v == "true" || v == "1";
+    else n.fail("local_cpu", "local_cpu: expected true or false, got " + describe_value(v), "write local_cpu: true (keep chunks in host memory) or false");
+    f.where["local_cpu"] = n.at("local_cpu");
+  }
+  if (n.j.contains("local_disk")) {
+    const json& v = n.j["local_disk"];
+    if (!v.is_null() && !v.is_string()) n.fail("local_disk", "local_disk: expected a path, got " + describe_value(v), "write local_disk: \"file:///path/\" or null");
+    f.local_disk = v.is_string() ? v.get<std::string>() : "";
+    f.where["local_disk"] = n.at("local_disk");
+  }
+  return f;
+}
+
 // vLLM's host and disk KV tiers from its KV connector (docs/engine-rules.md "KV offload tiers"):
 // --kv-offloading-size [--kv-offloading-backend native|lmcache], or --kv-transfer-config naming
-// OffloadingConnector (kv_connector_extra_config cpu_bytes_to_use: bytes summed over the TP ranks;
-// num_cpu_blocks [x block_size]: per rank, older vLLM) or LMCacheConnectorV1 (LMCACHE_* sizes in GiB per
-// rank, whole chunks of LMCACHE_CHUNK_SIZE tokens). Another connector is a warning: no tier counted.
-void kv_connector_tiers(const SettingsBag& bag, EngineSettings& e, std::vector<std::string>& warnings) {
+// OffloadingConnector (kv_connector_extra_config cpu_bytes_to_use: bytes summed over the TP ranks, vLLM >= 0.14;
+// num_cpu_blocks [x block_size]: per rank, vLLM 0.11-0.13) or LMCacheConnectorV1 (LMCache sizes in GiB per rank,
+// whole chunks of chunk_size tokens; LMCACHE_* and kvplan's --lmcache-* over LMCACHE_CONFIG_FILE over LMCache's
+// defaults). Another connector is a warning: no tier counted.
+void kv_connector_tiers(const SettingsBag& bag, const EngineRules& rules, const std::string& version, EngineSettings& e,
+                        std::vector<std::string>& warnings) {
   constexpr double kGiB = static_cast<double>(1LL << 30);
-  auto gib = [&](const char* key, double fallback) -> i64 {
-    const double v = bag.number(key).value_or(fallback);
-    if (!(v >= 0 && v < 1e9)) bag.fail(key, "must be a number of GiB >= 0, got " + bag.text(key).value_or(""), "give a size such as 5.0");
-    return static_cast<i64>(v * kGiB);
+  std::optional<LmcacheFile> file;
+  auto lmfile = [&]() -> const LmcacheFile& {
+    if (!file) file = read_lmcache_file(bag);
+    return *file;
   };
-  const i64 chunk = bag.count("lmcache_chunk_size").value_or(256);  // LMCacheEngineConfig chunk_size default
-  if (chunk < 1) bag.fail("lmcache_chunk_size", "must be >= 1", "give the tokens per chunk, such as 256");
+  // a setting from the command / environment / kvplan flags, else the LMCache file, else LMCache's default
+  auto source = [&](const char* key, const char* file_key, const std::string& shown) {
+    if (bag.has(key)) return bag.where(key, EngineKind::vllm);
+    const auto at = lmfile().where.find(file_key);
+    return at != lmfile().where.end() ? at->second : "LMCache's default " + shown;
+  };
+  auto gib = [&](const char* key, const std::optional<double>& from_file, double fallback) -> i64 {
+    const double v = bag.has(key) ? bag.number(key).value_or(fallback) : from_file.value_or(fallback);
+    if (!(v >= 0 && v < 1e9)) bag.fail(key, "must be a number of GiB >= 0, got " + bag.text(key).value_or(""), "give a size such as 5.0");
+    return static_cast<i64>(v * kGiB);  // LMCache: int(max_local_cpu_size * 1024**3)
+  };
+  auto chunk_tokens = [&] {
+    const i64 chunk = bag.has("lmcache_chunk_size") ? bag.count("lmcache_chunk_size").value_or(256) : lmfile().chunk.value_or(256);
+    if (chunk < 1) bag.fail("lmcache_chunk_size", "must be >= 1", "give the tokens per chunk, such as 256");
+    return chunk;
+  };
   auto lmcache = [&] {
-    e.kv_offload_rank_bytes = gib("lmcache_max_local_cpu_size", 5.0);  // LMCache default max_local_cpu_size 5.0
-    if (bag.has("lmcache_local_disk") && !bag.text("lmcache_local_disk")->empty())
-      e.disk_kv_bytes = gib("lmcache_max_local_disk_size", 0.0);
-    e.kv_chunk_tokens = chunk;
+    const LmcacheFile& f = lmfile();
+    e.kv_offload_rank_bytes = gib("lmcache_max_local_cpu_size", f.cpu_gib, 5.0);  // LMCache default max_local_cpu_size 5.0
+    e.kv_offload_holds = bag.has("lmcache_local_cpu") ? bag.boolean("lmcache_local_cpu").value_or(true) : f.local_cpu.value_or(true);
+    e.kv_offload_basis = "LMCache max_local_cpu_size from " + source("lmcache_max_local_cpu_size", "max_local_cpu_size", "5.0") +
+                         (e.kv_offload_holds ? "" : ", local_cpu false from " + source("lmcache_local_cpu", "local_cpu", "true"));
+    const std::string disk = bag.has("lmcache_local_disk") ? bag.text("lmcache_local_disk").value_or("") : f.local_disk.value_or("");
+    if (!disk.empty()) {
+      e.disk_kv_bytes = gib("lmcache_max_local_disk_size", f.disk_gib, 0.0);
+      e.disk_kv_basis = "LMCache local_disk " + disk + " from " + source("lmcache_local_disk", "local_disk", "none") +
+                        ", max_local_disk_size from " + source("lmcache_max_local_disk_size", "max_local_disk_size", "0");
+    }
+    e.kv_chunk_tokens = chunk_tokens();
   };
   if (e.kv_offload_bytes > 0 && bag.text("kv_offloading_backend").value_or("native") == "lmcache") {
-    e.kv_chunk_tokens = chunk;  // vLLM sets LMCache's max_local_cpu_size to the size / the ranks: the same bytes per rank
+    e.kv_chunk_tokens = chunk_tokens();  // vLLM sets LMCache's max_local_cpu_size to the size / the ranks: the same bytes per rank
+    e.kv_offload_basis = "--kv-offloading-size with --kv-offloading-backend lmcache";
+  } else if (e.kv_offload_bytes > 0) {
+    e.kv_offload_basis = "--kv-offloading-size: OffloadingConnector cpu_bytes_to_use";
   }
   const auto text = bag.text("kv_transfer_config");
   if (!text) return;
@@ -753,15 +852,43 @@ void kv_connector_tiers(const SettingsBag& bag, EngineSettings& e, std::vector<s
   };
   const std::string name = connector.is_string() ? connector.get<std::string>() : "";
   if (name == "OffloadingConnector") {
-    if (extra.contains("cpu_bytes_to_use")) {
+    i64 bytes = 0, blocks = 0;
+    const bool has_bytes = extra.contains("cpu_bytes_to_use"), has_blocks = extra.contains("num_cpu_blocks");
+    if (has_bytes) {
       const json& v = extra["cpu_bytes_to_use"];
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 9e18)
         bag.fail("kv_transfer_config", "kv_connector_extra_config.cpu_bytes_to_use: expected bytes >= 0, got " + describe_value(v),
                  "give the host bytes summed over the TP ranks, such as 34359738368");
-      e.kv_offload_bytes = static_cast<i64>(v.get<double>());
+      bytes = static_cast<i64>(v.get<double>());
     }
-    if (extra.contains("num_cpu_blocks")) e.kv_offload_cpu_blocks = whole("num_cpu_blocks", 0);
+    if (has_blocks) blocks = whole("num_cpu_blocks", 0);
     if (extra.contains("block_size")) e.kv_offload_block_tokens = whole("block_size", 1);
+    // The spelling is the version's: vLLM's CPUOffloadingSpec reads one key with extra_config.get and raises when it
+    // is missing or 0 ("cpu_bytes_to_use must be specified in kv_connector_extra_config", vllm #24498, 0.14 on; before,
+    // "num_cpu_blocks must be specified ..."); the other key is ignored. --kv-offloading-size fills cpu_bytes_to_use itself.
+    const std::string v = version.empty() ? std::string("the newest vLLM") : "vLLM " + version;
+    const std::string where = bag.where("kv_transfer_config", EngineKind::vllm);
+    if (rules.offload_cpu_bytes) {
+      if (bytes <= 0 && e.kv_offload_bytes <= 0)
+        bag.fail("kv_transfer_config",
+                 "kv_connector_extra_config.cpu_bytes_to_use: missing (" + v + " reads it" + (has_blocks ? ", not num_cpu_blocks," : "") +
+                     " and fails without it: \"cpu_bytes_to_use must be specified in kv_connector_extra_config\")",
+                 "give cpu_bytes_to_use, the host bytes summed over the TP ranks, or plan vLLM 0.11-0.13 (--engine vllm@0.11) for num_cpu_blocks");
+      if (has_blocks) warnings.push_back(where + ": kv_connector_extra_config.num_cpu_blocks: ignored by " + v + " (it reads cpu_bytes_to_use)");
+      if (bytes > 0) {
+        e.kv_offload_bytes = bytes;
+        e.kv_offload_basis = "OffloadingConnector cpu_bytes_to_use (vllm v1/kv_offload CPUOffloadingSpec)";
+      }
+    } else {
+      if (blocks <= 0)
+        bag.fail("kv_transfer_config",
+                 "kv_connector_extra_config.num_cpu_blocks: missing (" + v + " reads it" + (has_bytes ? ", not cpu_bytes_to_use," : "") +
+                     " and fails without it: \"num_cpu_blocks must be specified in kv_connector_extra_config\")",
+                 "give num_cpu_blocks, the host blocks per rank, or plan vLLM >= 0.14 (--engine vllm@0.14, vllm #24498) for cpu_bytes_to_use");
+      if (has_bytes) warnings.push_back(where + ": kv_connector_extra_config.cpu_bytes_to_use: ignored by " + v + " (it reads num_cpu_blocks)");
+      e.kv_offload_cpu_blocks = blocks;
+      e.kv_offload_basis = "OffloadingConnector num_cpu_blocks per rank (vllm v1/kv_offload/cpu.py CPUOffloadingSpec, 0.11-0.13)";
+    }
   } else if (name == "LMCacheConnectorV1" || name == "LMCacheConnector") {
     lmcache();
   } else if (!name.empty()) {
@@ -845,6 +972,8 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   }
   e.kv_cache_memory_bytes = bag.bytes("kv_cache_memory_bytes");
   e.kv_offload = bag.boolean("kv_offload").value_or(true);
+  e.mmap = bag.boolean("mmap").value_or(true);
+  e.mlock = bag.boolean("mlock").value_or(false);
   // sizes the engines take as a number of GiB (2^30) or GB (10^9)
   auto size_in = [&](const char* key, double unit, const char* unit_name) -> i64 {
     const auto v = bag.number(key);
@@ -855,7 +984,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   constexpr double kGiB = static_cast<double>(1LL << 30);
   e.cpu_offload_bytes = size_in("cpu_offload_gb", kGiB, "GiB");
   e.kv_offload_bytes = size_in("kv_offloading_size", kGiB, "GiB");
-  kv_connector_tiers(bag, e, d.model.warnings);
+  kv_connector_tiers(bag, engine_rules(kind, version), version, e, d.model.warnings);
   e.hierarchical_cache = bag.boolean("hierarchical_cache").value_or(false);
   if (const auto r = bag.number("hicache_ratio")) {
     if (!(*r > 0 && *r < 1e6)) bag.fail("hicache_ratio", "must be > 0");
@@ -898,6 +1027,14 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.lora_rank = bag.count("max_lora_rank").value_or(16);
     if (e.lora_slots < 1) bag.fail("max_loras", "must be >= 1");
     if (e.lora_rank < 1) bag.fail("max_lora_rank", "must be >= 1");
+    // vLLM LoRAConfig._validate_lora_config: max_cpu_loras defaults to max_loras and may not be smaller
+    if (kind == EngineKind::vllm && bag.has("max_cpu_loras")) {
+      e.lora_cpu_slots = bag.count("max_cpu_loras").value_or(0);
+      if (e.lora_cpu_slots < e.lora_slots)
+        bag.fail("max_cpu_loras", std::to_string(e.lora_cpu_slots) + " is below --max-loras " + std::to_string(e.lora_slots) +
+                                      " (vLLM: \"max_cpu_loras must be >= max_loras\")",
+                 "give --max-cpu-loras >= --max-loras, or leave it out (default: --max-loras)");
+    }
   }
   e.allow_long_context = bag.boolean("allow_long_context").value_or(false);
   std::string fa = bag.text("flash_attn").value_or("auto");

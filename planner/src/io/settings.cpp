@@ -286,6 +286,10 @@ std::vector<SettingDef> build_table() {
       .flags("--lmcache-max-local-disk-size@vllm").env("LMCACHE_MAX_LOCAL_DISK_SIZE"));
   r.push_back(Row("lmcache_chunk_size", T::count, "engine", "LMCache: tokens per KV chunk (LMCACHE_CHUNK_SIZE; default 256): tiers hold whole chunks")
       .flags("--lmcache-chunk-size@vllm").env("LMCACHE_CHUNK_SIZE"));
+  r.push_back(Row("lmcache_local_cpu", T::boolean, "engine", "LMCache: keep KV chunks in the pinned host buffer (LMCACHE_LOCAL_CPU; default true; false: a staging buffer only)")
+      .flags("--lmcache-local-cpu@vllm").env("LMCACHE_LOCAL_CPU"));
+  r.push_back(Row("lmcache_config_file", T::text, "engine", "LMCache: a YAML config file (LMCACHE_CONFIG_FILE): chunk_size, local_cpu, max_local_cpu_size, local_disk, max_local_disk_size; LMCACHE_* variables override it")
+      .flags("--lmcache-config-file@vllm").env("LMCACHE_CONFIG_FILE"));
   r.push_back(Row("hierarchical_cache", T::boolean, "engine", "SGLang: a host KV tier (HiCache) of --hicache-ratio x the device pool (--enable-hierarchical-cache)")
       .flags("--enable-hierarchical-cache@sglang").on(E::sglang, "--enable-hierarchical-cache"));
   r.push_back(Row("hicache_ratio", T::number, "engine", "SGLang: the host tier's size as a ratio of the device pool (--hicache-ratio; default 2.0)")
@@ -309,6 +313,8 @@ std::vector<SettingDef> build_table() {
       .flags("--enable-lora@vllm,sglang,generic").on(E::vllm, "--enable-lora").on(E::sglang, "--enable-lora"));
   r.push_back(Row("max_loras", T::count, "engine", "LoRA adapters held on the GPU at once (vLLM --max-loras, default 1; SGLang --max-loras-per-batch, default 8)")
       .flags("--max-loras@vllm,generic|--max-loras-per-batch@sglang").on(E::vllm, "--max-loras").on(E::sglang, "--max-loras-per-batch"));
+  r.push_back(Row("max_cpu_loras", T::count, "engine", "vLLM: LoRA adapters kept in the CPU cache (--max-cpu-loras; default --max-loras): a host tier of whole adapters per rank")
+      .flags("--max-cpu-loras@vllm").on(E::vllm, "--max-cpu-loras"));
   r.push_back(Row("max_lora_rank", T::count, "engine", "Rank the LoRA buffers are sized for (vLLM --max-lora-rank, default 16; SGLang --max-lora-rank)")
       .flags("--max-lora-rank@vllm,sglang,generic").on(E::vllm, "--max-lora-rank").on(E::sglang, "--max-lora-rank"));
   r.push_back(Row("enforce_eager", T::boolean, "engine", "No CUDA graphs (no graph memory)")
@@ -356,6 +362,10 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("kv_offload", T::boolean, "llama.cpp", "llama.cpp: KV cache on the GPU with its layers (default); --no-kv-offload keeps it in host memory")
       .flags("--kv-offload@llama.cpp|--no-kv-offload@llama.cpp=false|-nkvo@llama.cpp=false")
       .on(E::llamacpp, "--kv-offload|-kvo|--no-kv-offload=false|-nkvo=false").env("LLAMA_ARG_KV_OFFLOAD"));
+  r.push_back(Row("mmap", T::boolean, "llama.cpp", "llama.cpp: CPU-resident weights are the model file's mapped pages (default; reclaimable page cache); --no-mmap reads them into host RAM")
+      .flags("--mmap@llama.cpp|--no-mmap@llama.cpp=false").on(E::llamacpp, "--mmap|--no-mmap=false").env("LLAMA_ARG_MMAP"));
+  r.push_back(Row("mlock", T::boolean, "llama.cpp", "llama.cpp: lock the CPU-resident weights in RAM (--mlock): not reclaimable or swappable")
+      .flags("--mlock@llama.cpp").on(E::llamacpp, "--mlock").env("LLAMA_ARG_MLOCK"));
   r.push_back(Row("fit", T::boolean, "llama.cpp", "llama.cpp: fit to the GPU by lowering an unset -c, then moving layers to the host (default on from b7376)")
       .flags("--fit@llama.cpp").on(E::llamacpp, "--fit|-fit").env("LLAMA_ARG_FIT"));
   r.push_back(Row("fit_ctx", T::count, "llama.cpp", "llama.cpp: the smallest context --fit lowers to (--fit-ctx; default 4096)")

@@ -50,6 +50,7 @@ struct EngineRules {
   bool blackwell_mla_128 = true;         // vLLM >= 0.11: CUTLASS MLA (block 128) is the Blackwell default
   bool small_gpu_256_seqs = true;        // vLLM >= 0.8.5: max_num_seqs 256 below 70 GiB or on A100 (0.8.3: 1024)
   bool kv_tokens_from_concurrency = false;  // vLLM >= 0.21: "GPU KV cache size" = int(concurrency x max_model_len)
+  bool offload_cpu_bytes = true;         // vLLM >= 0.14: OffloadingConnector reads cpu_bytes_to_use (#24498); before, num_cpu_blocks
   // SGLang
   SglangFractionRule sglang_fraction = SglangFractionRule::graph_reserve;
   // TensorRT-LLM
@@ -89,6 +90,9 @@ struct EngineSettings {
   i64 kv_offload_block_tokens = 0; // their block_size in tokens (kv_connector_extra_config.block_size; 0: the GPU block size)
   i64 disk_kv_bytes = 0;           // LMCache LMCACHE_LOCAL_DISK + LMCACHE_MAX_LOCAL_DISK_SIZE (GiB) per rank: disk tier
   i64 kv_chunk_tokens = 0;         // LMCache LMCACHE_CHUNK_SIZE when LMCache holds the tiers (whole chunks); 0: none
+  bool kv_offload_holds = true;    // LMCache local_cpu: false keeps the pinned buffer as a staging area only (no chunks)
+  std::string kv_offload_basis;    // where the host KV tier's size came from (flag, env, LMCACHE_CONFIG_FILE key)
+  std::string disk_kv_basis;       // likewise for the disk tier
   bool hierarchical_cache = false; // SGLang --enable-hierarchical-cache: host KV tier (HiCache)
   double hicache_ratio = 2.0;      // SGLang --hicache-ratio
   i64 hicache_bytes = 0;           // SGLang --hicache-size (GB = 10^9 bytes) per rank; 0: by ratio
@@ -104,6 +108,8 @@ struct EngineSettings {
   i64 parallel = 0;        // -np / --parallel (0: not given = the build's default: 1, or 4 auto slots)
   bool swa_full = false;   // --swa-full
   bool kv_offload = true;  // --no-kv-offload / -nkvo: the KV cache stays in host memory
+  bool mmap = true;        // --mmap (default) / --no-mmap: CPU-resident weights are the file's mapped pages, else read into RAM
+  bool mlock = false;      // --mlock: the CPU-resident weights are locked in RAM
   i64 n_cpu_moe = 0;       // --n-cpu-moe N: MoE experts of the first N layers in host memory (--cpu-moe: all)
   i64 n_gpu_layers = -1;   // -ngl (-1: all)
   bool gpu_layers_given = false;  // -ngl was given (--fit moves layers only when it was not)
@@ -124,6 +130,7 @@ struct EngineSettings {
   // the GPU buffers of lora_slots adapters at lora_rank (0 slots: LoRA off)
   i64 lora_slots = 0;
   i64 lora_rank = 0;
+  i64 lora_cpu_slots = 0;  // vLLM --max-cpu-loras: adapters kept in the CPU LRU cache (0: max_loras, vLLM's default)
   bool enforce_eager = false;        // no CUDA graphs
   SpeculativeSettings spec;          // speculative decoding (vLLM --speculative-config, SGLang --speculative-*, TRT speculative_config)
   i64 attention_dp = 1;  // SGLang --enable-dp-attention (= --dp-size), TensorRT-LLM enable_attention_dp (= TP): attention

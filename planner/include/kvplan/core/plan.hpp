@@ -78,6 +78,17 @@ struct BudgetTerm {
   bool overridden = false;
 };
 
+/// One thing the host (or disk) tier holds, per rank: what it is, its bytes, the kind of memory (mapped: file-backed
+/// page cache the kernel may reclaim; anonymous: allocated host RAM; pinned: page-locked for DMA; locked: mlock'ed;
+/// disk) and the basis (formula and source).
+struct TierTerm {
+  std::string tier;    // host or disk
+  std::string name;
+  i64 bytes = 0;
+  std::string memory;
+  std::string basis;
+};
+
 /// Cache geometry of one group of identical layers on one rank (paged engines).
 struct CacheGroup {
   KvKind kind = KvKind::full;
@@ -111,7 +122,7 @@ struct EngineReport {
   i64 kv_streams = 1;           // llama.cpp: 1 with a unified cache, else one stream per slot
   i64 kv_bytes = 0, k_bytes = 0, v_bytes = 0, state_bytes = 0;
   i64 gpu_kv_bytes = 0;         // part of kv_bytes on the GPU (n_gpu_layers; 0 with --no-kv-offload)
-  i64 host_weight_bytes = 0;    // weights kept in host memory (--cpu-offload-gb, --n-cpu-moe, --override-tensor =CPU;
+  i64 host_weight_bytes = 0;    // weights in host memory per rank (--cpu-offload-gb, vLLM's CPU LoRA cache;
                                 // llama.cpp: also the input layer and the layers -ngl leaves on the CPU)
   i64 host_input_bytes = 0;     // llama.cpp: the input layer's part of that (token embedding, read a row per token)
   // llama.cpp: weights the CPU computes with (the layers -ngl leaves on the CPU, --n-cpu-moe experts, -ot =CPU tensors),
@@ -119,6 +130,8 @@ struct EngineReport {
   i64 cpu_weight_bytes = 0, cpu_expert_bytes = 0;
   i64 disk_kv_bytes = 0, disk_kv_tokens = 0;  // the disk KV tier per rank (LMCache local disk)
   i64 host_kv_bytes = 0, host_kv_tokens = 0;  // the host KV tier per rank (vLLM --kv-offloading-size, SGLang HiCache, llama.cpp -nkvo)
+  std::vector<TierTerm> tier_terms;  // what the host and disk tiers hold, term by term (host_weight_bytes etc. are their sums)
+  i64 spec_extra_tokens = 0;    // KV slots a request holds beyond its tokens for speculative decoding (vLLM lookahead, TRT drafts)
   i64 gpu_layers = 0, total_layers = 0;  // layers offloaded (after --fit) of the repeating layers + output
   bool startup_ok = true;       // one max-length request fits
   i64 estimated_max_model_len = 0;  // when not: the longest that would (vLLM estimate_max_model_len; llama.cpp -c)
