@@ -379,8 +379,8 @@ TEST_CASE("llama.cpp CPU-resident weights in the host tier: mapped by default, -
   // part offloaded: what the GPU holds and what the host holds make up the model
   const auto part = plan_json({"-ngl", "16"});
   CHECK(host(part)["weights_bytes"].get<i64>() + part["results"]["tiers"][0]["weights_bytes"].get<i64>() == kWeights);
-  // every layer offloaded: nothing of the model in host memory (the token embeddings count once the placement keeps them there)
-  CHECK(host_tier_weights(plan_json({"-ngl", "99"})) == 0);
+  // every layer offloaded: only the input layer, token_embd 128256 x 4096 x 2 B, stays in host memory
+  CHECK(host_tier_weights(plan_json({"-ngl", "99"})) == kEmbd8b);
 }
 
 TEST_CASE("llama.cpp lora adapters sit with the tensors they adapt", "[llamacpp][lora]") {
