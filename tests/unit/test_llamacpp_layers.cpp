@@ -147,14 +147,17 @@ TEST_CASE("a GGUF file's tensor table by llama.cpp layer", "[weights][layers][gg
   const ModelSpec m = io::model_from_gguf(file, "two-blocks");
   REQUIRE(m.layers.size() == 2);
   CHECK(m.tied_embeddings);
-  CHECK(m.exact_layer_bytes == std::vector<i64>{8704, 1024 + 36864, 1024 + 36864 + 262144, 1024 + 8704});
+  CHECK(m.exact_layer_bytes == std::vector<i64>{8704, 1024 + 36864, 1024 + 36864 + 262144, 1024});
+  CHECK(m.exact_embedding_bytes == 8704);
   const LayerWeights lw = layer_weight_bytes(m);
   CHECK(lw.basis == "GGUF tensor table by layer");
   CHECK(lw.output_copy == 8704);
+  CHECK(lw.output == 1024 + 8704);
   // a weight format given on the command line replaces the file's table
   ModelSpec q = m;
   apply_weight_format(q, "Q8_0", "--weight-format");
   CHECK(q.exact_layer_bytes.empty());
+  CHECK(q.exact_embedding_bytes == 0);
 }
 
 namespace {

@@ -1155,11 +1155,10 @@ void Planner::build_llamacpp() {
                             " cells (" + human_bytes(L.draft_kv) + " of KV in all)");
 
   const std::string on = gpus > 1 ? "GPU " + std::to_string(C.index) + ": " : "";
+  const std::string weights_how = lw.basis + "; " + wb.basis + "; the input layer, " + human_bytes(lw.input) + ", in host memory";
   const std::string layers_basis = gpus > 1 ? on + std::to_string(C.layers) + (C.output_layer ? " + output" : "") + " of " + std::to_string(n_layer) +
-                                                  " layers (" + std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " offloaded; " + lw.basis + "; " + wb.basis +
-                                                  "; the input layer, " + human_bytes(lw.input) + ", in host memory)"
-                                            : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + lw.basis + "; " + wb.basis +
-                                                  "; the input layer, " + human_bytes(lw.input) + ", in host memory)";
+                                                  " layers (" + std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " offloaded; " + weights_how + ")"
+                                            : std::to_string(ngl) + " of " + std::to_string(n_layer + 1) + " layers offloaded (" + weights_how + ")";
   budget_.push_back({"gpu_total", total_, ov.gpu_memory ? "given" : spec_.gpu.id + " " + spec_.gpu.memory_bytes_kind + " total", true, ov.gpu_memory.has_value()});
   budget_.push_back({"weights", C.weights, ov.weights ? "given" : layers_basis, true, ov.weights.has_value()});
   budget_.push_back({"kv_cache", C.kv, on + "K + V (+ recurrent state) of the offloaded layers", true, false});

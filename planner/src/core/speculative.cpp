@@ -38,10 +38,7 @@ ModelSpec mtp_draft_model(const ModelSpec& target, i64 layers) {
   d.has_embedding = false;  // vLLM EagleProposer / SGLang EAGLEWorker share the target's embedding and head
   d.has_lm_head = false;
   d.vision = VisionTower{};
-  d.exact_weight_bytes.reset();
-  d.exact_params.reset();
-  d.exact_layer_bytes.clear();
-  d.exact_expert_bytes.clear();
+  d.forget_file_weights();
   if (target.mtp_weight_bytes && layers == target.mtp_layers) {
     // the snapshot's bytes of these layers; a rank's share scales by its computed share (weights.cpp)
     d.exact_weight_bytes = target.mtp_weight_bytes;
@@ -65,10 +62,7 @@ ModelSpec eagle_draft_model(const ModelSpec& target, SpecMethod m) {
   d.has_lm_head = m == SpecMethod::eagle3;  // EAGLE-3 heads own their (draft-vocabulary) output head
   d.tied_embeddings = false;
   d.vision = VisionTower{};
-  d.exact_weight_bytes.reset();
-  d.exact_params.reset();
-  d.exact_layer_bytes.clear();
-  d.exact_expert_bytes.clear();
+  d.forget_file_weights();
   d.notes.clear();
   d.warnings.clear();
   return d;

@@ -122,10 +122,7 @@ void apply_weight_format(ModelSpec& m, const std::string& format, const std::str
     throw InputError(where, "unknown weight format '" + format + "'", "use " + weight_format_names());
   }
   m.quant = q;
-  m.exact_weight_bytes.reset();  // the format given replaces what a weights file holds
-  m.exact_params.reset();
-  m.exact_layer_bytes.clear();
-  m.exact_expert_bytes.clear();
+  m.forget_file_weights();  // the format given replaces what a weights file holds
 }
 
 }  // namespace kvplan

@@ -301,8 +301,9 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
     w.input = m.exact_layer_bytes.front();
     for (i64 i = 0; i < n; ++i) w.blocks[static_cast<size_t>(i)] = m.exact_layer_bytes[static_cast<size_t>(i + 1)];
     w.experts = m.exact_expert_bytes;
-    w.output = m.exact_layer_bytes.back();
-    if (m.tied_embeddings) w.output_copy = std::min(w.input, w.output);  // the table adds token_embd to the output layer
+    // a tied head is token_embd loaded again where the output layer runs (TENSOR_DUPLICATED)
+    w.output_copy = m.tied_embeddings ? m.exact_embedding_bytes : 0;
+    w.output = add(m.exact_layer_bytes.back(), w.output_copy, "tensor bytes");
     w.basis = "GGUF tensor table by layer";
     return w;
   }
@@ -328,10 +329,11 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
   // the head: a tied one is the embedding again; the final norm at the vectors' width (f32 in a GGUF)
   const i64 head = m.tied_embeddings ? price(m, embedding, -1) : price(m, part_of("lm_head"), -1);
   ParamPart final_norm{"norms"};
-  if (m.final_norm && m.has_lm_head) final_norm.vector = m.norm == NormKind::layer ? mul(2, m.hidden) : m.hidden;
-  w.output = add(head, price(m, final_norm, -1), "weight bytes");
+  if (m.final_norm && m.has_lm_head) final_norm.vector = norm_size(m, m.hidden);  // as count_params counts it
+  const i64 norm = price(m, final_norm, -1);
+  w.output = add(head, norm, "weight bytes");
   if (m.tied_embeddings) w.output_copy = head;
-  i64 sum = add(w.input, m.tied_embeddings ? price(m, final_norm, -1) : w.output, "weight bytes");
+  i64 sum = add(w.input, m.tied_embeddings ? norm : w.output, "weight bytes");
   for (i64 i = 0; i < n; ++i) {
     ModelSpec one = m;  // block i alone: no embedding, head, final norm or vision tower
     one.layers = {m.layers[static_cast<size_t>(i)]};

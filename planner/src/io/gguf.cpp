@@ -1088,12 +1088,11 @@ bool is_gguf_file(const std::string& path) {
 // One tensor of a GGUF into the totals: its count, bytes, elements, bytes by ggml type, and (name, bytes).
 // The tensor table by llama.cpp layer (ModelSpec::exact_layer_bytes; src/llama-model.cpp load_tensors and the
 // LLM_TENSOR_INFOS layers): token_embd / position_embd / token_types are the input layer, blk.i.* block i, the rest
-// the output layer, which also gets token_embd again when there is no output.weight (the tied head is created
-// TENSOR_DUPLICATED on the output layer's buffer). Blocks past n_layer (nextn / MTP layers, skipped at load) are
-// left out.
+// the output layer (without the token_embd copy a tied head adds: core/weights.cpp layer_weight_bytes). Blocks past
+// n_layer (nextn / MTP layers, skipped at load) are left out.
 // `experts` gets, per block, the tensors --n-cpu-moe moves (common/common.h LLM_FFN_EXPS_REGEX:
 // blk.i.ffn_(up|down|gate)_(ch|)exps, weights and biases alike).
-static std::vector<i64> layer_table(const std::map<std::string, const Tensor*>& tensors, i64 n_layer, bool tied, std::vector<i64>& experts) {
+static std::vector<i64> layer_table(const std::map<std::string, const Tensor*>& tensors, i64 n_layer, std::vector<i64>& experts) {
   std::vector<i64> t(static_cast<size_t>(n_layer + 2), 0);
   experts.assign(static_cast<size_t>(n_layer), 0);
   auto starts = [](const std::string& s, const char* p) { return s.rfind(p, 0) == 0; };
@@ -1114,8 +1113,6 @@ static std::vector<i64> layer_table(const std::map<std::string, const Tensor*>& 
     }
     t[slot] = add(t[slot], ten->bytes, "tensor bytes");
   }
-  if (tied)
-    if (auto it = tensors.find("token_embd.weight"); it != tensors.end()) t.back() = add(t.back(), it->second->bytes, "tensor bytes");
   return t;
 }
 
@@ -1216,7 +1213,8 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
 
   m.tied_embeddings = !b.has_tensor("output.weight");  // llama.cpp reuses token_embd when output is absent
   m.exact_weight_bytes = gi.tensor_bytes;
-  m.exact_layer_bytes = layer_table(b.tensors, static_cast<i64>(m.layers.size()), m.tied_embeddings, m.exact_expert_bytes);
+  m.exact_layer_bytes = layer_table(b.tensors, static_cast<i64>(m.layers.size()), m.exact_expert_bytes);
+  if (const auto it = b.tensors.find("token_embd.weight"); it != b.tensors.end()) m.exact_embedding_bytes = it->second->bytes;
   m.exact_params = gi.tensor_elements;
   if (n_split > 1) m.notes.push_back("weights from " + std::to_string(n_split) + " split files");
   if (info) *info = std::move(gi);

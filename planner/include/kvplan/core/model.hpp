@@ -150,10 +150,19 @@ struct ModelSpec {
   std::optional<i64> exact_weight_bytes;
   std::optional<i64> exact_params;
   // The same table by llama.cpp layer: [0] the input layer (token_embd, position_embd, token_types), [1 + i] every
-  // tensor of blk.i, [n_layer + 1] the rest (output, output_norm ...; with no output.weight, the token_embd copy
-  // llama.cpp loads as the output head). Empty unless a GGUF file was read and nothing changed its weights since.
+  // tensor of blk.i, [n_layer + 1] the rest (output, output_norm ...). Empty unless a GGUF file was read and nothing
+  // changed its weights since.
   std::vector<i64> exact_layer_bytes;
   std::vector<i64> exact_expert_bytes;  // per block, its blk.i.ffn_(up|down|gate)_(ch|)exps tensors (what --n-cpu-moe moves)
+  i64 exact_embedding_bytes = 0;        // token_embd.weight (loaded again as the head when there is no output.weight)
+  // A weight format or a derived model (a draft head) replaces what a weights file holds: drop its exact figures.
+  void forget_file_weights() {
+    exact_weight_bytes.reset();
+    exact_params.reset();
+    exact_layer_bytes.clear();
+    exact_expert_bytes.clear();
+    exact_embedding_bytes = 0;
+  }
   bool sharded = false;  // set by rank_shard: this is one rank's part of the model
   WeightQuant quant;
   std::vector<std::string> warnings;  // assumptions the reader made (fallbacks)
