@@ -7,38 +7,14 @@
 #include "kvplan/core/perf.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
+#include "perf_helpers.hpp"
 #include "plan_helpers.hpp"
 
 using namespace kvplan;
+using kvtest::hand_params;
+using kvtest::term;
 
 namespace {
-
-// Coefficients with round values, so each expected figure can be written out.
-PerfParams hand_params() {
-  PerfParams pp;
-  PerfCoefficients& c = pp.coefficients;
-  c.weight_eff_dense = 0.5;
-  c.weight_eff_int8 = 0.25;
-  c.kv_eff = 0.5;
-  c.compute_eff = 0.5;
-  c.compute_eff_fp8 = 0.25;
-  c.unified_bw_eff = 0.5;
-  c.kernel_s = 1e-6;
-  c.eager_kernel_s = 10e-6;
-  c.step_vllm_s = 100e-6;
-  c.step_vllm_v0_s = 1e-3;
-  c.ar_alpha_nvlink_s = 10e-6;
-  c.ar_alpha_network_s = 20e-6;
-  c.link_eff = 0.5;
-  c.network_bytes_per_s = 50e9;
-  return pp;
-}
-
-double term(const std::vector<PerfTerm>& t, const std::string& name) {
-  for (const auto& x : t)
-    if (x.name == name) return x.seconds;
-  return -1;
-}
 
 Planner planner(const std::string& model, const std::string& gpu, Parallel par = {}, const std::string& version = "") {
   auto e = kvtest::engine(EngineKind::vllm);

@@ -6,35 +6,15 @@
 
 #include "cli_run.hpp"
 #include "kvplan/core/perf.hpp"
+#include "perf_helpers.hpp"
 #include "plan_helpers.hpp"
 
 using namespace kvplan;
+using kvtest::find_term;
+using kvtest::hand_params;
+using kvtest::term;
 
 namespace {
-
-// round coefficients (as test_perf.cpp), so each figure can be written out
-PerfParams hand_params() {
-  PerfParams pp;
-  PerfCoefficients& c = pp.coefficients;
-  c.weight_eff_dense = 0.5;
-  c.kv_eff = 0.5;
-  c.compute_eff = 0.5;
-  c.kernel_s = 1e-6;
-  c.eager_kernel_s = 10e-6;
-  c.step_vllm_s = 100e-6;
-  c.step_llamacpp_s = 100e-6;
-  return pp;
-}
-
-const PerfTerm* find(const std::vector<PerfTerm>& t, const std::string& name) {
-  for (const auto& x : t)
-    if (x.name == name) return &x;
-  return nullptr;
-}
-double term(const std::vector<PerfTerm>& t, const std::string& name) {
-  const PerfTerm* x = find(t, name);
-  return x ? x->seconds : -1;
-}
 
 // llama-server -m llama-3.1-8b -c 8192 -np 1 -ngl N on one H100 SXM, f16 cache, --fit off
 PlanSpec llama8b(i64 ngl, bool kv_offload = true) {
@@ -98,7 +78,7 @@ TEST_CASE("llama.cpp -ngl 16 of 33: the CPU reads its layers' weights and KV at 
   CHECK(r.tpot_s > f.tpot_s);
   CHECK(r.tpot_s - f.tpot_s == Approx(slower));
   CHECK(r.decode_tokens_per_s == Approx(1.0 / r.tpot_s));
-  const PerfTerm* t = find(r.decode_terms, "host_weights");
+  const PerfTerm* t = find_term(r.decode_terms, "host_weights");
   REQUIRE(t != nullptr);
   CHECK(t->basis.find("7.416 GB") != std::string::npos);
   CHECK(t->basis.find("host 89.6 GB/s (default: dual-channel DDR5-5600, 2 x 8 B x 5600 MT/s)") != std::string::npos);
@@ -157,7 +137,7 @@ TEST_CASE("llama.cpp --n-cpu-moe: the CPU reads the experts a step touches from 
   CHECK(term(r.decode_terms, "host_weights") == Approx(experts * touched / kDdr5));  // 3.62 GB / 89.6 GB/s = 40.4 ms
   CHECK(term(g.decode_terms, "weights") - term(r.decode_terms, "weights") == Approx(experts * touched / (kH100 * 0.5)));
   CHECK(r.tpot_s - g.tpot_s == Approx(experts * touched / kDdr5 - experts * touched / (kH100 * 0.5)));
-  CHECK(find(r.decode_terms, "host_weights")->basis.find("routed experts x 0.0625 touched") != std::string::npos);
+  CHECK(find_term(r.decode_terms, "host_weights")->basis.find("routed experts x 0.0625 touched") != std::string::npos);
 }
 
 TEST_CASE("llama.cpp -nkvo: every layer's KV is read in host memory", "[perf][host]") {
@@ -189,7 +169,7 @@ TEST_CASE("vLLM --cpu-offload-gb 10 on an H100: 10 GiB cross PCIe every forward 
   CHECK(term(a.decode_terms, "pcie_weights") == -1);
   CHECK(b.tpot_s - a.tpot_s == Approx(stream));
   CHECK(b.ttft_s - a.ttft_s == Approx(stream));
-  CHECK(find(b.decode_terms, "pcie_weights")->basis == "(10.74 GB --cpu-offload-gb weights, every forward pass) / PCIe 64 GB/s");
+  CHECK(find_term(b.decode_terms, "pcie_weights")->basis == "(10.74 GB --cpu-offload-gb weights, every forward pass) / PCIe 64 GB/s");
 }
 
 TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and CPU or unified profiles read at their own bandwidth",
@@ -201,7 +181,7 @@ TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and CPU or uni
   const PerfResult half = estimate_perf(part, 1000, 0, 1, pp);
   CHECK(term(half.decode_terms, "host_weights") == Approx(2 * at_default));
   CHECK(term(half.decode_terms, "host_weights") == Approx(static_cast<double>(kHost16) / 44.8e9));
-  CHECK(find(half.decode_terms, "host_weights")->basis.find("host 44.8 GB/s (--host-bandwidth)") != std::string::npos);
+  CHECK(find_term(half.decode_terms, "host_weights")->basis.find("host 44.8 GB/s (--host-bandwidth)") != std::string::npos);
   // DGX Spark: the CPU and GPU share one LPDDR5X; host terms read at the profile's bandwidth
   auto e = kvtest::engine(EngineKind::llamacpp);
   e.ctx_size = 8192;
@@ -219,7 +199,7 @@ TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and CPU or uni
   const PerfResult h = estimate_perf(epyc, 1000, 0, 1, hand_params());
   CHECK(h.host_bandwidth_bytes_per_s == 12.0 * 8 * 4800e6);
   CHECK(term(h.decode_terms, "host_weights") == Approx(static_cast<double>(kHost16) / (12.0 * 8 * 4800e6)));
-  CHECK(find(h.decode_terms, "host_weights")->basis.find("460.8 GB/s (cpu-epyc-9004: the host's own memory)") != std::string::npos);
+  CHECK(find_term(h.decode_terms, "host_weights")->basis.find("460.8 GB/s (cpu-epyc-9004: the host's own memory)") != std::string::npos);
 }
 
 TEST_CASE("kvplan plan --host-bandwidth 44.8GB/s reaches the host_weights term of a llama-server command", "[perf][host][cli]") {

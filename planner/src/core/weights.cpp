@@ -309,14 +309,17 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
   }
   const bool gguf = !m.quant.gguf_recipe.empty();
   std::optional<GgufRecipe> recipe;
-  std::vector<GgufTensor> ts;
+  // the recipe's tensor listing bucketed by layer (bucket 0: no layer, i + 1: block i), so pricing every block
+  // scans the listing once rather than once per block
+  std::vector<std::vector<GgufTensor>> by_layer(static_cast<size_t>(n + 1));
   if (gguf) {
     recipe = recipe_of(m);
-    ts = typed_tensors(m, *recipe);
+    for (auto& t : typed_tensors(m, *recipe))
+      if (t.layer >= -1 && t.layer < n) by_layer[static_cast<size_t>(t.layer + 1)].push_back(std::move(t));
   }
   // a part as the whole model's weight_bytes prices it; `layer` picks one block's tensors from the recipe's listing
   auto price = [&](const ModelSpec& s, const ParamPart& part, i64 layer) {
-    return gguf ? gguf_part_bytes(m, part, *recipe, ts, layer) : part_weight_bytes(s, part);
+    return gguf ? gguf_part_bytes(m, part, *recipe, by_layer[static_cast<size_t>(layer + 1)], layer) : part_weight_bytes(s, part);
   };
   const ParamCount pc = count_params(m);
   auto part_of = [&](const char* name) {

@@ -1,0 +1,45 @@
+// Test helpers for the performance model: round coefficients, so that each expected figure can be written out
+// by hand, and a step's term by name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kvplan/core/perf.hpp"
+
+namespace kvtest {
+
+inline kvplan::PerfParams hand_params() {
+  kvplan::PerfParams pp;
+  kvplan::PerfCoefficients& c = pp.coefficients;
+  c.weight_eff_dense = 0.5;
+  c.weight_eff_int8 = 0.25;
+  c.kv_eff = 0.5;
+  c.compute_eff = 0.5;
+  c.compute_eff_fp8 = 0.25;
+  c.unified_bw_eff = 0.5;
+  c.kernel_s = 1e-6;
+  c.eager_kernel_s = 10e-6;
+  c.step_vllm_s = 100e-6;
+  c.step_vllm_v0_s = 1e-3;
+  c.step_llamacpp_s = 100e-6;
+  c.ar_alpha_nvlink_s = 10e-6;
+  c.ar_alpha_network_s = 20e-6;
+  c.link_eff = 0.5;
+  c.network_bytes_per_s = 50e9;
+  return pp;
+}
+
+inline const kvplan::PerfTerm* find_term(const std::vector<kvplan::PerfTerm>& t, const std::string& name) {
+  for (const auto& x : t)
+    if (x.name == name) return &x;
+  return nullptr;
+}
+
+/// the term's seconds, -1 when the step has no such term
+inline double term(const std::vector<kvplan::PerfTerm>& t, const std::string& name) {
+  const kvplan::PerfTerm* x = find_term(t, name);
+  return x ? x->seconds : -1;
+}
+
+}  // namespace kvtest
