@@ -209,3 +209,9 @@ kvplan_cli_test(bad_kv_transfer_bytes_on_old_vllm EXIT 2 STDOUT_EMPTY ARGS plan 
   STDERR "kvplan: error: --kv-transfer-config: kv_connector_extra_config.num_cpu_blocks: missing (vLLM 0.11 reads it, not cpu_bytes_to_use, and fails without it: \"num_cpu_blocks must be specified in kv_connector_extra_config\")<SEMI> give num_cpu_blocks, the host blocks per rank, or plan vLLM >= 0.14 (--engine vllm@0.14, vllm #24498) for cpu_bytes_to_use")
 kvplan_cli_test(bad_max_cpu_loras_below_max_loras EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --enable-lora --max-loras 2 --max-cpu-loras 1
   STDERR "kvplan: error: --max-cpu-loras: 1 is below --max-loras 2 (vLLM: \"max_cpu_loras must be >= max_loras\")<SEMI> give --max-cpu-loras >= --max-loras, or leave it out (default: --max-loras)")
+kvplan_cli_test(bad_memory_channels_without_speed EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu cpu --engine llama.cpp --memory-channels 12
+  STDERR "kvplan: error: --memory-channels: a CPU host's bandwidth needs both the channels and their data rate<SEMI> give --memory-channels N and --memory-speed MT/s (e.g. 12 and 4800)")
+kvplan_cli_test(bad_cpu_sockets_on_a_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu h100 --cpu-sockets 2
+  STDERR "kvplan: error: --cpu-sockets: describes a CPU host, not h100-sxm<SEMI> use --gpu cpu (or a CPU profile: kvplan gpus) for CPU inference")
+kvplan_cli_test(bad_ecc_on_a_card_without_ecc EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu rtx-3090 --ecc on
+  STDERR "kvplan: error: --ecc: rtx-3090 has no ECC mode to switch<SEMI> leave --ecc out for this GPU")

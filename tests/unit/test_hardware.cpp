@@ -286,5 +286,5 @@ TEST_CASE("Apple silicon memory follows the Mac's RAM and iogpu.wired_limit_mb",
   const kvtest::Run bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--ram-gb", "64"});
   CHECK(bad.exit == 2);
   CHECK(bad.out.empty());
-  CHECK(bad.err == "kvplan: error: --ram-gb: applies to Apple silicon, not h100-sxm; use --gpu-memory-bytes for other devices\n");
+  CHECK(bad.err == "kvplan: error: --ram-gb: applies to Apple silicon or a CPU host, not h100-sxm; use --gpu-memory-bytes for other devices\n");
 }

@@ -874,7 +874,8 @@ void Planner::build_llamacpp() {
   const bool output_first = e.rules->output_layer_first;
   const ParamCount pc = count_params(m);
   const WeightBytes wb = weight_bytes(m, pc);
-  const i64 context = ov.cuda_context.value_or(kCudaContext);
+  const bool cpu_host = spec_.gpu.device_class == "cpu";  // a CPU-only build: no GPU context to create
+  const i64 context = ov.cuda_context.value_or(cpu_host ? 0 : kCudaContext);
   const i64 extra = ov.extra.value_or(0);
   const LlamaDraft* draft = spec_.llama_draft ? &*spec_.llama_draft : nullptr;
   const i64 d_layer = draft ? static_cast<i64>(draft->model.layers.size()) : 0;
@@ -1176,7 +1177,9 @@ void Planner::build_llamacpp() {
     budget_.push_back({"lora_adapters", C.lora, on + "--lora adapter tensors with the tensors they adapt (GGUF tensor bytes)", true, false});
   if (spec_.llama_mmproj_bytes > 0)
     budget_.push_back({"mmproj", C.mmproj, spec_.llama_mmproj_offload ? on + "--mmproj tensor bytes (GGUF header), on the first GPU" : "--no-mmproj-offload: in host memory", true, false});
-  budget_.push_back({"cuda_context", C.context, ov.cuda_context ? "given" : "CUDA context (estimate: 290-670 MB)", true, ov.cuda_context.has_value()});
+  budget_.push_back({"cuda_context", C.context,
+                     ov.cuda_context ? "given" : spec_.gpu.device_class == "cpu" ? "none: a CPU host runs no GPU context" : "CUDA context (estimate: 290-670 MB)", true,
+                     ov.cuda_context.has_value()});
   budget_.push_back({"extra", C.extra, "--overhead-bytes", true, ov.extra.has_value()});
   fixed_ = 0;
   for (const auto& t : budget_)

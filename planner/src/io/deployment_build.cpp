@@ -152,6 +152,72 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   }
 }
 
+// --ecc on|off on a GDDR card: ECC on keeps 1/16 of the DRAM for check bits (GDDR has no side-band ECC chips),
+// so a profile taken in the other mode moves by the datasheet memory (GiB) / 16. RTX 6000 Ada, ECC off, 51,002,867,712 B - 48 GiB / 16 = 47,781,642,240 B; the L40S (the same AD102
+// board with 48 GB, ECC on) prints 47,803,596,800 B. HBM keeps ECC out of band: its capacity does not change.
+void apply_ecc(const SettingsBag& bag, GpuSpec& g) {
+  const auto ecc = bag.text("ecc");
+  if (!ecc || bag.has("gpu_memory_bytes")) return;  // a total given outright already is the mode's
+  if (g.ecc_mode == "none") bag.fail("ecc", g.id + " has no ECC mode to switch", "leave --ecc out for this GPU");
+  if (g.memory_type.rfind("GDDR", 0) != 0 || g.ecc_mode == *ecc) return;  // HBM / LPDDR, or the mode described
+  if (g.datasheet_memory_gb <= 0) bag.fail("ecc", g.id + " has no datasheet memory to take 1/16 of", "give --gpu-memory-bytes");
+  const i64 sixteenth = static_cast<i64>(std::llround(g.datasheet_memory_gb * static_cast<double>(1LL << 26)));  // GiB / 16
+  g.memory_bytes = *ecc == "on" ? g.memory_bytes - sixteenth : add(g.memory_bytes, sixteenth, "ecc");
+  g.memory_source = "ECC " + *ecc + ": the profile's ECC-" + g.ecc_mode + " total " + (*ecc == "on" ? "- " : "+ ") +
+                    std::to_string(sixteenth) + " B (datasheet memory / 16); " + g.memory_source;
+  g.ecc_mode = *ecc;
+}
+
+// A CPU host (device class cpu: --gpu cpu, the EPYC / Xeon profiles, --gpu host) by its memory system. Bandwidth =
+// sockets x channels per socket x MT/s x 8 B: a DDR channel is 64 bits wide (DDR5's two 32-bit subchannels make
+// one), e.g. 12 x 4800 x 8 = 460.8 GB/s for an EPYC 9004 socket. A profile is one socket: --cpu-sockets alone
+// multiplies its bandwidth and RAM. llama.cpp reads every socket's memory only with --numa distribute (threads
+// and pages spread over the nodes) or numactl; otherwise, and with isolate, the model's pages sit on the node
+// that loaded them and a step reads at one socket's bandwidth (llama.cpp common/arg.cpp, --numa: "attempt
+// optimizations that help on some NUMA systems"). Memory = --ram-gb GiB, the whole of it the budget (the OS and
+// other processes take their share: give --gpu-memory-bytes with `free -b`'s figure to plan on what is free).
+void apply_cpu_host(const SettingsBag& bag, GpuSpec& g) {
+  const auto sockets = bag.count("cpu_sockets");
+  const auto channels = bag.count("memory_channels");
+  const auto speed = bag.count("memory_speed");
+  const auto ram = bag.count("ram_gb");
+  if (!sockets && !channels && !speed && !(ram && g.device_class == "cpu")) return;
+  const std::string key = sockets ? "cpu_sockets" : channels ? "memory_channels" : speed ? "memory_speed" : "ram_gb";
+  if (g.device_class != "cpu")
+    bag.fail(key, "describes a CPU host, not " + g.id, "use --gpu cpu (or a CPU profile: kvplan gpus) for CPU inference");
+  if (channels.has_value() != speed.has_value())
+    bag.fail(channels ? "memory_channels" : "memory_speed", "a CPU host's bandwidth needs both the channels and their data rate",
+             "give --memory-channels N and --memory-speed MT/s (e.g. 12 and 4800)");
+  if (channels && bag.has("gpu_bandwidth"))
+    bag.fail("memory_channels", "the bandwidth is given twice (--gpu-bandwidth and the memory channels)", "give one of them");
+  const i64 n = sockets.value_or(1);
+  if (n < 1 || n > 8) bag.fail("cpu_sockets", "expected 1 to 8 sockets, got " + std::to_string(n));
+  if (channels && (*channels < 1 || *channels > 32))
+    bag.fail("memory_channels", "expected 1 to 32 channels per socket, got " + std::to_string(*channels));
+  if (speed && (*speed < 800 || *speed > 17600))
+    bag.fail("memory_speed", "expected a DDR data rate in MT/s (800 to 17600, e.g. 5600), got " + std::to_string(*speed));
+  const auto numa = bag.text("numa");
+  const bool all_nodes = numa && (*numa == "distribute" || *numa == "numactl");
+  // MT/s x 10^6 transfers of 8 B each
+  const i64 per_socket = channels ? mul(mul(*channels, *speed, "memory bandwidth"), 8'000'000, "memory bandwidth") : g.memory_bandwidth_bytes_per_s;
+  const i64 read_sockets = all_nodes ? n : 1;
+  g.memory_bandwidth_bytes_per_s = mul(per_socket, read_sockets, "memory bandwidth");
+  std::string basis = channels ? std::to_string(*channels) + " channels x " + std::to_string(*speed) + " MT/s x 8 B" : "the profile's socket";
+  basis += all_nodes ? " x " + std::to_string(n) + " socket(s) (--numa " + *numa + ")"
+                     : n > 1 ? ", one of " + std::to_string(n) + " sockets (llama.cpp reads the other nodes' memory only with --numa distribute)" : "";
+  g.compute_source = "memory bandwidth = " + basis + "; " + g.compute_source;
+  if (ram && (*ram < 1 || *ram > 65536)) bag.fail("ram_gb", "expected the host's RAM in GiB (1..65536), got " + std::to_string(*ram));
+  const bool given = bag.has("gpu_memory_bytes");  // the memory given outright (what is free) stands
+  if (ram && !given) {
+    g.memory_bytes = mul(*ram, 1LL << 30, "ram_gb");
+    g.memory_source = std::to_string(*ram) + " GiB of installed RAM (--ram-gb)";
+  } else if (n > 1 && !given) {
+    g.memory_bytes = mul(g.memory_bytes, n, "memory bytes");
+    g.memory_source = std::to_string(n) + " sockets x the profile's RAM; " + g.memory_source;
+  }
+  g.memory_bytes_kind = "host_ram";
+}
+
 // Apple silicon: Metal's recommendedMaxWorkingSetSize is what llama.cpp and MLX may allocate. macOS 13-15 give
 // 2/3 of the unified memory up to 32 GB and 3/4 above (logs of 16 to 128 GB Macs: 11453.25 MB for 16 GB,
 // 28991.03 MB for 36 GB, 103079.22 MB for 128 GB; GB = GiB of RAM); `sudo sysctl iogpu.wired_limit_mb=N`
@@ -159,10 +225,10 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
 void apply_apple_memory(const SettingsBag& bag, GpuSpec& g) {
   const auto ram = bag.count("ram_gb");
   const auto wired = bag.count("wired_limit_mb");
-  if (!ram && !wired) return;
+  if ((!ram && !wired) || (!wired && g.device_class == "cpu")) return;  // a CPU host's RAM: apply_cpu_host
   const std::string key = wired ? "wired_limit_mb" : "ram_gb";
   if (g.device_class != "apple")
-    bag.fail(key, "applies to Apple silicon, not " + g.id, "use --gpu-memory-bytes for other devices");
+    bag.fail(key, "applies to Apple silicon or a CPU host, not " + g.id, "use --gpu-memory-bytes for other devices");
   if (ram) {
     if (*ram < 8 || *ram > 1024) bag.fail("ram_gb", "expected the Mac's memory in GB (8..1024), got " + std::to_string(*ram));
     const i64 bytes = mul(*ram, 1LL << 30, "ram_gb");
@@ -193,6 +259,8 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
     g.memory_source = bag.get("gpu_memory_bytes")->origin.where;
     g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bag.number("gpu_bandwidth"));
     if (g.memory_bandwidth_bytes_per_s <= 0) bag.fail("gpu_bandwidth", "must be > 0 bytes per second");
+    apply_apple_memory(bag, g);  // --ram-gb, the memory channels: refused (their memory and bandwidth are given)
+    apply_cpu_host(bag, g);
     return g;
   }
   GpuSpec g;
@@ -204,6 +272,8 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   }
   if (const auto bw = bag.number("gpu_bandwidth")) g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bw);
   apply_apple_memory(bag, g);
+  apply_cpu_host(bag, g);
+  apply_ecc(bag, g);
   return g;
 }
 

@@ -224,8 +224,16 @@ std::vector<SettingDef> build_table() {
       .flags("--gpu").sweep());
   r.push_back(Row("gpu_memory_bytes", T::bytes, "deployment", "GPU total instead of the profile's (as your driver reports it), or the memory of a GPU with no profile")
       .flags("--gpu-memory-bytes"));
-  r.push_back(Row("ram_gb", T::count, "deployment", "Apple silicon: the Mac's unified memory in GB; the GPU gets macOS's default working set (2/3 up to 32 GB, 3/4 above)")
+  r.push_back(Row("ram_gb", T::count, "deployment", "Apple silicon: the Mac's unified memory in GB; the GPU gets macOS's default working set (2/3 up to 32 GB, 3/4 above). CPU host: its installed RAM in GiB, all of it the budget")
       .flags("--ram-gb"));
+  r.push_back(Row("ecc", T::choice, "deployment", "GDDR GPU: ECC on or off (nvidia-smi -e); ECC on keeps 1/16 of the DRAM for check bits, so a profile taken in the other mode moves by the datasheet memory / 16 (HBM cards keep ECC out of band: no change)")
+      .flags("--ecc").choices({"on", "off"}));
+  r.push_back(Row("cpu_sockets", T::count, "deployment", "CPU host (--gpu cpu or a CPU profile): sockets; each has --memory-channels (default: the profile's one socket); llama.cpp reads every socket's memory only with --numa distribute or numactl")
+      .flags("--cpu-sockets"));
+  r.push_back(Row("memory_channels", T::count, "deployment", "CPU host: DDR memory channels per socket (64-bit; a DDR5 DIMM's two 32-bit subchannels are one); bandwidth = sockets x channels x --memory-speed x 8 B")
+      .flags("--memory-channels"));
+  r.push_back(Row("memory_speed", T::count, "deployment", "CPU host: DDR data rate in MT/s (DDR5-5600: 5600), with --memory-channels")
+      .flags("--memory-speed"));
   r.push_back(Row("wired_limit_mb", T::count, "deployment", "Apple silicon: sysctl iogpu.wired_limit_mb; Metal's working set becomes that many MiB")
       .flags("--wired-limit-mb"));
   r.push_back(Row("gpu_bandwidth", T::number, "deployment", "Memory bandwidth in bytes/s of a GPU with no profile (e.g. 3.35e12)")
@@ -377,6 +385,8 @@ std::vector<SettingDef> build_table() {
       .on(E::llamacpp, "--kv-unified|--no-kv-unified=false").env("LLAMA_ARG_KV_UNIFIED"));
   r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto); a quantized V cache needs it")
       .flags("--flash-attn@llama.cpp|-fa@llama.cpp").on(E::llamacpp, "--flash-attn").env("LLAMA_ARG_FLASH_ATTN").choices({"on", "off", "auto"}));
+  r.push_back(Row("numa", T::choice, "llama.cpp", "llama.cpp: NUMA placement on a CPU host (distribute: threads and pages over every node; isolate: the starting node only; numactl: numactl's CPU map); without it kvplan counts one socket's memory bandwidth")
+      .flags("--numa@llama.cpp").on(E::llamacpp, "--numa").env("LLAMA_ARG_NUMA").choices({"distribute", "isolate", "numactl"}));
   r.push_back(Row("gpu_count", T::count, "llama.cpp", "llama.cpp: GPUs it splits the model over (default: the --device or --tensor-split entries, else 1); a deployment file's gpus:")
       .flags("--gpu-count@llama.cpp"));
   r.push_back(Row("split_mode", T::choice, "llama.cpp", "llama.cpp: layer (layers and their KV over the GPUs, the default), row (weight rows over the GPUs, KV and compute on --main-gpu) or none (--main-gpu only)")
