@@ -60,7 +60,10 @@ const std::vector<std::string> kHardwareFactsIds = {
     "cpu-epyc-9004", "cpu-epyc-9005", "cpu-xeon-sapphire-rapids", "cpu-xeon-emerald-rapids", "cpu-xeon-6900p",
     "cpu-desktop-ddr5"};
 const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b200", "a100-sxm-80gb", "a100-40gb",
-                                            "a100-pcie-80gb", "a100-pcie-40gb", "a10g", "l4", "l40s"};
+                                            "a100-pcie-80gb", "a100-pcie-40gb", "a10g", "l4", "l40s",
+                                            // GeForce RTX 20 series and TITAN RTX (Turing, issue #12)
+                                            "rtx-2060", "rtx-2060-12gb", "rtx-2060-super", "rtx-2070", "rtx-2070-super",
+                                            "rtx-2080", "rtx-2080-super", "rtx-2080-ti", "titan-rtx"};
 
 }  // namespace
 
@@ -171,6 +174,66 @@ TEST_CASE("published figures", "[hardware]") {
   CHECK(p.gpu("cpu-epyc-9004").memory_bandwidth_bytes_per_s == 12LL * 4800 * 1'000'000 * 8);
 }
 
+TEST_CASE("GeForce RTX 20 and TITAN RTX (Turing): no bf16, fp16 at the FP32-accumulate rate", "[hardware][turing]") {
+  const auto& p = profiles();
+  const GpuSpec& ti = p.gpu("rtx-2080-ti");
+  // 14 Gbps GDDR6 x 352-bit / 8 = 616 GB/s (Tom's Hardware TITAN RTX table: 'RTX 2080 Ti FE ... 616 GB/s')
+  CHECK(ti.memory_bandwidth_bytes_per_s == 14'000'000'000LL * 352 / 8);
+  CHECK(ti.memory_bandwidth_bytes_per_s == 616'000'000'000);
+  CHECK(ti.compute_capability == "7.5");
+  CHECK(ti.sm_count == 68);
+  // no BF16, FP8 or FP4 tensor cores on Turing
+  CHECK_FALSE(ti.bf16_dense_tflops.has_value());
+  CHECK_FALSE(ti.fp8_dense_tflops.has_value());
+  CHECK_FALSE(ti.fp4_dense_tflops.has_value());
+  // FP16 with FP32 accumulate, half rate on GeForce: 68 SM x 512 FLOP/clk x 1.545 GHz = 53.8 TFLOP/s (the
+  // FP16-accumulate rate is 1024/clk: 107.6; NVIDIA's 113.8 for the 1.635 GHz Founders Edition);
+  // INT8 68 x 2048 x 1.545 GHz = 215.2 TOPS
+  CHECK(ti.fp16_dense_tflops.value() == Approx(68 * 512 * 1.545e9 / 1e12).margin(0.05));
+  CHECK(ti.int8_dense_tops.value() == Approx(68 * 2048 * 1.545e9 / 1e12).margin(0.05));
+  // deviceQuery 'Total amount of global memory: 10823 MBytes (11348672512 bytes)' (driver CUDA 12.8);
+  // nvidia-smi 11264MiB
+  CHECK(ti.memory_bytes == 11'348'672'512);
+  CHECK(ti.memory_bytes_kind == "cuda_reported");
+  CHECK(ti.nvml_total_bytes == 11264 * (i64{1} << 20));
+  // PCIe 3.0 x16: 16 lanes x ~1 GB/s per direction; the 2-card NVLink bridge is named, not counted
+  CHECK(ti.interconnect == "pcie");
+  CHECK(ti.pcie_bytes_per_s == 16 * 1e9);
+  // the names the driver prints, old (no 'NVIDIA ' prefix) and new, and the short forms
+  for (const char* n :
+       {"NVIDIA GeForce RTX 2080 Ti", "GeForce RTX 2080 Ti", "2080ti", "2080-ti", "geforce-rtx-2080-ti"})
+    CHECK(p.gpu(n).id == "rtx-2080-ti");
+  // TITAN RTX runs FP32 accumulate at the full tensor rate: 72 x 1024 x 1.77 GHz = 130.5
+  // (Tom's Hardware '130.5 TFLOPS')
+  CHECK(p.gpu("NVIDIA TITAN RTX").id == "titan-rtx");
+  CHECK(p.gpu("titan-rtx").fp16_dense_tflops.value() == Approx(72 * 1024 * 1.77e9 / 1e12).margin(0.05));
+  CHECK(p.gpu("titan-rtx").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 384 / 8);  // 672 GB/s
+  // RTX 2080 SUPER: 15.5 Gbps x 256-bit / 8 = 496 GB/s; the other 8 GB cards 14 Gbps x 256 / 8 = 448 GB/s
+  CHECK(p.gpu("NVIDIA GeForce RTX 2080 SUPER").memory_bandwidth_bytes_per_s == 15'500'000'000LL * 256 / 8);
+  CHECK(p.gpu("rtx-2070-super").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 256 / 8);
+  // every Turing card: no bf16, fp16 present, PCIe 3.0, no ECC
+  for (const char* id : {"rtx-2060", "rtx-2060-12gb", "rtx-2060-super", "rtx-2070", "rtx-2070-super", "rtx-2080",
+                         "rtx-2080-super", "rtx-2080-ti", "titan-rtx"}) {
+    INFO(id);
+    const GpuSpec& g = p.gpu(id);
+    CHECK(g.architecture == "turing");
+    CHECK_FALSE(g.bf16_dense_tflops.has_value());
+    CHECK(g.fp16_dense_tflops.has_value());
+    CHECK(g.pcie_bytes_per_s == 16'000'000'000);
+    CHECK(g.ecc_mode == "none");
+    CHECK(g.memory_bytes < static_cast<i64>(g.datasheet_memory_gb) * GiB);  // CUDA sees less than the binary size
+  }
+  // the 6 GB and 12 GB RTX 2060 print the same name; the memory total picks one
+  CHECK_THROWS_WITH(p.gpu("NVIDIA GeForce RTX 2060"),
+                    "'NVIDIA GeForce RTX 2060' is ambiguous: rtx-2060 (6 GB), rtx-2060-12gb (12 GB); name one, or give "
+                    "--gpu-memory-bytes");
+  CHECK(p.gpu("NVIDIA GeForce RTX 2060", 6 * GiB).id == "rtx-2060");
+  CHECK(p.gpu("NVIDIA GeForce RTX 2060", 12 * GiB).id == "rtx-2060-12gb");
+  CHECK(p.gpu("2060").id == "rtx-2060");
+  // 12 GB card: 12288 MiB less the TU106 NVML-CUDA gap 6144 - 5917 = 227 MiB (RTX 2060, driver 550)
+  CHECK(p.gpu("rtx-2060-12gb").memory_bytes == (12288 - (6144 - 5917)) * (i64{1} << 20));
+}
+
 TEST_CASE("the name cpu is the dual-channel DDR5 desktop host", "[hardware]") {
   const GpuSpec& g = profiles().gpu("cpu");
   CHECK(g.id == "cpu-desktop-ddr5");
@@ -203,7 +266,8 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
     for (const auto& a : g.aliases) claims[io::gpu_name_key(a)].insert(id);
   }
   using Ids = std::set<std::string>;
-  const Ids rtx3080 = {"rtx-3080-10gb", "rtx-3080-12gb"}, m2max = {"m2-max-30c", "m2-max-38c"},
+  const Ids rtx3080 = {"rtx-3080-10gb", "rtx-3080-12gb"}, rtx2060 = {"rtx-2060", "rtx-2060-12gb"},
+            m2max = {"m2-max-30c", "m2-max-38c"},
             m3max = {"m3-max-30c", "m3-max-40c"}, m4max = {"m4-max-32c", "m4-max-40c"},
             orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"};
   // the device name two cards print, and its short forms
@@ -211,7 +275,8 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
       {"nvidia-geforce-rtx-3080", rtx3080}, {"rtx-3080", rtx3080}, {"geforce-rtx-3080", rtx3080},
       {"3080", rtx3080},                    {"apple-m2-max", m2max}, {"m2-max", m2max},
       {"apple-m3-max", m3max},              {"m3-max", m3max},       {"apple-m4-max", m4max},
-      {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin}};
+      {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin},
+      {"nvidia-geforce-rtx-2060", rtx2060}};
   for (const auto& [key, ids] : claims) {
     INFO(key);
     if (const auto it = shared.find(key); it != shared.end()) CHECK(ids == it->second);
@@ -242,6 +307,14 @@ TEST_CASE("kvplan gpus --format json lists every device with its links and sourc
   const auto h800 = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r["id"] == "h800-sxm"; });
   REQUIRE(h800 != rows.end());
   CHECK((*h800)["interconnect_bytes_per_s"] == 200'000'000'000LL);  // 400 GB/s bidirectional / 2
+  // a Turing card: no bf16 (null), its fp16 figure, 14 Gbps x 352-bit / 8, PCIe 3.0 x16
+  const auto ti = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r["id"] == "rtx-2080-ti"; });
+  REQUIRE(ti != rows.end());
+  CHECK((*ti)["bf16_dense_tflops"].is_null());
+  CHECK((*ti)["fp8_dense_tflops"].is_null());
+  CHECK((*ti)["fp16_dense_tflops"].get<double>() == Approx(68 * 512 * 1.545e9 / 1e12).margin(0.05));
+  CHECK((*ti)["memory_bandwidth_bytes_per_s"] == 14'000'000'000LL * 352 / 8);
+  CHECK((*ti)["interconnect_bytes_per_s"] == 16'000'000'000LL);
 }
 
 TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's measured read bandwidth", "[hardware][host]") {

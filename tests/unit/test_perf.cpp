@@ -113,6 +113,20 @@ TEST_CASE("quantised weights are read at their kernel's efficiency and fp8 GEMMs
   CHECK(term(pf.prefill_terms, "kernel_launches") == Approx(292 * 10e-6));
 }
 
+TEST_CASE("a GPU without bf16 tensor cores (Turing) runs a bf16 model's GEMMs at its fp16 rate", "[perf][turing]") {
+  // TITAN RTX: bf16 null, fp16 (FP32 accumulate) 72 SM x 1024 x 1.77 GHz = 130.5 TFLOP/s;
+  // its 24 GB hold Llama-3.1-8B in bf16
+  const Planner p = planner("llama-3.1-8b", "titan-rtx");
+  REQUIRE_FALSE(p.spec().gpu.bf16_dense_tflops.has_value());
+  const PerfResult r = estimate_perf(p, 4096, 0, 1, hand_params());
+  CHECK(r.peak_flops == Approx(130.5e12));
+  CHECK(r.ttft_s > 0);  // -1 would mean "no TFLOP/s figure"
+  // prefill of 4096 tokens: 2 x active params x 4096 at 130.5e12 x compute_eff 0.5
+  CHECK(term(r.prefill_terms, "linear_compute") == Approx(2.0 * 8030261248.0 * 4096 / (130.5e12 * 0.5)));
+  for (const auto& t : r.prefill_terms)
+    if (t.name == "linear_compute") CHECK(t.basis.find("130.5 TFLOP/s fp16 peak") != std::string::npos);
+}
+
 TEST_CASE("LPDDR unified memory reaches a share of its datasheet bandwidth", "[perf]") {
   // DGX Spark: 273 GB/s LPDDR5x x unified 0.5 x dense 0.5
   const PerfResult r = estimate_perf(planner("llama-3.1-8b", "dgx-spark"), 1000, 0, 1, hand_params());

@@ -327,10 +327,12 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const bool lpddr = s.gpu.device_class == "apple" || s.gpu.device_class == "unified" || s.gpu.device_class == "embedded";
   m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * (lpddr ? c.unified_bw_eff : 1.0);
   m->bandwidth_basis = gb_s(static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s)) + (lpddr ? " x unified " + num(c.unified_bw_eff, 2) : "");
-  // the linear layers run at the fp8 tensor rate for fp8 W8A8 weights, else at the bf16/fp16 rate; attention at bf16/fp16
+  // the linear layers run at the fp8 tensor rate for fp8 W8A8 weights, else at the bf16/fp16 rate; attention at
+  // bf16/fp16. GPUs without bf16 tensor cores (Volta, Turing) have only the fp16 rate: a bf16 model runs there as fp16.
   const std::optional<double> half = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
   m->attn_peak = half ? *half * 1e12 : 0;
-  m->attn_peak_basis = half ? num(*half, 4) + " TFLOP/s bf16 peak" : "no peak";
+  m->attn_peak_basis =
+      half ? num(*half, 4) + " TFLOP/s " + (s.gpu.bf16_dense_tflops ? "bf16" : "fp16") + " peak" : "no peak";
   m->peak = m->attn_peak;
   m->peak_basis = m->attn_peak_basis;
   m->linear_eff = m->compute_eff;
