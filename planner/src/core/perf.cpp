@@ -331,8 +331,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // bf16/fp16. GPUs without bf16 tensor cores (Volta, Turing) have only the fp16 rate: a bf16 model runs there as fp16.
   const std::optional<double> half = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;
   m->attn_peak = half ? *half * 1e12 : 0;
-  m->attn_peak_basis =
-      half ? num(*half, 4) + " TFLOP/s " + (s.gpu.bf16_dense_tflops ? "bf16" : "fp16") + " peak" : "no peak";
+  const char* const rate = s.gpu.bf16_dense_tflops ? " TFLOP/s bf16 peak" : " TFLOP/s fp16 peak";
+  m->attn_peak_basis = half ? num(*half, 4) + rate : "no peak";
   m->peak = m->attn_peak;
   m->peak_basis = m->attn_peak_basis;
   m->linear_eff = m->compute_eff;
