@@ -113,6 +113,20 @@ TEST_CASE("quantised weights are read at their kernel's efficiency and fp8 GEMMs
   CHECK(term(pf.prefill_terms, "kernel_launches") == Approx(292 * 10e-6));
 }
 
+TEST_CASE("NVFP4 weights run their GEMMs at the fp4 tensor rate on Blackwell and at the bf16 rate on Hopper", "[perf][fp4]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  // prefill of 4096 tokens: 2 x active params (8,030,261,248) x 4096
+  const double flops = 2.0 * 8030261248.0 * 4096;
+  PlanSpec b = kvtest::spec("llama-3.1-8b", "b200", e);
+  apply_weight_format(b.model, "nvfp4", "test");
+  const PerfResult rb = estimate_perf(Planner(b), 4096, 0, 1, hand_params());
+  CHECK(term(rb.prefill_terms, "linear_compute") == Approx(flops / (9000e12 * 0.25)));  // B200 fp4 9 PFLOP/s x compute_eff_fp8
+  PlanSpec h = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
+  apply_weight_format(h.model, "nvfp4", "test");
+  const PerfResult rh = estimate_perf(Planner(h), 4096, 0, 1, hand_params());
+  CHECK(term(rh.prefill_terms, "linear_compute") == Approx(flops / (989e12 * 0.5)));  // no fp4 cores: W4A16 at bf16 x compute_eff
+}
+
 TEST_CASE("a GPU without bf16 tensor cores (Turing) runs a bf16 model's GEMMs at its fp16 rate", "[perf][turing]") {
   // TITAN RTX: bf16 null, fp16 (FP32 accumulate) 72 SM x 1024 x 1.77 GHz = 130.5 TFLOP/s;
   // its 24 GB hold Llama-3.1-8B in bf16

@@ -340,6 +340,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->peak = *s.gpu.fp8_dense_tflops * 1e12;
     m->peak_basis = num(*s.gpu.fp8_dense_tflops, 4) + " TFLOP/s fp8 peak";
     m->linear_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff_fp8;
+  } else if (rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops) {
+    // NVFP4 is W4A4: the activations are quantised to e2m1 too and the GEMMs run on the fp4 tensor cores
+    // (Blackwell; vLLM compressed_tensors_w4a4_nvfp4.py / ModelOpt NVFP4 in TensorRT-LLM). The fp8 GEMMs'
+    // efficiency stands in for them: no published fp4 case is in the fit. Without fp4 tensor cores (Hopper) the
+    // weights are dequantised into bf16 GEMMs (W4A16), the rate above.
+    m->peak = *s.gpu.fp4_dense_tflops * 1e12;
+    m->peak_basis = num(*s.gpu.fp4_dense_tflops, 4) + " TFLOP/s fp4 peak";
+    m->linear_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff_fp8;
   }
 
   // kernels per step: 9 per transformer layer (2 norms, qkv, rope + cache write, attention, o, gate/up, act, down),
