@@ -5,8 +5,9 @@
 // V bytes per cache type, recurrent R + S) must reproduce what llama.cpp printed within its printed rounding.
 // Usage: node run.mjs --kvplan PATH --make-gguf PATH --out DIR [--quick]
 // Exit 0 all agree, 1 any difference, 2 a case could not run.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,7 +41,49 @@ function run(cmd, args, opts = {}) {
   return { code: r.status ?? -1, out: r.stdout ?? "", err: (r.stderr ?? "") + (r.error ? String(r.error) : "") };
 }
 
-const cases = [];
+// the same, without blocking: the cases run on every core at once (each llama.cpp load is one process)
+function runAsync(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args);
+    let out = "", err = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
+    child.on("error", (e) => (err += String(e)));
+    child.on("close", (code) => resolve({ code: code ?? -1, out, err }));
+  });
+}
+
+// one case: load the GGUF in llama.cpp with setting s, then `kvplan log` on what it printed
+async function runCase(arch, gguf, s) {
+  const name = `${arch}-c${s.ctx}-s${s.seqs}-${s.tk}-${s.tv}${s.swaFull ? "-swafull" : ""}`;
+  const quant = s.tk !== "f16" || s.tv !== "f16";
+  const loadArgs = [join(here, "load.mjs"), gguf, "--context", String(s.ctx), "--sequences", String(s.seqs),
+    "--type-k", s.tk, "--type-v", s.tv, "--flash-attention", quant ? "on" : "off"];
+  if (s.swaFull) loadArgs.push("--swa-full");
+  const loaded = await runAsync(process.execPath, loadArgs);
+  const log = join(out, `${name}.log`);
+  writeFileSync(log, loaded.out);
+  if (loaded.code !== 0) return { arch, setting: name, status: "ERROR", detail: "llama.cpp: " + loaded.err.trim().split("\n").pop() };
+  // what llama.cpp was asked for: node-llama-cpp pads contextSize to 256 when that stays below n_ctx_train
+  // (65536 here) and passes n_ctx = pad256(contextSize x sequences), one stream per sequence (kv_unified off);
+  // n_ubatch as llama.cpp printed it (taken from the log)
+  const pad = (x) => Math.ceil(x / 256) * 256;
+  const perSeq = pad(s.ctx) < 65536 ? pad(s.ctx) : s.ctx;
+  const nCtx = pad(perSeq * s.seqs);
+  const kv = await runAsync(kvplan, ["log", log, "--model", gguf, "--set", `ctx-size=${nCtx}`, "--set", `parallel=${s.seqs}`,
+    "--set", "kv-unified=false", "--set", `cache-type-k=${s.tk}`, "--set", `cache-type-v=${s.tv}`,
+    "--set", `swa-full=${s.swaFull}`, "--format", "json"]);
+  if (kv.code === 2 || !kv.out) return { arch, setting: name, status: "ERROR", detail: "kvplan: " + kv.err.trim().split("\n").pop() };
+  const res = JSON.parse(kv.out).results.logs[0];
+  const bad = res.rows.filter((r) => r.kind === "rule" && !r.ok);
+  return {
+    arch, setting: name, status: bad.length ? "DIFFERS" : "ok", rules: `${res.rule_checks_ok}/${res.rule_checks}`,
+    detail: bad.map((r) => `${r.term}: printed ${r.printed_text}, kvplan ${r.kvplan_low}${r.kvplan_high !== r.kvplan_low ? ".." + r.kvplan_high : ""}`).join("; "),
+  };
+}
+
+const cases = [];   // in the matrix's order; a job fills its slot
+const jobs = [];
 for (const [arch, swa] of arches) {
   const gguf = join(out, `${arch}.gguf`);
   const made = run(makeGguf, [arch, gguf, "--ctx-train", "65536"]);
@@ -56,39 +99,16 @@ for (const [arch, swa] of arches) {
     if (arch !== "deepseek2" || tk === tv) settings.push({ ctx: 4096, seqs: 1, tk, tv, swaFull: false });
   if (swa) for (const seqs of [1, 3]) settings.push({ ctx: 4096, seqs, tk: "f16", tv: "f16", swaFull: true });
   for (const s of settings) {
-    const name = `${arch}-c${s.ctx}-s${s.seqs}-${s.tk}-${s.tv}${s.swaFull ? "-swafull" : ""}`;
-    const quant = s.tk !== "f16" || s.tv !== "f16";
-    const loadArgs = [join(here, "load.mjs"), gguf, "--context", String(s.ctx), "--sequences", String(s.seqs),
-      "--type-k", s.tk, "--type-v", s.tv, "--flash-attention", quant ? "on" : "off"];
-    if (s.swaFull) loadArgs.push("--swa-full");
-    const loaded = run(process.execPath, loadArgs);
-    const log = join(out, `${name}.log`);
-    writeFileSync(log, loaded.out);
-    if (loaded.code !== 0) {
-      cases.push({ arch, setting: name, status: "ERROR", detail: "llama.cpp: " + loaded.err.trim().split("\n").pop() });
-      continue;
-    }
-    // what llama.cpp was asked for: node-llama-cpp pads contextSize to 256 when that stays below n_ctx_train
-    // (65536 here) and passes n_ctx = pad256(contextSize x sequences), one stream per sequence (kv_unified off);
-    // n_ubatch as llama.cpp printed it (taken from the log)
-    const pad = (x) => Math.ceil(x / 256) * 256;
-    const perSeq = pad(s.ctx) < 65536 ? pad(s.ctx) : s.ctx;
-    const nCtx = pad(perSeq * s.seqs);
-    const kv = run(kvplan, ["log", log, "--model", gguf, "--set", `ctx-size=${nCtx}`, "--set", `parallel=${s.seqs}`,
-      "--set", "kv-unified=false", "--set", `cache-type-k=${s.tk}`, "--set", `cache-type-v=${s.tv}`,
-      "--set", `swa-full=${s.swaFull}`, "--format", "json"]);
-    if (kv.code === 2 || !kv.out) {
-      cases.push({ arch, setting: name, status: "ERROR", detail: "kvplan: " + kv.err.trim().split("\n").pop() });
-      continue;
-    }
-    const res = JSON.parse(kv.out).results.logs[0];
-    const bad = res.rows.filter((r) => r.kind === "rule" && !r.ok);
-    cases.push({
-      arch, setting: name, status: bad.length ? "DIFFERS" : "ok", rules: `${res.rule_checks_ok}/${res.rule_checks}`,
-      detail: bad.map((r) => `${r.term}: printed ${r.printed_text}, kvplan ${r.kvplan_low}${r.kvplan_high !== r.kvplan_low ? ".." + r.kvplan_high : ""}`).join("; "),
-    });
+    const slot = cases.length;
+    cases.push(null);
+    jobs.push(async () => (cases[slot] = await runCase(arch, gguf, s)));
   }
 }
+const workers = Math.max(1, Number(process.env.KVPLAN_CONFORMANCE_JOBS) || availableParallelism());
+let next = 0;
+await Promise.all(Array.from({ length: Math.min(workers, jobs.length) }, async () => {
+  while (next < jobs.length) await jobs[next++]();
+}));
 
 writeFileSync(join(out, "report.json"), JSON.stringify(cases, null, 2) + "\n");
 const width = Math.max(...cases.map((c) => c.setting.length), 10);
