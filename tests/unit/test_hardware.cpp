@@ -63,7 +63,10 @@ const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b2
                                             "a100-pcie-80gb", "a100-pcie-40gb", "a10g", "l4", "l40s",
                                             // GeForce RTX 20 series and TITAN RTX (Turing, issue #12)
                                             "rtx-2060", "rtx-2060-12gb", "rtx-2060-super", "rtx-2070", "rtx-2070-super",
-                                            "rtx-2080", "rtx-2080-super", "rtx-2080-ti", "titan-rtx"};
+                                            "rtx-2080", "rtx-2080-super", "rtx-2080-ti", "titan-rtx",
+                                            // GeForce RTX 30/40/50 cards hardware-facts.json lacks (issue #12)
+                                            "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb",
+                                            "rtx-4070-super", "rtx-4070-ti", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070"};
 
 }  // namespace
 
@@ -234,6 +237,80 @@ TEST_CASE("GeForce RTX 20 and TITAN RTX (Turing): no bf16, fp16 at the FP32-accu
   CHECK(p.gpu("rtx-2060-12gb").memory_bytes == (12288 - (6144 - 5917)) * (i64{1} << 20));
 }
 
+TEST_CASE("GeForce RTX 30/40/50 additions: bandwidth, PCIe lanes and shared names by hand", "[hardware][geforce]") {
+  const auto& p = profiles();
+  constexpr i64 MiB = i64{1} << 20;
+  // RTX 4060: 17 Gbps GDDR6 x 128-bit / 8 = 272 GB/s; PCIe 4.0 x8 = 8 lanes x 2 GB/s = 16 GB/s
+  const GpuSpec& r4060 = p.gpu("NVIDIA GeForce RTX 4060");
+  CHECK(r4060.id == "rtx-4060");
+  CHECK(r4060.memory_bandwidth_bytes_per_s == 17'000'000'000LL * 128 / 8);
+  CHECK(r4060.memory_bandwidth_bytes_per_s == 272'000'000'000);
+  CHECK(r4060.pcie_bytes_per_s == 8 * 2'000'000'000LL);
+  // Ada GeForce: 24 SM x 512 FLOP/clk (FP32 accumulate, half rate) x 2.46 GHz = 30.2; fp8 x 1024 = 60.5
+  CHECK(r4060.bf16_dense_tflops.value() == Approx(24 * 512 * 2.46e9 / 1e12).margin(0.05));
+  CHECK(r4060.fp8_dense_tflops.value() == Approx(24 * 1024 * 2.46e9 / 1e12).margin(0.05));
+  // the x8 cards: Ada on PCIe 4.0 (2 GB/s a lane), Blackwell on PCIe 5.0 (4 GB/s a lane)
+  for (const char* id : {"rtx-4060", "rtx-4060-ti-8gb", "rtx-4060-ti-16gb"}) {
+    INFO(id);
+    CHECK(p.gpu(id).pcie_bytes_per_s == 8 * 2'000'000'000LL);
+  }
+  for (const char* id : {"rtx-5060", "rtx-5060-ti-8gb", "rtx-5060-ti-16gb"}) {
+    INFO(id);
+    CHECK(p.gpu(id).pcie_bytes_per_s == 8 * 4'000'000'000LL);
+    CHECK(p.gpu(id).memory_bandwidth_bytes_per_s == 28'000'000'000LL * 128 / 8);  // 448 GB/s
+  }
+  // the x16 cards: PCIe 4.0 x16 = 32 GB/s (Ampere, Ada), PCIe 5.0 x16 = 64 GB/s (RTX 5070)
+  for (const char* id : {"rtx-3060-ti", "rtx-3070-ti", "rtx-4070-super", "rtx-4070-ti"}) {
+    INFO(id);
+    CHECK(p.gpu(id).pcie_bytes_per_s == 16 * 2'000'000'000LL);
+  }
+  CHECK(p.gpu("rtx-5070").pcie_bytes_per_s == 16 * 4'000'000'000LL);
+  // RTX 5070: 28 Gbps GDDR7 x 192-bit / 8 = 672 GB/s; fp4 dense = 988 AI TOPS (sparse) / 2
+  CHECK(p.gpu("NVIDIA GeForce RTX 5070").memory_bandwidth_bytes_per_s == 28'000'000'000LL * 192 / 8);
+  CHECK(p.gpu("rtx-5070").fp4_dense_tflops.value() == Approx(988.0 / 2));
+  // RTX 3070 Ti: 19 Gbps GDDR6X x 256 / 8 = 608 GB/s; RTX 3060 Ti: 14 Gbps x 256 / 8 = 448 GB/s
+  CHECK(p.gpu("3070ti").memory_bandwidth_bytes_per_s == 19'000'000'000LL * 256 / 8);
+  CHECK(p.gpu("3060ti").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 256 / 8);
+  // RTX 4070 Ti and 4070 SUPER share 21 Gbps x 192 / 8 = 504 GB/s; 60 and 56 SMs at 2.61 / 2.475 GHz
+  CHECK(p.gpu("4070ti").memory_bandwidth_bytes_per_s == 21'000'000'000LL * 192 / 8);
+  CHECK(p.gpu("4070-ti").bf16_dense_tflops.value() == Approx(60 * 512 * 2.61e9 / 1e12).margin(0.05));
+  CHECK(p.gpu("NVIDIA GeForce RTX 4070 SUPER").bf16_dense_tflops.value() ==
+        Approx(56 * 512 * 2.475e9 / 1e12).margin(0.05));
+  CHECK(p.gpu("4070-ti-super").id == "rtx-4070-ti-super");  // the Ti SUPER keeps its names
+  // deviceQuery 'Total amount of global memory: 7972 MBytes (8359641088 bytes)' (RTX 3060 Ti, CUDA 12.2)
+  CHECK(p.gpu("rtx-3060-ti").memory_bytes == 8'359'641'088);
+  CHECK(p.gpu("rtx-3060-ti").memory_bytes / MiB == 7972);
+  // DERIVED totals: NVML total less a sibling's NVML-CUDA gap, in MiB
+  // 4060 Ti 8GB: 8188 - (16380 - 16076) (4060 Ti 16GB nvidia-smi vs deviceQuery)
+  CHECK(p.gpu("rtx-4060-ti-8gb").memory_bytes == (8188 - (16380 - 16076)) * MiB);
+  // 5060: nvidia-smi 8151 - (16303 - 15841) (5060 Ti 16GB nvidia-smi vs torch)
+  CHECK(p.gpu("rtx-5060").memory_bytes == (8151 - (16303 - 15841)) * MiB);
+  // 4070 SUPER: 12282 - (16376 - 15974) (4070 Ti SUPER nvidia-smi vs torch on one host)
+  CHECK(p.gpu("rtx-4070-super").memory_bytes == (12282 - (16376 - 15974)) * MiB);
+  // 5070: Windows CUDA 12226 - (16310 - 15841) (5060 Ti 16GB Windows CUDA vs Linux torch)
+  CHECK(p.gpu("rtx-5070").memory_bytes == (12226 - (16310 - 15841)) * MiB);
+  // the 8 GB and 16 GB RTX 4060 Ti / 5060 Ti print one name; the memory total picks one
+  CHECK_THROWS_WITH(p.gpu("NVIDIA GeForce RTX 4060 Ti"),
+                    "'NVIDIA GeForce RTX 4060 Ti' is ambiguous: rtx-4060-ti-16gb (16 GB), rtx-4060-ti-8gb (8 GB); name "
+                    "one, or give --gpu-memory-bytes");
+  CHECK(p.gpu("NVIDIA GeForce RTX 4060 Ti", 8 * GiB).id == "rtx-4060-ti-8gb");
+  CHECK(p.gpu("NVIDIA GeForce RTX 4060 Ti", 16 * GiB).id == "rtx-4060-ti-16gb");
+  CHECK(p.gpu("NVIDIA GeForce RTX 5060 Ti", 8 * GiB).id == "rtx-5060-ti-8gb");
+  CHECK(p.gpu("NVIDIA GeForce RTX 5060 Ti", 15841 * MiB).id == "rtx-5060-ti-16gb");  // torch total_memory=15841MB
+  CHECK(p.gpu("4060ti-8gb").id == "rtx-4060-ti-8gb");
+  CHECK(p.gpu("rtx-4060-ti").id == "rtx-4060-ti-16gb");  // the existing short name keeps its profile
+  CHECK(p.gpu("5060-ti-8gb").id == "rtx-5060-ti-8gb");
+  for (const char* id : {"rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb", "rtx-4070-super", "rtx-4070-ti",
+                         "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070"}) {
+    INFO(id);
+    const GpuSpec& g = p.gpu(id);
+    CHECK(g.device_class == "consumer");
+    CHECK(g.ecc_mode == "none");
+    CHECK(g.interconnect == "pcie");
+    CHECK(g.memory_bytes < static_cast<i64>(g.datasheet_memory_gb) * GiB);  // CUDA sees less than the binary size
+  }
+}
+
 TEST_CASE("the name cpu is the dual-channel DDR5 desktop host", "[hardware]") {
   const GpuSpec& g = profiles().gpu("cpu");
   CHECK(g.id == "cpu-desktop-ddr5");
@@ -269,14 +346,16 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
   const Ids rtx3080 = {"rtx-3080-10gb", "rtx-3080-12gb"}, rtx2060 = {"rtx-2060", "rtx-2060-12gb"},
             m2max = {"m2-max-30c", "m2-max-38c"},
             m3max = {"m3-max-30c", "m3-max-40c"}, m4max = {"m4-max-32c", "m4-max-40c"},
-            orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"};
+            orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"},
+            rtx4060ti = {"rtx-4060-ti-16gb", "rtx-4060-ti-8gb"}, rtx5060ti = {"rtx-5060-ti-16gb", "rtx-5060-ti-8gb"};
   // the device name two cards print, and its short forms
   const std::map<std::string, Ids> shared = {
       {"nvidia-geforce-rtx-3080", rtx3080}, {"rtx-3080", rtx3080}, {"geforce-rtx-3080", rtx3080},
       {"3080", rtx3080},                    {"apple-m2-max", m2max}, {"m2-max", m2max},
       {"apple-m3-max", m3max},              {"m3-max", m3max},       {"apple-m4-max", m4max},
       {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin},
-      {"nvidia-geforce-rtx-2060", rtx2060}};
+      {"nvidia-geforce-rtx-2060", rtx2060}, {"nvidia-geforce-rtx-4060-ti", rtx4060ti},
+      {"nvidia-geforce-rtx-5060-ti", rtx5060ti}};
   for (const auto& [key, ids] : claims) {
     INFO(key);
     if (const auto it = shared.find(key); it != shared.end()) CHECK(ids == it->second);
