@@ -25,7 +25,12 @@ TEST_CASE("plan check sweep and fit agree on random deployments", "[property][co
   const auto dir = std::filesystem::temp_directory_path() / ("kvplan-contract-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   int compared = 0;
-  for (int i = 0; i < 40; ++i) {
+#ifdef KVPLAN_SANITIZED
+  constexpr int kDraws = 20;  // 4 kvplan runs per draw at ~0.3 s each under ASan
+#else
+  constexpr int kDraws = 40;
+#endif
+  for (int i = 0; i < kDraws; ++i) {
     const std::string model = models[pick(8)], gpu = gpus[pick(6)], engine = engines[pick(9)];
     const bool llama = engine.rfind("llama.cpp", 0) == 0;
     const int tp = llama ? 1 : 1 << pick(3);
@@ -78,5 +83,5 @@ TEST_CASE("plan check sweep and fit agree on random deployments", "[property][co
     CHECK((most >= conc) == fits);
   }
   std::filesystem::remove_all(dir);
-  CHECK(compared >= 20);  // most draws are plannable
+  CHECK(compared >= kDraws / 2);  // most draws are plannable
 }
