@@ -29,7 +29,7 @@ const std::vector<std::string> kGpuKeys = {
     "unified_memory", "memory_bytes", "memory_bytes_kind", "memory_source", "cuda_total_bytes", "nvml_total_bytes",
     "datasheet_memory_gb", "ecc_default_on", "ecc_mode", "memory_bandwidth_bytes_per_s", "bf16_dense_tflops",
     "fp16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "compute_source", "sm_count",
-    "l2_bytes", "interconnect", "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s",
+    "boost_clock_mhz", "l2_bytes", "interconnect", "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s",
     "interconnect_source", "notes"};
 
 const std::vector<std::string> kMemoryKinds = {"cuda_reported", "nvml_reported", "datasheet", "derived",
@@ -115,6 +115,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   g.fp8_dense_tflops = opt_tflops(v, "fp8_dense_tflops");
   g.compute_source = v.get_string("compute_source");
   g.sm_count = v.opt_int("sm_count", 1, 1 << 20);
+  g.boost_clock_mhz = v.opt_int("boost_clock_mhz", 1, 100000);
   g.l2_bytes = v.opt_int("l2_bytes", 1, kMaxBytes);
   g.notes = v.string_or("notes", "");
   g.device_class = one_of(v, "device_class", kDeviceClasses);
@@ -175,6 +176,7 @@ std::string gpu_profile_template() {
   t["fp4_dense_tflops"] = nullptr;
   t["compute_source"] = "";
   t["sm_count"] = nullptr;
+  t["boost_clock_mhz"] = nullptr;
   t["l2_bytes"] = nullptr;
   t["interconnect"] = "";
   t["interconnect_generation"] = "";

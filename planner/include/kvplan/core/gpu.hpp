@@ -31,7 +31,9 @@ struct GpuSpec {
   std::optional<double> fp16_dense_tflops;
   std::optional<double> fp8_dense_tflops;
   std::string compute_source;
-  std::optional<i64> sm_count;
+  std::optional<i64> sm_count;          // SMs (NVIDIA), compute units (AMD), GPU cores (Apple)
+  std::optional<i64> boost_clock_mhz;   // the vendor's boost (or maximum graphics) clock; with sm_count, the
+                                        // dequantising kernels' ALU rate (the perf model's `dequant` term)
   std::optional<i64> l2_bytes;
   std::string notes;
 
