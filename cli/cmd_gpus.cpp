@@ -93,6 +93,8 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                     {"fp8_dense_tflops", opt_json(gp.fp8_dense_tflops)},
                     {"int8_dense_tops", opt_json(gp.int8_dense_tops)},
                     {"fp4_dense_tflops", opt_json(gp.fp4_dense_tflops)},
+                    {"sm_count", opt_json(gp.sm_count)},
+                    {"boost_clock_mhz", opt_json(gp.boost_clock_mhz)},
                     {"compute_source", gp.compute_source},
                     {"interconnect", gp.interconnect},
                     {"interconnect_generation", gp.interconnect_generation},
@@ -102,7 +104,7 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                     {"notes", gp.notes}});
   }
   if (fmt == Format::json) {
-    std::cout << envelope("kvplan.gpus", "1.1.0", g.argv, profiles.sources(), ojson::object(), {{"gpus", rows}}).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
+    std::cout << envelope("kvplan.gpus", "1.2.0", g.argv, profiles.sources(), ojson::object(), {{"gpus", rows}}).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << render(t, fmt);

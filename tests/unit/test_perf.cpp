@@ -187,3 +187,53 @@ TEST_CASE("a static batch: chunked prefill of every prompt then the decode steps
   CHECK(r.batch_time_s == Approx(m.step_s(pre) + 128 * r.tpot_s));
   CHECK(r.output_tokens_per_s == Approx(8.0 * 128 / r.batch_time_s));
 }
+
+TEST_CASE("weight-only quantised kernels pay for dequantising every weight on the SMs", "[perf][dequant]") {
+  auto e = kvtest::engine(EngineKind::generic);  // gpt-fast / MLC kernels (llama.cpp's likewise)
+  PerfParams hp = hand_params();
+  hp.coefficients.dequant_per_sm_cycle = 4;
+  hp.coefficients.step_generic_s = 100e-6;
+  PlanSpec s = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
+  apply_weight_format(s.model, "int8", "test");
+  s.gpu.sm_count = 100;  // a made-up GPU: 100 SMs at 1000 MHz, H100's bandwidth
+  s.gpu.boost_clock_mhz = 1000;
+  const PerfResult r = estimate_perf(Planner(s), 1000, 0, 1, hp);
+  // Llama-3.1-8B's linear layers, per layer q 4096 x 4096, k and v 4096 x 1024, o 4096 x 4096, gate, up and down
+  // 3 x 4096 x 14336: 218,103,808 weights x 32 layers (the lm_head stays bf16 under --weight-format int8)
+  const double elems = 32.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+  const double t_dq = elems / (100 * 1000e6 * 4);  // 17.4 ms
+  CHECK(term(r.decode_terms, "dequant") == Approx(t_dq));
+  // the linear layers take the larger of the read (int8 at 0.25 of 3.35 TB/s: 8.3 ms + the lm_head) and dequantising
+  REQUIRE(term(r.decode_terms, "weights") < t_dq);
+  CHECK(r.tpot_s == Approx(t_dq + term(r.decode_terms, "kv_read") + term(r.decode_terms, "kernel_launches") + 100e-6));
+  CHECK(r.decode_bound == "compute");
+  // an 8x faster GPU (800 SMs) hides the dequantisation under the weight read
+  s.gpu.sm_count = 800;
+  const PerfResult fast = estimate_perf(Planner(s), 1000, 0, 1, hp);
+  CHECK(term(fast.decode_terms, "dequant") == Approx(t_dq / 8));
+  CHECK(fast.tpot_s == Approx(term(fast.decode_terms, "weights") + term(fast.decode_terms, "kv_read") +
+                              term(fast.decode_terms, "kernel_launches") + 100e-6));
+
+  // no term: fp8 W8A8 and bf16 go to the tensor cores as they are; a profile without a clock leaves it out
+  PlanSpec f = s;
+  f.model = kvtest::spec("llama-3.1-8b", "h100-sxm", e).model;
+  apply_weight_format(f.model, "fp8", "test");
+  CHECK(term(estimate_perf(Planner(f), 1000, 0, 1, hp).decode_terms, "dequant") == -1);
+  PlanSpec noclock = s;
+  noclock.gpu.boost_clock_mhz.reset();
+  CHECK(term(estimate_perf(Planner(noclock), 1000, 0, 1, hp).decode_terms, "dequant") == -1);
+  // vLLM's Marlin-family kernels stay bound by the read: no term
+  PlanSpec v = kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm));
+  v.model = s.model;
+  v.gpu = s.gpu;
+  CHECK(term(estimate_perf(Planner(v), 1000, 0, 1, hp).decode_terms, "dequant") == -1);
+  // NVFP4 is W4A4 on Blackwell's fp4 tensor cores (no term) and W4A16 on Hopper (dequantised: the term)
+  PlanSpec b = kvtest::spec("llama-3.1-8b", "b200", e);
+  apply_weight_format(b.model, "nvfp4", "test");
+  b.gpu.sm_count = 100;
+  b.gpu.boost_clock_mhz = 1000;
+  CHECK(term(estimate_perf(Planner(b), 1000, 0, 1, hp).decode_terms, "dequant") == -1);
+  PlanSpec h = s;
+  h.model = b.model;
+  CHECK(term(estimate_perf(Planner(h), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
+}

@@ -26,6 +26,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"compute_eff", &C::compute_eff, "fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach"},
       {"compute_eff_fp8", &C::compute_eff_fp8, "fraction of the dense fp8 tensor peak fp8 GEMMs reach"},
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches"},
+      {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle"},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
@@ -100,6 +101,11 @@ struct StepTimeModel::Impl {
   double dense_bytes = 0;             // read every step: all but the routed experts and the embedding table
   double quant_bytes = 0;             // of those, the matrices the quantised kernel reads
   double routed_bytes = 0, routed_quant_fraction = 0;
+  // weight-only quantised kernels: the weights they dequantise per step (dense matrices; routed experts apart) and
+  // the GPU's rate (SMs x clock x dequant_per_sm_cycle; 0 without an SM count and clock in the profile, or when the
+  // kernel is not weight-only)
+  double quant_elems = 0, routed_quant_elems = 0, dequant_rate = 0;
+  std::string dequant_basis;
   i64 experts = 0, experts_active = 0, moe_layers = 0;
   double active_params = 0;
   double bandwidth = 0, peak = 0, attn_peak = 0, linear_eff = 0;
@@ -133,17 +139,18 @@ struct StepTimeModel::Impl {
   // The figures of one step, numbers only: the simulator's clock takes stage() per step, the printed
   // terms add their bases on top (terms()).
   struct Work {
-    double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0;
-    double t_w = 0, t_kv = 0, t_lin = 0, t_attn = 0, t_launch = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
+    double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0, dq_elems = 0;
+    double t_w = 0, t_kv = 0, t_lin = 0, t_dq = 0, t_attn = 0, t_launch = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
     double act_msg = 0, ep_vol = 0, launch_s = 0;
     double host_bytes = 0, host_kv_bytes = 0, pcie_bytes = 0, uploads = 0;  // host memory reads, PCIe crossings
     double t_host_w = 0, t_host_kv = 0, t_pcie = 0;
     i64 reductions = 0;
-    // kernel by kernel: the linear layers take the larger of their weight read and their GEMM time,
-    // attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add, and
+    // kernel by kernel: the linear layers take the largest of their weight read, their GEMM time and (weight-only
+    // quantised kernels) their dequantisation, attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add, and
     // so do the CPU's part of the layers (host weights and KV) and weights crossing PCIe
     double host() const { return t_host_w + t_host_kv + t_pcie; }
-    double stage() const { return std::max(t_w, t_lin) + std::max(t_kv, t_attn) + t_launch + t_engine + t_ar + t_ep + t_pp + host(); }
+    double linear() const { return std::max({t_w, t_lin, t_dq}); }
+    double stage() const { return linear() + std::max(t_kv, t_attn) + t_launch + t_engine + t_ar + t_ep + t_pp + host(); }
   };
 
   double all_reduce_s(double bytes) const;
@@ -184,6 +191,11 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   w.q_bytes = quant_bytes * gpu_dense + routed * gpu_routed * routed_quant_fraction;
   w.d_bytes = (dense_bytes - quant_bytes) * gpu_dense + routed * gpu_routed * (1.0 - routed_quant_fraction);
   w.t_w = bandwidth > 0 ? w.q_bytes / (bandwidth * weight_eff) + w.d_bytes / (bandwidth * dense_eff) : 0;
+  // the GPU's weight-only quantised matrices, each weight dequantised once per step on the SMs' ALUs
+  if (dequant_rate > 0) {
+    w.dq_elems = quant_elems * gpu_dense + routed_quant_elems * w.touched * gpu_routed;
+    w.t_dq = w.dq_elems / dequant_rate;
+  }
   if (on_host > 0 && !offload_op) {
     w.host_bytes = on_host;
     w.t_host_w = w.host_bytes / host_bw;
@@ -243,6 +255,8 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   out.push_back({"weights", w.t_w, wb});
   out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
   out.push_back({"linear_compute", w.t_lin, num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")"});
+  if (w.dq_elems > 0)
+    out.push_back({"dequant", w.t_dq, num(w.dq_elems / 1e9, 4) + " G " + kernel + " weights / (" + dequant_basis + ")"});
   out.push_back({"attention_compute", w.t_attn,
                  num(w.attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
   out.push_back({"kernel_launches", w.t_launch,
@@ -300,11 +314,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     if (part.name == "vision" || part.name == "position_embedding" || (part.name == "embedding" && has_head)) continue;
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
     const bool packed = part_packed(rank.quant, part);
+    const double elems = packed ? static_cast<double>(part.matrix) : 0.0;
     if (part.name == "routed_experts") {
       m->routed_bytes += bytes;
+      m->routed_quant_elems += elems;
       if (packed) routed_quant += bytes;
     } else {
       m->dense_bytes += bytes;
+      m->quant_elems += elems;
       if (packed) m->quant_bytes += bytes;
     }
   }
@@ -348,6 +365,21 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->peak = *s.gpu.fp4_dense_tflops * 1e12;
     m->peak_basis = num(*s.gpu.fp4_dense_tflops, 4) + " TFLOP/s fp4 peak";
     m->linear_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff_fp8;
+  }
+  // weight-only kernels dequantise every weight they read on the SMs' ALUs (llama.cpp's mul_mat_vec_q, gpt-fast's
+  // int4 tinygemm and int8 GEMV, MLC's TVM kernels): at batch 1 on a GPU with much bandwidth per SM-cycle (H100,
+  // A100) that, not the read, sets the kernel's time. Not for fp8 W8A8 or NVFP4 W4A4, which the tensor cores take
+  // as they are, and not in vLLM, SGLang or TensorRT-LLM, whose mixed-input kernels (Marlin and its successors)
+  // dequantise with a few bit operations per 8 weights and stay bound by the read up to batch 16-32 (Frantar et
+  // al., "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models", 2024).
+  const bool own_kernels = s.engine.kind == EngineKind::llamacpp || s.engine.kind == EngineKind::generic;
+  const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
+                           (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
+  if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {
+    m->dequant_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.dequant_per_sm_cycle;
+    const char* const units = s.gpu.vendor == "amd" ? " CUs x " : s.gpu.vendor == "apple" ? " GPU cores x " : " SMs x ";
+    m->dequant_basis = std::to_string(*s.gpu.sm_count) + units + std::to_string(*s.gpu.boost_clock_mhz) + " MHz x " +
+                       num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
   }
 
   // kernels per step: 9 per transformer layer (2 norms, qkv, rope + cache write, attention, o, gate/up, act, down),
@@ -441,7 +473,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   const StepTimeModel::Impl::Work w = m.work(dec);
   r.decode_terms = m.terms(dec);
   r.memory_time_s = w.t_w + w.t_kv + w.host();
-  r.compute_time_s = w.t_lin + w.t_attn;
+  r.compute_time_s = std::max(w.t_lin, w.t_dq) + w.t_attn;
   r.comm_time_s = w.t_ar + w.t_ep + w.t_pp;
   r.overhead_time_s = w.t_launch + w.t_engine;
   r.decode_step_s = w.stage();
