@@ -120,7 +120,33 @@ TEST_CASE("every shipped profile has bandwidth, sources and consistent links", "
     for (const auto& v : {g.bf16_dense_tflops, g.fp16_dense_tflops, g.fp8_dense_tflops, g.int8_dense_tops,
                           g.fp4_dense_tflops})
       if (v) CHECK(*v > 0);
+    // a clock is a GPU's boost (0.9 to 3.2 GHz for every shipped part) and comes with its SM count (the dequant term)
+    if (g.boost_clock_mhz) {
+      CHECK(g.sm_count.has_value());
+      CHECK(*g.boost_clock_mhz >= 900);
+      CHECK(*g.boost_clock_mhz <= 3200);
+    }
+    if (g.device_class == "cpu") CHECK_FALSE(g.boost_clock_mhz.has_value());
   }
+}
+
+TEST_CASE("SM counts and boost clocks from the vendors' datasheets", "[hardware][clock]") {
+  const auto& p = profiles();
+  // H100 SXM5: 132 SMs, 1980 MHz max boost (deviceQuery '(132) Multiprocessors', 'GPU Max Clock rate: 1980 MHz')
+  CHECK(p.gpu("h100-sxm").sm_count == 132);
+  CHECK(p.gpu("h100-sxm").boost_clock_mhz == 1980);
+  // A100: 108 SMs, 1410 MHz (NVIDIA A100 Tensor Core GPU Architecture whitepaper)
+  CHECK(p.gpu("a100-sxm-80gb").sm_count == 108);
+  CHECK(p.gpu("a100-sxm-80gb").boost_clock_mhz == 1410);
+  // RTX 4090: 128 SMs, 2520 MHz boost (NVIDIA Ada Lovelace architecture whitepaper)
+  CHECK(p.gpu("rtx-4090").sm_count == 128);
+  CHECK(p.gpu("rtx-4090").boost_clock_mhz == 2520);
+  // Tesla P40: 30 SMs (3840 CUDA cores / 128), 1531 MHz boost (NVIDIA Tesla P40 datasheet)
+  CHECK(p.gpu("p40").sm_count == 30);
+  CHECK(p.gpu("p40").boost_clock_mhz == 1531);
+  // M2 Ultra, 76-core GPU at 1398 MHz: 76 x 128 ALUs x 2 x 1.398 GHz = 27.2 TFLOP/s FP32, Apple's published figure
+  CHECK(p.gpu("m2-ultra").sm_count == 76);
+  CHECK(76 * 128 * 2 * (*p.gpu("m2-ultra").boost_clock_mhz) * 1e6 / 1e12 == Approx(27.2).epsilon(0.01));
 }
 
 TEST_CASE("published figures", "[hardware]") {
@@ -369,7 +395,7 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
 
 TEST_CASE("kvplan gpus --format json lists every device with its links and sources", "[hardware]") {
   const auto out = run_json("gpus --format json");
-  CHECK(out["schema"]["version"] == "1.1.0");
+  CHECK(out["schema"]["version"] == "1.2.0");
   const auto& rows = out["results"]["gpus"];
   REQUIRE(rows.size() == profiles().gpus().size());
   for (const auto& r : rows) {
@@ -378,7 +404,7 @@ TEST_CASE("kvplan gpus --format json lists every device with its links and sourc
                           "bf16_dense_tflops", "fp16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops",
                           "fp4_dense_tflops", "device_class", "unified_memory", "ecc_mode", "interconnect",
                           "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s", "memory_source",
-                          "compute_source", "interconnect_source"})
+                          "compute_source", "interconnect_source", "sm_count", "boost_clock_mhz"})
       CHECK(r.contains(k));
     CHECK(r["interconnect_bytes_per_s"].is_number_integer());
     CHECK(r["memory_bytes"].get<i64>() == profiles().gpus().at(r["id"].get<std::string>()).memory_bytes);
@@ -394,6 +420,8 @@ TEST_CASE("kvplan gpus --format json lists every device with its links and sourc
   CHECK((*ti)["fp16_dense_tflops"].get<double>() == Approx(68 * 512 * 1.545e9 / 1e12).margin(0.05));
   CHECK((*ti)["memory_bandwidth_bytes_per_s"] == 14'000'000'000LL * 352 / 8);
   CHECK((*ti)["interconnect_bytes_per_s"] == 16'000'000'000LL);
+  CHECK((*ti)["sm_count"] == 68);
+  CHECK((*ti)["boost_clock_mhz"] == 1545);  // RTX 2080 Ti reference boost (the Founders Edition runs 1635)
 }
 
 TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's measured read bandwidth", "[hardware][host]") {

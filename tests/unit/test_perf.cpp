@@ -235,5 +235,6 @@ TEST_CASE("weight-only quantised kernels pay for dequantising every weight on th
   CHECK(term(estimate_perf(Planner(b), 1000, 0, 1, hp).decode_terms, "dequant") == -1);
   PlanSpec h = s;
   h.model = b.model;
+  h.gpu.sm_count = 100;
   CHECK(term(estimate_perf(Planner(h), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
 }
