@@ -42,11 +42,13 @@
 // batchSize (else node-llama-cpp's default), failedCreationRemedy: false (no retry at a smaller
 // context) and ignoreMemorySafetyChecks (node-llama-cpp's own estimate never shrinks the context).
 
+import {readFileSync, writeFileSync} from "node:fs";
 import path from "node:path";
 import process from "node:process";
 
 const usage = "usage: node load.mjs MODEL.gguf --context N --sequences S [--type-k f16|q8_0|q4_0] [--type-v ...] " +
-    "[--swa-full] [--flash-attention on|off|auto] [--batch-size B]";
+    "[--swa-full] [--flash-attention on|off|auto] [--batch-size B]\n" +
+    "       node load.mjs MODEL.gguf --settings FILE.json --out-dir DIR";
 
 function fail(code, message) {
     process.stderr.write(`load.mjs: error: ${message}\n`);
@@ -55,7 +57,7 @@ function fail(code, message) {
 
 function parseArgs(argv) {
     const opts = {model: null, context: null, sequences: 1, typeK: null, typeV: null, swaFull: false,
-        flashAttention: null, batchSize: null};
+        flashAttention: null, batchSize: null, settings: null, outDir: null};
     const int = (flag, v) => {
         if (v == null || !/^[0-9]+$/.test(v) || Number(v) < 1)
             fail(2, `${flag}: expected an integer >= 1, got '${v ?? ""}'`);
@@ -75,6 +77,8 @@ function parseArgs(argv) {
         else if (a === "--type-v") opts.typeV = kvType(a, next());
         else if (a === "--swa-full") opts.swaFull = true;
         else if (a === "--batch-size") opts.batchSize = int(a, next());
+        else if (a === "--settings") opts.settings = next();
+        else if (a === "--out-dir") opts.outDir = next();
         else if (a === "--flash-attention") {
             const v = next();
             if (v === "on") opts.flashAttention = true;
@@ -88,7 +92,8 @@ function parseArgs(argv) {
         else if (opts.model == null) opts.model = a;
         else fail(2, `unexpected argument '${a}'\n${usage}`);
     }
-    if (opts.model == null || opts.context == null) fail(2, usage);
+    if (opts.model == null || (opts.context == null && opts.settings == null)) fail(2, usage);
+    if ((opts.settings == null) !== (opts.outDir == null)) fail(2, "--settings and --out-dir go together\n" + usage);
     return opts;
 }
 
@@ -137,34 +142,84 @@ nlc.Llama.prototype._log = function (...args) {
     }
 };
 
+// llama.cpp's log lines reach the logger asynchronously (node-llama-cpp queues them to the JS thread), so some
+// arrive after the call that printed them has returned: wait until none has come for 30 ms (at most 2 s) before a
+// log is cut off. Without this the last lines of a context (its KV cache lines among them) could be lost.
+async function drain() {
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    let seen = -1;
+    for (let waited = 0; seen !== lines.length && waited < 2000; waited += 30) {
+        seen = lines.length;
+        await sleep(30);
+    }
+}
+
+// node-llama-cpp's createContext() options for one setting (the mapping is described at the top)
+function contextOptions(o) {
+    const c = {
+        contextSize: o.context,
+        sequences: o.sequences ?? 1,
+        swaFullCache: o.swaFull ?? false,
+        ignoreMemorySafetyChecks: true,
+        failedCreationRemedy: false,
+    };
+    if (o.typeK != null) c.experimentalKvCacheKeyType = o.typeK.toUpperCase();
+    if (o.typeV != null) c.experimentalKvCacheValueType = o.typeV.toUpperCase();
+    if (o.flashAttention != null) c.flashAttention = o.flashAttention;
+    if (o.batchSize != null) c.batchSize = o.batchSize;
+    return c;
+}
+
+// --settings FILE --out-dir DIR: one model load, then one context per setting ({name, context, sequences, typeK,
+// typeV, swaFull, flashAttention, batchSize}), each written to DIR/<name>.log as llama.cpp's lines up to the loaded
+// model followed by that context's lines: the log a process of its own would have printed. The conformance
+// matrix loads each architecture once this way (a process start and a model load per case were half its time).
+// Prints [{name, ok, error}] on stdout.
+async function runSettings(model) {
+    const list = JSON.parse(readFileSync(opts.settings, "utf8"));
+    const prefix = lines.length;
+    const results = [];
+    for (const st of list) {
+        dots = false;
+        let error = null;
+        try {
+            const context = await model.createContext(contextOptions(st));
+            await context.dispose();
+        } catch (err) {
+            error = String(err?.message ?? err);
+        }
+        await drain();
+        writeFileSync(path.join(opts.outDir, `${st.name}.log`), lines.join("\n") + "\n");
+        lines.length = prefix;
+        results.push({name: st.name, ok: error == null, error});
+    }
+    return results;
+}
+
 let code = 0;
+let batch = null;
 try {
     const llama = await nlc.getLlama({gpu: false, logLevel: nlc.LlamaLogLevel.debug, logger,
         build: "never", usePrebuiltBinaries: true, progressLogs: false});
     const model = await llama.loadModel({modelPath: path.resolve(opts.model), gpuLayers: 0,
         ignoreMemorySafetyChecks: true});
+    await drain();
     try {
-        const contextOptions = {
-            contextSize: opts.context,
-            sequences: opts.sequences,
-            swaFullCache: opts.swaFull,
-            ignoreMemorySafetyChecks: true,
-            failedCreationRemedy: false,
-        };
-        if (opts.typeK != null) contextOptions.experimentalKvCacheKeyType = opts.typeK.toUpperCase();
-        if (opts.typeV != null) contextOptions.experimentalKvCacheValueType = opts.typeV.toUpperCase();
-        if (opts.flashAttention != null) contextOptions.flashAttention = opts.flashAttention;
-        if (opts.batchSize != null) contextOptions.batchSize = opts.batchSize;
-        const context = await model.createContext(contextOptions);
-        await context.dispose();
+        if (opts.settings != null) batch = await runSettings(model);
+        else {
+            const context = await model.createContext(contextOptions(opts));
+            await context.dispose();
+            await drain();
+        }
     } finally {
         await model.dispose();
     }
     await llama.dispose();
 } catch (err) {
     code = 1;
-    flush();
+    if (batch == null) flush();
     process.stderr.write(`load.mjs: error: ${opts.model}: ${err?.message ?? err}\n`);
 }
-if (code === 0) flush();
+if (batch != null) process.stdout.write(JSON.stringify(batch) + "\n");
+else if (code === 0) flush();
 process.exit(code);

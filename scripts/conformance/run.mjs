@@ -1,6 +1,6 @@
 // Conformance of kvplan's llama.cpp rules against the real engine (scripts/conformance-llamacpp.sh runs this).
-// For every synthetic architecture and every setting of the matrix: load the GGUF in llama.cpp (load.mjs, via
-// node-llama-cpp), keep the startup log it prints, and run `kvplan log` on that log with the settings llama.cpp
+// For every synthetic architecture: load the GGUF in llama.cpp once (load.mjs --settings, via node-llama-cpp) and,
+// for every setting of the matrix, create a context and keep the log a fresh process would have printed, and run `kvplan log` on that log with the settings llama.cpp
 // was given. kvplan's rule rows (n_ctx and its padding, n_ctx_seq, n_seq_max, kv_unified, cells per cache, K and
 // V bytes per cache type, recurrent R + S) must reproduce what llama.cpp printed within its printed rounding.
 // Usage: node run.mjs --kvplan PATH --make-gguf PATH --out DIR [--quick]
@@ -53,17 +53,12 @@ function runAsync(cmd, args) {
   });
 }
 
-// one case: load the GGUF in llama.cpp with setting s, then `kvplan log` on what it printed
-async function runCase(arch, gguf, s) {
-  const name = `${arch}-c${s.ctx}-s${s.seqs}-${s.tk}-${s.tv}${s.swaFull ? "-swafull" : ""}`;
-  const quant = s.tk !== "f16" || s.tv !== "f16";
-  const loadArgs = [join(here, "load.mjs"), gguf, "--context", String(s.ctx), "--sequences", String(s.seqs),
-    "--type-k", s.tk, "--type-v", s.tv, "--flash-attention", quant ? "on" : "off"];
-  if (s.swaFull) loadArgs.push("--swa-full");
-  const loaded = await runAsync(process.execPath, loadArgs);
+const caseName = (arch, s) => `${arch}-c${s.ctx}-s${s.seqs}-${s.tk}-${s.tv}${s.swaFull ? "-swafull" : ""}`;
+
+// one case: `kvplan log` on what llama.cpp printed for setting s (out/<name>.log, written by load.mjs)
+async function checkCase(arch, gguf, s) {
+  const name = caseName(arch, s);
   const log = join(out, `${name}.log`);
-  writeFileSync(log, loaded.out);
-  if (loaded.code !== 0) return { arch, setting: name, status: "ERROR", detail: "llama.cpp: " + loaded.err.trim().split("\n").pop() };
   // what llama.cpp was asked for: node-llama-cpp pads contextSize to 256 when that stays below n_ctx_train
   // (65536 here) and passes n_ctx = pad256(contextSize x sequences), one stream per sequence (kv_unified off);
   // n_ubatch as llama.cpp printed it (taken from the log)
@@ -82,7 +77,29 @@ async function runCase(arch, gguf, s) {
   };
 }
 
-const cases = [];   // in the matrix's order; a job fills its slot
+// one architecture: llama.cpp loads its GGUF once and creates a context per setting (load.mjs --settings), then
+// each setting's log is checked; the cases fill their slots in the matrix's order
+async function runArch(arch, gguf, settings, slots) {
+  const list = settings.map((s) => {
+    const quant = s.tk !== "f16" || s.tv !== "f16";
+    return { name: caseName(arch, s), context: s.ctx, sequences: s.seqs, typeK: s.tk, typeV: s.tv, swaFull: s.swaFull,
+      flashAttention: quant };
+  });
+  const file = join(out, `${arch}.settings.json`);
+  writeFileSync(file, JSON.stringify(list) + "\n");
+  const loaded = await runAsync(process.execPath, [join(here, "load.mjs"), gguf, "--settings", file, "--out-dir", out]);
+  let made = null;
+  try { made = JSON.parse(loaded.out.trim().split("\n").pop()); } catch { made = null; }  // its last line
+  for (let i = 0; i < settings.length; i++) {
+    const r = made?.[i];
+    if (!r || !r.ok) {
+      const why = r?.error ?? (loaded.err.trim().split("\n").pop() || `load.mjs exited ${loaded.code}`);
+      cases[slots[i]] = { arch, setting: list[i].name, status: "ERROR", detail: "llama.cpp: " + why };
+    } else cases[slots[i]] = await checkCase(arch, gguf, settings[i]);
+  }
+}
+
+const cases = [];   // in the matrix's order; a job fills its slots
 const jobs = [];
 for (const [arch, swa] of arches) {
   const gguf = join(out, `${arch}.gguf`);
@@ -98,12 +115,10 @@ for (const [arch, swa] of arches) {
   for (const [tk, tv] of types.slice(1))
     if (arch !== "deepseek2" || tk === tv) settings.push({ ctx: 4096, seqs: 1, tk, tv, swaFull: false });
   if (swa) for (const seqs of [1, 3]) settings.push({ ctx: 4096, seqs, tk: "f16", tv: "f16", swaFull: true });
-  for (const s of settings) {
-    const slot = cases.length;
-    cases.push(null);
-    jobs.push(async () => (cases[slot] = await runCase(arch, gguf, s)));
-  }
+  const slots = settings.map(() => cases.push(null) - 1);
+  jobs.push(() => runArch(arch, gguf, settings, slots));
 }
+// the architectures run on every core at once (each llama.cpp load is one process)
 const workers = Math.max(1, Number(process.env.KVPLAN_CONFORMANCE_JOBS) || availableParallelism());
 let next = 0;
 await Promise.all(Array.from({ length: Math.min(workers, jobs.length) }, async () => {
