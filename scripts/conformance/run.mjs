@@ -1,7 +1,7 @@
 // Conformance of kvplan's llama.cpp rules against the real engine (scripts/conformance-llamacpp.sh runs this).
-// For every synthetic architecture: load the GGUF in llama.cpp once (load.mjs --settings, via node-llama-cpp) and,
-// for every setting of the matrix, create a context and keep the log a fresh process would have printed, and run `kvplan log` on that log with the settings llama.cpp
-// was given. kvplan's rule rows (n_ctx and its padding, n_ctx_seq, n_seq_max, kv_unified, cells per cache, K and
+// For every synthetic architecture: load the GGUF in llama.cpp once (load.mjs --settings, via node-llama-cpp); for
+// every setting of the matrix create a context, keep the log a process of its own would have printed, and run
+// `kvplan log` on it with the settings llama.cpp was given. kvplan's rule rows (n_ctx and its padding, n_ctx_seq, n_seq_max, kv_unified, cells per cache, K and
 // V bytes per cache type, recurrent R + S) must reproduce what llama.cpp printed within its printed rounding.
 // Usage: node run.mjs --kvplan PATH --make-gguf PATH --out DIR [--quick]
 // Exit 0 all agree, 1 any difference, 2 a case could not run.
