@@ -238,3 +238,27 @@ TEST_CASE("weight-only quantised kernels pay for dequantising every weight on th
   h.gpu.sm_count = 100;
   CHECK(term(estimate_perf(Planner(h), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
 }
+
+TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][dequant]") {
+  PerfParams hp = hand_params();
+  hp.coefficients.dequant_per_sm_cycle = 4;
+  PlanSpec s = kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(EngineKind::generic));
+  apply_weight_format(s.model, "int4", "test");
+  s.gpu.sm_count = 100;
+  s.gpu.boost_clock_mhz = 1000;
+  const Planner p(s);
+  // the dense quantised matrices as the planner counts them (attention, router where packed, ...); the routed
+  // experts by hand: 48 layers x 128 experts x 3 x 2048 x 768 = 28,991,029,248 weights
+  double dense = 0;
+  for (const auto& part : count_params(p.rank_model()).parts)
+    if (part.name != "routed_experts" && part.name != "embedding" && part_packed(p.rank_model().quant, part))
+      dense += static_cast<double>(part.matrix);
+  const double routed = 48.0 * 128 * 3 * 2048 * 768;
+  const double rate = 100 * 1000e6 * 4;
+  // batch 1: exactly the 8 active experts of 128 in each layer
+  const PerfResult one = estimate_perf(p, 100, 0, 1, hp);
+  CHECK(term(one.decode_terms, "dequant") == Approx((dense + routed * 8 / 128) / rate));
+  // batch 16: 1 - (1 - 8/128)^16 of them
+  const PerfResult sixteen = estimate_perf(p, 100, 0, 16, hp);
+  CHECK(term(sixteen.decode_terms, "dequant") == Approx((dense + routed * (1 - std::pow(1 - 8.0 / 128, 16))) / rate));
+}
