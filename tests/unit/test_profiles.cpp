@@ -323,4 +323,9 @@ TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   const GpuSpec g = io::gpu_from_json(t, "my-gpu", "my-gpu.json");
   CHECK(g.interconnect_bytes_per_s == 32e9);
   CHECK(g.memory_bytes == 25'000'000'000LL);
+  // a profile written from the template before boost_clock_mhz existed still loads (no clock: no dequant term)
+  t.erase("boost_clock_mhz");
+  CHECK_FALSE(io::gpu_from_json(t, "my-gpu", "my-gpu.json").boost_clock_mhz.has_value());
+  t.erase("sm_count");
+  CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"), Catch::Matchers::StartsWith("my-gpu.json: /sm_count: missing key"));
 }

@@ -87,8 +87,12 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
     const auto s = closest(it.key(), kGpuKeys);
     v.fail(it.key(), "unknown key", s ? "did you mean '" + *s + "'?" : "see profiles/README-gpus.md");
   }
+  // keys added after profiles were first written may be absent (read as null): a profile made from an older
+  // template still loads
+  static const std::vector<std::string> kLaterKeys = {"boost_clock_mhz"};
   for (const auto& k : kGpuKeys)
-    if (!j.contains(k)) v.fail(k, "missing key", "every GPU profile lists all keys (null where unknown)");
+    if (!j.contains(k) && std::find(kLaterKeys.begin(), kLaterKeys.end(), k) == kLaterKeys.end())
+      v.fail(k, "missing key", "every GPU profile lists all keys (null where unknown)");
   GpuSpec g;
   g.id = id;
   g.name = v.get_string("name");
