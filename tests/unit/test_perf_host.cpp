@@ -221,3 +221,34 @@ TEST_CASE("kvplan plan --host-bandwidth 44.8GB/s reaches the host_weights term o
   CHECK(h["basis"].get<std::string>().find("(--host-bandwidth)") != std::string::npos);
   CHECK(run("4.48e10")["seconds"].get<double>() == Approx(h["seconds"].get<double>()));
 }
+
+TEST_CASE("a perf-coefficients file may set 0 only where 0 turns a term off", "[perf][dequant]") {
+  // llama.cpp Q4_0 on an H100 SXM (132 SMs, 1980 MHz): the dequant term is printed unless its rate is 0
+  const std::vector<std::string> cmd = {"plan", "llama-2-7b", "--gpu", "h100-sxm", "--engine", "llama.cpp",
+                                        "--weight-format", "q4_0", "--format", "json", "--perf-coefficients"};
+  const auto terms_of = [](const kvtest::Run& r) {
+    std::vector<std::string> names;
+    const auto j = nlohmann::json::parse(r.out);  // kept alive for the loop
+    for (const auto& t : j["results"]["performance"]["decode_terms"]) names.push_back(t["term"].get<std::string>());
+    return names;
+  };
+  auto with = [&](const std::string& file) {
+    auto a = cmd;
+    a.push_back(file);
+    return kvtest::kvplan(a);
+  };
+  const auto on = with(kvtest::write_temp("perf-zero", "on.json", R"({"dequant_per_sm_cycle": 11.8})"));
+  REQUIRE(on.exit == 0);
+  const auto on_terms = terms_of(on);
+  CHECK(std::find(on_terms.begin(), on_terms.end(), "dequant") != on_terms.end());
+  const auto off = with(kvtest::write_temp("perf-zero", "off.json", R"({"dequant_per_sm_cycle": 0, "frontend_s": 0})"));
+  REQUIRE(off.exit == 0);
+  const auto off_terms = terms_of(off);
+  CHECK(std::find(off_terms.begin(), off_terms.end(), "dequant") == off_terms.end());
+  // every other coefficient divides or scales: 0 is refused with the field named
+  const std::string path = kvtest::write_temp("perf-zero", "kv.json", R"({"kv_eff": 0})");
+  const auto bad = with(path);
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "kvplan: error: " + path + ": /kv_eff: expected a number > 0; give the coefficient as a positive number\n");
+}

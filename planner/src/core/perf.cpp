@@ -26,7 +26,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"compute_eff", &C::compute_eff, "fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach"},
       {"compute_eff_fp8", &C::compute_eff_fp8, "fraction of the dense fp8 tensor peak fp8 GEMMs reach"},
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches"},
-      {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle"},
+      {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
@@ -40,7 +40,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"ar_alpha_network_s", &C::ar_alpha_network_s, "all-reduce latency per hop between nodes"},
       {"link_eff", &C::link_eff, "fraction of link bandwidth a collective reaches"},
       {"network_bytes_per_s", &C::network_bytes_per_s, "per-GPU network bandwidth between nodes"},
-      {"frontend_s", &C::frontend_s, "API server time from a client's send to the scheduler (simulate)"},
+      {"frontend_s", &C::frontend_s, "API server time from a client's send to the scheduler (simulate)", true},
   };
   return f;
 }

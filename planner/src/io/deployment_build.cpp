@@ -145,9 +145,7 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
     const auto& f = perf_coefficient_fields();
     const auto hit = std::find_if(f.begin(), f.end(), [&](const PerfCoefficientField& x) { return it.key() == x.name; });
     if (hit == f.end()) throw InputError(*path, "/" + it.key() + ": unknown coefficient", "see docs/performance-model.md for the names");
-    // a time that can be absent, and a rate whose 0 turns its term off; the rest divide or scale
-    const bool may_be_zero = it.key() == "frontend_s" || it.key() == "dequant_per_sm_cycle";
-    if (!it.value().is_number() || !(it.value().get<double>() > 0 || (may_be_zero && it.value().get<double>() == 0)))
+    if (!it.value().is_number() || !(it.value().get<double>() > 0 || (hit->zero_allowed && it.value().get<double>() == 0)))
       throw InputError(*path, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
     d.perf.coefficients.*(hit->member) = it.value().get<double>();
   }

@@ -63,6 +63,7 @@ struct PerfCoefficientField {
   const char* name;
   double PerfCoefficients::*member;
   const char* meaning;
+  bool zero_allowed = false;  // 0 is meaningful (an absent time, or a rate whose 0 turns its term off); the rest divide or scale
 };
 const std::vector<PerfCoefficientField>& perf_coefficient_fields();
 
