@@ -252,3 +252,28 @@ TEST_CASE("a perf-coefficients file may set 0 only where 0 turns a term off", "[
   CHECK(bad.out.empty());
   CHECK(bad.err == "kvplan: error: " + path + ": /kv_eff: expected a number > 0; give the coefficient as a positive number\n");
 }
+
+TEST_CASE("perf-coefficients may be written inline as a JSON object", "[perf][cli]") {
+  // kv_read = KV bytes / (bandwidth x kv_eff): halving kv_eff doubles the term, whether the object is inline or a file
+  auto kv_read = [](const std::string& coeffs) {
+    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "32768", "--format", "json"};
+    if (!coeffs.empty()) a.insert(a.end(), {"--perf-coefficients", coeffs});
+    const auto r = kvtest::kvplan(a);
+    REQUIRE(r.exit == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& t : j["results"]["performance"]["decode_terms"])
+      if (t["term"] == "kv_read") return t["seconds"].get<double>();
+    FAIL("no kv_read term");
+    return 0.0;
+  };
+  const double half_eff = default_perf_coefficients().kv_eff / 2;
+  const std::string obj = "{\"kv_eff\": " + std::to_string(half_eff) + "}";
+  const double base = kv_read("");
+  CHECK(kv_read(" " + obj) == Approx(2 * base).epsilon(1e-5));
+  CHECK(kv_read(kvtest::write_temp("perf-inline", "kv.json", obj)) == Approx(2 * base).epsilon(1e-5));
+  // an inline object's errors name the option, not a file
+  const auto bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"kv_ef": 0.5})"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "kvplan: error: --perf-coefficients: /kv_ef: unknown coefficient; see docs/performance-model.md for the names\n");
+}

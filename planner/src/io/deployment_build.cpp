@@ -136,17 +136,21 @@ void apply_calibration(const SettingsBag& bag, DeploymentSpec& d) {
 }
 
 void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
-  const auto path = bag.text("perf_coefficients");
-  if (!path) return;
-  const auto j = parse_json_file(*path);
+  const auto text = bag.text("perf_coefficients");
+  if (!text) return;
   const std::string where = bag.get("perf_coefficients")->origin.where;
-  if (!j.is_object()) throw InputError(where, "'" + *path + "' is not a JSON object", "write {\"kv_eff\": 0.9, ...}");
+  // the value is a JSON object written out ({"frontend_s": 0.02}) or the path of a file holding one
+  const auto first = text->find_first_not_of(" \t\r\n");
+  const bool inline_json = first != std::string::npos && (*text)[first] == '{';
+  const std::string src = inline_json ? where : *text;
+  const auto j = inline_json ? parse_json_text(*text, where) : parse_json_file(*text);
+  if (!j.is_object()) throw InputError(where, "'" + *text + "' is not a JSON object", "write {\"kv_eff\": 0.9, ...}");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& f = perf_coefficient_fields();
     const auto hit = std::find_if(f.begin(), f.end(), [&](const PerfCoefficientField& x) { return it.key() == x.name; });
-    if (hit == f.end()) throw InputError(*path, "/" + it.key() + ": unknown coefficient", "see docs/performance-model.md for the names");
+    if (hit == f.end()) throw InputError(src, "/" + it.key() + ": unknown coefficient", "see docs/performance-model.md for the names");
     if (!it.value().is_number() || !(it.value().get<double>() > 0 || (hit->zero_allowed && it.value().get<double>() == 0)))
-      throw InputError(*path, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
+      throw InputError(src, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
     d.perf.coefficients.*(hit->member) = it.value().get<double>();
   }
 }

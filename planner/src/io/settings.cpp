@@ -449,7 +449,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("calibration", T::text, "performance", "A kvplan calibrate file: measured attention bandwidth and step overhead replace the defaults")
       .flags("--calibration"));
   r.push_back(Row("perf_coefficients", T::text, "performance",
-                  "JSON object of performance-model coefficients (docs/performance-model.md) replacing the fitted ones")
+                  "Performance-model coefficients replacing the fitted ones (docs/performance-model.md): a JSON object written inline or the path of a JSON file holding one")
       .flags("--perf-coefficients"));
   std::vector<SettingDef> out;
   for (auto& row : r) out.push_back(std::move(row.d));
