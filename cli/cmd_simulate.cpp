@@ -29,6 +29,11 @@ namespace kvplan::cli {
 
 namespace {
 
+// The coefficient behind SimConfig::frontend_s for this engine (sim_config_for)
+const char* frontend_coefficient(EngineKind k) {
+  return k == EngineKind::llamacpp ? "frontend_llamacpp_s" : "frontend_s";
+}
+
 constexpr const char* kDefinitions =
     "vllm bench serve definitions: TTFT = first token - arrival; TPOT = (E2E - "
     "TTFT) / (output tokens - 1) per request "
@@ -196,7 +201,10 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
                    "step time: the performance model's step (weights and KV read, compute, communication, overheads) "
                    "for each step's mix of decode sequences and prefill chunks (docs/performance-model.md)",
                    "engine rules: " + std::string(engine_name(d.spec.engine.kind)) +
-                       " scheduler and paged KV pool as docs/simulation.md describes"};
+                       " scheduler and paged KV pool as docs/simulation.md describes",
+                   "front end: every TTFT and E2E holds the API server's " + fmt(cfg.frontend_s * 1e3, 1) +
+                       " ms (coefficient " + frontend_coefficient(d.spec.engine.kind) +
+                       "; docs/simulation.md, Front end)"};
   rep.sections.push_back(std::move(s));
   return rep;
 }
@@ -448,6 +456,8 @@ void run_simulate(const SimArgs& a, Globals& g) {
   t.rows.push_back({"scheduler", std::string(scheduler_name(cfg.scheduler)) + ", " + cfg.policy});
   t.rows.push_back({"max_num_seqs / max_num_batched_tokens",
                     grouped(cfg.max_num_seqs) + " / " + grouped(cfg.max_num_batched_tokens)});
+  t.rows.push_back({"API server in each TTFT and E2E", fmt(cfg.frontend_s * 1e3, 1) + " ms (" +
+                                                         frontend_coefficient(d.spec.engine.kind) + ")"});
   std::cout << render(lat, fmt_out) << "\n" << render(t, fmt_out);
   std::cout << (fmt_out == Format::md ? "\n" : "\nnote: ") << kDefinitions << "\n";
 }

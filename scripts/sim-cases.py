@@ -2,6 +2,12 @@
 """Serving simulator against published load tests (tests/data/sim/cases.json).
 
   scripts/sim-cases.py [--kvplan build/release/kvplan] [--only ID_SUBSTRING] [--json OUT.json]
+  scripts/sim-cases.py --fit-frontend
+
+--fit-frontend derives the performance-model coefficient frontend_s (the API server's share of TTFT,
+docs/simulation.md "Front end") instead: it reruns, with frontend_s 0, the vLLM open-loop cases below
+saturation (an --rate run whose published request rate is within 5% of the offered one, so that TTFT is
+one request's path and not queueing) and prints each published-minus-simulated TTFT and their median.
 
 Each case runs `kvplan simulate ARGS --format json` and compares three figures with the published ones:
   throughput  output tok/s (request/s where only that is published; input tok/s when only that is)
@@ -42,11 +48,11 @@ def lookup(results, key):
     return v
 
 
-def simulate(kvplan, case):
+def simulate(kvplan, case, extra=()):
     # a relative path (configs/..., traces/..., ../perf/configs/...) is relative to tests/data/sim
     args = [os.path.join(DATA, a) if a.endswith((".json", ".csv")) and not os.path.isabs(a) else a
             for a in case["args"]]
-    cmd = [kvplan, "simulate"] + args + ["--format", "json"]
+    cmd = [kvplan, "simulate"] + args + ["--format", "json"] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"kvplan exited {p.returncode}: {p.stderr.strip()}")
@@ -69,6 +75,36 @@ def compare(case, results, floor):
     return rows
 
 
+def arg(case, flag):
+    a = case["args"]
+    return a[a.index(flag) + 1] if flag in a else None
+
+
+def fit_frontend(kvplan, cases):
+    """Median of published - simulated TTFT (frontend_s 0) over the unsaturated vLLM open-loop cases."""
+    gaps = []
+    print("| case | TTFT figure | published ms | simulated ms, front end 0 | gap ms |")
+    print("|---|---|---:|---:|---:|")
+    for case in cases:
+        rate, engine = arg(case, "--rate"), arg(case, "--engine") or ""
+        got = case["measured"].get("request_throughput_per_s")
+        if not rate or not engine.startswith("vllm") or got is None or abs(got / float(rate) - 1) > 0.05:
+            continue
+        key = "ttft_ms.p50" if "ttft_ms.p50" in case["measured"] else "ttft_ms.mean"
+        if key not in case["measured"]:
+            continue
+        sim = lookup(simulate(kvplan, case, ["--perf-coefficients", '{"frontend_s": 0}']), key)
+        pub = case["measured"][key]
+        gaps.append((pub - sim) / 1000)
+        print(f"| {case['id']} | {key} | {pub:.2f} | {sim:.2f} | {pub - sim:.2f} |")
+    if not gaps:
+        sys.exit("sim-cases.py: no case qualifies for the front-end fit")
+    gaps.sort()
+    n = len(gaps)
+    median = gaps[n // 2] if n % 2 else (gaps[n // 2 - 1] + gaps[n // 2]) / 2
+    print(f"\nfrontend_s = median of {n} gaps = {median:.4f} s")
+
+
 def fmt(v):
     if v is None:
         return "n/a"
@@ -89,6 +125,7 @@ def main():
     ap.add_argument("--cases", default=os.path.join(DATA, "cases.json"))
     ap.add_argument("--only", help="run the cases whose id contains this")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
+    ap.add_argument("--fit-frontend", action="store_true", help="derive frontend_s (see above) and stop")
     a = ap.parse_args()
     if not os.access(a.kvplan, os.X_OK):
         sys.exit(f"sim-cases.py: {a.kvplan}: no kvplan executable there; build it (cmake --preset release && "
@@ -96,6 +133,9 @@ def main():
     doc = json.load(open(a.cases))
     floor = doc["floor"]
     cases = [c for c in doc["cases"] if not a.only or a.only in c["id"]]
+    if a.fit_frontend:
+        fit_frontend(a.kvplan, cases)
+        return 0
     summary, failed, out = [], 0, []
     for case in cases:
         print(f"### {case['id']}\n")

@@ -10,11 +10,15 @@
 //   E5  vLLM 0.19.0, RTX PRO 6000, Llama-3.1-8B, 300 ShareGPT requests replayed: 2,969.3 out tok/s
 //       (computed from requests.jsonl), TPOT p50 33.4 ms, TTFT p50 9,442.7 ms
 //       (casys-kaist/LLMServingSim @ 5daddb2 bench/examples/RTXPRO6000/Llama-3.1-8B)
+//   E10 vLLM nightly CI, H200 TP4, Llama-3-70B, ShareGPT at 1 req/s: 0.9897 req/s, ITL p50 15.91 ms,
+//       TTFT p50 58.7 ms (buildkite.com/vllm/performance-benchmark/builds/9513)
 //   E11 vLLM nightly CI, H100 TP4, Llama-3-70B, ShareGPT at 1 req/s: 0.9845 req/s, ITL mean 19.39 ms,
 //       TTFT p50 57.0 ms (buildkite.com/vllm/performance-benchmark/builds/9555)
+//       (E10, E11 and E13b set the front-end coefficient frontend_s: their TTFTs are not held out)
 //   E14 vLLM 0.12.0, H100 TP2, Qwen3-32B, 1024/1024 at c64: TPOT 26.09 ms, TTFT 380.7 ms
 //   E16 TRT-LLM 1.0.0rc3, H100, Llama-3.1-8B, 1024/128 at c64: TPOT 20.05 ms, TTFT 176.9 ms
-//       (E14, E16: ai-dynamo/aiconfigurator @ 095f58a aic-core/.../systems/silicon_sample.csv)
+//   E18 vLLM 0.18.0, H100 TP4, gpt-oss-120b, 1024/1024 at c64: TPOT 9.70 ms, TTFT 116.4 ms
+//       (E14, E16, E18: ai-dynamo/aiconfigurator @ 095f58a aic-core/.../systems/silicon_sample.csv)
 //   IB-c4 vLLM 0.21.0, H100, Llama-3.1-8B, chatbot-short at c4: 580.3 out tok/s, TPOT p50 6.59 ms
 //       (yobitelcomm/bench docs/recipes/concurrency-sweep.md @ eb9dc5c)
 #include <catch2/catch.hpp>
@@ -105,13 +109,15 @@ TEST_CASE("published load tests within the floor: vLLM replayed ShareGPT trace (
   check_case("E5-vllm0190-rtxpro6000-llama31-8b-sharegpt");
 }
 
-TEST_CASE("published load tests within the floor: vLLM nightly CI H100 TP4 at 1 req/s (E11)", "[sim_cases]") {
+TEST_CASE("published load tests within the floor: vLLM nightly CI TP4 at 1 req/s (E10 and E11)", "[sim_cases]") {
+  check_case("E10-vllm-ci-h200-llama3-70b-tp4-sharegpt-qps1");
   check_case("E11-vllm-ci-h100-llama3-70b-tp4-sharegpt-qps1");
 }
 
-TEST_CASE("published load tests within the floor: closed loops at concurrency 64 (E14 and E16)", "[sim_cases]") {
+TEST_CASE("published load tests within the floor: closed loops at concurrency 64 (E14 E16 E18)", "[sim_cases]") {
   check_case("E14-aic-vllm0120-h100-qwen3-32b-tp2-c64");
   check_case("E16-aic-trtllm100rc3-h100-llama31-8b-c64");
+  check_case("E18-aic-vllm0180-h100-gpt-oss-120b-tp4-c64");  // TTFT -34% with the front end: near the edge
 }
 
 TEST_CASE("published load tests within the floor: InferenceBench vLLM H100 at concurrency 4", "[sim_cases]") {

@@ -82,17 +82,36 @@ TEST_CASE("simulate vLLM one request: TTFT one step and one step per later token
   CHECK(r.records.at(0).output_tokens == 10);
 }
 
-TEST_CASE("simulate front end delays each request on its way to the scheduler", "[simulate]") {
-  // frontend_s 5 ms: the request reaches the scheduler at 5 ms, its prompt step ends at 15 ms and its
-  // tenth token at 5 + 10 x 10 = 105 ms; latencies count from the send at 0
+TEST_CASE("simulate front end adds its time to each request's TTFT and E2E", "[simulate]") {
+  // frontend_s 5 ms: the engine runs the request as without one (prompt step ends at 10 ms, tenth token at
+  // 100 ms) and the client sees each token 5 ms later: TTFT 15 ms, E2E 105 ms, TPOT unchanged
   SimConfig cfg = vllm(1000);
   cfg.frontend_s = 0.005;
   const Run r = run(cfg, {request(0, 0, 100, 10)});
   CHECK(r.result.ttft_s.mean == Approx(0.005 + kStep));
   CHECK(r.result.e2e_s.mean == Approx(0.005 + 10 * kStep));
   CHECK(r.result.tpot_s.mean == Approx(kStep));
+  CHECK(r.result.itl_s.mean == Approx(kStep));
   CHECK(r.records.at(0).arrival_s == Approx(0.0));
+  CHECK(r.records.at(0).first_token_s == Approx(0.005 + kStep));
+  CHECK(r.records.at(0).finish_s == Approx(0.005 + 10 * kStep));
   CHECK(r.result.duration_s == Approx(0.005 + 10 * kStep));
+}
+
+TEST_CASE("simulate front end does not hold back a closed-loop client's next request", "[simulate]") {
+  // 1 client, 3 requests of 10 + 2 tokens (2 steps each) with a 5 ms front end: the engine starts request
+  // k at the step where k - 1 ended (20 and 40 ms), so the run lasts 60 ms in the engine and 65 ms to the
+  // client; every TTFT is 10 + 5 ms
+  SimConfig c = vllm(100);
+  c.closed_loop_concurrency = 1;
+  c.frontend_s = 0.005;
+  const Run r = run(c, {request(0, 5, 10, 2), request(1, 5, 10, 2), request(2, 5, 10, 2)});
+  CHECK(r.records.at(1).arrival_s == Approx(2 * kStep));
+  CHECK(r.records.at(2).arrival_s == Approx(4 * kStep));
+  CHECK(r.records.at(2).finish_s == Approx(6 * kStep + 0.005));
+  CHECK(r.result.ttft_s.p99 == Approx(kStep + 0.005));
+  CHECK(r.result.ttft_s.p50 == Approx(kStep + 0.005));
+  CHECK(r.result.duration_s == Approx(6 * kStep + 0.005));
 }
 
 TEST_CASE("simulate vLLM second request waits for blocks the first holds", "[simulate]") {

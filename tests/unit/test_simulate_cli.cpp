@@ -507,3 +507,30 @@ TEST_CASE("check runs the simulation requirements on the file's traffic", "[simu
   CHECK(b.err.find("min_goodput") != std::string::npos);
   std::filesystem::remove_all(temp_dir());
 }
+
+TEST_CASE("simulate counts the engine's front end in TTFT and E2E only", "[simulate][cli]") {
+  // an open loop at 4 req/s: raising frontend_s from 0 to 50 ms moves every TTFT and E2E statistic by
+  // 50 ms and leaves TPOT and ITL alone; llama-server has its own coefficient (0 unless given)
+  auto sim = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> a = {"simulate", "llama-3.1-8b", "--gpu", "h100-sxm", "--rate", "4", "--requests",
+                                  "100", "--seed", "3", "--format", "json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const Run r = kvtest::kvplan(a);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out)["results"];
+  };
+  const json zero = sim({"--perf-coefficients", R"({"frontend_s": 0})"});
+  const json fifty = sim({"--perf-coefficients", R"({"frontend_s": 0.05})"});
+  CHECK(zero["pool"]["frontend_s"].get<double>() == 0);
+  CHECK(fifty["pool"]["frontend_s"].get<double>() == 0.05);
+  for (const char* stat : {"mean", "p50", "p99"}) {
+    CHECK(fifty["ttft_ms"][stat].get<double>() == Approx(zero["ttft_ms"][stat].get<double>() + 50));
+    CHECK(fifty["e2e_ms"][stat].get<double>() == Approx(zero["e2e_ms"][stat].get<double>() + 50));
+    CHECK(fifty["tpot_ms"][stat].get<double>() == Approx(zero["tpot_ms"][stat].get<double>()));
+    CHECK(fifty["itl_ms"][stat].get<double>() == Approx(zero["itl_ms"][stat].get<double>()));
+  }
+  const json llama = sim({"--engine", "llama.cpp", "--perf-coefficients", R"({"frontend_s": 0.05})"});
+  CHECK(llama["pool"]["frontend_s"].get<double>() == 0);
+  const json llama_set = sim({"--engine", "llama.cpp", "--perf-coefficients", R"({"frontend_llamacpp_s": 0.004})"});
+  CHECK(llama_set["pool"]["frontend_s"].get<double>() == 0.004);
+}

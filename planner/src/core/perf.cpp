@@ -40,7 +40,8 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"ar_alpha_network_s", &C::ar_alpha_network_s, "all-reduce latency per hop between nodes"},
       {"link_eff", &C::link_eff, "fraction of link bandwidth a collective reaches"},
       {"network_bytes_per_s", &C::network_bytes_per_s, "per-GPU network bandwidth between nodes"},
-      {"frontend_s", &C::frontend_s, "API server time from a client's send to the scheduler (simulate)", true},
+      {"frontend_s", &C::frontend_s, "API server time in each request's TTFT and E2E: vLLM, SGLang, TensorRT-LLM (simulate)", true},
+      {"frontend_llamacpp_s", &C::frontend_llamacpp_s, "llama-server time in each request's TTFT and E2E (simulate)", true},
   };
   return f;
 }

@@ -222,12 +222,12 @@ void Driver::release(i32 ri, double t) {
     s.in_flight = true;
     if (s.has_prev) t = std::max(t, s.last_finish + r.think);
   }
-  arrivals_.push({t + cfg_.frontend_s, seq_++, ri});  // sent at t, reaches the scheduler after the front end
+  arrivals_.push({t, seq_++, ri});  // the front end is counted in the latencies, not here (SimConfig::frontend_s)
 }
 
 void Driver::deliver(i32 ri, double t) {
   Req& r = req(ri);
-  r.arrival = t - cfg_.frontend_s;  // the client's send time: latencies include the front end
+  r.arrival = t;
   first_arrival_ = std::min(first_arrival_, r.arrival);
   if (tl_t0_ == kNever) tl_t0_ = r.arrival;
   const auto rep = static_cast<size_t>(next_replica_++ % cfg_.replicas);
@@ -246,8 +246,10 @@ void Driver::finish(i32 ri, double t, bool failed) {
   RequestRecord rec;
   rec.id = r.id;
   rec.arrival_s = r.arrival;
-  rec.first_token_s = r.first_token;
-  rec.finish_s = t;
+  // what the client sees: the engine's times plus the API server's path (SimConfig::frontend_s)
+  const double fe = cfg_.frontend_s;
+  rec.first_token_s = r.first_token >= 0 ? r.first_token + fe : r.first_token;
+  rec.finish_s = t + fe;
   rec.prompt_tokens = r.prompt;
   rec.output_tokens = r.out;
   rec.cached_prompt_tokens = std::max<i64>(r.cached_prompt, 0);
@@ -261,7 +263,7 @@ void Driver::finish(i32 ri, double t, bool failed) {
     res_.truncated += rec.truncated;
     res_.input_tokens += r.prompt;
     res_.output_tokens += r.out;
-    const double ttft = r.first_token - r.arrival, e2e = r.last_token - r.arrival;
+    const double ttft = r.first_token - r.arrival + fe, e2e = r.last_token - r.arrival + fe;
     ttft_.add(ttft);
     e2e_.add(e2e);
     double tpot = 0;  // vllm bench serve: a request with one token counts tpot 0 for goodput
@@ -285,7 +287,7 @@ void Driver::finish(i32 ri, double t, bool failed) {
       const auto [next, released] = s.pending.front();
       s.pending.pop_front();
       s.in_flight = true;
-      arrivals_.push({std::max(released, t + req(next).think) + cfg_.frontend_s, seq_++, next});
+      arrivals_.push({std::max(released, t + req(next).think), seq_++, next});
     }
   }
   if (client >= 0) {  // closed loop: the client sends its next request now
@@ -392,7 +394,7 @@ SimResult Driver::run() {
   res_.e2e_s = e2e_.stats();
   res_.itl_s = itl_.stats();
   res_.prefix_hit_rate = prompt_seen_ > 0 ? static_cast<double>(prompt_hit_) / static_cast<double>(prompt_seen_) : 0;
-  res_.duration_s = res_.requests > 0 ? last_finish_ - first_arrival_ : 0;
+  res_.duration_s = res_.requests > 0 ? last_finish_ + cfg_.frontend_s - first_arrival_ : 0;
   if (res_.duration_s > 0) {
     const double d = res_.duration_s;
     res_.request_throughput_per_s = static_cast<double>(res_.completed) / d;
@@ -423,7 +425,7 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
   const EngineReport& rep = p.engine();
   const EngineSettings& e = p.spec().engine;
   SimConfig c;
-  c.frontend_s = perf.coefficients.frontend_s;
+  c.frontend_s = e.kind == EngineKind::llamacpp ? perf.coefficients.frontend_llamacpp_s : perf.coefficients.frontend_s;
   c.replicas = std::max<i64>(p.spec().parallel.dp, 1);
   c.max_num_seqs = p.max_seqs();
   c.max_num_batched_tokens = e.max_num_batched_tokens;

@@ -49,10 +49,13 @@ struct PerfCoefficients {
   double ar_alpha_network_s = 30.0e-6;  // between nodes (InfiniBand / RoCE)
   double link_eff = 0.70;
   double network_bytes_per_s = 50e9;    // per GPU between nodes: 400 Gb/s (ConnectX-7 NDR)
-  // serving (kvplan simulate, not the static plan): the API server's time from a client's send to the
-  // scheduler (HTTP, tokenisation, hand-off to the engine process). Off by default: see
-  // docs/simulation.md "Front end" for what 27 ms does to the published cases
-  double frontend_s = 0;
+  // serving (kvplan simulate, not the static plan): the API server's share of each request's TTFT and
+  // E2E (HTTP, tokenisation, the hand-off to the engine process and the stream back) for the Python
+  // servers (vLLM, SGLang, TensorRT-LLM): the median gap of the unsaturated vLLM open-loop cases
+  // (scripts/sim-cases.py --fit-frontend; docs/simulation.md "Front end")
+  double frontend_s = 0.0229;
+  // llama-server parses, tokenises and streams in C++ in the engine's own process: not measured, 0
+  double frontend_llamacpp_s = 0;
 };
 
 /// The coefficients used when nothing overrides them.

@@ -75,8 +75,11 @@ struct SimConfig {
   // workload shape
   i64 closed_loop_concurrency = 0;   // > 0: N clients, each sends its next request when the last finished
   double timeline_interval_s = 0;    // spacing of timeline samples (0: duration / 200)
-  // the API server between client and scheduler (HTTP, tokenisation, hand-off to the engine process):
-  // a request reaches the scheduler frontend_s after it was sent; its latencies count from the send
+  // the API server between client and engine (HTTP, tokenisation, hand-off, the stream back): added to
+  // each request's TTFT and E2E and to the run's duration. The scheduler sees a request when it is sent,
+  // and a closed-loop client's next request when the previous one finishes in the engine: delaying those
+  // by the front end makes fixed-length clients queue behind each other's prefill steps, which published
+  // closed-loop runs do not show (docs/simulation.md "Front end")
   double frontend_s = 0;
 };
 
@@ -169,7 +172,7 @@ std::unique_ptr<RequestSource> make_workload(const WorkloadSpec& w);
 
 /// The scheduler config of the deployment `p` plans: pool, block size and limits from its engine report.
 class Planner;
-/// `perf`: the engine's front end (coefficients.frontend_s) delays each request on its way to the scheduler.
+/// `perf`: the engine's front end (coefficients.frontend_s, llama.cpp frontend_llamacpp_s) added to each request's TTFT and E2E.
 SimConfig sim_config_for(const Planner& p, const PerfParams& perf = {});
 
 }  // namespace kvplan
