@@ -11,6 +11,7 @@ A case's regime weights it equally with the others; no coefficient is fitted to 
 coefficient in FIT is exercised by at least two cases, listed by --explain).
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -23,7 +24,7 @@ ROOT = os.path.dirname(HERE)
 CASES = os.path.join(ROOT, "tests", "data", "perf", "cases.json")
 
 FIT = ["weight_eff_dense", "weight_eff_fp8", "weight_eff_int8", "weight_eff_int4", "weight_eff_ggml", "weight_eff_fp4",
-       "dequant_per_sm_cycle", "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "kernel_s", "eager_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
+       "dequant_per_sm_cycle", "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "kernel_s", "eager_kernel_s", "kernel_llamacpp_s", "metal_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
        "step_llamacpp_s", "step_generic_s", "ar_alpha_nvlink_s"]
 UPPER = {k: 0.95 for k in FIT if "eff" in k}
 # A weak prior keeps each coefficient near its physical starting value unless the cases move it:
@@ -63,8 +64,9 @@ def errors(kvplan, cases, coeffs):
         path = f.name
     try:
         out = []
-        for c in cases:
-            p = predicted(kvplan, c, path if coeffs else None)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            preds = list(pool.map(lambda c: predicted(kvplan, c, path if coeffs else None), cases))
+        for c, p in zip(cases, preds):
             # a throughput is the inverse of a time: the error sign says whether kvplan is slower (+) or faster (-)
             ratio = p / c["measured"]
             if c["metric"].startswith("output_tokens_per_s"):
@@ -106,8 +108,9 @@ def main():
     ap.add_argument("--coefficients")
     ap.add_argument("--fit")
     ap.add_argument("--only", help="comma-separated regimes")
+    ap.add_argument("--cases", default=CASES, help="the cases file (default tests/data/perf/cases.json)")
     a = ap.parse_args()
-    cases = json.load(open(CASES))["cases"]
+    cases = json.load(open(a.cases))["cases"]
     if a.only:
         cases = [c for c in cases if c["regime"] in a.only.split(",")]
     # moderate-concurrency closed loops interleave prefills with decode steps: kvplan simulate's cases, not a static step

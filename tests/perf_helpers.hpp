@@ -14,6 +14,7 @@ inline kvplan::PerfParams hand_params() {
   kvplan::PerfCoefficients& c = pp.coefficients;
   c.weight_eff_dense = 0.5;
   c.weight_eff_int8 = 0.25;
+  c.weight_eff_ggml = 0.5;  // llama.cpp reads every tensor (f16 too) through its own kernels: the dense figure here
   c.kv_eff = 0.5;
   c.compute_eff = 0.5;
   c.compute_eff_fp8 = 0.25;
@@ -21,6 +22,8 @@ inline kvplan::PerfParams hand_params() {
   c.dequant_per_sm_cycle = 0;  // no dequant term: the test of that term sets its own rate
   c.kernel_s = 1e-6;
   c.eager_kernel_s = 10e-6;
+  c.kernel_llamacpp_s = 2e-6;
+  c.metal_kernel_s = 20e-6;
   c.step_vllm_s = 100e-6;
   c.step_vllm_v0_s = 1e-3;
   c.step_llamacpp_s = 100e-6;

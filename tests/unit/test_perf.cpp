@@ -11,6 +11,7 @@
 #include "plan_helpers.hpp"
 
 using namespace kvplan;
+using kvtest::find_term;
 using kvtest::hand_params;
 using kvtest::term;
 
@@ -67,14 +68,19 @@ TEST_CASE("tensor parallel adds two all-reduces per layer over the GPU's link", 
   const double one = 10e-6 + 1.0 * 16384.0 / (450e9 * 0.5);
   CHECK(term(r.decode_terms, "tp_all_reduce") == Approx(160 * one));
   CHECK(r.comm_time_s == Approx(160 * one));
-  // TP8: three hops, 2 x 7/8 of the message
+  // TP8 in one NVLink node: still one latency (the engines' one-shot all-reduce kernel reads the 7 peers at
+  // once), 2 x 7/8 of the message
   const PerfResult r8 = estimate_perf(planner("llama-3.1-70b", "h100-sxm", Parallel{8, 1, 1, 1}), 1000, 0, 1, hand_params());
-  CHECK(term(r8.decode_terms, "tp_all_reduce") == Approx(160 * (3 * 10e-6 + 2.0 * 7 / 8 * 16384.0 / (450e9 * 0.5))));
+  CHECK(term(r8.decode_terms, "tp_all_reduce") == Approx(160 * (10e-6 + 2.0 * 7 / 8 * 16384.0 / (450e9 * 0.5))));
+  CHECK(find_term(r8.decode_terms, "tp_all_reduce")->basis.find("one-shot") != std::string::npos);
+  // over PCIe (L40S: no NVLink) NCCL pays a latency per doubling: 3 x 25 us (hand_params keeps the default)
+  const PerfResult pcie = estimate_perf(planner("llama-3.1-70b", "l40s", Parallel{8, 1, 1, 1}), 1000, 0, 1, hand_params());
+  CHECK(find_term(pcie.decode_terms, "tp_all_reduce")->basis.find("3 hops (NCCL)") != std::string::npos);
 }
 
 TEST_CASE("TP16 spans two nodes and its step is dominated by collectives", "[perf][tp]") {
   // llama-3.1-8b --tp 16: a sixteenth of the weights is ~0.94 GB (0.56 ms at 3.35e12 x 0.5), but 64
-  // all-reduces each pay 3 NVLink hops and 1 network hop: 64 x (30 + 20) us = 3.2 ms plus bytes
+  // all-reduces, handed to NCCL across nodes, each pay 3 NVLink hops and 1 network hop: 64 x (30 + 20) us = 3.2 ms plus bytes
   const Planner p = planner("llama-3.1-8b", "h100-sxm", Parallel{16, 1, 1, 1});
   const PerfResult r = estimate_perf(p, 1000, 0, 1, hand_params());
   const double msg = 4096.0 * 2;
@@ -261,4 +267,31 @@ TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][d
   // batch 16: 1 - (1 - 8/128)^16 of them
   const PerfResult sixteen = estimate_perf(p, 100, 0, 16, hp);
   CHECK(term(sixteen.decode_terms, "dequant") == Approx((dense + routed * (1 - std::pow(1 - 8.0 / 128, 16))) / rate));
+}
+
+TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml efficiency, and Metal dispatches every kernel", "[perf][llamacpp]") {
+  // Llama-3.1-8B in bf16 (no quantised tensor): 9 x 32 + 4 = 292 kernels
+  PerfParams hp = hand_params();
+  hp.coefficients.weight_eff_ggml = 0.4;
+  const PlanSpec cuda = kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp));
+  const PerfResult c = estimate_perf(Planner(cuda), 1000, 0, 1, hp);
+  // decode: llama.cpp's CUDA graphs at 2 us a kernel; every weight through its mat-vec kernels at ggml 0.4
+  CHECK(term(c.decode_terms, "kernel_launches") == Approx(292 * 2e-6));
+  CHECK(term(c.decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.4)));
+  CHECK(find_term(c.decode_terms, "kernel_launches")->basis.find("(llama.cpp CUDA graphs)") != std::string::npos);
+  // prefill ubatches launch eagerly (10 us)
+  const PerfResult cp = estimate_perf(Planner(cuda), 0, 512, 1, hp);
+  CHECK(term(cp.prefill_terms, "kernel_launches") == Approx(292 * 10e-6));
+  // vLLM on the same GPU: the shared graph time (1 us) and the dense efficiency (0.5)
+  const PerfResult v = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm))), 1000, 0, 1, hp);
+  CHECK(term(v.decode_terms, "kernel_launches") == Approx(292 * 1e-6));
+  CHECK(term(v.decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.5)));
+  // an Apple GPU (M2 Ultra, 800 GB/s LPDDR5 x unified 0.5): 20 us a kernel through Metal, decode and prefill alike
+  const PlanSpec mac = kvtest::spec("llama-3.1-8b", "m2-ultra", kvtest::engine(EngineKind::llamacpp));
+  const PerfResult m = estimate_perf(Planner(mac), 1000, 0, 1, hp);
+  CHECK(term(m.decode_terms, "kernel_launches") == Approx(292 * 20e-6));
+  CHECK(find_term(m.decode_terms, "kernel_launches")->basis.find("(Metal)") != std::string::npos);
+  CHECK(term(m.decode_terms, "weights") == Approx(kLlama8bRead / (800e9 * 0.5 * 0.4)));
+  const PerfResult mp = estimate_perf(Planner(mac), 0, 512, 1, hp);
+  CHECK(term(mp.prefill_terms, "kernel_launches") == Approx(292 * 20e-6));
 }

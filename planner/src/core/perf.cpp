@@ -29,13 +29,15 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
+      {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
+      {"metal_kernel_s", &C::metal_kernel_s, "seconds per kernel on an Apple GPU (Metal dispatch), any engine"},
       {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
       {"step_vllm_v0_s", &C::step_vllm_v0_s, "vLLM V0 (< 0.10) per-step overhead"},
       {"step_sglang_s", &C::step_sglang_s, "SGLang per-step overhead"},
       {"step_trtllm_s", &C::step_trtllm_s, "TensorRT-LLM per-step overhead"},
       {"step_llamacpp_s", &C::step_llamacpp_s, "llama.cpp per-step overhead"},
       {"step_generic_s", &C::step_generic_s, "per-step overhead of other engines"},
-      {"ar_alpha_nvlink_s", &C::ar_alpha_nvlink_s, "all-reduce latency per hop over NVLink / xGMI"},
+      {"ar_alpha_nvlink_s", &C::ar_alpha_nvlink_s, "all-reduce latency over NVLink / xGMI: once per all-reduce in one node, per hop across nodes"},
       {"ar_alpha_pcie_s", &C::ar_alpha_pcie_s, "all-reduce latency per hop over PCIe"},
       {"ar_alpha_network_s", &C::ar_alpha_network_s, "all-reduce latency per hop between nodes"},
       {"link_eff", &C::link_eff, "fraction of link bandwidth a collective reaches"},
@@ -113,7 +115,7 @@ struct StepTimeModel::Impl {
   std::string peak_basis, attn_peak_basis, bandwidth_basis;
   i64 layers = 0, kernels = 0;
   double kernel_s = 0, prefill_kernel_s = 0, step_overhead = 0;
-  std::string launch_basis;
+  std::string launch_basis, prefill_launch_basis = " (prefill: eager)";
   i64 tp = 1, pp = 1, ep = 1, hidden = 0;
   double act_bytes = 2;
   // collectives
@@ -159,7 +161,7 @@ struct StepTimeModel::Impl {
   std::vector<PerfTerm> terms(const StepBatch& b) const;
 };
 
-// Ring all-reduce of `bytes` over tp ranks: log2(tp) hops of latency alpha plus 2 (n - 1) / n x bytes
+// All-reduce of `bytes` over tp ranks: ar_hops latencies alpha (one in an NVLink / xGMI node, log2(tp) for NCCL) plus 2 (n - 1) / n x bytes
 // over the link; across nodes the intra-node part runs over the scale-up link and the inter-node part
 // (nodes ranks) over the network (hierarchical all-reduce, as NCCL does across nodes).
 double StepTimeModel::Impl::all_reduce_s(double bytes) const {
@@ -261,7 +263,7 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   out.push_back({"attention_compute", w.t_attn,
                  num(w.attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
   out.push_back({"kernel_launches", w.t_launch,
-                 std::to_string(kernels) + " kernels x " + num(w.launch_s * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? " (prefill: eager)" : launch_basis)});
+                 std::to_string(kernels) + " kernels x " + num(w.launch_s * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? prefill_launch_basis : launch_basis)});
   out.push_back({"engine_step", w.t_engine, "per-step scheduler, input preparation and sampling"});
   if (tp > 1)
     out.push_back({"tp_all_reduce", w.t_ar,
@@ -298,7 +300,9 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->kernel = weight_kernel(rank.quant);
   // efficiencies: --bw-efficiency replaces the dense and KV figures; quantised kernels keep their ratio to dense
   const double scale = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency / c.weight_eff_dense : 1.0;
-  m->dense_eff = c.weight_eff_dense * scale;
+  // llama.cpp reads f16 / bf16 / f32 tensors through its own mat-vec kernels too (ggml-cuda mmv, the Metal
+  // kernel_mul_mv_f16 family), not cuBLAS GEMMs: at decode they stream at its block types' efficiency
+  m->dense_eff = (s.engine.kind == EngineKind::llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale;
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale);
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : c.kv_eff;
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
@@ -388,9 +392,18 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // final norm, lm_head, sampling)
   m->layers = static_cast<i64>(rank.layers.size());
   m->kernels = 9 * m->layers + 5 * m->moe_layers + 4;
-  m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : c.kernel_s;
-  m->prefill_kernel_s = c.eager_kernel_s;
-  m->launch_basis = s.engine.enforce_eager ? " (eager)" : " (CUDA graphs)";
+  // Metal has no graphs: every kernel is encoded into a command buffer and dispatched, decode and prefill alike.
+  // llama.cpp captures its own CUDA graphs for decode (ggml-cuda, GGML_CUDA_USE_GRAPHS) and launches prefill
+  // ubatches eagerly; the other engines' decode graphs share kernel_s.
+  if (s.gpu.vendor == "apple") {
+    m->kernel_s = m->prefill_kernel_s = c.metal_kernel_s;
+    m->launch_basis = m->prefill_launch_basis = " (Metal)";
+  } else {
+    const double graphs = s.engine.kind == EngineKind::llamacpp ? c.kernel_llamacpp_s : c.kernel_s;
+    m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : graphs;
+    m->prefill_kernel_s = c.eager_kernel_s;
+    m->launch_basis = s.engine.enforce_eager ? " (eager)" : s.engine.kind == EngineKind::llamacpp ? " (llama.cpp CUDA graphs)" : " (CUDA graphs)";
+  }
 
   // collectives
   m->tp = s.parallel.tp;
@@ -413,7 +426,12 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // GPUs one scale-up domain joins: 72 on GB200/GB300 NVL72 racks, else 8 per node
   m->per_node = (s.gpu.id.find("gb200") != std::string::npos || s.gpu.id.find("gb300") != std::string::npos) ? 72 : 8;
   m->nodes = ceil_div(m->tp, m->per_node);
-  m->ar_hops = static_cast<i64>(std::ceil(std::log2(static_cast<double>(std::min(m->tp, m->per_node)))));
+  // Within one NVLink / xGMI domain the engines' own all-reduce kernels (vLLM's and SGLang's custom all-reduce,
+  // TensorRT-LLM's one-shot / two-shot) read every peer's buffer at once: one latency whatever the rank count.
+  // Over PCIe, and across nodes (where the engines hand the collective to NCCL), NCCL's ring or tree pays one
+  // latency per doubling of the ranks.
+  const i64 in_node = std::min(m->tp, m->per_node);
+  m->ar_hops = scale_up && m->nodes == 1 ? 1 : static_cast<i64>(std::ceil(std::log2(static_cast<double>(in_node))));
   // host memory and the host link (docs/performance-model.md "Host-resident weights and KV")
   const bool host_is_device = s.gpu.device_class == "cpu" || s.gpu.unified_memory;
   if (params.host_bandwidth > 0) {
@@ -440,7 +458,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   }
   m->net_alpha = c.ar_alpha_network_s;
   m->net_beta = c.network_bytes_per_s * c.link_eff;
-  m->link_basis += ", " + num(m->ar_alpha * 1e6, 3) + " us per hop x " + std::to_string(m->ar_hops) + " hops, " + gb_s(m->ar_beta);
+  m->link_basis += ", " + num(m->ar_alpha * 1e6, 3) +
+                   (m->ar_hops == 1 && scale_up && m->nodes == 1 ? " us (one-shot all-reduce kernel)"
+                                                                 : " us per hop x " + std::to_string(m->ar_hops) + " hops (NCCL)") +
+                   ", " + gb_s(m->ar_beta);
   if (m->nodes > 1) m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network " + gb_s(m->net_beta);
   impl_ = std::move(m);
 }

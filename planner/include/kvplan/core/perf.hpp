@@ -20,31 +20,35 @@ namespace kvplan {
 struct PerfCoefficients {
   // fraction of memory bandwidth a decode GEMV reaches reading weights, by kernel family
   double weight_eff_dense = 0.729;  // bf16 / fp16 / fp32
-  double weight_eff_fp8 = 0.672;    // fp8 W8A8 (per-tensor or block scales)
+  double weight_eff_fp8 = 0.755;    // fp8 W8A8 (per-tensor or block scales)
   double weight_eff_int8 = 0.696;   // int8 weight-only (dequantised in the GEMV)
-  double weight_eff_int4 = 0.878;   // int4 group-quantised (AWQ / GPTQ / Marlin / bitsandbytes)
-  double weight_eff_ggml = 0.720;   // llama.cpp block types (q8_0, q4_0, k-quants ...)
-  double weight_eff_fp4 = 0.750;    // mxfp4 / nvfp4
-  double kv_eff = 0.746;            // paged decode attention reading the KV cache
+  double weight_eff_int4 = 0.95;    // int4 group-quantised (AWQ / GPTQ / Marlin / bitsandbytes)
+  double weight_eff_ggml = 0.95;    // llama.cpp block types (q8_0, q4_0, k-quants ...)
+  double weight_eff_fp4 = 0.600;    // mxfp4 / nvfp4
+  double kv_eff = 0.704;            // paged decode attention reading the KV cache
   double compute_eff = 0.708;       // fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach
   double compute_eff_fp8 = 0.477;   // fraction of the dense fp8 tensor peak fp8 W8A8 GEMMs reach
-  double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
+  double unified_bw_eff = 0.842;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
-  double dequant_per_sm_cycle = 11.8;
+  double dequant_per_sm_cycle = 11.1;
   // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
   // steps that prefill run eagerly: engines capture graphs for decode batches)
-  double kernel_s = 3.78e-6;
-  double eager_kernel_s = 1.47e-5;
+  double kernel_s = 3.40e-6;
+  double eager_kernel_s = 1.56e-5;
+  // llama.cpp's own decode graphs on CUDA / ROCm (per kernel; its prefill ubatches launch eagerly)
+  double kernel_llamacpp_s = 4.21e-6;
+  // Apple GPUs (Metal: no graphs; each kernel is encoded and dispatched in a command buffer), any engine
+  double metal_kernel_s = 1.12e-5;
   // engine per-step overhead (scheduler, input preparation, sampling, detokenisation)
-  double step_vllm_s = 0.000311;      // vLLM V1 (>= 0.10)
-  double step_vllm_v0_s = 0.00109;    // vLLM V0 (< 0.10)
+  double step_vllm_s = 0.000293;      // vLLM V1 (>= 0.10)
+  double step_vllm_v0_s = 0.000970;   // vLLM V0 (< 0.10)
   double step_sglang_s = 0.00035;
-  double step_trtllm_s = 0.000225;
-  double step_llamacpp_s = 0.000398;
+  double step_trtllm_s = 0.000268;
+  double step_llamacpp_s = 0.000443;
   double step_generic_s = 0.0003;
   // collectives: latency per all-reduce hop (log2 ranks hops) and fraction of link bandwidth reached
-  double ar_alpha_nvlink_s = 7.62e-6;
+  double ar_alpha_nvlink_s = 10.1e-6;
   double ar_alpha_pcie_s = 25.0e-6;
   double ar_alpha_network_s = 30.0e-6;  // between nodes (InfiniBand / RoCE)
   double link_eff = 0.70;
