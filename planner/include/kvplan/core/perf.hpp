@@ -57,7 +57,7 @@ struct PerfCoefficients {
   // E2E (HTTP, tokenisation, the hand-off to the engine process and the stream back) for the Python
   // servers (vLLM, SGLang, TensorRT-LLM): the median gap of the unsaturated vLLM open-loop cases
   // (scripts/sim-cases.py --fit-frontend; docs/simulation.md "Front end")
-  double frontend_s = 0.0229;
+  double frontend_s = 0.0243;
   // llama-server parses, tokenises and streams in C++ in the engine's own process: not measured, 0
   double frontend_llamacpp_s = 0;
 };
