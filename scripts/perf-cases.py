@@ -3,12 +3,14 @@
 
   scripts/perf-cases.py [--kvplan build/release/kvplan] [--coefficients FILE]   # error table (Markdown)
   scripts/perf-cases.py --fit OUT.json                                          # fit the coefficients
+  scripts/perf-cases.py --explain                                               # the cases each coefficient moves
 
 Each case runs `kvplan plan ARGS --format json` and compares one figure of results.performance with the
 published one. --fit minimises the sum over cases of log(predicted / measured)^2 by coordinate descent
 (multiplicative steps) over the coefficients named in FIT, and writes them as a --perf-coefficients file.
-A case's regime weights it equally with the others; no coefficient is fitted to one case alone (each
-coefficient in FIT is exercised by at least two cases, listed by --explain).
+A case's regime weights it equally with the others; no coefficient is fitted to one case alone: --fit keeps
+the value of each coefficient in FIT that moves fewer than two cases (by more than 0.1% when raised by 10%;
+--explain lists the cases each one moves).
 """
 import argparse
 import concurrent.futures
@@ -102,6 +104,31 @@ def table(rows):
         print(f"| {k} | {len(v)} | {100 * sum(v) / len(v):.1f}% | {100 * max(v):.1f}% | {sum(x <= 0.10 for x in v)} | {sum(x <= 0.20 for x in v)} |")
 
 
+def defaults_of(kvplan):
+    """The built-in coefficients, as kvplan prints them in results.performance.coefficients."""
+    return json.loads(subprocess.run([kvplan, "plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--format", "json"],
+                                     capture_output=True, text=True).stdout)["results"]["performance"]["coefficients"]
+
+
+def moved_by(kvplan, cases, coeffs):
+    """Per coefficient in FIT: the cases whose prediction moves by more than 0.1% when it is raised by 10%."""
+    base = {k: coeffs.get(k, v) for k, v in defaults_of(kvplan).items() if k in FIT}
+    ref = {c["id"]: p for c, p, _ in errors(kvplan, cases, base)}
+    out = {}
+    for k in FIT:
+        trial = dict(base)
+        trial[k] = base[k] * 1.1
+        out[k] = [c for c, p, _ in errors(kvplan, cases, trial) if abs(p / ref[c["id"]] - 1) > 1e-3]
+    return out
+
+
+def explain(kvplan, cases, coeffs):
+    print("| coefficient | cases it moves | regimes |")
+    print("|---|---:|---|")
+    for k, moved in moved_by(kvplan, cases, coeffs).items():
+        print(f"| {k} | {len(moved)} | {', '.join(sorted({c['regime'] for c in moved}))} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kvplan", default=os.path.join(ROOT, "build", "release", "kvplan"))
@@ -109,6 +136,7 @@ def main():
     ap.add_argument("--fit")
     ap.add_argument("--only", help="comma-separated regimes")
     ap.add_argument("--cases", default=CASES, help="the cases file (default tests/data/perf/cases.json)")
+    ap.add_argument("--explain", action="store_true", help="list, per fitted coefficient, the cases it moves, and stop")
     a = ap.parse_args()
     cases = json.load(open(a.cases))["cases"]
     if a.only:
@@ -116,20 +144,27 @@ def main():
     # moderate-concurrency closed loops interleave prefills with decode steps: kvplan simulate's cases, not a static step
     static = [c for c in cases if c["regime"] != "moderate"]
     coeffs = json.load(open(a.coefficients)) if a.coefficients else {}
+    if a.explain:
+        explain(a.kvplan, static, coeffs)
+        return
     if a.fit:
         # start from the built-in defaults, as kvplan prints them in results.performance.coefficients
         base = dict(coeffs)
-        defaults = json.loads(subprocess.run([a.kvplan, "plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--format", "json"],
-                                             capture_output=True, text=True).stdout)["results"]["performance"]["coefficients"]
+        defaults = defaults_of(a.kvplan)
         for k in FIT:
             base.setdefault(k, defaults.get(k))
         start = dict(base)
+        # no coefficient is fitted to fewer than two cases: those it does not move keep their value
+        fit = [k for k, moved in moved_by(a.kvplan, static, base).items() if len(moved) >= 2]
+        for k in FIT:
+            if k not in fit:
+                print(f"{k}: moves fewer than two cases, kept at {base[k]:.4g}", file=sys.stderr)
         best = loss(errors(a.kvplan, static, base), base, start)
         for step in (1.25, 1.06):
             improved = True
             while improved:
                 improved = False
-                for k in FIT:
+                for k in fit:
                     if base.get(k) is None:
                         continue
                     for f in (step, 1 / step):

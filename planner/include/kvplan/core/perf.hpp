@@ -22,7 +22,7 @@ struct PerfCoefficients {
   double weight_eff_dense = 0.729;  // bf16 / fp16 / fp32
   double weight_eff_fp8 = 0.755;    // fp8 W8A8 (per-tensor or block scales)
   double weight_eff_int8 = 0.696;   // int8 weight-only (dequantised in the GEMV)
-  double weight_eff_int4 = 0.95;    // int4 group-quantised (AWQ / GPTQ / Marlin / bitsandbytes)
+  double weight_eff_int4 = 0.878;   // int4 group-quantised (AWQ / GPTQ / Marlin / bitsandbytes)
   double weight_eff_ggml = 0.95;    // llama.cpp block types (q8_0, q4_0, k-quants ...)
   double weight_eff_fp4 = 0.600;    // mxfp4 / nvfp4
   double kv_eff = 0.704;            // paged decode attention reading the KV cache
