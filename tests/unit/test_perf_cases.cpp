@@ -52,21 +52,32 @@ TEST_CASE("published measurements within the floor: no regime loses a case", "[p
   const json doc = json::parse(kvtest::slurp(kPerf + "/cases.json"));
   // regime -> (floor, cases within it in the committed table, docs/performance-model.md)
   const std::map<std::string, std::pair<double, int>> floor = {
-      {"batch1-decode", {0.10, 24}},
-      {"llamacpp-table", {0.10, 45}},
+      {"batch1-decode", {0.10, 30}},
+      {"llamacpp-table", {0.10, 62}},
       {"small-batch", {0.10, 11}},
       {"tp", {0.10, 30}},
       {"prefill", {0.10, 7}},
-      {"large-batch", {0.20, 9}},
+      {"large-batch", {0.20, 10}},
   };
   std::map<std::string, int> within, total;
+#ifdef KVPLAN_SANITIZED
+  // the sanitizer build starts kvplan for one case in eight (a 100 MB binary, ~1 s a start there) and checks that
+  // each runs and gives a finite figure; the counts are checked by the release run, which starts all of them
+  constexpr std::size_t stride = 8;
+#else
+  constexpr std::size_t stride = 1;
+#endif
+  std::size_t i = 0;
   for (const auto& c : doc["cases"]) {
     const std::string regime = c["regime"];
     if (!floor.contains(regime)) continue;  // "moderate": a simulator case, not a static step
+    if (i++ % stride != 0) continue;
     const double r = ratio(c);
+    REQUIRE(std::isfinite(r));
     ++total[regime];
     if (std::abs(r - 1) <= floor.at(regime).first) ++within[regime];
   }
+  if (stride > 1) return;
   for (const auto& [regime, f] : floor) {
     INFO(regime << ": " << within[regime] << " of " << total[regime] << " within " << f.first * 100 << "%");
     CHECK(within[regime] >= f.second);

@@ -114,7 +114,7 @@ TEST_CASE("published load tests within the floor: vLLM GB200 preemption run (E4)
 }
 
 TEST_CASE("published load tests within the floor: vLLM replayed ShareGPT trace (E5)", "[sim_cases]") {
-  // E6 (the same trace on an RTX 4090 with 2,588 blocks) is at +22% TPOT after the 2026-12-03 refit of
+  // E6 (the same trace on an RTX 4090 with 2,588 blocks) is at +20.3% TPOT after the 2026-12-03 refit of
   // the performance model: just outside the floor, listed in docs/simulation.md, not asserted
   check_case("E5-vllm0190-rtxpro6000-llama31-8b-sharegpt");
 }

@@ -25,27 +25,27 @@ struct PerfCoefficients {
   double weight_eff_int4 = 0.878;   // int4 group-quantised (AWQ / GPTQ / Marlin / bitsandbytes)
   double weight_eff_ggml = 0.95;    // llama.cpp block types (q8_0, q4_0, k-quants ...)
   double weight_eff_fp4 = 0.600;    // mxfp4 / nvfp4
-  double kv_eff = 0.704;            // paged decode attention reading the KV cache
+  double kv_eff = 0.746;            // paged decode attention reading the KV cache
   double compute_eff = 0.708;       // fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach
   double compute_eff_fp8 = 0.477;   // fraction of the dense fp8 tensor peak fp8 W8A8 GEMMs reach
-  double unified_bw_eff = 0.842;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
+  double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
-  double dequant_per_sm_cycle = 11.1;
+  double dequant_per_sm_cycle = 12.5;
   // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
   // steps that prefill run eagerly: engines capture graphs for decode batches)
   double kernel_s = 3.40e-6;
   double eager_kernel_s = 1.56e-5;
   // llama.cpp's own decode graphs on CUDA / ROCm (per kernel; its prefill ubatches launch eagerly)
-  double kernel_llamacpp_s = 4.21e-6;
+  double kernel_llamacpp_s = 3.97e-6;
   // Apple GPUs (Metal: no graphs; each kernel is encoded and dispatched in a command buffer), any engine
-  double metal_kernel_s = 1.12e-5;
+  double metal_kernel_s = 1.26e-5;
   // engine per-step overhead (scheduler, input preparation, sampling, detokenisation)
   double step_vllm_s = 0.000293;      // vLLM V1 (>= 0.10)
   double step_vllm_v0_s = 0.000970;   // vLLM V0 (< 0.10)
   double step_sglang_s = 0.00035;
   double step_trtllm_s = 0.000268;
-  double step_llamacpp_s = 0.000443;
+  double step_llamacpp_s = 0.000470;
   double step_generic_s = 0.0003;
   // collectives: latency per all-reduce hop (log2 ranks hops) and fraction of link bandwidth reached
   double ar_alpha_nvlink_s = 10.1e-6;
@@ -57,7 +57,7 @@ struct PerfCoefficients {
   // E2E (HTTP, tokenisation, the hand-off to the engine process and the stream back) for the Python
   // servers (vLLM, SGLang, TensorRT-LLM): the median gap of the unsaturated vLLM open-loop cases
   // (scripts/sim-cases.py --fit-frontend; docs/simulation.md "Front end")
-  double frontend_s = 0.0243;
+  double frontend_s = 0.0232;
   // llama-server parses, tokenises and streams in C++ in the engine's own process: not measured, 0
   double frontend_llamacpp_s = 0;
 };
