@@ -105,7 +105,7 @@ void check_case(const std::string& id) {
 }  // namespace
 
 TEST_CASE("published load tests within the floor: MLPerf 4.1 TensorRT-LLM server, 8 x H100, Llama-2-70B (E1)", "[sim_cases]") {
-  // within the floor since the 2026-12-03 refit of the performance model (TPOT -16%)
+  // within the floor since the 2026-12-03 refit of the performance model (TPOT -17%)
   check_case("E1-mlperf41-trtllm-8xh100-llama2-70b-server");
 }
 
@@ -135,6 +135,6 @@ TEST_CASE("published load tests within the floor: InferenceBench vLLM H100 at co
 }
 
 TEST_CASE("held-out load tests within the floor: vLLM 0.12 Qwen3-32B TP4 on H100 at concurrency 64", "[sim_cases]") {
-  // added 2026-12-03 after the simulator was set (docs/simulation.md "Held-out load tests"): TPOT -14%, TTFT +4%
+  // added 2026-12-03 after the simulator was set (docs/simulation.md "Held-out load tests"): TPOT -15%, TTFT +4%
   check_case("aic-h100-vllm012-qwen3-32b-1024x1024-c64-tp4");
 }

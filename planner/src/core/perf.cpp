@@ -297,12 +297,13 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const ModelSpec& rank = p.rank_model();
   m->c = params.coefficients;
   const PerfCoefficients& c = m->c;
+  const bool llamacpp = s.engine.kind == EngineKind::llamacpp;
   m->kernel = weight_kernel(rank.quant);
   // efficiencies: --bw-efficiency replaces the dense and KV figures; quantised kernels keep their ratio to dense
   const double scale = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency / c.weight_eff_dense : 1.0;
   // llama.cpp reads f16 / bf16 / f32 tensors through its own mat-vec kernels too (ggml-cuda mmv, the Metal
   // kernel_mul_mv_f16 family), not cuBLAS GEMMs: at decode they stream at its block types' efficiency
-  m->dense_eff = (s.engine.kind == EngineKind::llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale;
+  m->dense_eff = (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale;
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale);
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : c.kv_eff;
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
@@ -377,7 +378,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // as they are, and not in vLLM, SGLang or TensorRT-LLM, whose mixed-input kernels (Marlin and its successors)
   // dequantise with a few bit operations per 8 weights and stay bound by the read up to batch 16-32 (Frantar et
   // al., "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models", 2024).
-  const bool own_kernels = s.engine.kind == EngineKind::llamacpp || s.engine.kind == EngineKind::generic;
+  const bool own_kernels = llamacpp || s.engine.kind == EngineKind::generic;
   const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
                            (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
   if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {
@@ -399,10 +400,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->kernel_s = m->prefill_kernel_s = c.metal_kernel_s;
     m->launch_basis = m->prefill_launch_basis = " (Metal)";
   } else {
-    const double graphs = s.engine.kind == EngineKind::llamacpp ? c.kernel_llamacpp_s : c.kernel_s;
+    const double graphs = llamacpp ? c.kernel_llamacpp_s : c.kernel_s;
     m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : graphs;
     m->prefill_kernel_s = c.eager_kernel_s;
-    m->launch_basis = s.engine.enforce_eager ? " (eager)" : s.engine.kind == EngineKind::llamacpp ? " (llama.cpp CUDA graphs)" : " (CUDA graphs)";
+    m->launch_basis = s.engine.enforce_eager ? " (eager)" : llamacpp ? " (llama.cpp CUDA graphs)" : " (CUDA graphs)";
   }
 
   // collectives
@@ -430,8 +431,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // TensorRT-LLM's one-shot / two-shot) read every peer's buffer at once: one latency whatever the rank count.
   // Over PCIe, and across nodes (where the engines hand the collective to NCCL), NCCL's ring or tree pays one
   // latency per doubling of the ranks.
-  const i64 in_node = std::min(m->tp, m->per_node);
-  m->ar_hops = scale_up && m->nodes == 1 ? 1 : static_cast<i64>(std::ceil(std::log2(static_cast<double>(in_node))));
+  const bool one_shot = scale_up && m->nodes == 1;
+  m->ar_hops = one_shot ? 1 : static_cast<i64>(std::ceil(std::log2(static_cast<double>(std::min(m->tp, m->per_node)))));
   // host memory and the host link (docs/performance-model.md "Host-resident weights and KV")
   const bool host_is_device = s.gpu.device_class == "cpu" || s.gpu.unified_memory;
   if (params.host_bandwidth > 0) {
@@ -447,7 +448,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->pcie = s.gpu.pcie_bytes_per_s > 0 ? s.gpu.pcie_bytes_per_s : 32e9;
   m->pcie_basis = "PCIe " + num(m->pcie / 1e9, 4) + " GB/s" + (s.gpu.pcie_bytes_per_s > 0 ? "" : " (no figure in the profile: PCIe 4.0 x16)");
   const EngineReport& er = p.engine();
-  if (s.engine.kind == EngineKind::llamacpp) {
+  if (llamacpp) {
     m->cpu_routed = static_cast<double>(er.cpu_expert_bytes);
     m->cpu_dense = static_cast<double>(er.cpu_weight_bytes - er.cpu_expert_bytes);
     const i64 kv_all = add(add(er.k_bytes, er.v_bytes, "KV bytes"), er.state_bytes, "KV bytes");
@@ -459,8 +460,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->net_alpha = c.ar_alpha_network_s;
   m->net_beta = c.network_bytes_per_s * c.link_eff;
   m->link_basis += ", " + num(m->ar_alpha * 1e6, 3) +
-                   (m->ar_hops == 1 && scale_up && m->nodes == 1 ? " us (one-shot all-reduce kernel)"
-                                                                 : " us per hop x " + std::to_string(m->ar_hops) + " hops (NCCL)") +
+                   (one_shot ? " us (one-shot all-reduce kernel)" : " us per hop x " + std::to_string(m->ar_hops) + " hops (NCCL)") +
                    ", " + gb_s(m->ar_beta);
   if (m->nodes > 1) m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network " + gb_s(m->net_beta);
   impl_ = std::move(m);

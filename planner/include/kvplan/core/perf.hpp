@@ -47,7 +47,8 @@ struct PerfCoefficients {
   double step_trtllm_s = 0.000268;
   double step_llamacpp_s = 0.000470;
   double step_generic_s = 0.0003;
-  // collectives: latency per all-reduce hop (log2 ranks hops) and fraction of link bandwidth reached
+  // collectives: all-reduce latency (once per all-reduce in one NVLink / xGMI node; per hop, log2 ranks, over PCIe
+  // and across nodes) and fraction of link bandwidth reached
   double ar_alpha_nvlink_s = 10.1e-6;
   double ar_alpha_pcie_s = 25.0e-6;
   double ar_alpha_network_s = 30.0e-6;  // between nodes (InfiniBand / RoCE)
