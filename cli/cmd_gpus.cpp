@@ -95,6 +95,7 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                     {"fp4_dense_tflops", opt_json(gp.fp4_dense_tflops)},
                     {"sm_count", opt_json(gp.sm_count)},
                     {"boost_clock_mhz", opt_json(gp.boost_clock_mhz)},
+                    {"dies", opt_json(gp.dies)},
                     {"compute_source", gp.compute_source},
                     {"interconnect", gp.interconnect},
                     {"interconnect_generation", gp.interconnect_generation},

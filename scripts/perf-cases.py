@@ -2,7 +2,7 @@
 """Performance model against published measurements (tests/data/perf/cases.json).
 
   scripts/perf-cases.py [--kvplan build/release/kvplan] [--coefficients FILE]   # error table (Markdown)
-  scripts/perf-cases.py --fit OUT.json                                          # fit the coefficients
+  scripts/perf-cases.py --fit OUT.json [--fit-only K1,K2]                       # fit the coefficients
   scripts/perf-cases.py --explain                                               # the cases each coefficient moves
 
 Each case runs `kvplan plan ARGS --format json` and compares one figure of results.performance with the
@@ -27,7 +27,7 @@ ROOT = os.path.dirname(HERE)
 CASES = os.path.join(ROOT, "tests", "data", "perf", "cases.json")
 
 FIT = ["weight_eff_dense", "weight_eff_fp8", "weight_eff_int8", "weight_eff_int4", "weight_eff_ggml", "weight_eff_fp4",
-       "dequant_per_sm_cycle", "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "kernel_s", "eager_kernel_s", "kernel_llamacpp_s", "metal_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
+       "dequant_per_sm_cycle", "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "die_link_bw_eff", "kernel_s", "eager_kernel_s", "kernel_llamacpp_s", "metal_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
        "step_llamacpp_s", "step_generic_s", "ar_alpha_nvlink_s"]
 UPPER = {k: 0.95 for k in FIT if "eff" in k}
 # A weak prior keeps each coefficient near its physical starting value unless the cases move it:
@@ -146,6 +146,7 @@ def main():
     ap.add_argument("--kvplan", default=os.path.join(ROOT, "build", "release", "kvplan"))
     ap.add_argument("--coefficients")
     ap.add_argument("--fit")
+    ap.add_argument("--fit-only", help="comma-separated coefficients: fit these, keep the rest (default: all of FIT)")
     ap.add_argument("--only", help="comma-separated regimes")
     ap.add_argument("--cases", default=CASES, help="the cases file (default tests/data/perf/cases.json)")
     ap.add_argument("--explain", action="store_true", help="list, per fitted coefficient, the cases it moves, and stop")
@@ -159,6 +160,11 @@ def main():
     if a.explain:
         explain(a.kvplan, static, coeffs)
         return
+    if a.fit_only:
+        unknown = [k for k in a.fit_only.split(",") if k not in FIT]
+        if unknown:
+            sys.exit(f"--fit-only: {', '.join(unknown)} not among the fitted coefficients ({', '.join(FIT)})")
+        FIT[:] = a.fit_only.split(",")
     if a.fit:
         # start from the built-in defaults, as kvplan prints them in results.performance.coefficients
         base = dict(coeffs)

@@ -19,6 +19,7 @@ inline kvplan::PerfParams hand_params() {
   c.compute_eff = 0.5;
   c.compute_eff_fp8 = 0.25;
   c.unified_bw_eff = 0.5;
+  c.die_link_bw_eff = 0.8;
   c.dequant_per_sm_cycle = 0;  // no dequant term: the test of that term sets its own rate
   c.kernel_s = 1e-6;
   c.eager_kernel_s = 10e-6;

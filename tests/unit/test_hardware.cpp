@@ -147,6 +147,10 @@ TEST_CASE("SM counts and boost clocks from the vendors' datasheets", "[hardware]
   // M2 Ultra, 76-core GPU at 1398 MHz: 76 x 128 ALUs x 2 x 1.398 GHz = 27.2 TFLOP/s FP32, Apple's published figure
   CHECK(p.gpu("m2-ultra").sm_count == 76);
   CHECK(76 * 128 * 2 * (*p.gpu("m2-ultra").boost_clock_mhz) * 1e6 / 1e12 == Approx(27.2).epsilon(0.01));
+  // an Ultra is two Max dies joined by UltraFusion (Apple newsroom: M1 Ultra 2022-03-08, M2 Ultra 2023-06-05,
+  // M3 Ultra 2025-03-05); a Max is one die
+  for (const char* id : {"m1-ultra", "m2-ultra", "m3-ultra"}) CHECK(p.gpu(id).dies == 2);
+  CHECK_FALSE(p.gpu("m2-max-38c").dies.has_value());
 }
 
 TEST_CASE("published figures", "[hardware]") {

@@ -286,12 +286,22 @@ TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml effic
   const PerfResult v = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm))), 1000, 0, 1, hp);
   CHECK(term(v.decode_terms, "kernel_launches") == Approx(292 * 1e-6));
   CHECK(term(v.decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.5)));
-  // an Apple GPU (M2 Ultra, 800 GB/s LPDDR5 x unified 0.5): 20 us a kernel through Metal, decode and prefill alike
+  // an Apple GPU (M2 Ultra, 800 GB/s LPDDR5 x unified 0.5, two dies over UltraFusion x 0.8): 20 us a kernel
+  // through Metal, decode and prefill alike
   const PlanSpec mac = kvtest::spec("llama-3.1-8b", "m2-ultra", kvtest::engine(EngineKind::llamacpp));
   const PerfResult m = estimate_perf(Planner(mac), 1000, 0, 1, hp);
   CHECK(term(m.decode_terms, "kernel_launches") == Approx(292 * 20e-6));
   CHECK(find_term(m.decode_terms, "kernel_launches")->basis.find("(Metal)") != std::string::npos);
-  CHECK(term(m.decode_terms, "weights") == Approx(kLlama8bRead / (800e9 * 0.5 * 0.4)));
+  CHECK(term(m.decode_terms, "weights") == Approx(kLlama8bRead / (800e9 * 0.5 * 0.8 * 0.4)));
+  CHECK(find_term(m.decode_terms, "weights")->basis.find("x 2 dies 0.8 ") != std::string::npos);
+  // one die (M2 Max 38-core, 400 GB/s): no die link
+  const PerfResult mx = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "m2-max-38c", kvtest::engine(EngineKind::llamacpp))), 1000, 0, 1, hp);
+  CHECK(term(mx.decode_terms, "weights") == Approx(kLlama8bRead / (400e9 * 0.5 * 0.4)));
+  // HBM parts keep their bandwidth whatever their dies: the factor is for dies sharing LPDDR (a B200's two dies,
+  // were the profile to state them, change nothing)
+  PlanSpec two_die_hbm = kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp));
+  two_die_hbm.gpu.dies = 2;
+  CHECK(term(estimate_perf(Planner(two_die_hbm), 1000, 0, 1, hp).decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.4)));
   const PerfResult mp = estimate_perf(Planner(mac), 0, 512, 1, hp);
   CHECK(term(mp.prefill_terms, "kernel_launches") == Approx(292 * 20e-6));
 }

@@ -301,7 +301,7 @@ TEST_CASE("a GPU without a profile", "[profiles]") {
 
 TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   nlohmann::json t = nlohmann::json::parse(io::gpu_profile_template());
-  CHECK(t.size() == 32);  // every key (profiles/README-gpus.md lists 32); the loader is strict
+  CHECK(t.size() == 33);  // every key (profiles/README-gpus.md lists 33); the loader is strict
   CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"),
                     Catch::Matchers::StartsWith("my-gpu.json: /memory_bytes: "));
   t["name"] = "My GPU";
@@ -326,6 +326,9 @@ TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   // a profile written from the template before boost_clock_mhz existed still loads (no clock: no dequant term)
   t.erase("boost_clock_mhz");
   CHECK_FALSE(io::gpu_from_json(t, "my-gpu", "my-gpu.json").boost_clock_mhz.has_value());
+  // and before dies existed (not stated: one die to the model)
+  t.erase("dies");
+  CHECK_FALSE(io::gpu_from_json(t, "my-gpu", "my-gpu.json").dies.has_value());
   t.erase("sm_count");
   CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"), Catch::Matchers::StartsWith("my-gpu.json: /sm_count: missing key"));
 }

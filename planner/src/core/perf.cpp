@@ -26,6 +26,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"compute_eff", &C::compute_eff, "fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach"},
       {"compute_eff_fp8", &C::compute_eff_fp8, "fraction of the dense fp8 tensor peak fp8 GEMMs reach"},
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches"},
+      {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)"},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
@@ -348,8 +349,13 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
 
   // LPDDR unified memory: the GPU reaches a smaller share of the datasheet bandwidth than on HBM or GDDR
   const bool lpddr = s.gpu.device_class == "apple" || s.gpu.device_class == "unified" || s.gpu.device_class == "embedded";
-  m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * (lpddr ? c.unified_bw_eff : 1.0);
-  m->bandwidth_basis = gb_s(static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s)) + (lpddr ? " x unified " + num(c.unified_bw_eff, 2) : "");
+  // and split over dies (Apple Ultra: two Max dies, each with half the memory controllers, over UltraFusion), less again
+  const bool die_link = lpddr && s.gpu.dies.value_or(1) > 1;
+  m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * (lpddr ? c.unified_bw_eff : 1.0) *
+                 (die_link ? c.die_link_bw_eff : 1.0);
+  m->bandwidth_basis = gb_s(static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s)) +
+                       (lpddr ? " x unified " + num(c.unified_bw_eff, 2) : "") +
+                       (die_link ? " x " + std::to_string(*s.gpu.dies) + " dies " + num(c.die_link_bw_eff, 2) : "");
   // the linear layers run at the fp8 tensor rate for fp8 W8A8 weights, else at the bf16/fp16 rate; attention at
   // bf16/fp16. GPUs without bf16 tensor cores (Volta, Turing) have only the fp16 rate: a bf16 model runs there as fp16.
   const std::optional<double> half = s.gpu.bf16_dense_tflops ? s.gpu.bf16_dense_tflops : s.gpu.fp16_dense_tflops;

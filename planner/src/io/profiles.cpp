@@ -29,7 +29,7 @@ const std::vector<std::string> kGpuKeys = {
     "unified_memory", "memory_bytes", "memory_bytes_kind", "memory_source", "cuda_total_bytes", "nvml_total_bytes",
     "datasheet_memory_gb", "ecc_default_on", "ecc_mode", "memory_bandwidth_bytes_per_s", "bf16_dense_tflops",
     "fp16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "compute_source", "sm_count",
-    "boost_clock_mhz", "l2_bytes", "interconnect", "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s",
+    "boost_clock_mhz", "l2_bytes", "dies", "interconnect", "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s",
     "interconnect_source", "notes"};
 
 const std::vector<std::string> kMemoryKinds = {"cuda_reported", "nvml_reported", "datasheet", "derived",
@@ -89,7 +89,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   }
   // keys added after profiles were first written may be absent (read as null): a profile made from an older
   // template still loads
-  static const std::vector<std::string> kLaterKeys = {"boost_clock_mhz"};
+  static const std::vector<std::string> kLaterKeys = {"boost_clock_mhz", "dies"};
   for (const auto& k : kGpuKeys)
     if (!j.contains(k) && std::find(kLaterKeys.begin(), kLaterKeys.end(), k) == kLaterKeys.end())
       v.fail(k, "missing key", "every GPU profile lists all keys (null where unknown)");
@@ -121,6 +121,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   g.sm_count = v.opt_int("sm_count", 1, 1 << 20);
   g.boost_clock_mhz = v.opt_int("boost_clock_mhz", 1, 100000);
   g.l2_bytes = v.opt_int("l2_bytes", 1, kMaxBytes);
+  g.dies = v.opt_int("dies", 1, 64);
   g.notes = v.string_or("notes", "");
   g.device_class = one_of(v, "device_class", kDeviceClasses);
   if (!j["unified_memory"].is_boolean()) v.fail("unified_memory", "expected true or false");
@@ -182,6 +183,7 @@ std::string gpu_profile_template() {
   t["sm_count"] = nullptr;
   t["boost_clock_mhz"] = nullptr;
   t["l2_bytes"] = nullptr;
+  t["dies"] = nullptr;
   t["interconnect"] = "";
   t["interconnect_generation"] = "";
   t["interconnect_bytes_per_s"] = 0;

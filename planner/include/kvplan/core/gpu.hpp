@@ -35,6 +35,8 @@ struct GpuSpec {
   std::optional<i64> boost_clock_mhz;   // the vendor's boost (or maximum graphics) clock; with sm_count, the
                                         // dequantising kernels' ALU rate (the perf model's `dequant` term)
   std::optional<i64> l2_bytes;
+  std::optional<i64> dies;              // dies the GPU's cores and memory controllers span, where the model uses it
+                                        // (Apple Ultra: two Max dies joined by UltraFusion); null: not stated
   std::string notes;
 
   // What kind of device this is and how its memory is shared.

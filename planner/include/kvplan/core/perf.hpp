@@ -29,6 +29,7 @@ struct PerfCoefficients {
   double compute_eff = 0.708;       // fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach
   double compute_eff_fp8 = 0.477;   // fraction of the dense fp8 tensor peak fp8 W8A8 GEMMs reach
   double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
+  double die_link_bw_eff = 0.868;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
   double dequant_per_sm_cycle = 12.5;
