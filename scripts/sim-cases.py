@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Serving simulator against published load tests (tests/data/sim/cases.json).
 
-  scripts/sim-cases.py [--kvplan build/release/kvplan] [--only ID_SUBSTRING] [--json OUT.json]
+  scripts/sim-cases.py [--kvplan build/release/kvplan] [--only ID_SUBSTRING] [--json OUT.json] [--coefficients FILE]
   scripts/sim-cases.py --fit-frontend
 
 --fit-frontend derives the performance-model coefficient frontend_s (the API server's share of TTFT,
@@ -48,11 +48,16 @@ def lookup(results, key):
     return v
 
 
-def simulate(kvplan, case, extra=()):
+# performance-model coefficients every run takes (--coefficients FILE: a --perf-coefficients JSON object)
+COEFFICIENTS = {}
+
+
+def simulate(kvplan, case, extra=None):
     # a relative path (configs/..., traces/..., ../perf/configs/...) is relative to tests/data/sim
     args = [os.path.join(DATA, a) if a.endswith((".json", ".csv")) and not os.path.isabs(a) else a
             for a in case["args"]]
-    cmd = [kvplan, "simulate"] + args + ["--format", "json"] + list(extra)
+    coeffs = dict(COEFFICIENTS, **(extra or {}))
+    cmd = [kvplan, "simulate"] + args + ["--format", "json"] + (["--perf-coefficients", json.dumps(coeffs)] if coeffs else [])
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"kvplan exited {p.returncode}: {p.stderr.strip()}")
@@ -93,7 +98,7 @@ def fit_frontend(kvplan, cases):
         key = "ttft_ms.p50" if "ttft_ms.p50" in case["measured"] else "ttft_ms.mean"
         if key not in case["measured"]:
             continue
-        sim = lookup(simulate(kvplan, case, ["--perf-coefficients", '{"frontend_s": 0}']), key)
+        sim = lookup(simulate(kvplan, case, {"frontend_s": 0}), key)
         pub = case["measured"][key]
         gaps.append((pub - sim) / 1000)
         print(f"| {case['id']} | {key} | {pub:.2f} | {sim:.2f} | {pub - sim:.2f} |")
@@ -126,7 +131,10 @@ def main():
     ap.add_argument("--only", help="run the cases whose id contains this")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--fit-frontend", action="store_true", help="derive frontend_s (see above) and stop")
+    ap.add_argument("--coefficients", help="a --perf-coefficients JSON file every run takes (e.g. a perf-cases.py --fit result)")
     a = ap.parse_args()
+    if a.coefficients:
+        COEFFICIENTS.update(json.load(open(a.coefficients)))
     if not os.access(a.kvplan, os.X_OK):
         sys.exit(f"sim-cases.py: {a.kvplan}: no kvplan executable there; build it (cmake --preset release && "
                  "cmake --build build/release) or give --kvplan PATH")
