@@ -122,10 +122,14 @@ def defaults_of(kvplan):
                                      capture_output=True, text=True).stdout)["results"]["performance"]["coefficients"]
 
 
-def moved_by(kvplan, cases, coeffs):
-    """Per coefficient in FIT: the cases whose prediction moves by more than 0.1% when it is raised by 10%."""
-    base = {k: coeffs.get(k, v) for k, v in defaults_of(kvplan).items() if k in FIT}
-    ref = {c["id"]: p for c, p, _ in errors(kvplan, cases, base)}
+def moved_by(kvplan, cases, coeffs, base_rows=None):
+    """Per coefficient in FIT: the cases whose prediction moves by more than 0.1% when it is raised by 10%
+    (base_rows: errors() at coeffs, when the caller has them)."""
+    base = dict(coeffs)
+    for k, v in defaults_of(kvplan).items():
+        if k in FIT:
+            base.setdefault(k, v)
+    ref = {c["id"]: p for c, p, _ in (base_rows if base_rows is not None else errors(kvplan, cases, base))}
     out = {}
     for k in FIT:
         trial = dict(base)
@@ -157,14 +161,14 @@ def main():
     # moderate-concurrency closed loops interleave prefills with decode steps: kvplan simulate's cases, not a static step
     static = [c for c in cases if c["regime"] != "moderate"]
     coeffs = json.load(open(a.coefficients)) if a.coefficients else {}
-    if a.explain:
-        explain(a.kvplan, static, coeffs)
-        return
     if a.fit_only:
         unknown = [k for k in a.fit_only.split(",") if k not in FIT]
         if unknown:
             sys.exit(f"--fit-only: {', '.join(unknown)} not among the fitted coefficients ({', '.join(FIT)})")
         FIT[:] = a.fit_only.split(",")
+    if a.explain:
+        explain(a.kvplan, static, coeffs)
+        return
     if a.fit:
         # start from the built-in defaults, as kvplan prints them in results.performance.coefficients
         base = dict(coeffs)
@@ -173,11 +177,12 @@ def main():
             base.setdefault(k, defaults.get(k))
         start = dict(base)
         # no coefficient is fitted to fewer than two cases: those it does not move keep their value
-        fit = [k for k, moved in moved_by(a.kvplan, static, base).items() if len(moved) >= 2]
+        base_rows = errors(a.kvplan, static, base)
+        fit = [k for k, moved in moved_by(a.kvplan, static, base, base_rows).items() if len(moved) >= 2]
         for k in FIT:
             if k not in fit:
                 print(f"{k}: moves fewer than two cases, kept at {base[k]:.4g}", file=sys.stderr)
-        best = loss(errors(a.kvplan, static, base), base, start)
+        best = loss(base_rows, base, start)
         for step in (1.25, 1.06):
             improved = True
             while improved:
