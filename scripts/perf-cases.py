@@ -122,13 +122,18 @@ def defaults_of(kvplan):
                                      capture_output=True, text=True).stdout)["results"]["performance"]["coefficients"]
 
 
-def moved_by(kvplan, cases, coeffs, base_rows=None):
-    """Per coefficient in FIT: the cases whose prediction moves by more than 0.1% when it is raised by 10%
-    (base_rows: errors() at coeffs, when the caller has them)."""
+def with_defaults(kvplan, coeffs):
+    """coeffs, with the built-in value of every coefficient in FIT it does not name."""
     base = dict(coeffs)
     for k, v in defaults_of(kvplan).items():
         if k in FIT:
             base.setdefault(k, v)
+    return base
+
+
+def moved_by(kvplan, cases, base, base_rows=None):
+    """Per coefficient in FIT: the cases whose prediction moves by more than 0.1% when it is raised by 10% from
+    base (every FIT coefficient set: with_defaults; base_rows: errors() at base, when the caller has them)."""
     ref = {c["id"]: p for c, p, _ in (base_rows if base_rows is not None else errors(kvplan, cases, base))}
     out = {}
     for k in FIT:
@@ -141,7 +146,7 @@ def moved_by(kvplan, cases, coeffs, base_rows=None):
 def explain(kvplan, cases, coeffs):
     print("| coefficient | cases it moves | regimes |")
     print("|---|---:|---|")
-    for k, moved in moved_by(kvplan, cases, coeffs).items():
+    for k, moved in moved_by(kvplan, cases, with_defaults(kvplan, coeffs)).items():
         print(f"| {k} | {len(moved)} | {', '.join(sorted({c['regime'] for c in moved}))} |")
 
 
@@ -171,10 +176,7 @@ def main():
         return
     if a.fit:
         # start from the built-in defaults, as kvplan prints them in results.performance.coefficients
-        base = dict(coeffs)
-        defaults = defaults_of(a.kvplan)
-        for k in FIT:
-            base.setdefault(k, defaults.get(k))
+        base = with_defaults(a.kvplan, coeffs)
         start = dict(base)
         # no coefficient is fitted to fewer than two cases: those it does not move keep their value
         base_rows = errors(a.kvplan, static, base)
