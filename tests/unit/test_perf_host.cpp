@@ -277,3 +277,17 @@ TEST_CASE("perf-coefficients may be written inline as a JSON object", "[perf][cl
   CHECK(bad.out.empty());
   CHECK(bad.err == "kvplan: error: --perf-coefficients: /kv_ef: unknown coefficient; see docs/performance-model.md for the names\n");
 }
+
+TEST_CASE("perf-coefficients refuses a share of a peak above 1, as --bw-efficiency does", "[perf][cli]") {
+  // every *_eff is a share of a peak (bandwidth, TFLOP/s, link): 1.2 would read faster than the memory can
+  for (const char* key : {"kv_eff", "weight_eff_ggml", "compute_eff_fp8", "link_eff", "die_link_bw_eff"}) {
+    const auto bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", std::string("{\"") + key + "\": 1.2}"});
+    CHECK(bad.exit == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err == std::string("kvplan: error: --perf-coefficients: /") + key +
+                         ": 1.2 is more than the whole peak; give a share of the peak between 0 and 1 (0.8 for 80%)\n");
+  }
+  // exactly the whole peak is allowed, and a time or a rate above 1 is not a share
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"kv_eff": 1})"}).exit == 0);
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"dequant_per_sm_cycle": 20})"}).exit == 0);
+}

@@ -73,6 +73,7 @@ struct PerfCoefficientField {
   double PerfCoefficients::*member;
   const char* meaning;
   bool zero_allowed = false;  // 0 is meaningful (an absent time, or a rate whose 0 turns its term off); the rest divide or scale
+  bool share = false;         // a share of a peak (bandwidth, TFLOP/s, link): at most 1, as --bw-efficiency
 };
 const std::vector<PerfCoefficientField>& perf_coefficient_fields();
 
