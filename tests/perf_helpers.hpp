@@ -25,6 +25,7 @@ inline kvplan::PerfParams hand_params() {
   c.eager_kernel_s = 10e-6;
   c.kernel_llamacpp_s = 2e-6;
   c.metal_kernel_s = 20e-6;
+  c.moe_layer_s = 50e-6;
   c.step_vllm_s = 100e-6;
   c.step_vllm_v0_s = 1e-3;
   c.step_llamacpp_s = 100e-6;

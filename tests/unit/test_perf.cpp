@@ -161,6 +161,28 @@ TEST_CASE("MoE decode reads only the experts a batch touches", "[perf][moe]") {
   CHECK(one.weight_bytes_read < 0.2 * many.weight_bytes_read);
 }
 
+TEST_CASE("the serving engines' fused-MoE path adds a fixed time per MoE layer that fades as a batch touches every expert", "[perf][moe]") {
+  // Qwen3-30B-A3B: 48 MoE layers, 8 of 128 experts per token; moe_layer_s 50 us (hand_params)
+  const Planner p = planner("qwen3-30b-a3b", "h100-sxm");
+  const PerfResult one = estimate_perf(p, 100, 0, 1, hand_params());
+  // batch 1 touches 8 / 128 of the experts: 48 x 50 us x (1 - 0.0625) = 2.25 ms
+  CHECK(term(one.decode_terms, "moe_layers") == Approx(48 * 50e-6 * (1 - 8.0 / 128)));
+  CHECK(find_term(one.decode_terms, "moe_layers")->basis.find("48 MoE layers x 50 us x (1 - 0.0625") != std::string::npos);
+  // batch 64 touches 1 - (1 - 8/128)^64 of them (98.4%): the term all but vanishes
+  const PerfResult many = estimate_perf(p, 100, 0, 64, hand_params());
+  CHECK(term(many.decode_terms, "moe_layers") == Approx(48 * 50e-6 * std::pow(1 - 8.0 / 128, 64)));
+  // it adds to the step like the launches; without it the step is that much shorter
+  PerfParams none = hand_params();
+  none.coefficients.moe_layer_s = 0;
+  const PerfResult zero = estimate_perf(p, 100, 0, 1, none);
+  CHECK(term(zero.decode_terms, "moe_layers") == -1);
+  CHECK(one.tpot_s - zero.tpot_s == Approx(48 * 50e-6 * (1 - 8.0 / 128)));
+  // llama.cpp's mul_mat_id path and dense models have no such term
+  PlanSpec s = kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(EngineKind::llamacpp));
+  CHECK(term(estimate_perf(Planner(s), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+  CHECK(term(estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+}
+
 TEST_CASE("the simulator's step model is the plan's decode step", "[perf]") {
   const Planner p = planner("llama-3.1-70b", "h100-sxm", Parallel{4, 2, 1, 1});
   const PerfParams pp = hand_params();

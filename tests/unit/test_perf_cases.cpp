@@ -58,6 +58,7 @@ TEST_CASE("published measurements within the floor: no regime loses a case", "[p
       {"tp", {0.10, 31}},
       {"prefill", {0.10, 7}},
       {"large-batch", {0.20, 10}},
+      {"moe", {0.10, 16}},
   };
   std::map<std::string, int> within, total;
 #ifdef KVPLAN_SANITIZED

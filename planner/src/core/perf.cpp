@@ -32,6 +32,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
       {"metal_kernel_s", &C::metal_kernel_s, "seconds per kernel on an Apple GPU (Metal dispatch), any engine"},
+      {"moe_layer_s", &C::moe_layer_s, "vLLM, SGLang, TensorRT-LLM: fixed time per MoE layer per step (routing, token sort, grouped-GEMM latency)", true},
       {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
       {"step_vllm_v0_s", &C::step_vllm_v0_s, "vLLM V0 (< 0.10) per-step overhead"},
       {"step_sglang_s", &C::step_sglang_s, "SGLang per-step overhead"},
@@ -116,6 +117,7 @@ struct StepTimeModel::Impl {
   std::string peak_basis, attn_peak_basis, bandwidth_basis;
   i64 layers = 0, kernels = 0;
   double kernel_s = 0, prefill_kernel_s = 0, step_overhead = 0;
+  double moe_layer_s = 0;             // the serving engines' fixed time per MoE layer (0: llama.cpp, other engines)
   std::string launch_basis, prefill_launch_basis = " (prefill: eager)";
   i64 tp = 1, pp = 1, ep = 1, hidden = 0;
   double act_bytes = 2;
@@ -144,7 +146,7 @@ struct StepTimeModel::Impl {
   // terms add their bases on top (terms()).
   struct Work {
     double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0, dq_elems = 0;
-    double t_w = 0, t_kv = 0, t_lin = 0, t_dq = 0, t_attn = 0, t_launch = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
+    double t_w = 0, t_kv = 0, t_lin = 0, t_dq = 0, t_attn = 0, t_launch = 0, t_moe = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
     double act_msg = 0, ep_vol = 0, launch_s = 0;
     double host_bytes = 0, host_kv_bytes = 0, pcie_bytes = 0, uploads = 0;  // host memory reads, PCIe crossings
     double t_host_w = 0, t_host_kv = 0, t_pcie = 0;
@@ -154,7 +156,7 @@ struct StepTimeModel::Impl {
     // so do the CPU's part of the layers (host weights and KV) and weights crossing PCIe
     double host() const { return t_host_w + t_host_kv + t_pcie; }
     double linear() const { return std::max({t_w, t_lin, t_dq}); }
-    double stage() const { return linear() + std::max(t_kv, t_attn) + t_launch + t_engine + t_ar + t_ep + t_pp + host(); }
+    double stage() const { return linear() + std::max(t_kv, t_attn) + t_launch + t_moe + t_engine + t_ar + t_ep + t_pp + host(); }
   };
 
   double all_reduce_s(double bytes) const;
@@ -232,6 +234,9 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   // kernel launches (steps that prefill run eagerly) and the engine's own time
   w.launch_s = b.prefill_tokens > 0 ? prefill_kernel_s : kernel_s;
   w.t_launch = static_cast<double>(kernels) * w.launch_s;
+  // the fused-MoE path's fixed time per layer, in full while the step's tokens touch few of the experts (each grouped
+  // GEMM then streams a few narrow slices, latency-bound); it fades as they touch them all (a long bandwidth-bound read)
+  w.t_moe = static_cast<double>(moe_layers) * moe_layer_s * (1.0 - w.touched);
   w.t_engine = step_overhead;
   // tensor-parallel all-reduce: two per layer (attention output, MLP output) of tokens x hidden activations
   w.act_msg = w.tokens * static_cast<double>(hidden) * act_bytes;
@@ -265,6 +270,10 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
                  num(w.attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
   out.push_back({"kernel_launches", w.t_launch,
                  std::to_string(kernels) + " kernels x " + num(w.launch_s * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? prefill_launch_basis : launch_basis)});
+  if (w.t_moe > 0)
+    out.push_back({"moe_layers", w.t_moe,
+                   std::to_string(moe_layers) + " MoE layers x " + num(moe_layer_s * 1e6, 3) + " us x (1 - " + num(w.touched, 3) +
+                       " of the experts touched) (routing, token sort, grouped-GEMM latency)"});
   out.push_back({"engine_step", w.t_engine, "per-step scheduler, input preparation and sampling"});
   if (tp > 1)
     out.push_back({"tp_all_reduce", w.t_ar,
@@ -412,6 +421,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->launch_basis = s.engine.enforce_eager ? " (eager)" : llamacpp ? " (llama.cpp CUDA graphs)" : " (CUDA graphs)";
   }
 
+  // the serving engines' fused-MoE path: a fixed time per MoE layer on top of its kernels' launches. llama.cpp's
+  // mul_mat_id and the generic engines are priced by their launches and reads alone (their MoE cases fit without it).
+  if (!llamacpp && s.engine.kind != EngineKind::generic) m->moe_layer_s = c.moe_layer_s;
+
   // collectives
   m->tp = s.parallel.tp;
   m->pp = s.parallel.pp;
@@ -503,7 +516,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   r.memory_time_s = w.t_w + w.t_kv + w.host();
   r.compute_time_s = std::max(w.t_lin, w.t_dq) + w.t_attn;
   r.comm_time_s = w.t_ar + w.t_ep + w.t_pp;
-  r.overhead_time_s = w.t_launch + w.t_engine;
+  r.overhead_time_s = w.t_launch + w.t_moe + w.t_engine;
   r.decode_step_s = w.stage();
   r.weight_bytes_read = w.q_bytes + w.d_bytes;  // the figures behind the terms
   r.host_weight_bytes_read = w.host_bytes + w.pcie_bytes;
