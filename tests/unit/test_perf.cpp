@@ -177,10 +177,36 @@ TEST_CASE("the serving engines' fused-MoE path adds a fixed time per MoE layer t
   const PerfResult zero = estimate_perf(p, 100, 0, 1, none);
   CHECK(term(zero.decode_terms, "moe_layers") == -1);
   CHECK(one.tpot_s - zero.tpot_s == Approx(48 * 50e-6 * (1 - 8.0 / 128)));
-  // llama.cpp's mul_mat_id path and dense models have no such term
-  PlanSpec s = kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(EngineKind::llamacpp));
-  CHECK(term(estimate_perf(Planner(s), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+  // it is a fixed time, so the deployment's overhead holds it
+  CHECK(one.overhead_time_s - zero.overhead_time_s == Approx(48 * 50e-6 * (1 - 8.0 / 128)));
+  // SGLang and TensorRT-LLM have it too; llama.cpp's mul_mat_id path, the generic engines and dense models do not
+  for (const EngineKind k : {EngineKind::sglang, EngineKind::trtllm}) {
+    const Planner q(kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(k)));
+    CHECK(term(estimate_perf(q, 100, 0, 1, hand_params()).decode_terms, "moe_layers") == Approx(48 * 50e-6 * (1 - 8.0 / 128)));
+  }
+  for (const EngineKind k : {EngineKind::llamacpp, EngineKind::generic}) {
+    const Planner q(kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(k)));
+    CHECK(term(estimate_perf(q, 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+  }
   CHECK(term(estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+}
+
+TEST_CASE("expert parallelism leaves the share of the experts a step touches at the model's k / E", "[perf][moe]") {
+  // Mixtral 8x7B (8 experts, top 2) at TP4 x EP4: each rank holds 2 experts, each hit by a token with probability
+  // 2/8, so at batch 1 a rank reads a quarter of its routed bytes (on average half an expert) and the MoE term keeps
+  // 1 - 2/8 of its time (with the rank's own 2 experts and top-2 the share would be 1: every expert read, no term)
+  PlanSpec s = kvtest::spec("mixtral-8x7b", "h100-sxm", kvtest::engine(EngineKind::vllm));
+  s.parallel = Parallel{4, 1, 1, 4};
+  const Planner ep4(s);
+  const PerfResult r = estimate_perf(ep4, 100, 0, 1, hand_params());
+  CHECK(term(r.decode_terms, "moe_layers") == Approx(32 * 50e-6 * (1 - 2.0 / 8)));
+  CHECK(find_term(r.decode_terms, "weights")->basis.find("routed experts x 0.25 touched") != std::string::npos);
+  // the rank's routed bytes: 32 layers x 2 experts x 3 x 4096 x 14336 x 2 B; a quarter of them read per step
+  double dense = 0;
+  for (const auto& part : count_params(ep4.rank_model()).parts)
+    if (part.name != "routed_experts" && part.name != "embedding") dense += static_cast<double>(part_weight_bytes(ep4.rank_model(), part));
+  const double routed = 32.0 * 2 * 3 * 4096 * 14336 * 2;
+  CHECK(r.weight_bytes_read == Approx(dense + routed * 0.25));
 }
 
 TEST_CASE("the simulator's step model is the plan's decode step", "[perf]") {

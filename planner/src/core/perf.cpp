@@ -313,7 +313,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const double scale = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency / c.weight_eff_dense : 1.0;
   // llama.cpp reads f16 / bf16 / f32 tensors through its own mat-vec kernels too (ggml-cuda mmv, the Metal
   // kernel_mul_mv_f16 family), not cuBLAS GEMMs: at decode they stream at its block types' efficiency
-  m->dense_eff = (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale;
+  m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale);
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale);
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : c.kv_eff;
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
@@ -342,10 +342,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     }
   }
   m->routed_quant_fraction = m->routed_bytes > 0 ? routed_quant / m->routed_bytes : 0;
-  for (const Layer& l : rank.layers)
+  for (const Layer& l : rank.layers) m->moe_layers += l.mlp == MlpKind::moe;
+  // the share of the experts a step touches is the model's, E and k before expert parallelism splits them: each of
+  // a rank's E / ep experts is hit with probability 1 - (1 - k/E)^T whatever ep is (the rank's own k would be min(k, E / ep))
+  for (const Layer& l : s.model.layers)
     if (l.mlp == MlpKind::moe) {
-      if (m->experts == 0) { m->experts = l.experts; m->experts_active = l.experts_active; }
-      ++m->moe_layers;
+      m->experts = l.experts;
+      m->experts_active = l.experts_active;
+      break;
     }
   m->active_params = static_cast<double>(pc.active);
   for (const Layer& l : rank.layers) {
@@ -421,9 +425,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->launch_basis = s.engine.enforce_eager ? " (eager)" : llamacpp ? " (llama.cpp CUDA graphs)" : " (CUDA graphs)";
   }
 
-  // the serving engines' fused-MoE path: a fixed time per MoE layer on top of its kernels' launches. llama.cpp's
-  // mul_mat_id and the generic engines are priced by their launches and reads alone (their MoE cases fit without it).
-  if (!llamacpp && s.engine.kind != EngineKind::generic) m->moe_layer_s = c.moe_layer_s;
+  // the serving engines' fused-MoE path on CUDA / ROCm GPUs: a fixed time per MoE layer on top of its kernels'
+  // launches (fitted on NVIDIA cases). llama.cpp's mul_mat_id is priced by its launches and reads alone (its MoE cases
+  // on the DGX Spark and the RTX PRO 6000 fit without it); the generic engines and Apple GPUs have no MoE case: left out.
+  if (!llamacpp && s.engine.kind != EngineKind::generic && s.gpu.vendor != "apple") m->moe_layer_s = c.moe_layer_s;
 
   // collectives
   m->tp = s.parallel.tp;

@@ -141,7 +141,7 @@ struct PerfResult {
   double decode_flops = 0;
   double memory_time_s = 0, compute_time_s = 0;
   double comm_time_s = 0;        // tensor-parallel all-reduce + expert all-to-all + pipeline hand-off per token
-  double overhead_time_s = 0;    // kernel launches + engine step overhead
+  double overhead_time_s = 0;    // kernel launches + the MoE layers' fixed time + engine step overhead
   double decode_step_s = 0;      // one stage
   double tpot_s = 0;             // time per output token (all pipeline stages)
   double decode_tokens_per_s_per_gpu = 0;
