@@ -189,6 +189,11 @@ TEST_CASE("the serving engines' fused-MoE path adds a fixed time per MoE layer t
     CHECK(term(estimate_perf(q, 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
   }
   CHECK(term(estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+  // nor MXFP4 experts (gpt-oss: another MoE kernel path in every serving engine), whatever the engine
+  CHECK(term(estimate_perf(planner("gpt-oss-20b", "h100-sxm"), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
+  PlanSpec bf = kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(EngineKind::vllm));
+  apply_weight_format(bf.model, "mxfp4", "test");
+  CHECK(term(estimate_perf(Planner(bf), 100, 0, 1, hand_params()).decode_terms, "moe_layers") == -1);
 }
 
 TEST_CASE("expert parallelism leaves the share of the experts a step touches at the model's k / E", "[perf][moe]") {

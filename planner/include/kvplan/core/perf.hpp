@@ -44,7 +44,7 @@ struct PerfCoefficients {
   // the serving engines' fused-MoE path (vLLM, SGLang, TensorRT-LLM), per MoE layer per step: routing (top-k), the
   // sort of tokens by expert and the grouped GEMMs' latency when each expert's slice is small (a few tokens, narrow
   // experts), beyond the kernel launches and the weight read (docs/performance-model.md "MoE layers")
-  double moe_layer_s = 53.0e-6;
+  double moe_layer_s = 56.2e-6;
   // engine per-step overhead (scheduler, input preparation, sampling, detokenisation)
   double step_vllm_s = 0.000293;      // vLLM V1 (>= 0.10)
   double step_vllm_v0_s = 0.000970;   // vLLM V0 (< 0.10)
