@@ -332,6 +332,13 @@ TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml effic
   CHECK(term(c.decode_terms, "kernel_launches") == Approx(292 * 2e-6));
   CHECK(term(c.decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.4)));
   CHECK(find_term(c.decode_terms, "kernel_launches")->basis.find("(llama.cpp CUDA graphs)") != std::string::npos);
+  // --bw-efficiency 0.9 scales ggml by 0.9 / dense 0.5: 0.4 x 1.8 = 0.72; with ggml at 0.8 that would be 1.44, and a
+  // share of the bandwidth stops at the whole of it
+  PerfParams bw = hp;
+  bw.bandwidth_efficiency = 0.9;
+  CHECK(term(estimate_perf(Planner(cuda), 1000, 0, 1, bw).decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.72)));
+  bw.coefficients.weight_eff_ggml = 0.8;
+  CHECK(term(estimate_perf(Planner(cuda), 1000, 0, 1, bw).decode_terms, "weights") == Approx(kLlama8bRead / kH100));
   // prefill ubatches launch eagerly (10 us)
   const PerfResult cp = estimate_perf(Planner(cuda), 0, 512, 1, hp);
   CHECK(term(cp.prefill_terms, "kernel_launches") == Approx(292 * 10e-6));

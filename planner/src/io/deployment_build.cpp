@@ -149,12 +149,13 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
     const auto& f = perf_coefficient_fields();
     const auto hit = std::find_if(f.begin(), f.end(), [&](const PerfCoefficientField& x) { return it.key() == x.name; });
     if (hit == f.end()) throw InputError(src, "/" + it.key() + ": unknown coefficient", "see docs/performance-model.md for the names");
-    if (!it.value().is_number() || !(it.value().get<double>() > 0 || (hit->zero_allowed && it.value().get<double>() == 0)))
+    const double v = it.value().is_number() ? it.value().get<double>() : -1.0;
+    if (!(v > 0 || (hit->zero_allowed && v == 0)))
       throw InputError(src, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
-    if (hit->share && it.value().get<double>() > 1)
+    if (hit->share && v > 1)
       throw InputError(src, "/" + it.key() + ": " + it.value().dump() + " is more than the whole peak",
                        "give a share of the peak between 0 and 1 (0.8 for 80%)");
-    d.perf.coefficients.*(hit->member) = it.value().get<double>();
+    d.perf.coefficients.*(hit->member) = v;
   }
 }
 
