@@ -209,7 +209,9 @@ void run_plan(const PlanArgs& a, Globals& g) {
     std::cout << render(gt, fmt) << "\n";
   }
   std::cout << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);
-  for (const auto& n : r.notes) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
+  // the model's own notes (config reading, the engine's dtype and KV cache dtype resolution), then the engine's
+  for (const auto* notes : {&p.spec().model.notes, &r.notes})
+    for (const auto& n : *notes) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
 }
 
 }  // namespace

@@ -778,3 +778,49 @@ TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's 
   // every rank holds all 128 heads' attention projections: more weights than at TP 8
   CHECK(term(on["results"], "weights") > term(off["results"], "weights"));
 }
+
+TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype from the versions that read it", "[front-doors][kv-dtype]") {
+  // An NVIDIA ModelOpt export: config.json without quantization_config and hf_quant_config.json beside it, as
+  // nvidia/Llama-3.1-8B-Instruct-FP8 ships ({"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}).
+  // vLLM's block of 16 tokens holds, per layer, 16 x 8 KV heads x 128 x (K + V) x the element size: 65,536 B in
+  // bf16, 32,768 B in fp8. vLLM follows the checkpoint from v0.14.0 (#30785), SGLang from v0.5.3 (#10336),
+  // TensorRT-LLM always.
+  namespace fs = std::filesystem;
+  const fs::path dir = kvtest::temp_dir("modelopt-kv");
+  fs::copy_file(std::string(KVPLAN_TEST_DATA) + "/configs/llama-3.1-8b.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "hf_quant_config.json")
+      << R"({"producer": {"name": "modelopt", "version": "0.15.1"},
+             "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}})";
+  auto plan = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run r = kvplan(args);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out);
+  };
+  const json v14 = plan({"--engine", "vllm@0.14.0"});
+  CHECK(v14["inputs"]["k_cache_type"] == "fp8_e4m3");
+  CHECK(v14["results"]["engine"]["page_bytes_per_layer"] == 16 * 8 * 128 * 2 * 1);
+  const json v13 = plan({"--engine", "vllm@0.13.0"});
+  CHECK(v13["inputs"]["k_cache_type"] == "bf16");
+  CHECK(v13["results"]["engine"]["page_bytes_per_layer"] == 16 * 8 * 128 * 2 * 2);
+  // an explicit --kv-cache-dtype wins over the checkpoint
+  CHECK(plan({"--engine", "vllm", "--kv-cache-dtype", "bfloat16"})["inputs"]["k_cache_type"] == "bf16");
+  CHECK(plan({"--engine", "sglang@0.5.2"})["inputs"]["k_cache_type"] == "bf16");
+  CHECK(plan({"--engine", "sglang@0.5.3"})["inputs"]["k_cache_type"] == "fp8_e4m3");
+  CHECK(plan({"--engine", "trtllm"})["inputs"]["k_cache_type"] == "fp8_e4m3");
+  // the weights are read as FP8 from the same file: 1 B per linear weight, as --weight-format fp8 gives
+  const json flag = json::parse(kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json",
+                                        "--engine", "vllm@0.13.0", "--weight-format", "fp8"}).out);
+  auto weights = [](const json& j) {
+    for (const auto& t : j["results"]["budget"])
+      if (t["term"] == "weights") return t["bytes"].get<long long>();
+    return -1LL;
+  };
+  CHECK(weights(v13) > 0);
+  CHECK(weights(v13) == weights(flag));
+  // the table says why
+  const Run table = kvplan({"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--engine", "vllm"});
+  CHECK(table.out.find("note: KV cache fp8_e4m3: the checkpoint declares a ModelOpt FP8") != std::string::npos);
+  fs::remove_all(dir);
+}

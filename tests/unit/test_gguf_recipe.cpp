@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
+#include "kvplan/core/deployment.hpp"
 #include "kvplan/core/gguf_recipe.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
@@ -258,4 +259,53 @@ TEST_CASE("quantization_config: ModelOpt FP8 / NVFP4 and compressed-tensors NVFP
   apply_weight_format(fp8, "fp8", "--weight-format");
   CHECK(bytes({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}}) == weight_bytes(fp8, count_params(fp8)).total);
   CHECK_THROWS_AS(bytes({{"quant_method", "modelopt"}, {"quant_algo", "W4A8_AWQ"}}), InputError);
+}
+
+TEST_CASE("quantization_config: the KV cache quantisation a ModelOpt checkpoint declares", "[weights][formats][kv-dtype]") {
+  // vLLM get_kv_cache_quant_algo_string / SGLang ModelOptFp8Config.from_config: kv_cache_scheme {type float,
+  // num_bits 8} first (config.json), else kv_cache_quant_algo, flat or under "quantization" (hf_quant_config.json)
+  std::ifstream in(std::string(KVPLAN_TEST_DATA) + "/configs/llama-3.1-8b.json");
+  const nlohmann::json base = nlohmann::json::parse(in);
+  auto kv = [&](const nlohmann::json& qc) {
+    nlohmann::json j = base;
+    j["quantization_config"] = qc;
+    return io::model_from_hf_config(j, "config.json", "x").quant.checkpoint_kv;
+  };
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}}).empty());
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}}) == "FP8");
+  CHECK(kv({{"quant_method", "modelopt"}, {"quantization", {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", "fp8"}}}}) == "FP8");
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", "NVFP4"}}) == "NVFP4");
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_quant_algo", nullptr}}).empty());
+  const nlohmann::json fp8_scheme = {{"dynamic", false}, {"num_bits", 8}, {"type", "float"}};
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"kv_cache_scheme", fp8_scheme}}) == "FP8");
+  // a scheme that is not static 8-bit float is none, even beside a kv_cache_quant_algo (the scheme is read first)
+  nlohmann::json dynamic = fp8_scheme;
+  dynamic["dynamic"] = true;
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_scheme", dynamic}, {"kv_cache_quant_algo", "FP8"}}).empty());
+  nlohmann::json four = fp8_scheme;
+  four["num_bits"] = 4;
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_scheme", four}}).empty());
+  // an unknown algorithm is none (the engines fall back to the model dtype)
+  CHECK(kv({{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"kv_cache_quant_algo", "INT8"}}).empty());
+  // the rule per engine and version
+  WeightQuant q;
+  q.checkpoint_kv = "FP8";
+  EngineSettings e;
+  auto at = [&](EngineKind k, const std::string& v) {
+    e.kind = k;
+    e.version = v;
+    return checkpoint_kv_format(q, e);
+  };
+  CHECK(at(EngineKind::vllm, "0.13.0") == std::nullopt);
+  CHECK(at(EngineKind::vllm, "0.14.0") == ElemFormat::fp8_e4m3);
+  CHECK(at(EngineKind::vllm, "") == ElemFormat::fp8_e4m3);  // no version: the newest
+  CHECK(at(EngineKind::sglang, "0.5.2") == std::nullopt);
+  CHECK(at(EngineKind::sglang, "0.5.3") == ElemFormat::fp8_e4m3);
+  CHECK(at(EngineKind::trtllm, "0.21.0") == ElemFormat::fp8_e4m3);
+  CHECK(at(EngineKind::llamacpp, "") == std::nullopt);
+  // NVFP4 KV: only TensorRT-LLM maps it (vLLM's map has fp8 alone; SGLang checks for "FP8")
+  q.checkpoint_kv = "NVFP4";
+  CHECK(at(EngineKind::trtllm, "") == ElemFormat::nvfp4);
+  CHECK(at(EngineKind::vllm, "") == std::nullopt);
+  CHECK(at(EngineKind::sglang, "") == std::nullopt);
 }

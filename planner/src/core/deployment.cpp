@@ -54,6 +54,24 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key) {
                      "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
 }
 
+std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const EngineSettings& e) {
+  if (q.checkpoint_kv.empty()) return std::nullopt;
+  const bool fp8 = q.checkpoint_kv == "FP8";
+  auto from = [&](const char* first) { return e.version.empty() || compare_versions(e.version, first) >= 0; };
+  switch (e.kind) {
+    // TensorRT-LLM reads kv_cache_quant_algo into its QuantConfig and sizes an FP8 or NVFP4 cache under
+    // kv_cache_config dtype "auto" (ModelLoader._update_from_hf_quant_config; tests/unittest/llmapi)
+    case EngineKind::trtllm: return fp8 ? ElemFormat::fp8_e4m3 : ElemFormat::nvfp4;
+    // SGLang ModelRunner.configure_kv_cache_dtype: "auto" and kv_cache_quant_algo FP8 -> float8_e4m3fn, anything
+    // else the model dtype; from #10336 (2025-09-15), first in v0.5.3
+    case EngineKind::sglang: return fp8 && from("0.5.3") ? std::optional<ElemFormat>(ElemFormat::fp8_e4m3) : std::nullopt;
+    // vLLM resolve_kv_cache_dtype_string: MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP has fp8 -> fp8_e4m3 only; #29980,
+    // reverted (#30653) and landed again as #30785 in the week to 2025-12-19, after v0.13.0's branch: v0.14.0 on
+    case EngineKind::vllm: return fp8 && from("0.14.0") ? std::optional<ElemFormat>(ElemFormat::fp8_e4m3) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 PlanSpec plan_spec(const DeploymentSpec& d) {
   PlanSpec s;
   s.model = d.model;
@@ -72,8 +90,15 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
     s.draft = d.draft;
     s.draft->dtype = dtype;
   }
-  // KV "auto": the dtype the engine computes in; llama.cpp caches f16 unless -ctk/-ctv say otherwise
-  const ElemFormat kv_default = d.engine.kind == EngineKind::llamacpp ? ElemFormat::f16 : dtype;
+  // KV "auto": the dtype the engine computes in; llama.cpp caches f16 unless -ctk/-ctv say otherwise; a ModelOpt
+  // checkpoint's own KV quantisation where the engine follows it
+  ElemFormat kv_default = d.engine.kind == EngineKind::llamacpp ? ElemFormat::f16 : dtype;
+  if (const auto ckpt = checkpoint_kv_format(d.model.quant, d.engine); ckpt && !d.k_format && !d.v_format) {
+    kv_default = *ckpt;
+    s.model.notes.push_back("KV cache " + std::string(format_info(*ckpt).name) + ": the checkpoint declares a ModelOpt " +
+                            d.model.quant.checkpoint_kv + ", which " + engine_name(d.engine.kind) +
+                            " follows under --kv-cache-dtype auto (give --kv-cache-dtype to choose another)");
+  }
   s.kv.k_format = d.k_format.value_or(kv_default);
   s.kv.v_format = d.v_format.value_or(kv_default);
   s.kv.state_format = d.state_format.value_or(dtype);

@@ -765,6 +765,28 @@ struct Reader {
   }
 };
 
+// The KV cache quantisation a ModelOpt config declares, as the engines read it (vLLM torch_utils.py
+// get_kv_cache_quant_algo_string; SGLang modelopt_quant.py ModelOptFp8Config / ModelOptFp4Config.from_config): a
+// kv_cache_scheme {type float, num_bits 8} (config.json, ModelOpt >= 0.29) first, else kv_cache_quant_algo, at the
+// top of quantization_config or under "quantization" (hf_quant_config.json). "FP8", "NVFP4" or empty; a scheme of
+// other bits or a dynamic one is none (the engines fall back to the model dtype).
+std::string modelopt_kv(const JsonView& q, const JsonView& src) {
+  for (const JsonView* v : {&src, &q}) {
+    if (auto scheme = v->object("kv_cache_scheme")) {
+      const bool fp8 = scheme->string_or("type", "") == "float" && scheme->int_or("num_bits", 0, 0, 64) == 8 &&
+                       !scheme->bool_or("dynamic", false);
+      return fp8 ? "FP8" : "";
+    }
+  }
+  for (const JsonView* v : {&src, &q}) {
+    if (!v->has("kv_cache_quant_algo")) continue;
+    std::string algo = v->string_or("kv_cache_quant_algo", "");
+    for (auto& c : algo) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return algo == "FP8" || algo == "NVFP4" ? algo : "";
+  }
+  return "";
+}
+
 // quantization_config -> effective bits on linear layers.
 WeightQuant read_quant(const JsonView& q) {
   WeightQuant w;
@@ -829,6 +851,7 @@ WeightQuant read_quant(const JsonView& q) {
     }
     for (const auto& s : src.string_list("exclude_modules"))
       if (s.find("self_attn") != std::string::npos || s.find("attn") != std::string::npos) w.attention_quantised = false;
+    w.checkpoint_kv = modelopt_kv(q, src);
   } else if (w.method == "bitsandbytes") {
     if (q.bool_or("load_in_4bit", false)) {
       // NF4/FP4 blocks of 64 with an absmax each: f32 (32 bits), or 8 bits with double quantisation

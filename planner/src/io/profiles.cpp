@@ -359,6 +359,24 @@ void merge_json(json& target, const json& patch) {
   for (auto it = patch.begin(); it != patch.end(); ++it) merge_json(target[it.key()], it.value());
 }
 
+// A ModelOpt checkpoint exported before ModelOpt wrote its quantization_config into config.json keeps it in
+// hf_quant_config.json beside it ({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8",
+// "kv_cache_quant_algo": "FP8", ...}}); the engines read that file when config.json has none (TensorRT-LLM
+// ModelLoader._update_from_hf_quant_config; vLLM and SGLang for quantization "modelopt"). It becomes the
+// quantization_config read_quant reads, under "quantization" as the file nests it.
+void adopt_hf_quant_config(json& config, const std::string& config_path) {
+  namespace fs = std::filesystem;
+  if (!config.is_object() || config.contains("quantization_config")) return;
+  if (config.contains("text_config") && config["text_config"].is_object() && config["text_config"].contains("quantization_config")) return;
+  std::error_code ec;
+  const fs::path beside = fs::path(config_path).parent_path() / "hf_quant_config.json";
+  if (!fs::is_regular_file(beside, ec)) return;
+  json q = parse_json_file(beside.string());
+  if (!q.is_object() || !q.contains("quantization")) return;
+  q["quant_method"] = "modelopt";
+  config["quantization_config"] = std::move(q);
+}
+
 }  // namespace
 
 ModelSpec Profiles::model(const std::string& arg, std::string* origin, const json* overrides) const {
@@ -390,7 +408,9 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     const std::string cached = find_in_hf_cache(arg, &looked);
     if (!cached.empty()) {
       if (origin) *origin = cached;
-      ModelSpec m = from_config(parse_json_file(cached), cached, arg);
+      json config = parse_json_file(cached);
+      adopt_hf_quant_config(config, cached);
+      ModelSpec m = from_config(std::move(config), cached, arg);
       apply_safetensors_weights(m, cached);
       return m;
     }
@@ -424,7 +444,9 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   }
   const std::string path = resolve_config_path(arg);
   if (origin) *origin = path;
-  ModelSpec m = from_config(parse_json_file(path), path, arg);
+  json config = parse_json_file(path);
+  adopt_hf_quant_config(config, path);
+  ModelSpec m = from_config(std::move(config), path, arg);
   apply_safetensors_weights(m, path);  // the snapshot's weight files, when they are beside the config
   return m;
 }

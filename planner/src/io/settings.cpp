@@ -200,7 +200,7 @@ std::vector<SettingDef> build_table() {
       .on(E::vllm, "--model").on(E::sglang, "--model-path|--model").on(E::trtllm, "--model_path")
       .on(E::llamacpp, "--model|--hf-repo|--model-url|--docker-repo")
       .env("LLAMA_ARG_MODEL|LLAMA_ARG_HF_REPO|LLAMA_ARG_MODEL_URL"));
-  r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype; f16, bf16, fp8, fp8_e5m2, q8_0, nvfp4 on vLLM and TensorRT-LLM, ...)")
+  r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype, or the FP8 cache a ModelOpt checkpoint declares where the engine version follows it; f16, bf16, fp8, fp8_e5m2, q8_0, nvfp4 on vLLM and TensorRT-LLM, ...)")
       .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
       .yaml("kv_cache_config.dtype").sweep());
   r.push_back(Row("cache_type_k", T::kv_format, "model", "K cache format (llama.cpp style: f16, q8_0, q4_0, ...)")

@@ -121,6 +121,10 @@ struct WeightQuant {
   // comes from its recipe (core/gguf_recipe.hpp); empty otherwise
   std::string gguf_recipe;
   std::string detail;           // e.g. "4-bit, group 128, f16 scale + 4-bit zero"
+  // the KV cache quantisation a ModelOpt checkpoint declares (kv_cache_quant_algo "FP8" / "NVFP4", or a
+  // kv_cache_scheme of 8-bit floats): "FP8", "NVFP4", or empty. Engines whose --kv-cache-dtype auto follows it
+  // are in plan_spec (core/deployment.cpp; docs/engine-rules.md "KV cache dtype auto")
+  std::string checkpoint_kv;
 };
 
 struct ModelSpec {
