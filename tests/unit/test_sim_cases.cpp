@@ -138,3 +138,9 @@ TEST_CASE("held-out load tests within the floor: vLLM 0.12 Qwen3-32B TP4 on H100
   // added 2026-12-03 after the simulator was set (docs/simulation.md "Held-out load tests"): TPOT -15%, TTFT +4%
   check_case("aic-h100-vllm012-qwen3-32b-1024x1024-c64-tp4");
 }
+
+TEST_CASE("held-out load tests within the floor: NIM 1.8.0 Llama-3.3-70B FP8 TP2 on H100 at concurrency 25", "[sim_cases]") {
+  // NVIDIA NIM benchmarking page, 5000 -> 500 tokens: 623.4 out tok/s, ITL 38.75 ms, TTFT 688.69 ms; within the
+  // floor with the FP8 KV cache of NIM's ModelOpt FP8 checkpoint (2026-12-03): throughput -10%, TPOT +12%, TTFT -31%
+  check_case("nim-1.8.0-llama33-70b-fp8-2xh100-5000x500-c25");
+}
