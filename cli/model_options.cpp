@@ -50,6 +50,12 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   if (!a.cache_type_k.empty()) o.k_format = kv_format("--cache-type-k", a.cache_type_k, m.dtype);
   if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v, m.dtype);
   if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype, m.dtype);
+  // no engine here: the model dtype, and a word on the KV cache the checkpoint declares (docs/engine-rules.md §9)
+  if (!m.quant.checkpoint_kv.empty() && a.kv_dtype.empty() && a.cache_type_k.empty() && a.cache_type_v.empty())
+    m.notes.push_back("the checkpoint declares a ModelOpt " + m.quant.checkpoint_kv +
+                      " KV cache, which TensorRT-LLM" + std::string(m.quant.checkpoint_kv == "FP8" ? ", vLLM >= 0.14 and SGLang >= 0.5.3" : "") +
+                      " use under --kv-cache-dtype auto; these figures are for " + std::string(format_info(o.k_format).name) +
+                      " (--kv-dtype " + (m.quant.checkpoint_kv == "FP8" ? "fp8" : "nvfp4") + " for theirs)");
 
   if (!a.weight_format.empty()) {
     apply_weight_format(m, a.weight_format, "--weight-format");

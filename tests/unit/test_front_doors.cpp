@@ -822,5 +822,9 @@ TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype fr
   // the table says why
   const Run table = kvplan({"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--engine", "vllm"});
   CHECK(table.out.find("note: KV cache fp8_e4m3: the checkpoint declares a ModelOpt FP8") != std::string::npos);
+  // kvplan kv has no engine: the model dtype, and a note naming the engines that would take FP8
+  const Run kv = kvplan({"kv", dir.string()});
+  REQUIRE(kv.exit == 0);
+  CHECK(kv.out.find("the checkpoint declares a ModelOpt FP8 KV cache") != std::string::npos);
   fs::remove_all(dir);
 }
