@@ -363,9 +363,15 @@ TEST_CASE("vLLM's MLA block size follows the MLA backend of the GPU", "[front-do
   };
   CHECK(block({"--gpu", "b200", "--engine", "vllm@0.10.0"}) == 16);
   CHECK(block({"--gpu", "b200", "--engine", "vllm@0.11.0"}) == 128);
-  CHECK(block({"--gpu", "a100-sxm-80gb", "--hf-overrides", "{\"index_topk\": 2048}"}) == 64);
-  CHECK(block({"--gpu", "b200", "--hf-overrides", "{\"index_topk\": 2048}"}) == 64);
-  CHECK(block({"--gpu", "a100-sxm-80gb", "--engine", "vllm@0.10.0", "--hf-overrides", "{\"index_topk\": 2048}"}) == 16);
+  const std::string dsa = R"({"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64})";
+  CHECK(block({"--gpu", "a100-sxm-80gb", "--hf-overrides", dsa}) == 64);
+  CHECK(block({"--gpu", "b200", "--hf-overrides", dsa}) == 64);
+  CHECK(block({"--gpu", "a100-sxm-80gb", "--engine", "vllm@0.10.0", "--hf-overrides", dsa}) == 16);
+  // a sparse-attention config without the indexer's shape is an error naming the field
+  const Run bad = kvplan({"plan", "deepseek-v3", "--tensor-parallel-size", "8", "--gpu", "h100", "--hf-overrides", "{\"index_topk\": 2048}"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find("index_head_dim: missing") != std::string::npos);
 }
 
 TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-doors]") {
@@ -827,4 +833,56 @@ TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype fr
   REQUIRE(kv.exit == 0);
   CHECK(kv.out.find("the checkpoint declares a ModelOpt FP8 KV cache") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front-doors][dsa]") {
+  // deepseek-v3.2 (61 layers, kv_lora_rank 512 + rope 64, index_head_dim 128, index_n_heads 64, index_topk 2048).
+  // The indexer key: 128 fp8 B + one fp32 scale per 128 = 132 B per token per layer, whatever the KV dtype.
+  auto plan = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run r = kvplan(args);
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out);
+  };
+  // kvplan kv: 61 x (576 x 2 B + 132 B)
+  const Run kv = kvplan({"kv", "deepseek-v3.2", "--context", "1000", "--format", "json"});
+  REQUIRE(kv.exit == 0);
+  CHECK(json::parse(kv.out)["results"]["kv_bytes_per_token"] == 61 * (576 * 2 + 132));
+  // vLLM: block 64 (FlashMLA-sparse); bf16 page 64 x (1152 + 132); fp8 is fp8_ds_mla, 64 x (656 + 132)
+  const json vb = plan({"--gpu", "h200", "--engine", "vllm"});
+  CHECK(vb["results"]["engine"]["block_size"] == 64);
+  CHECK(vb["results"]["engine"]["page_bytes_per_layer"] == 64 * (1152 + 132));
+  const json vf = plan({"--gpu", "h200", "--engine", "vllm", "--kv-cache-dtype", "fp8"});
+  CHECK(vf["results"]["engine"]["page_bytes_per_layer"] == 64 * (512 + 512 / 128 * 4 + 64 * 2 + 132));
+  // SGLang: cell = 61 x ((512 + 64) x elem + 132); auto is bf16 on Hopper and fp8_e4m3 on Blackwell (SM 10)
+  auto sglang = [&](const std::string& gpu) {
+    const Run r = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", gpu, "--engine", "sglang"});
+    REQUIRE(r.exit == 0);
+    return r.out;
+  };
+  const std::string hopper = sglang("h200"), blackwell = sglang("b200");
+  CHECK(hopper.find("KV bf16/bf16") != std::string::npos);
+  CHECK(hopper.find("78,324") != std::string::npos);  // 61 x (1152 + 132)
+  CHECK(blackwell.find("KV fp8_e4m3/fp8_e4m3") != std::string::npos);
+  CHECK(blackwell.find("43,188") != std::string::npos);  // 61 x (576 + 132)
+  // before #11309 (v0.5.3.post1) SGLang's cell left the indexer out: 61 x 1152 on Hopper
+  const Run before = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "sglang@0.5.3"});
+  REQUIRE(before.exit == 0);
+  CHECK(before.out.find("70,272") != std::string::npos);
+  // the indexer's weights: wq_b 1536 x 64 x 128, wk 7168 x 128, weights_proj 7168 x 64, k_norm 2 x 128 per layer
+  const Run v3 = kvplan({"kv", "deepseek-v3", "--context", "1", "--format", "json"});
+  const Run v32 = kvplan({"kv", "deepseek-v3.2", "--context", "1", "--format", "json"});
+  REQUIRE(v3.exit == 0);
+  REQUIRE(v32.exit == 0);
+  CHECK(json::parse(v32.out)["results"]["params_total"].get<long long>() - json::parse(v3.out)["results"]["params_total"].get<long long>() ==
+        61LL * (1536 * 64 * 128 + 7168 * 128 + 7168 * 64 + 2 * 128));
+  // decode reads every token's indexer key and the index_topk latents it picks: at 100,000 + 100 / 2 tokens of
+  // context, 61 x (132 x 100,050 + 1152 x 2048) B per step
+  const Run pr = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--gpu", "h200", "--engine", "vllm", "--concurrency", "1",
+                         "--prompt-tokens", "100000", "--output-tokens", "100", "--format", "json"});
+  REQUIRE(pr.exit == 0);
+  const json pf = json::parse(pr.out);
+  CHECK(pf["results"]["performance"]["kv_bytes_read_per_step"].get<double>() == Approx(61.0 * (132.0 * 100050 + 1152.0 * 2048)));
 }

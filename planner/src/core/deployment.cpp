@@ -2,6 +2,7 @@
 #include "kvplan/core/deployment.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace kvplan {
@@ -54,6 +55,31 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key) {
                      "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
 }
 
+// DeepSeek-V3.2 (DSA) per engine: the indexer key is cached beside the latent by vLLM, SGLang and TensorRT-LLM; not
+// by llama.cpp (its deepseek2 GGUF graph has no indexer). vLLM stores an fp8 latent as fp8_ds_mla, FlashMLA-sparse's
+// record: kv_lora_rank fp8 + an fp32 scale per 128 + the rope part in bf16 = 512 + 16 + 128 = 656 B
+// (MLAAttentionSpec.real_page_size_bytes; DeepseekV32ForCausalLM turns any fp8 cache dtype into fp8_ds_mla). SGLang
+// sizes its pool with the plain latent row (model_runner.py cell_size) though it stores the same 656-B record.
+static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSettings& e) {
+  const EngineKind engine = e.kind;
+  const bool fp8 = k_format == ElemFormat::fp8_e4m3 || k_format == ElemFormat::fp8_e5m2;
+  // SGLang sized its pool without the indexer until #11309 (2025-10-08, first in v0.5.3.post1)
+  const bool old_sglang = engine == EngineKind::sglang && !e.version.empty() && compare_versions(e.version, "0.5.3.post1") < 0;
+  i64 record = 0;
+  for (Layer& l : m.layers) {
+    if (l.kv != KvKind::mla_latent) continue;
+    if (engine == EngineKind::llamacpp || old_sglang) l.indexer_head_dim = 0;
+    if (engine == EngineKind::vllm && fp8)
+      record = l.mla_record_bytes = add(add(l.kv_lora_rank, mul(ceil_div(l.kv_lora_rank, 128), 4, "latent scales"), "fp8_ds_mla record"),
+                                        mul(l.qk_rope_head_dim, 2, "rope part"), "fp8_ds_mla record");
+  }
+  if (engine == EngineKind::llamacpp) m.notes.push_back("DeepSeek sparse attention: llama.cpp keeps no indexer key cache");
+  if (old_sglang) m.notes.push_back("DeepSeek NSA: SGLang before 0.5.3.post1 leaves the indexer key out of its cell size (#11309)");
+  if (record > 0)
+    m.notes.push_back("vLLM stores the fp8 latent as fp8_ds_mla: " + std::to_string(record) +
+                      " B per token per layer (fp8 latent + an fp32 scale per 128 + the rope part in bf16)");
+}
+
 std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const EngineSettings& e) {
   if (q.checkpoint_kv.empty()) return std::nullopt;
   const bool fp8 = q.checkpoint_kv == "FP8";
@@ -99,8 +125,16 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
                             d.model.quant.checkpoint_kv + ", which " + engine_name(d.engine.kind) +
                             " follows under --kv-cache-dtype auto (give --kv-cache-dtype to choose another)");
   }
+  // SGLang, DeepSeek NSA (V3.2) on Blackwell: "Setting KV cache dtype to fp8_e4m3 for DeepSeek NSA." under auto
+  // (server_args.py _handle_model_specific_adjustments: fp8_e4m3 if the compute capability's major >= 10)
+  if (d.engine.kind == EngineKind::sglang && d.model.sparse_mla && !d.k_format && !d.v_format &&
+      std::atoi(d.gpu.compute_capability.c_str()) >= 10) {
+    kv_default = ElemFormat::fp8_e4m3;
+    s.model.notes.push_back("KV cache fp8_e4m3: SGLang's DeepSeek NSA default on a GPU of compute capability 10 or more");
+  }
   s.kv.k_format = d.k_format.value_or(kv_default);
   s.kv.v_format = d.v_format.value_or(kv_default);
+  if (d.model.sparse_mla) sparse_mla_layout(s.model, s.kv.k_format, d.engine);
   s.kv.state_format = d.state_format.value_or(dtype);
   check_kv_format(d.engine.kind, s.kv.k_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_k" : "kv_cache_dtype");
   check_kv_format(d.engine.kind, s.kv.v_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_v" : "kv_cache_dtype");

@@ -292,6 +292,9 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
         e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, e.max_num_batched_tokens,
                                             e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp), e.spec.method, e.attention_dp);
       check_fraction(e.memory_fraction, "memory_fraction");
+      // DeepSeek NSA (V3.2): "Setting page size to 64 for DeepSeek NSA." (server_args.py
+      // _handle_model_specific_adjustments, v0.5.3 on; NSATokenToKVPool asserts page_size == 64)
+      if (e.block_size == 0 && mla && sparse_mla) e.block_size = 64;
       if (e.block_size == 0) e.block_size = 1;  // --page-size default 1
       // max_num_seqs 0: SGLang derives max_running_requests from the pool (Planner::build_sglang)
       break;

@@ -23,10 +23,21 @@ namespace {
 bool stores_kv(KvKind k) { return k != KvKind::ssm && k != KvKind::none; }
 }  // namespace
 
+i64 layer_indexer_bytes_per_token(const Layer& l) {
+  if (l.indexer_head_dim <= 0) return 0;
+  // fp8 values and an fp32 scale per 128 (vLLM deepseek_v2.py Indexer: head_dim + head_dim // quant_block_size * 4,
+  // uint8; SGLang NSATokenToKVPool index_k_with_scale_buffer; TensorRT-LLM DSACacheManager indexer K cache)
+  return add(l.indexer_head_dim, mul(ceil_div(l.indexer_head_dim, 128), 4, "indexer scales"), "indexer key bytes");
+}
+
 i64 layer_k_bytes_per_token(const Layer& l, ElemFormat f) {
   if (!stores_kv(l.kv)) return 0;
-  if (l.kv == KvKind::mla_latent)
-    return row_bytes(f, add(l.kv_lora_rank, l.qk_rope_head_dim), "MLA latent row (kv_lora_rank + qk_rope_head_dim)");
+  if (l.kv == KvKind::mla_latent) {
+    const i64 latent = l.mla_record_bytes > 0
+                           ? l.mla_record_bytes
+                           : row_bytes(f, add(l.kv_lora_rank, l.qk_rope_head_dim), "MLA latent row (kv_lora_rank + qk_rope_head_dim)");
+    return add(latent, layer_indexer_bytes_per_token(l), "MLA latent + indexer key bytes");
+  }
   return mul(l.kv_heads, row_bytes(f, l.k_head_dim, "K head row (head_dim)"), "K bytes per token");
 }
 
@@ -71,9 +82,12 @@ std::string bytes_word(ElemFormat f) {
 std::string describe(const KvGroup& g, const KvOptions& o) {
   const std::string n = std::to_string(g.layer_indices.size()) + " layers x ";
   switch (g.kind) {
-    case KvKind::mla_latent:
-      return n + "(" + std::to_string(g.k_elems_per_token) + " latent elems x " + bytes_word(o.k_format) +
-             ") = " + std::to_string(g.k_bytes_per_token) + " B/token/layer";
+    case KvKind::mla_latent: {
+      std::string latent = g.record_bytes > 0 ? std::to_string(g.record_bytes) + " B record (fp8_ds_mla)"
+                                              : "(" + std::to_string(g.k_elems_per_token) + " latent elems x " + bytes_word(o.k_format) + ")";
+      if (g.indexer_bytes > 0) latent += " + " + std::to_string(g.indexer_bytes) + " B indexer key (fp8 + fp32 scale per 128)";
+      return n + latent + " = " + std::to_string(g.k_bytes_per_token) + " B/token/layer";
+    }
     case KvKind::ssm:
       return n + "state " + std::to_string(g.state_bytes_per_layer) + " B/sequence/layer (" +
              std::string(format_info(o.state_format).name) + ")";
@@ -113,6 +127,8 @@ KvResult compute_kv(const ModelSpec& m, const KvOptions& o) {
       g.v_bytes_per_token = layer_v_bytes_per_token(l, o.v_format);
       if (l.kv == KvKind::mla_latent) {
         g.k_elems_per_token = l.kv_lora_rank + l.qk_rope_head_dim;
+        g.record_bytes = l.mla_record_bytes;
+        g.indexer_bytes = layer_indexer_bytes_per_token(l);
       } else if (stores_kv(l.kv)) {
         g.k_elems_per_token = mul(l.kv_heads, l.k_head_dim);
         g.v_elems_per_token = mul(l.kv_heads, l.v_head_dim);

@@ -52,6 +52,13 @@ void mla_params(const ModelSpec& m, const Layer& l, Acc& a) {
   vec = add(vec, l.kv_lora_rank);
   mat = add(mat, mul(l.kv_lora_rank, mul(l.q_heads, add(l.qk_nope_head_dim, l.v_head_dim))));
   mat = add(mat, mul(mul(l.q_heads, l.v_head_dim), h));
+  if (l.indexer_head_dim > 0) {
+    // DeepSeek-V3.2 lightning indexer (vLLM deepseek_v2.py Indexer): wq_b q_lora_rank x (index_n_heads x
+    // index_head_dim), wk hidden x index_head_dim, weights_proj hidden x index_n_heads, k_norm LayerNorm (weight + bias)
+    const i64 q_in = l.q_lora_rank > 0 ? l.q_lora_rank : h;
+    mat = add(mat, add(mul(q_in, mul(l.indexer_heads, l.indexer_head_dim)), add(mul(h, l.indexer_head_dim), mul(h, l.indexer_heads))));
+    vec = add(vec, mul(2, l.indexer_head_dim));
+  }
   a.attention.matrix = add(a.attention.matrix, mat);
   a.attention.vector = add(a.attention.vector, vec);
 }

@@ -40,7 +40,7 @@ const TypeRule kTypes[] = {
     {"gemma", Family::gemma},         {"gemma2", Family::gemma2},         {"gemma3", Family::gemma3},
     {"gemma3_text", Family::gemma3},  {"phi3", Family::phi3},             {"falcon", Family::falcon},
     {"gpt2", Family::gpt2},           {"gpt_neox", Family::gpt_neox},     {"gptj", Family::gptj},             {"gpt_bigcode", Family::gpt_bigcode},
-    {"deepseek_v2", Family::deepseek}, {"deepseek_v3", Family::deepseek}, {"kimi_k2", Family::deepseek},
+    {"deepseek_v2", Family::deepseek}, {"deepseek_v3", Family::deepseek}, {"deepseek_v32", Family::deepseek}, {"kimi_k2", Family::deepseek},
     {"gpt_oss", Family::gpt_oss},     {"llama4", Family::llama4},         {"llama4_text", Family::llama4},
     {"jamba", Family::jamba},         {"nemotron_h", Family::nemotron_h}, {"mamba", Family::mamba},
     {"falcon_mamba", Family::mamba},  {"mamba2", Family::mamba2},         {"mllama", Family::mllama},
@@ -517,9 +517,16 @@ struct Reader {
     const i64 first_dense = t.int_or("first_k_dense_replace", 0, 0, kMaxLayers);
     const i64 freq = t.int_or("moe_layer_freq", 1, 1, kMaxLayers);
     const bool score_bias = t.string_or("topk_method", "") == "noaux_tc";
+    // DeepSeek-V3.2 (modeling_deepseek_v32 / vLLM deepseek_v2.py Indexer): every layer's lightning indexer
+    const i64 index_dim = m.sparse_mla ? t.get_int("index_head_dim", 1, kMaxDim) : 0;
+    const i64 index_heads = m.sparse_mla ? t.get_int("index_n_heads", 1, kMaxHeads) : 0;
+    const i64 index_topk = m.sparse_mla ? t.get_int("index_topk", 1, kMaxTokens) : 0;
     for (i64 i = 0; i < layers; ++i) {
       Layer l;
       l.kv = KvKind::mla_latent;
+      l.indexer_head_dim = index_dim;
+      l.indexer_heads = index_heads;
+      l.indexer_topk = index_topk;
       l.mixer = Mixer::mla;
       l.q_heads = heads;
       l.kv_heads = 1;

@@ -24,6 +24,7 @@ struct KvGroup {
   i64 kv_heads = 0, k_head_dim = 0, v_head_dim = 0, window = 0;
   i64 k_elems_per_token = 0, v_elems_per_token = 0;  // per layer
   i64 k_bytes_per_token = 0, v_bytes_per_token = 0;  // per layer
+  i64 record_bytes = 0, indexer_bytes = 0;            // MLA: the engine's latent record (0: the row), DSA indexer key
   i64 tokens_held = 0;                                 // per sequence at the requested context
   i64 k_bytes = 0, v_bytes = 0;                        // whole group, one sequence
   i64 state_bytes_per_layer = 0;                       // ssm
@@ -43,8 +44,11 @@ struct KvResult {
   std::vector<KvGroup> groups;
 };
 
+/// DeepSeek-V3.2 indexer key bytes one token adds to one layer: index_head_dim + index_head_dim / 128 x 4 (0 without).
+i64 layer_indexer_bytes_per_token(const Layer& l);
 /// K bytes one token adds to one layer: kv_heads * row_bytes(k_format, k_head_dim);
-/// MLA latent: row_bytes(k_format, kv_lora_rank + qk_rope_head_dim); 0 for ssm/none.
+/// MLA latent: row_bytes(k_format, kv_lora_rank + qk_rope_head_dim), or the engine's record (mla_record_bytes), plus
+/// the DSA indexer key; 0 for ssm/none.
 i64 layer_k_bytes_per_token(const Layer& l, ElemFormat k_format);
 /// V bytes one token adds to one layer: kv_heads * row_bytes(v_format, v_head_dim); 0 for MLA latent.
 i64 layer_v_bytes_per_token(const Layer& l, ElemFormat v_format);

@@ -47,6 +47,12 @@ struct Layer {
   i64 kv_lora_rank = 0;
   i64 qk_nope_head_dim = 0;
   i64 qk_rope_head_dim = 0;
+  // DeepSeek-V3.2 sparse attention (DSA): the lightning indexer caches one key of indexer_head_dim per token per
+  // layer, as fp8 with an fp32 scale per 128 (index_head_dim + index_head_dim / 128 x 4 B, whatever the KV dtype)
+  i64 indexer_head_dim = 0;
+  i64 indexer_heads = 0;       // index_n_heads
+  i64 indexer_topk = 0;        // index_topk: the cached tokens each query's sparse attention reads
+  i64 mla_record_bytes = 0;    // > 0: the engine stores each latent as a record of this size (vLLM fp8_ds_mla: 656 B)
   // recurrent state (ssm): elements per sequence
   i64 conv_state_elems = 0;
   i64 ssm_state_elems = 0;
