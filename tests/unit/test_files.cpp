@@ -57,7 +57,7 @@ TEST_CASE("Hugging Face ids resolve through the local cache only", "[files][hf]"
   // not cached and no built-in of that name: an error that says where it looked
   CHECK_THROWS_WITH(profiles.model("acme/other"),
                     "model 'acme/other' not found in the local Hugging Face cache (looked in " + (hub / "models--acme--other").string() +
-                        "); download it (huggingface-cli download acme/other config.json), or give a config.json path or a built-in id");
+                        "); download it (huggingface-cli download acme/other config.json, with hf_quant_config.json for an NVIDIA ModelOpt export), or give a config.json path or a built-in id");
   // not cached but a built-in has the name: the profile, with a warning
   const ModelSpec b = profiles.model("meta-llama/Llama-3.1-8B-Instruct");
   REQUIRE(b.warnings.size() == 1);

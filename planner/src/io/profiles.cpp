@@ -431,7 +431,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
       return m;
     }
     throw InputError("", "model '" + arg + "' not found in the local Hugging Face cache (looked in " + looked + ")",
-                     "download it (huggingface-cli download " + arg + " config.json), or give a config.json path or a built-in id");
+                     "download it (huggingface-cli download " + arg + " config.json, with hf_quant_config.json for an NVIDIA ModelOpt export), or give a config.json path or a built-in id");
   }
   const bool looks_like_path = exists || arg.find('/') != std::string::npos || arg.find(".json") != std::string::npos;
   if (!looks_like_path) {
