@@ -871,6 +871,21 @@ TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front
   const Run before = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "sglang@0.5.3"});
   REQUIRE(before.exit == 0);
   CHECK(before.out.find("70,272") != std::string::npos);
+  // TensorRT-LLM DSACacheManager: tokens_per_block 64 (asserted), and the indexer key priced in the KV dtype:
+  // 61 x (576 + 132) elements x 2 B in bf16, x 1 B in fp8
+  auto trt = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "trtllm"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return kvplan(args);
+  };
+  const Run tb = trt({}), tf = trt({"--kv-cache-dtype", "fp8"}), tbad = trt({"--tokens-per-block", "32"});
+  REQUIRE(tb.exit == 0);
+  CHECK(tb.out.find("86,376") != std::string::npos);
+  CHECK(tb.out.find("x 64") != std::string::npos);
+  CHECK(tf.out.find("43,188") != std::string::npos);
+  CHECK(tbad.exit == 2);
+  CHECK(tbad.out.empty());
+  CHECK(tbad.err.find("tokens_per_block: 32 is not 64") != std::string::npos);
   // the indexer's weights: wq_b 1536 x 64 x 128, wk 7168 x 128, weights_proj 7168 x 64, k_norm 2 x 128 per layer
   const Run v3 = kvplan({"kv", "deepseek-v3", "--context", "1", "--format", "json"});
   const Run v32 = kvplan({"kv", "deepseek-v3.2", "--context", "1", "--format", "json"});

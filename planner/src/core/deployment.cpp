@@ -69,6 +69,11 @@ static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSet
   for (Layer& l : m.layers) {
     if (l.kv != KvKind::mla_latent) continue;
     if (engine == EngineKind::llamacpp || old_sglang) l.indexer_head_dim = 0;
+    // TensorRT-LLM DSACacheManager.get_cache_bytes_per_token: kv_factor 1 + (index_head_dim + scales) / (kv_lora_rank
+    // + rope) over the latent's elements, in the KV dtype: the 132-element indexer key priced at the KV element size
+    // (264 B in bf16; the pool it allocates is uint8)
+    if (engine == EngineKind::trtllm && l.indexer_head_dim > 0 && format_info(k_format).block_elems == 1)
+      l.indexer_record_bytes = row_bytes(k_format, layer_indexer_bytes_per_token(l), "indexer key priced in the KV dtype");
     if (engine == EngineKind::vllm && fp8)
       record = l.mla_record_bytes = add(add(l.kv_lora_rank, mul(ceil_div(l.kv_lora_rank, 128), 4, "latent scales"), "fp8_ds_mla record"),
                                         mul(l.qk_rope_head_dim, 2, "rope part"), "fp8_ds_mla record");

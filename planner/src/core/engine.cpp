@@ -302,6 +302,11 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     case EngineKind::trtllm:
       if (e.memory_fraction == 0) e.memory_fraction = rules.default_fraction;  // KvCacheConfig.free_gpu_memory_fraction
       check_fraction(e.memory_fraction, "memory_fraction");
+      // DeepSeek-V3.2 (DSA): DSACacheManager asserts "tokens_per_block must be set to 64 for DeepSeek v3.2"
+      if (mla && sparse_mla && e.block_size != 0 && e.block_size != 64)
+        throw InputError("tokens_per_block", std::to_string(e.block_size) + " is not 64, which TensorRT-LLM requires for DeepSeek-V3.2 (DSA)",
+                         "use 64 or leave it unset");
+      if (e.block_size == 0 && mla && sparse_mla) e.block_size = 64;
       if (e.block_size == 0) e.block_size = rules.tokens_per_block;  // tokens_per_block
       if (e.block_size < 1 || (e.block_size & (e.block_size - 1)) != 0)
         throw InputError("block_size", std::to_string(e.block_size) + " is not a power of two", "use 16, 32, 64 or 128");

@@ -53,6 +53,7 @@ struct Layer {
   i64 indexer_heads = 0;       // index_n_heads
   i64 indexer_topk = 0;        // index_topk: the cached tokens each query's sparse attention reads
   i64 mla_record_bytes = 0;    // > 0: the engine stores each latent as a record of this size (vLLM fp8_ds_mla: 656 B)
+  i64 indexer_record_bytes = 0;  // > 0: the engine prices the indexer key at this size (TensorRT-LLM: 132 x KV element)
   // recurrent state (ssm): elements per sequence
   i64 conv_state_elems = 0;
   i64 ssm_state_elems = 0;
