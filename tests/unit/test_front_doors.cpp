@@ -871,6 +871,17 @@ TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front
   const Run before = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "sglang@0.5.3"});
   REQUIRE(before.exit == 0);
   CHECK(before.out.find("70,272") != std::string::npos);
+  // 0.5.3 to 0.5.5: DP attention forced on with dp_size = tp_size (#13646 ended it in 0.5.6); 0.5.3 also forced
+  // mem_fraction_static 0.8
+  CHECK(before.out.find("8 attention groups of TP 1") != std::string::npos);
+  const Run mid = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "sglang@0.5.5"});
+  const Run now = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "sglang@0.5.6"});
+  CHECK(mid.out.find("8 attention groups of TP 1") != std::string::npos);
+  CHECK(now.out.find("attention groups") == std::string::npos);
+  const Run forced = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200",
+                             "--engine", "sglang@0.5.3", "--mem-fraction-static", "0.9", "--format", "json"});
+  REQUIRE(forced.exit == 0);
+  CHECK(json::parse(forced.out)["inputs"]["memory_fraction"] == 0.8);
   // TensorRT-LLM DSACacheManager: tokens_per_block 64 (asserted), and the indexer key priced in the KV dtype:
   // 61 x (576 + 132) elements x 2 B in bf16, x 1 B in fp8
   auto trt = [&](const std::vector<std::string>& extra) {
