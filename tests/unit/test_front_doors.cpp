@@ -856,6 +856,9 @@ TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front
   CHECK(vb["results"]["engine"]["page_bytes_per_layer"] == 64 * (1152 + 132));
   const json vf = plan({"--gpu", "h200", "--engine", "vllm", "--kv-cache-dtype", "fp8"});
   CHECK(vf["results"]["engine"]["page_bytes_per_layer"] == 64 * (512 + 512 / 128 * 4 + 64 * 2 + 132));
+  // vLLM's own spelling of that record is accepted
+  CHECK(plan({"--gpu", "h200", "--engine", "vllm", "--kv-cache-dtype", "fp8_ds_mla"})["results"]["engine"]["page_bytes_per_layer"] ==
+        vf["results"]["engine"]["page_bytes_per_layer"]);
   // SGLang: cell = 61 x ((512 + 64) x elem + 132); auto is bf16 on Hopper and fp8_e4m3 on Blackwell (SM 10)
   auto sglang = [&](const std::string& gpu) {
     const Run r = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", gpu, "--engine", "sglang"});

@@ -56,6 +56,9 @@ void check_engine_spellings(const SettingsBag& bag, EngineKind kind) {
 std::optional<ElemFormat> kv_format(const SettingsBag& bag, const std::string& key) {
   const auto t = bag.text(key);
   if (!t || *t == "auto") return std::nullopt;
+  // vLLM's CacheDType also lists fp8_inc (Intel Gaudi's e4m3) and fp8_ds_mla (DeepSeek-V3.2's FlashMLA-sparse record,
+  // which any fp8 becomes for that model): 1-B e4m3 elements (the record's size: core/deployment.cpp sparse_mla_layout)
+  if (*t == "fp8_inc" || *t == "fp8_ds_mla") return ElemFormat::fp8_e4m3;
   if (auto f = parse_format(*t)) return *f;
   bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names());
 }
