@@ -915,3 +915,22 @@ TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front
   const json pf = json::parse(pr.out);
   CHECK(pf["results"]["performance"]["kv_bytes_read_per_step"].get<double>() == Approx(61.0 * (132.0 * 100050 + 1152.0 * 2048)));
 }
+
+TEST_CASE("GLM-4.5-Air (glm4_moe): GQA KV and DeepSeek-style MoE counted by hand", "[front-doors][glm]") {
+  // 46 layers, 96 heads / 8 KV heads of 128, q/k/v biases (attention_bias), first layer dense (10,944), 45 MoE layers
+  // of 128 routed + 1 shared expert of 1,408 with a biased router, untied vocabulary 151,552 x 4,096
+  const Run r = kvplan({"kv", "glm-4.5-air", "--context", "1", "--format", "json"});
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out)["results"];
+  CHECK(j["kv_bytes_per_token"] == 46 * 8 * 128 * 2 * 2);
+  const long long emb = 151552LL * 4096 * 2;
+  const long long att = 4096LL * 96 * 128 + 2LL * 4096 * 8 * 128 + 96LL * 128 * 4096 + 96 * 128 + 2 * 8 * 128;
+  const long long norms = 46LL * 2 * 4096 + 4096;
+  const long long dense = 3LL * 4096 * 10944;
+  const long long moe = 45LL * (128LL * 3 * 4096 * 1408 + 3LL * 4096 * 1408 + 128LL * 4096 + 128);
+  CHECK(j["params_total"].get<long long>() == emb + 46 * att + norms + dense + moe);  // 106.85 B ("106B total")
+  // the MTP layer is counted only under MTP speculation, and vLLM can use it
+  const Run mtp = kvplan({"plan", "glm-4.5-air", "--gpu", "h200", "--tensor-parallel-size", "2", "--max-model-len", "32768",
+                          "--speculative-config", R"({"method": "mtp", "num_speculative_tokens": 1})"});
+  CHECK(mtp.exit == 0);
+}

@@ -22,7 +22,7 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
-  generic
+  glm4_moe, generic
 };
 
 struct TypeRule {
@@ -46,7 +46,7 @@ const TypeRule kTypes[] = {
     {"falcon_mamba", Family::mamba},  {"mamba2", Family::mamba2},         {"mllama", Family::mllama},
     {"mllama_text_model", Family::mllama}, {"llava", Family::llama},     {"llava_next", Family::llama},
     {"mistral3", Family::mistral},    {"qwen3_next", Family::qwen3_next}, {"cohere", Family::cohere},
-    {"cohere2", Family::cohere2},
+    {"cohere2", Family::cohere2},     {"glm4_moe", Family::glm4_moe},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -313,6 +313,14 @@ struct Reader {
     }
   }
 
+  // num_nextn_predict_layers: DeepSeek-V3-style MTP layers after the last one (weights counted only with MTP speculation)
+  void read_mtp() {
+    m.mtp_layers = t.int_or("num_nextn_predict_layers", 0, 0, kMaxLayers);
+    if (m.mtp_layers > 0)
+      m.notes.push_back("num_nextn_predict_layers = " + std::to_string(m.mtp_layers) +
+                        ": the MTP layer weights are counted only with MTP speculation (vLLM --speculative-config method mtp, SGLang NEXTN)");
+  }
+
   void moe_layer(Layer& l, i64 experts, i64 active, i64 expert_inter) {
     l.mlp = MlpKind::moe;
     l.experts = experts;
@@ -408,6 +416,7 @@ struct Reader {
       case Family::gpt_neox: read_neox(); break;
       case Family::gptj: read_neox(true); break;
       case Family::deepseek: read_deepseek(); break;
+      case Family::glm4_moe: read_glm4_moe(); break;
       case Family::gpt_oss: {
         llama_like(false);
         const i64 e = t.get_int("num_local_experts", 1, kMaxExperts);
@@ -545,10 +554,36 @@ struct Reader {
       }
       m.layers.push_back(l);
     }
-    m.mtp_layers = t.int_or("num_nextn_predict_layers", 0, 0, kMaxLayers);
-    if (m.mtp_layers > 0)
-      m.notes.push_back("num_nextn_predict_layers = " + std::to_string(m.mtp_layers) +
-                        ": the MTP layer weights are counted only with MTP speculation (vLLM --speculative-config method mtp, SGLang NEXTN)");
+    read_mtp();
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_glm4_moe (GLM-4.5 / 4.6): GQA attention with explicit head_dim, q/k/v biases when attention_bias (o_proj
+  // none), q/k RMSNorm when use_qk_norm; the first first_k_dense_replace layers dense MLPs of intermediate_size, the
+  // rest MoE (n_routed_experts of moe_intermediate_size, top num_experts_per_tok, n_shared_experts shared of the same
+  // width, a sigmoid router with an e_score_correction_bias) as in DeepSeek-V3; num_nextn_predict_layers MTP layers
+  void read_glm4_moe() {
+    read_attention();
+    need_inter();
+    const bool ab = t.bool_or("attention_bias", false);
+    const bool qk_norm = t.bool_or("use_qk_norm", false);
+    const i64 experts = t.get_int("n_routed_experts", 1, kMaxExperts);
+    const i64 active = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+    const i64 expert_inter = t.get_int("moe_intermediate_size", 1, kMaxDim);
+    const i64 shared = t.int_or("n_shared_experts", 0, 0, kMaxExperts);
+    const i64 first_dense = t.int_or("first_k_dense_replace", 0, 0, kMaxLayers);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qkv_bias = ab;
+      l.qk_norm = qk_norm;
+      if (i >= first_dense) {
+        moe_layer(l, experts, active, expert_inter);
+        l.shared_intermediate = mul(shared, expert_inter);
+        l.router_score_bias = true;
+      }
+      m.layers.push_back(l);
+    }
+    read_mtp();
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 
