@@ -303,7 +303,10 @@ ojson engine_json(const Planner& p) {
   if (!r.startup_ok && r.suggested_gpu_layers >= 0) j["suggested_gpu_layers"] = r.suggested_gpu_layers;
   if (r.host_weight_bytes > 0) j["host_weight_bytes"] = r.host_weight_bytes;
   if (r.spec_extra_tokens > 0) j["speculative_extra_tokens_per_request"] = r.spec_extra_tokens;
-  j["notes"] = r.notes;
+  // the model's notes (config reading, the engine's dtype and KV cache dtype resolution), then the engine's
+  std::vector<std::string> notes = p.spec().model.notes;
+  notes.insert(notes.end(), r.notes.begin(), r.notes.end());
+  j["notes"] = notes;
   return j;
 }
 

@@ -53,8 +53,8 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   // no engine here: the model dtype, and a word on the KV cache the checkpoint declares (docs/engine-rules.md §9)
   if (!m.quant.checkpoint_kv.empty() && a.kv_dtype.empty() && a.cache_type_k.empty() && a.cache_type_v.empty())
     m.notes.push_back("the checkpoint declares a ModelOpt " + m.quant.checkpoint_kv +
-                      " KV cache, which TensorRT-LLM" + std::string(m.quant.checkpoint_kv == "FP8" ? ", vLLM >= 0.14 and SGLang >= 0.5.3" : "") +
-                      " use under --kv-cache-dtype auto; these figures are for " + std::string(format_info(o.k_format).name) +
+                      " KV cache, which " + std::string(m.quant.checkpoint_kv == "FP8" ? "TensorRT-LLM, vLLM >= 0.14 and SGLang >= 0.5.3 use" : "TensorRT-LLM uses") +
+                      " under --kv-cache-dtype auto; these figures are for " + std::string(format_info(o.k_format).name) +
                       " (--kv-dtype " + (m.quant.checkpoint_kv == "FP8" ? "fp8" : "nvfp4") + " for theirs)");
 
   if (!a.weight_format.empty()) {

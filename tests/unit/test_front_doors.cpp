@@ -934,3 +934,75 @@ TEST_CASE("GLM-4.5-Air (glm4_moe): GQA KV and DeepSeek-style MoE counted by hand
                           "--speculative-config", R"({"method": "mtp", "num_speculative_tokens": 1})"});
   CHECK(mtp.exit == 0);
 }
+
+TEST_CASE("DeepSeek-V3.2 edge paths: an MTP draft, old SGLang, llama.cpp, vLLM spellings, other ModelOpt algorithms", "[front-doors][dsa]") {
+  auto run = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "plan");
+    return kvplan(args);
+  };
+  // the MTP draft layer takes the same layout as the target's: one vLLM group of 61 + 1 layers of 64 x (656 + 132)
+  const Run mtp = run({"deepseek-v3.2", "--tensor-parallel-size", "8", "--gpu", "h200", "--engine", "vllm", "--kv-cache-dtype", "fp8",
+                       "--max-model-len", "32768", "--speculative-config", R"({"method": "mtp", "num_speculative_tokens": 1})", "--format", "json"});
+  REQUIRE(mtp.exit == 0);
+  const json me = json::parse(mtp.out)["results"]["engine"];
+  CHECK(me["kv_cache_groups"] == 1);
+  CHECK(me["layers_per_group"] == 62);
+  CHECK(me["page_bytes_per_layer"] == 64 * (656 + 132));
+  // SGLang 0.5.3 leaves the indexer out of its cell, not out of the model: the weights are 0.5.3.post1's
+  auto weights = [&](const std::string& engine) {
+    const Run r = run({"deepseek-v3.2", "--tensor-parallel-size", "8", "--gpu", "h200", "--engine", engine, "--max-model-len", "32768", "--format", "json"});
+    REQUIRE(r.exit == 0);
+    const json parsed = json::parse(r.out);
+    for (const auto& t : parsed["results"]["budget"])
+      if (t["term"] == "weights") return t["bytes"].get<long long>();
+    return -1LL;
+  };
+  CHECK(weights("sglang@0.5.3") == weights("sglang@0.5.3.post1"));
+  // the SGLang DP-attention rule follows each point's TP (here 4), and JSON carries the model's notes
+  const Run tp4 = run({"deepseek-v3.2", "--tensor-parallel-size", "4", "--gpu", "b200", "--engine", "sglang@0.5.5", "--max-model-len", "32768", "--format", "json"});
+  REQUIRE(!tp4.out.empty());  // exit 1: 4 B200s do not hold the weights; the plan is printed all the same
+  bool dp_note = false;
+  const json tp4_json = json::parse(tp4.out);
+  for (const auto& n : tp4_json["results"]["engine"]["notes"]) dp_note = dp_note || n.get<std::string>().find("4 attention groups of one GPU") != std::string::npos;
+  CHECK(dp_note);
+  // llama.cpp caches no indexer key: a note says so
+  const Run lc = run({"deepseek-v3.2", "--gpu", "h200", "--gpu-count", "8", "--engine", "llama.cpp", "--ctx-size", "8192"});
+  CHECK(lc.out.find("llama.cpp keeps no indexer key cache") != std::string::npos);
+  // vLLM's own spellings: not for other engines, and fp8_ds_mla only for sparse MLA
+  const Run inc = run({"deepseek-v3.2", "--tensor-parallel-size", "8", "--gpu", "h200", "--engine", "sglang", "--kv-cache-dtype", "fp8_inc"});
+  CHECK(inc.exit == 2);
+  CHECK(inc.err.find("'fp8_inc' is a vLLM spelling") != std::string::npos);
+  const Run dsm = run({"llama-3.1-8b", "--gpu", "h100", "--kv-cache-dtype", "fp8_ds_mla"});
+  CHECK(dsm.exit == 2);
+  CHECK(dsm.err.find("has no index_topk") != std::string::npos);
+}
+
+TEST_CASE("hf_quant_config.json with an algorithm kvplan does not read keeps the weights and carries the KV cache", "[front-doors][kv-dtype]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = kvtest::temp_dir("modelopt-other");
+  fs::copy_file(std::string(KVPLAN_TEST_DATA) + "/configs/llama-3.1-8b.json", dir / "config.json", fs::copy_options::overwrite_existing);
+  auto plan = [&](const std::string& quant) {
+    std::ofstream(dir / "hf_quant_config.json") << quant;
+    return kvplan({"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--format", "json"});
+  };
+  const Run base = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"});
+  auto weights = [](const Run& r) {
+    const json parsed = json::parse(r.out);
+    for (const auto& t : parsed["results"]["budget"])
+      if (t["term"] == "weights") return t["bytes"].get<long long>();
+    return -1LL;
+  };
+  // W4A8_AWQ: one warning naming the file, weights in the model dtype, the FP8 KV cache carried
+  const Run awq = plan(R"({"quantization": {"quant_algo": "W4A8_AWQ", "kv_cache_quant_algo": "FP8"}})");
+  REQUIRE(awq.exit == 0);
+  CHECK(awq.err.find("hf_quant_config.json: quant_algo W4A8_AWQ is not read") != std::string::npos);
+  CHECK(json::parse(awq.out)["inputs"]["k_cache_type"] == "fp8_e4m3");
+  CHECK(weights(awq) == weights(base));
+  // a KV-only export (quant_algo null): bf16 weights, fp8 KV, no warning
+  const Run kvonly = plan(R"({"quantization": {"quant_algo": null, "kv_cache_quant_algo": "FP8"}})");
+  REQUIRE(kvonly.exit == 0);
+  CHECK(kvonly.err.empty());
+  CHECK(json::parse(kvonly.out)["inputs"]["k_cache_type"] == "fp8_e4m3");
+  CHECK(weights(kvonly) == weights(base));
+  fs::remove_all(dir);
+}

@@ -60,7 +60,7 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key) {
 // record: kv_lora_rank fp8 + an fp32 scale per 128 + the rope part in bf16 = 512 + 16 + 128 = 656 B
 // (MLAAttentionSpec.real_page_size_bytes; DeepseekV32ForCausalLM turns any fp8 cache dtype into fp8_ds_mla). SGLang
 // sizes its pool with the plain latent row (model_runner.py cell_size) though it stores the same 656-B record.
-static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSettings& e) {
+static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSettings& e, bool notes) {
   const EngineKind engine = e.kind;
   const bool fp8 = k_format == ElemFormat::fp8_e4m3 || k_format == ElemFormat::fp8_e5m2;
   // SGLang sized its pool without the indexer until #11309 (2025-10-08, first in v0.5.3.post1)
@@ -68,16 +68,18 @@ static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSet
   i64 record = 0;
   for (Layer& l : m.layers) {
     if (l.kv != KvKind::mla_latent) continue;
-    if (engine == EngineKind::llamacpp || old_sglang) l.indexer_head_dim = 0;
+    if (engine == EngineKind::llamacpp || old_sglang) l.indexer_priced = false;  // the indexer weights stay
+    if (engine == EngineKind::llamacpp) l.sparse_decode = false;
     // TensorRT-LLM DSACacheManager.get_cache_bytes_per_token: kv_factor 1 + (index_head_dim + scales) / (kv_lora_rank
     // + rope) over the latent's elements, in the KV dtype: the 132-element indexer key priced at the KV element size
     // (264 B in bf16; the pool it allocates is uint8)
     if (engine == EngineKind::trtllm && l.indexer_head_dim > 0 && format_info(k_format).block_elems == 1)
-      l.indexer_record_bytes = row_bytes(k_format, layer_indexer_bytes_per_token(l), "indexer key priced in the KV dtype");
+      l.indexer_record_bytes = row_bytes(k_format, layer_indexer_key_bytes(l), "indexer key priced in the KV dtype");
     if (engine == EngineKind::vllm && fp8)
       record = l.mla_record_bytes = add(add(l.kv_lora_rank, mul(ceil_div(l.kv_lora_rank, 128), 4, "latent scales"), "fp8_ds_mla record"),
                                         mul(l.qk_rope_head_dim, 2, "rope part"), "fp8_ds_mla record");
   }
+  if (!notes) return;
   if (engine == EngineKind::llamacpp) m.notes.push_back("DeepSeek sparse attention: llama.cpp keeps no indexer key cache");
   if (old_sglang) m.notes.push_back("DeepSeek NSA: SGLang before 0.5.3.post1 leaves the indexer key out of its cell size (#11309)");
   if (record > 0)
@@ -139,7 +141,8 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   }
   s.kv.k_format = d.k_format.value_or(kv_default);
   s.kv.v_format = d.v_format.value_or(kv_default);
-  if (d.model.sparse_mla) sparse_mla_layout(s.model, s.kv.k_format, d.engine);
+  if (d.model.sparse_mla) sparse_mla_layout(s.model, s.kv.k_format, d.engine, true);
+  if (s.draft && s.draft->sparse_mla) sparse_mla_layout(*s.draft, s.kv.k_format, d.engine, false);  // an MTP draft of V3.2
   s.kv.state_format = d.state_format.value_or(dtype);
   check_kv_format(d.engine.kind, s.kv.k_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_k" : "kv_cache_dtype");
   check_kv_format(d.engine.kind, s.kv.v_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_v" : "kv_cache_dtype");
@@ -155,6 +158,23 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   const i64 gpu_mem = d.overrides.gpu_memory.value_or(d.gpu.memory_bytes);
   EngineSettings e = d.engine;
   if (d.max_model_len_auto) e.max_model_len = 0;
+  // SGLang and DeepSeek NSA (V3.2), server_args.py _handle_model_specific_adjustments: from 0.5.3 to #13646
+  // (2025-11-30, first in 0.5.6) "DP attention is enabled for DeepSeek NSA" with dp_size = tp_size, at this point's TP;
+  // 0.5.3 itself also set mem_fraction_static 0.8 ("Setting mem fraction static to 0.8 for DeepSeek NSA.", dropped in
+  // 0.5.3.post1), over any given
+  if (e.kind == EngineKind::sglang && d.model.sparse_mla && !e.version.empty() && compare_versions(e.version, "0.5.3") >= 0 &&
+      compare_versions(e.version, "0.5.6") < 0) {
+    if (e.attention_dp == 1 && d.parallel.tp > 1 && d.parallel.dp == 1) {
+      e.attention_dp = d.parallel.tp;
+      s.model.notes.push_back("SGLang " + e.version + " turns DP attention on for DeepSeek NSA with dp_size = tp_size (" +
+                              std::to_string(d.parallel.tp) + " attention groups of one GPU each)");
+    }
+    if (compare_versions(e.version, "0.5.3.post1") < 0) {
+      if (e.memory_fraction != 0 && e.memory_fraction != 0.8)
+        s.model.notes.push_back("SGLang 0.5.3 sets mem_fraction_static 0.8 for DeepSeek NSA, over the given " + std::to_string(e.memory_fraction).substr(0, 5));
+      e.memory_fraction = 0.8;
+    }
+  }
   const bool mla = std::any_of(d.model.layers.begin(), d.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; });
   // SGLang derives its context length by its own rule (get_context_length), not vLLM's
   const i64 model_context = e.kind == EngineKind::sglang && d.model.max_context_sglang > 0 ? d.model.max_context_sglang : d.model.max_context;

@@ -23,12 +23,17 @@ namespace {
 bool stores_kv(KvKind k) { return k != KvKind::ssm && k != KvKind::none; }
 }  // namespace
 
-i64 layer_indexer_bytes_per_token(const Layer& l) {
-  if (l.indexer_head_dim <= 0) return 0;
-  if (l.indexer_record_bytes > 0) return l.indexer_record_bytes;
+i64 layer_indexer_key_bytes(const Layer& l) {
+  if (l.kv != KvKind::mla_latent || l.indexer_head_dim <= 0) return 0;
   // fp8 values and an fp32 scale per 128 (vLLM deepseek_v2.py Indexer: head_dim + head_dim // quant_block_size * 4,
   // uint8; SGLang NSATokenToKVPool index_k_with_scale_buffer; TensorRT-LLM DSACacheManager indexer K cache)
-  return add(l.indexer_head_dim, mul(ceil_div(l.indexer_head_dim, 128), 4, "indexer scales"), "indexer key bytes");
+  return add(l.indexer_head_dim, mul(l.indexer_head_dim / 128, 4, "indexer scales"), "indexer key bytes");
+}
+
+i64 layer_indexer_bytes_per_token(const Layer& l) {
+  if (!l.indexer_priced) return 0;
+  if (l.indexer_record_bytes > 0 && layer_indexer_key_bytes(l) > 0) return l.indexer_record_bytes;
+  return layer_indexer_key_bytes(l);
 }
 
 i64 layer_k_bytes_per_token(const Layer& l, ElemFormat f) {

@@ -358,11 +358,13 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->attn_width += w;
     const i64 window = (l.kv == KvKind::sliding || l.kv == KvKind::chunked) ? l.window : 0;
     const i64 bytes = add(layer_k_bytes_per_token(l, s.kv.k_format), layer_v_bytes_per_token(l, s.kv.v_format), "KV bytes per token");
-    if (const i64 idx = layer_indexer_bytes_per_token(l); idx > 0 && l.indexer_topk > 0) {
-      // DeepSeek sparse attention: the indexer scores every cached token (its key read whole; one q.k per index
-      // head, half the 4 x width of attention's QK + PV), then attention reads the index_topk tokens it picked
-      m->kv_layers.push_back({static_cast<double>(bytes - idx), l.indexer_topk, w});
-      m->kv_layers.push_back({static_cast<double>(idx), 0, static_cast<double>(l.indexer_heads) * static_cast<double>(l.indexer_head_dim) / 2.0});
+    if (const i64 key = layer_indexer_key_bytes(l); key > 0 && l.indexer_topk > 0 && l.sparse_decode) {
+      // DeepSeek sparse attention: the indexer scores every cached token (its fp8 key read whole, whatever the engine
+      // prices it at; one q.k per index head, half the 4 x width of attention's QK + PV), then attention reads the
+      // index_topk latents it picked
+      const i64 latent = bytes - layer_indexer_bytes_per_token(l);
+      m->kv_layers.push_back({static_cast<double>(latent), l.indexer_topk, w});
+      m->kv_layers.push_back({static_cast<double>(key), 0, static_cast<double>(l.indexer_heads) * static_cast<double>(l.indexer_head_dim) / 2.0});
       continue;
     }
     m->kv_layers.push_back({static_cast<double>(bytes), window, w});

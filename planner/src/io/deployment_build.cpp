@@ -1012,6 +1012,11 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     d.dtype = *f;
   }
   d.k_format = d.v_format = kv_format(bag, "kv_cache_dtype");
+  if (const auto t = bag.text("kv_cache_dtype"); t && (*t == "fp8_inc" || *t == "fp8_ds_mla")) {
+    if (kind != EngineKind::vllm) bag.fail("kv_cache_dtype", "'" + *t + "' is a vLLM spelling", "use fp8_e4m3");
+    if (*t == "fp8_ds_mla" && !d.model.sparse_mla)
+      bag.fail("kv_cache_dtype", "fp8_ds_mla is DeepSeek-V3.2's sparse-MLA format and " + d.model.id + " has no index_topk", "use fp8");
+  }
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");
   d.state_format = kv_format(bag, "state_dtype");
@@ -1042,23 +1047,6 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.memory_fraction = bag.fraction("memory_fraction").value_or(0);
   if (bag.has("memory_fraction") && !(e.memory_fraction > 0.0 && e.memory_fraction <= 1.0))
     bag.fail("memory_fraction", "must be in (0, 1], got " + std::to_string(e.memory_fraction), "use a fraction such as 0.9");
-  // SGLang and DeepSeek NSA (V3.2), server_args.py _handle_model_specific_adjustments: from 0.5.3 to #13646
-  // (2025-11-30, first in 0.5.6) "DP attention is enabled for DeepSeek NSA" with dp_size = tp_size; 0.5.3 itself
-  // also set mem_fraction_static 0.8 ("Setting mem fraction static to 0.8 for DeepSeek NSA.", dropped in 0.5.3.post1)
-  if (kind == EngineKind::sglang && d.model.sparse_mla && !version.empty() && compare_versions(version, "0.5.3") >= 0 &&
-      compare_versions(version, "0.5.6") < 0) {
-    if (e.attention_dp == 1 && d.parallel.tp > 1) {
-      e.attention_dp = d.parallel.tp;
-      d.parallel.dp = 1;
-      d.model.notes.push_back("SGLang " + version + " turns DP attention on for DeepSeek NSA with dp_size = tp_size (" +
-                              std::to_string(d.parallel.tp) + " attention groups of one GPU each)");
-    }
-    if (compare_versions(version, "0.5.3.post1") < 0) {
-      if (e.memory_fraction != 0 && e.memory_fraction != 0.8)
-        d.model.notes.push_back("SGLang 0.5.3 sets mem_fraction_static 0.8 for DeepSeek NSA, over the " + std::to_string(e.memory_fraction) + " given");
-      e.memory_fraction = 0.8;
-    }
-  }
   if (bag.is_auto("max_model_len")) d.max_model_len_auto = true;
   else e.max_model_len = bag.count("max_model_len").value_or(0);
   e.max_num_seqs = bag.count("max_num_seqs").value_or(0);

@@ -888,6 +888,8 @@ WeightQuant read_quant(const JsonView& q) {
       w.detail = "fp8 e4m3, per-tensor scale (ModelOpt FP8)";
     } else if (algo == "NVFP4") {
       set_nvfp4(w, "ModelOpt NVFP4");
+    } else if (algo.empty()) {
+      w.method = "none";  // a KV-only export (quant_algo null): the weights stay in the model dtype
     } else {
       src.fail("quant_algo", "unsupported ModelOpt quant_algo \"" + algo + "\"", "supported: FP8, NVFP4 (or pass --weight-format)");
     }

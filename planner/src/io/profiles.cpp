@@ -364,7 +364,7 @@ void merge_json(json& target, const json& patch) {
 // "kv_cache_quant_algo": "FP8", ...}}); the engines read that file when config.json has none (TensorRT-LLM
 // ModelLoader._update_from_hf_quant_config; vLLM and SGLang for quantization "modelopt"). It becomes the
 // quantization_config read_quant reads, under "quantization" as the file nests it.
-void adopt_hf_quant_config(json& config, const std::string& config_path) {
+void adopt_hf_quant_config(json& config, const std::string& config_path, std::string* warning) {
   namespace fs = std::filesystem;
   if (!config.is_object() || config.contains("quantization_config")) return;
   if (config.contains("text_config") && config["text_config"].is_object() && config["text_config"].contains("quantization_config")) return;
@@ -372,7 +372,18 @@ void adopt_hf_quant_config(json& config, const std::string& config_path) {
   const fs::path beside = fs::path(config_path).parent_path() / "hf_quant_config.json";
   if (!fs::is_regular_file(beside, ec)) return;
   json q = parse_json_file(beside.string());
-  if (!q.is_object() || !q.contains("quantization")) return;
+  if (!q.is_object() || !q.contains("quantization") || !q["quantization"].is_object()) return;
+  // the weights as kvplan reads ModelOpt's (FP8, NVFP4, or none: a KV-only export); another algorithm (W4A8_AWQ ...)
+  // keeps the model dtype for the weights with a warning, and only the KV cache the file declares is carried
+  const json& inner = q["quantization"];
+  std::string algo = inner.contains("quant_algo") && inner["quant_algo"].is_string() ? inner["quant_algo"].get<std::string>() : "";
+  for (auto& c : algo) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!algo.empty() && algo != "FP8" && algo != "NVFP4") {
+    if (warning) *warning = beside.string() + ": quant_algo " + algo + " is not read; the weights are priced in the model dtype (give --weight-format)";
+    json kv_only = {{"quant_method", "modelopt"}, {"quantization", json::object()}};
+    if (inner.contains("kv_cache_quant_algo")) kv_only["quantization"]["kv_cache_quant_algo"] = inner["kv_cache_quant_algo"];
+    q = std::move(kv_only);
+  }
   q["quant_method"] = "modelopt";
   config["quantization_config"] = std::move(q);
 }
@@ -409,8 +420,10 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     if (!cached.empty()) {
       if (origin) *origin = cached;
       json config = parse_json_file(cached);
-      adopt_hf_quant_config(config, cached);
+      std::string warning;
+      adopt_hf_quant_config(config, cached, &warning);
       ModelSpec m = from_config(std::move(config), cached, arg);
+      if (!warning.empty()) m.warnings.push_back(warning);
       apply_safetensors_weights(m, cached);
       return m;
     }
@@ -445,8 +458,10 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   const std::string path = resolve_config_path(arg);
   if (origin) *origin = path;
   json config = parse_json_file(path);
-  adopt_hf_quant_config(config, path);
+  std::string warning;
+  adopt_hf_quant_config(config, path, &warning);
   ModelSpec m = from_config(std::move(config), path, arg);
+  if (!warning.empty()) m.warnings.push_back(warning);
   apply_safetensors_weights(m, path);  // the snapshot's weight files, when they are beside the config
   return m;
 }

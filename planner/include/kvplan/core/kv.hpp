@@ -45,6 +45,9 @@ struct KvResult {
 };
 
 /// DeepSeek-V3.2 indexer key bytes one token adds to one layer: index_head_dim + index_head_dim / 128 x 4 (0 without).
+i64 layer_indexer_key_bytes(const Layer& l);
+/// The indexer key bytes the engine prices in its KV pool: the key, or the engine's pricing (indexer_record_bytes), or 0
+/// when it does not count it (indexer_priced false).
 i64 layer_indexer_bytes_per_token(const Layer& l);
 /// K bytes one token adds to one layer: kv_heads * row_bytes(k_format, k_head_dim);
 /// MLA latent: row_bytes(k_format, kv_lora_rank + qk_rope_head_dim), or the engine's record (mla_record_bytes), plus

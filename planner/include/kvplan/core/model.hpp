@@ -54,6 +54,8 @@ struct Layer {
   i64 indexer_topk = 0;        // index_topk: the cached tokens each query's sparse attention reads
   i64 mla_record_bytes = 0;    // > 0: the engine stores each latent as a record of this size (vLLM fp8_ds_mla: 656 B)
   i64 indexer_record_bytes = 0;  // > 0: the engine prices the indexer key at this size (TensorRT-LLM: 132 x KV element)
+  bool indexer_priced = true;    // the engine counts the indexer key in its KV pool (not llama.cpp, not SGLang 0.5.3)
+  bool sparse_decode = true;     // decode runs the indexer and reads index_topk latents (not llama.cpp: dense MLA)
   // recurrent state (ssm): elements per sequence
   i64 conv_state_elems = 0;
   i64 ssm_state_elems = 0;
