@@ -260,7 +260,18 @@ void sglang_rows(Ctx& c) {
     double kb = 0, vb = 0;
     for (const Layer& l : rank.layers) {
       if (l.kv == KvKind::ssm || l.kv == KvKind::none || l.kv == KvKind::cross) continue;
-      kb += static_cast<double>(layer_k_bytes_per_token(l, p.spec().kv.k_format));
+      double lk = static_cast<double>(layer_k_bytes_per_token(l, p.spec().kv.k_format));
+      if (l.kv == KvKind::mla_latent && l.indexer_head_dim > 0) {
+        // NSATokenToKVPool.get_kv_size_bytes: the latent buffer (an fp8 cache stores the record override_kv_cache_dim,
+        // kv_lora_rank fp8 + an fp32 scale per 128 + the rope part in bf16) plus the uint8 indexer buffer, whatever
+        // the cell size priced
+        const ElemFormat f = p.spec().kv.k_format;
+        const bool fp8 = f == ElemFormat::fp8_e4m3 || f == ElemFormat::fp8_e5m2;
+        const i64 latent = fp8 ? l.kv_lora_rank + l.kv_lora_rank / 128 * 4 + l.qk_rope_head_dim * 2
+                               : row_bytes(f, add(l.kv_lora_rank, l.qk_rope_head_dim), "MLA latent row");
+        lk = static_cast<double>(latent + layer_indexer_key_bytes(l));
+      }
+      kb += lk;
       vb += static_cast<double>(layer_v_bytes_per_token(l, p.spec().kv.v_format));
     }
     const double rows = pool_tokens + static_cast<double>(page);
