@@ -209,9 +209,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
     std::cout << render(gt, fmt) << "\n";
   }
   std::cout << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);
-  // the model's own notes (config reading, the engine's dtype and KV cache dtype resolution), then the engine's
-  for (const auto* notes : {&p.spec().model.notes, &r.notes})
-    for (const auto& n : *notes) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
+  for (const auto& n : plan_notes(p)) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
 }
 
 }  // namespace

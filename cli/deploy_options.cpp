@@ -303,11 +303,14 @@ ojson engine_json(const Planner& p) {
   if (!r.startup_ok && r.suggested_gpu_layers >= 0) j["suggested_gpu_layers"] = r.suggested_gpu_layers;
   if (r.host_weight_bytes > 0) j["host_weight_bytes"] = r.host_weight_bytes;
   if (r.spec_extra_tokens > 0) j["speculative_extra_tokens_per_request"] = r.spec_extra_tokens;
-  // the model's notes (config reading, the engine's dtype and KV cache dtype resolution), then the engine's
-  std::vector<std::string> notes = p.spec().model.notes;
-  notes.insert(notes.end(), r.notes.begin(), r.notes.end());
-  j["notes"] = notes;
+  j["notes"] = plan_notes(p);
   return j;
+}
+
+std::vector<std::string> plan_notes(const Planner& p) {
+  std::vector<std::string> notes = p.spec().model.notes;
+  notes.insert(notes.end(), p.engine().notes.begin(), p.engine().notes.end());
+  return notes;
 }
 
 // Paging compared with contiguous max-length reservation (PagedAttention paper, s3).

@@ -74,6 +74,8 @@ Planner plan_variant(const Deployment& d, const Parallel& par);
 /// Applies --strict: every warning fails (returns the failure lines; empty when none or not strict).
 std::vector<std::string> strict_failures(const Deployment& d, bool strict);
 
+/// The plan's notes: the model's (config reading, the engine's dtype and KV cache dtype resolution), then the engine's.
+std::vector<std::string> plan_notes(const Planner& p);
 /// JSON of the engine report (stable keys under results.engine) and of the budget terms.
 ojson engine_json(const Planner& p);
 ojson budget_json(const Planner& p);

@@ -267,8 +267,7 @@ void sglang_rows(Ctx& c) {
         // the cell size priced
         const ElemFormat f = p.spec().kv.k_format;
         const bool fp8 = f == ElemFormat::fp8_e4m3 || f == ElemFormat::fp8_e5m2;
-        const i64 latent = fp8 ? l.kv_lora_rank + l.kv_lora_rank / 128 * 4 + l.qk_rope_head_dim * 2
-                               : row_bytes(f, add(l.kv_lora_rank, l.qk_rope_head_dim), "MLA latent row");
+        const i64 latent = fp8 ? mla_fp8_record_bytes(l) : row_bytes(f, add(l.kv_lora_rank, l.qk_rope_head_dim), "MLA latent row");
         lk = static_cast<double>(latent + layer_indexer_key_bytes(l));
       }
       kb += lk;

@@ -88,8 +88,7 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
                           "collectives (docs/performance-model.md)");
   for (const auto& t : pr.decode_terms) s.assumptions.push_back("decode " + t.name + ": " + fmt(t.seconds * 1e3, 3) + " ms = " + t.basis);
   s.assumptions.push_back("engine rules: " + p.engine().rules_version + " (docs/engine-rules.md)");
-  for (const auto* notes : {&p.spec().model.notes, &p.engine().notes})
-    for (const auto& n : *notes) s.assumptions.push_back(n);
+  for (const auto& n : plan_notes(p)) s.assumptions.push_back(n);
   return s;
 }
 

@@ -76,8 +76,7 @@ static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSet
     if (engine == EngineKind::trtllm && l.indexer_head_dim > 0 && format_info(k_format).block_elems == 1)
       l.indexer_record_bytes = row_bytes(k_format, layer_indexer_key_bytes(l), "indexer key priced in the KV dtype");
     if (engine == EngineKind::vllm && fp8)
-      record = l.mla_record_bytes = add(add(l.kv_lora_rank, mul(ceil_div(l.kv_lora_rank, 128), 4, "latent scales"), "fp8_ds_mla record"),
-                                        mul(l.qk_rope_head_dim, 2, "rope part"), "fp8_ds_mla record");
+      record = l.mla_record_bytes = mla_fp8_record_bytes(l);
   }
   if (!notes) return;
   if (engine == EngineKind::llamacpp) m.notes.push_back("DeepSeek sparse attention: llama.cpp keeps no indexer key cache");

@@ -30,6 +30,11 @@ i64 layer_indexer_key_bytes(const Layer& l) {
   return add(l.indexer_head_dim, mul(l.indexer_head_dim / 128, 4, "indexer scales"), "indexer key bytes");
 }
 
+i64 mla_fp8_record_bytes(const Layer& l) {
+  return add(add(l.kv_lora_rank, mul(l.kv_lora_rank / 128, 4, "latent scales"), "fp8 latent record"),
+             mul(l.qk_rope_head_dim, 2, "rope part"), "fp8 latent record");
+}
+
 i64 layer_indexer_bytes_per_token(const Layer& l) {
   if (!l.indexer_priced) return 0;
   if (l.indexer_record_bytes > 0 && layer_indexer_key_bytes(l) > 0) return l.indexer_record_bytes;

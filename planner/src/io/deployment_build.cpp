@@ -53,12 +53,14 @@ void check_engine_spellings(const SettingsBag& bag, EngineKind kind) {
   }
 }
 
+// vLLM's CacheDType also lists fp8_inc (Intel Gaudi's e4m3) and fp8_ds_mla (DeepSeek-V3.2's FlashMLA-sparse record,
+// which any fp8 becomes for that model): 1-B e4m3 elements (the record's size: core/deployment.cpp sparse_mla_layout)
+bool vllm_fp8_spelling(const std::string& t) { return t == "fp8_inc" || t == "fp8_ds_mla"; }
+
 std::optional<ElemFormat> kv_format(const SettingsBag& bag, const std::string& key) {
   const auto t = bag.text(key);
   if (!t || *t == "auto") return std::nullopt;
-  // vLLM's CacheDType also lists fp8_inc (Intel Gaudi's e4m3) and fp8_ds_mla (DeepSeek-V3.2's FlashMLA-sparse record,
-  // which any fp8 becomes for that model): 1-B e4m3 elements (the record's size: core/deployment.cpp sparse_mla_layout)
-  if (*t == "fp8_inc" || *t == "fp8_ds_mla") return ElemFormat::fp8_e4m3;
+  if (vllm_fp8_spelling(*t)) return ElemFormat::fp8_e4m3;
   if (auto f = parse_format(*t)) return *f;
   bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names());
 }
@@ -1012,7 +1014,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     d.dtype = *f;
   }
   d.k_format = d.v_format = kv_format(bag, "kv_cache_dtype");
-  if (const auto t = bag.text("kv_cache_dtype"); t && (*t == "fp8_inc" || *t == "fp8_ds_mla")) {
+  if (const auto t = bag.text("kv_cache_dtype"); t && vllm_fp8_spelling(*t)) {
     if (kind != EngineKind::vllm) bag.fail("kv_cache_dtype", "'" + *t + "' is a vLLM spelling", "use fp8_e4m3");
     if (*t == "fp8_ds_mla" && !d.model.sparse_mla)
       bag.fail("kv_cache_dtype", "fp8_ds_mla is DeepSeek-V3.2's sparse-MLA format and " + d.model.id + " has no index_topk", "use fp8");

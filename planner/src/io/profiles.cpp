@@ -396,6 +396,17 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     merge_json(config, *overrides);
     return model_from_hf_config(config, label + " (with config overrides)", id);
   };
+  // a config.json on disk (a snapshot folder's or the Hugging Face cache's): its hf_quant_config.json beside it, then
+  // the snapshot's weight files
+  auto from_file = [&](const std::string& path) {
+    json config = parse_json_file(path);
+    std::string warning;
+    adopt_hf_quant_config(config, path, &warning);
+    ModelSpec m = from_config(std::move(config), path, arg);
+    if (!warning.empty()) m.warnings.push_back(warning);
+    apply_safetensors_weights(m, path);
+    return m;
+  };
   auto found = models_.find(arg);
   if (found == models_.end())  // ids are case-insensitive: "Llama-3.1-8B" is llama-3.1-8b
     if (const auto lc = model_lower_.find(lower(arg)); lc != model_lower_.end()) found = models_.find(lc->second);
@@ -419,13 +430,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     const std::string cached = find_in_hf_cache(arg, &looked);
     if (!cached.empty()) {
       if (origin) *origin = cached;
-      json config = parse_json_file(cached);
-      std::string warning;
-      adopt_hf_quant_config(config, cached, &warning);
-      ModelSpec m = from_config(std::move(config), cached, arg);
-      if (!warning.empty()) m.warnings.push_back(warning);
-      apply_safetensors_weights(m, cached);
-      return m;
+      return from_file(cached);
     }
     if (const auto id = model_for_hf_id(arg)) {
       ModelSpec m = model(*id, origin, overrides);
@@ -457,13 +462,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   }
   const std::string path = resolve_config_path(arg);
   if (origin) *origin = path;
-  json config = parse_json_file(path);
-  std::string warning;
-  adopt_hf_quant_config(config, path, &warning);
-  ModelSpec m = from_config(std::move(config), path, arg);
-  if (!warning.empty()) m.warnings.push_back(warning);
-  apply_safetensors_weights(m, path);  // the snapshot's weight files, when they are beside the config
-  return m;
+  return from_file(path);
 }
 
 }  // namespace kvplan::io

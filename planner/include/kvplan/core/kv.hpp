@@ -46,6 +46,9 @@ struct KvResult {
 
 /// DeepSeek-V3.2 indexer key bytes one token adds to one layer: index_head_dim + index_head_dim / 128 x 4 (0 without).
 i64 layer_indexer_key_bytes(const Layer& l);
+/// FlashMLA's fp8 latent record per token per layer: kv_lora_rank fp8 + an fp32 scale per 128 + the rope part in bf16
+/// (512 + 16 + 128 = 656 B for DeepSeek-V3.2: vLLM fp8_ds_mla, SGLang NSATokenToKVPool override_kv_cache_dim).
+i64 mla_fp8_record_bytes(const Layer& l);
 /// The indexer key bytes the engine prices in its KV pool: the key, or the engine's pricing (indexer_record_bytes), or 0
 /// when it does not count it (indexer_priced false).
 i64 layer_indexer_bytes_per_token(const Layer& l);
