@@ -28,6 +28,13 @@ extern char** environ;
 
 namespace {
 
+// the bytes of a budget term (weights, lora_adapters, ...) in a plan's results; -1 when the plan has none
+long long budget_term(const json& results, const std::string& term) {
+  for (const auto& t : results["budget"])
+    if (t["term"] == term) return t["bytes"].get<long long>();
+  return -1;
+}
+
 json load(const std::string& rel) {
   std::ifstream in(std::string(KVPLAN_TEST_DATA) + "/" + rel);
   REQUIRE(in);
@@ -386,11 +393,7 @@ TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-d
     REQUIRE(!r.out.empty());
     return json::parse(r.out);
   };
-  auto weights = [](const json& j) {
-    for (const auto& t : j["results"]["budget"])
-      if (t["term"] == "weights") return t["bytes"].get<long long>();
-    return -1LL;
-  };
+  auto weights = [](const json& j) { return budget_term(j["results"], "weights"); };
   const json v = plan({"plan", "gemma-2-9b", "--gpu", "l40s", "--context", "8k", "--format", "json"});
   CHECK(v["inputs"]["model_dtype"] == "bf16");
   CHECK(v["inputs"]["k_cache_type"] == "bf16");
@@ -705,11 +708,6 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
     CHECK(r.err.find("does not model") == std::string::npos);  // no "not modelled" warning
     return json::parse(r.out)["results"];
   };
-  auto term = [](const json& res, const std::string& name) -> long long {
-    for (const auto& t : res["budget"])
-      if (t["term"] == name) return t["bytes"].get<long long>();
-    return -1;
-  };
   // an EAGLE head sized from Llama-3.1-8B: one decoder layer (q, o 4096 x 4096; k, v 4096 x 1024; gate, up, down
   // 4096 x 14336; 2 norms) + fc 2 x 4096 -> 4096, bf16
   const long long eagle_w = (4096LL * 4096 * 2 + 4096LL * 1024 * 2 + 3LL * 4096 * 14336 + 2 * 4096) * 2 + 2LL * 4096 * 4096 * 2;
@@ -719,18 +717,18 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
     return a;
   };
   const json v = results(with(vllm, {"--speculative-config", "{\"method\": \"eagle\", \"num_speculative_tokens\": 3}"}));
-  CHECK(term(v, "draft_weights") == eagle_w);
-  CHECK(term(v, "draft_kv") > 0);
+  CHECK(budget_term(v, "draft_weights") == eagle_w);
+  CHECK(budget_term(v, "draft_kv") > 0);
   const json dotted = results(with(vllm, {"--speculative-config.method", "eagle", "--speculative-config.num_speculative_tokens", "3"}));
   CHECK(dotted["budget"] == v["budget"]);
   const json shortcuts = results(with(vllm, {"--spec-method", "eagle", "--spec-tokens", "3"}));  // vLLM 0.26 shortcuts
   CHECK(shortcuts["budget"] == v["budget"]);
   const json flag = results({"plan", "llama-3.1-8b", "--gpu", "h100", "--format", "json", "--speculative-config",
                              "{\"method\": \"eagle\", \"num_speculative_tokens\": 3}"});
-  CHECK(term(flag, "draft_weights") == eagle_w);
+  CHECK(budget_term(flag, "draft_weights") == eagle_w);
   // n-gram: no draft model on the GPU
   const json ng = results(with(vllm, {"--speculative-config", "{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_max\": 4}"}));
-  CHECK(term(ng, "draft_weights") == -1);
+  CHECK(budget_term(ng, "draft_weights") == -1);
 
   // SGLang: 32 requests x (3 steps x top-1 + 4 draft tokens) + 100 = 324 more pool tokens than without speculation
   const std::vector<std::string> sglang = {"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
@@ -740,9 +738,9 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
   const json s1 = results(with(sglang, {"--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
                                         "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"}));
   CHECK(s1["engine"]["max_total_num_tokens"].get<long long>() == s0["engine"]["max_total_num_tokens"].get<long long>() + 32 * (3 * 1 + 4) + 100);
-  CHECK(term(s1, "draft_weights") == eagle_w);
+  CHECK(budget_term(s1, "draft_weights") == eagle_w);
   // the draft worker's pool: as many tokens x one layer's 8 x 128 x 2 x 2 B
-  CHECK(term(s1, "draft_kv") == s1["engine"]["max_total_num_tokens"].get<long long>() * 4096);
+  CHECK(budget_term(s1, "draft_kv") == s1["engine"]["max_total_num_tokens"].get<long long>() * 4096);
 
   // TensorRT-LLM option YAML: DeepSeek-V3's MTP layer on 8 x H200; bytes per token include the MTP layer's latent,
   // (512 + 64) x 2 B on every rank
@@ -755,8 +753,8 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
                           "--extra_llm_api_options", path.string()});
   std::filesystem::remove(path);
   CHECK(t["engine"]["bytes_per_token"].get<long long>() == (512 + 64) * 2 * 62);
-  CHECK(term(t, "draft_kv") == t["engine"]["max_tokens"].get<long long>() * (512 + 64) * 2);
-  CHECK(term(t, "draft_weights") > 0);
+  CHECK(budget_term(t, "draft_kv") == t["engine"]["max_tokens"].get<long long>() * (512 + 64) * 2);
+  CHECK(budget_term(t, "draft_weights") > 0);
 }
 
 TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's cell is unchanged", "[front-doors][dp-attention]") {
@@ -770,11 +768,6 @@ TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's 
     CHECK(r.err.find("does not model") == std::string::npos);
     return json::parse(r.out);
   };
-  auto term = [](const json& res, const std::string& name) -> long long {
-    for (const auto& t : res["budget"])
-      if (t["term"] == name) return t["bytes"].get<long long>();
-    return -1;
-  };
   const json off = run({}), on = run({"--dp-size", "8", "--enable-dp-attention"});
   CHECK(on["inputs"]["gpus"] == 8);  // 8 attention groups on the 8 TP GPUs, not 64 GPUs
   CHECK(on["inputs"]["attention_data_parallel_size"] == 8);
@@ -782,7 +775,7 @@ TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's 
   CHECK(off["results"]["engine"]["cell_size_bytes"] == (512 + 64) * 2 * 61);
   CHECK(on["results"]["engine"]["cell_size_bytes"] == (512 + 64) * 2 * 61);
   // every rank holds all 128 heads' attention projections: more weights than at TP 8
-  CHECK(term(on["results"], "weights") > term(off["results"], "weights"));
+  CHECK(budget_term(on["results"], "weights") > budget_term(off["results"], "weights"));
 }
 
 TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype from the versions that read it", "[front-doors][kv-dtype]") {
@@ -818,11 +811,7 @@ TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype fr
   // the weights are read as FP8 from the same file: 1 B per linear weight, as --weight-format fp8 gives
   const json flag = json::parse(kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json",
                                         "--engine", "vllm@0.13.0", "--weight-format", "fp8"}).out);
-  auto weights = [](const json& j) {
-    for (const auto& t : j["results"]["budget"])
-      if (t["term"] == "weights") return t["bytes"].get<long long>();
-    return -1LL;
-  };
+  auto weights = [](const json& j) { return budget_term(j["results"], "weights"); };
   CHECK(weights(v13) > 0);
   CHECK(weights(v13) == weights(flag));
   // the table says why
@@ -952,10 +941,7 @@ TEST_CASE("DeepSeek-V3.2 edge paths: an MTP draft, old SGLang, llama.cpp, vLLM s
   auto weights = [&](const std::string& engine) {
     const Run r = run({"deepseek-v3.2", "--tensor-parallel-size", "8", "--gpu", "h200", "--engine", engine, "--max-model-len", "32768", "--format", "json"});
     REQUIRE(r.exit == 0);
-    const json parsed = json::parse(r.out);
-    for (const auto& t : parsed["results"]["budget"])
-      if (t["term"] == "weights") return t["bytes"].get<long long>();
-    return -1LL;
+    return budget_term(json::parse(r.out)["results"], "weights");
   };
   CHECK(weights("sglang@0.5.3") == weights("sglang@0.5.3.post1"));
   // the SGLang DP-attention rule follows each point's TP (here 4), and JSON carries the model's notes
@@ -986,12 +972,7 @@ TEST_CASE("hf_quant_config.json with an algorithm kvplan does not read keeps the
     return kvplan({"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--format", "json"});
   };
   const Run base = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"});
-  auto weights = [](const Run& r) {
-    const json parsed = json::parse(r.out);
-    for (const auto& t : parsed["results"]["budget"])
-      if (t["term"] == "weights") return t["bytes"].get<long long>();
-    return -1LL;
-  };
+  auto weights = [](const Run& r) { return budget_term(json::parse(r.out)["results"], "weights"); };
   // W4A8_AWQ: one warning naming the file, weights in the model dtype, the FP8 KV cache carried
   const Run awq = plan(R"({"quantization": {"quant_algo": "W4A8_AWQ", "kv_cache_quant_algo": "FP8"}})");
   REQUIRE(awq.exit == 0);
