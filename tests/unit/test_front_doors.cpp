@@ -985,5 +985,10 @@ TEST_CASE("hf_quant_config.json with an algorithm kvplan does not read keeps the
   CHECK(kvonly.err.empty());
   CHECK(json::parse(kvonly.out)["inputs"]["k_cache_type"] == "fp8_e4m3");
   CHECK(weights(kvonly) == weights(base));
+  // a value of the wrong type: one line naming hf_quant_config.json and the field, exit 2, no output
+  const Run bad = plan(R"({"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": 8}})");
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find("hf_quant_config.json: /quantization/kv_cache_quant_algo: expected a string") != std::string::npos);
   fs::remove_all(dir);
 }

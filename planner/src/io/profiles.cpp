@@ -376,7 +376,10 @@ void adopt_hf_quant_config(json& config, const std::string& config_path, std::st
   // the weights as kvplan reads ModelOpt's (FP8, NVFP4, or none: a KV-only export); another algorithm (W4A8_AWQ ...)
   // keeps the model dtype for the weights with a warning, and only the KV cache the file declares is carried
   const json& inner = q["quantization"];
-  std::string algo = inner.contains("quant_algo") && inner["quant_algo"].is_string() ? inner["quant_algo"].get<std::string>() : "";
+  // the fields read through this file's own path, so that a bad value names hf_quant_config.json, not config.json
+  const JsonView view(inner, beside.string(), "/quantization");
+  view.string_or("kv_cache_quant_algo", "");
+  std::string algo = view.string_or("quant_algo", "");
   for (auto& c : algo) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (!algo.empty() && algo != "FP8" && algo != "NVFP4") {
     if (warning) *warning = beside.string() + ": quant_algo " + algo + " is not read; the weights are priced in the model dtype (give --weight-format)";
