@@ -1,5 +1,6 @@
 // Element format table and row-size arithmetic (see format.hpp for the sources of the sizes).
 #include "kvplan/core/format.hpp"
+#include "kvplan/core/units.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -30,8 +31,7 @@ const std::vector<FormatInfo>& all_formats() {
 const FormatInfo& format_info(ElemFormat f) { return all_formats()[static_cast<size_t>(f)]; }
 
 std::optional<ElemFormat> parse_format(std::string_view name) {
-  std::string s(name);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string s = ascii_lower(name);
   for (const auto& fi : all_formats())
     if (s == fi.name) return fi.format;
   struct Alias { std::string_view alias; ElemFormat f; };

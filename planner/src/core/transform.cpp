@@ -1,5 +1,6 @@
 // Model transforms (see transform.hpp).
 #include "kvplan/core/transform.hpp"
+#include "kvplan/core/units.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -69,8 +70,7 @@ std::string weight_format_names() {
 }
 
 void apply_weight_format(ModelSpec& m, const std::string& format, const std::string& where) {
-  std::string w = format;
-  for (auto& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string w = ascii_lower(format);
   WeightQuant q;
   q.method = "override";
   if (w == "int4" || w == "awq" || w == "gptq") {

@@ -34,7 +34,7 @@ i64 parse_bytes(std::string_view text, std::string_view what) {
   while (i < t.size() && ((t[i] >= '0' && t[i] <= '9') || t[i] == '.')) ++i;
   const std::string num = t.substr(0, i);
   std::string unit = t.substr(i);
-  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  unit = ascii_lower(unit);
   if (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   if (num.empty() || std::count(num.begin(), num.end(), '.') > 1)
     throw InputError(w, "'" + t + "' is not a byte count", "use bytes or a unit: 85045477376, 79.22GiB, 512MiB, 80GB");
@@ -73,6 +73,12 @@ std::string human_count(i64 n) {
   else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.1f M", v / 1e6);
   else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
   return buf;
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string s(text);
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace kvplan

@@ -17,6 +17,7 @@
 #include "kvplan/core/checked.hpp"
 #include "kvplan/core/engine.hpp"
 #include "kvplan/core/suggest.hpp"
+#include "kvplan/core/units.hpp"
 #include "kvplan/io/engine_flags.hpp"
 #include "kvplan/io/manifests.hpp"
 #include "kvplan/io/settings.hpp"
@@ -316,11 +317,6 @@ std::string basename(const std::string& w) {
   return slash == std::string::npos ? w : w.substr(slash + 1);
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -376,7 +372,7 @@ std::optional<Entry> entry_at(const std::vector<std::string>& cmd, std::size_t i
     if (module == "sglang.launch_server" || module == "dynamo.sglang") return Entry{EngineKind::sglang, i, m + 2, false};
     if (module == "dynamo.trtllm") return Entry{EngineKind::trtllm, i, m + 2, false};
   }
-  const std::string lw = lower(b), lfull = lower(w);
+  const std::string lw = ascii_lower(b), lfull = ascii_lower(w);
   if (lw.rfind("llama-server", 0) == 0 || ends_with(lfull, "llama-server") || ends_with(lfull, "llama-server.exe") ||
       ((lw == "server" || lw == "server.exe") && (next.empty() || is_flag(next))))
     return Entry{EngineKind::llamacpp, i, i + 1, false};
@@ -429,7 +425,7 @@ bool docker_option_takes_value(const std::string& o) {
 // ---------------------------------------------------------------------------------------------------
 
 std::string engine_version_from_image(const std::string& image) {
-  std::string l = lower(image);
+  std::string l = ascii_lower(image);
   if (const auto at = l.find('@'); at != std::string::npos) l.erase(at);  // a digest names no version
   const std::size_t colon = l.find_last_of(':');
   if (colon == std::string::npos || l.find('/', colon) != std::string::npos) return "";
@@ -683,7 +679,7 @@ class Reader {
   }
 
   static bool looks_like_value(const std::string& v) {  // for flags whose value is optional (-fa [on|off|auto])
-    const std::string l = lower(v);
+    const std::string l = ascii_lower(v);
     return l == "on" || l == "off" || l == "auto" || l == "enabled" || l == "disabled" || parse_bool_text(l).has_value() ||
            (!l.empty() && (std::isdigit(static_cast<unsigned char>(l[0])) || (l[0] == '-' && l.size() > 1 && std::isdigit(static_cast<unsigned char>(l[1])))));
   }
@@ -810,7 +806,7 @@ class Reader {
       cmd_.unresolved.push_back(UnresolvedVariable{variable_name(var), flag, d.key, where});
       return;
     }
-    const std::string l = lower(value);
+    const std::string l = ascii_lower(value);
     switch (b.conv) {
       case Conv::plain:
         if (d.type == SettingType::choice && parse_bool_text(l)) {  // an older switch spelling of an on|off|auto setting
@@ -909,7 +905,7 @@ class Reader {
       return;
     }
     const auto effect = flag_effect(e_.kind, m.canonical);
-    if (effect && effect->effect == FlagEffect::unmodelled && (effect->when.empty() || lower(effect->when) == lower(value))) {
+    if (effect && effect->effect == FlagEffect::unmodelled && (effect->when.empty() || ascii_lower(effect->when) == ascii_lower(value))) {
       ignore(m.canonical);
       warn(shown.size() > 120 ? written + ": " : shown + ": ");
       cmd_.warnings.back() += "changes GPU memory in a way kvplan does not model" + (effect->why.empty() ? "" : " (" + effect->why + ")") + "; ignored";
@@ -1014,7 +1010,7 @@ EngineCommand parse_engine_command(const std::vector<std::string>& argv, const s
                                    const CommandContext& ctx_in) {
   CommandContext ctx = ctx_in;
   std::string hint;
-  if (const auto k = parse_engine(lower(engine_hint)); k && *k != EngineKind::generic) hint = engine_name(*k);
+  if (const auto k = parse_engine(ascii_lower(engine_hint)); k && *k != EngineKind::generic) hint = engine_name(*k);
 
   const auto commands = simple_commands(argv);
   if (commands.empty())

@@ -12,6 +12,7 @@
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/speculative.hpp"
 #include "kvplan/core/transform.hpp"
+#include "kvplan/core/units.hpp"
 #include "kvplan/core/weights.hpp"
 #include "kvplan/io/gguf.hpp"
 #include "kvplan/io/hf_config.hpp"
@@ -289,11 +290,6 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   return g;
 }
 
-std::string lower_text(std::string v) {
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  return v;
-}
-
 // The draft model `name` of a speculative method, resolved like the main model. An EAGLE head kvplan has no config
 // for is sized from the target's geometry (one decoder layer + fc); a draft LLM must resolve.
 ModelSpec resolve_draft(const SettingsBag& bag, const Profiles& profiles, const std::string& key, const std::string& field,
@@ -350,7 +346,7 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
     if (const auto m = bag.text("spec_model")) j["model"] = *m;
     if (const auto n = bag.count("spec_tokens")) j["num_speculative_tokens"] = *n;
     if (j.contains("decoding_type")) {  // TensorRT-LLM
-      const std::string t = j["decoding_type"].is_string() ? lower_text(j["decoding_type"].get<std::string>()) : "";
+      const std::string t = j["decoding_type"].is_string() ? ascii_lower(j["decoding_type"].get<std::string>()) : "";
       if (t == "mtp") sp.method = SpecMethod::mtp;
       else if (t == "eagle") sp.method = SpecMethod::eagle;
       else if (t == "eagle3") sp.method = SpecMethod::eagle3;
@@ -370,9 +366,9 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
         if (!j["model"].is_string()) bag.fail(key, "/model: expected a model id or path, got " + describe_value(j["model"]));
         draft_name = j["model"].get<std::string>();
       }
-      std::string method = j.contains("method") && !j["method"].is_null() ? (j["method"].is_string() ? lower_text(j["method"].get<std::string>()) : "?") : "";
+      std::string method = j.contains("method") && !j["method"].is_null() ? (j["method"].is_string() ? ascii_lower(j["method"].get<std::string>()) : "?") : "";
       if (method.empty()) {  // SpeculativeConfig.__post_init__: the method from the model's name
-        const std::string n = lower_text(draft_name);
+        const std::string n = ascii_lower(draft_name);
         if (n.empty()) bag.fail(key, "/method: missing, and no draft model to infer it from", "give \"method\": ngram, eagle, eagle3, mtp or draft_model");
         method = n == "[ngram]" ? "ngram" : n.find("eagle3") != std::string::npos ? "eagle3" : n.find("eagle") != std::string::npos ? "eagle" : "draft_model";
       }
@@ -399,7 +395,7 @@ void apply_speculative(const SettingsBag& bag, const Profiles& profiles, Deploym
   if (const auto alg = bag.text("speculative_algorithm")) {
     if (!key.empty()) bag.fail("speculative_algorithm", "give either --speculative-config or SGLang's --speculative-algorithm, not both");
     key = "speculative_algorithm";
-    const std::string a = lower_text(*alg);
+    const std::string a = ascii_lower(*alg);
     if (a == "eagle") sp.method = SpecMethod::eagle;
     else if (a == "eagle3") sp.method = SpecMethod::eagle3;
     else if (a == "nextn" || a == "mtp") sp.method = SpecMethod::mtp;  // server_args: NEXTN runs as EAGLE over the nextn layers
@@ -987,8 +983,7 @@ std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
     if (!bag.has("engine_version")) version = name.substr(at + 1);
     name.erase(at);
   }
-  std::string lowered = name;
-  std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lowered = ascii_lower(name);
   const auto k = parse_engine(lowered);
   if (!k) bag.fail("engine", "unknown engine '" + name + "'", "use vllm, sglang, trtllm, llama.cpp or generic");
   if (!version.empty() && version[0] == 'v') version.erase(0, 1);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kvplan/core/units.hpp"
 #include "kvplan/io/cmdline.hpp"
 
 namespace kvplan::io {
@@ -55,17 +56,12 @@ std::string expand_kube_vars(const std::string& text, const std::map<std::string
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
 std::string engine_from_image(const std::string& image) {
-  std::string repo = lower(image), tag;
+  std::string repo = ascii_lower(image), tag;
   if (const auto at = repo.find('@'); at != std::string::npos) repo.erase(at);
   const auto slash = repo.rfind('/');
   if (const auto colon = repo.rfind(':'); colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
@@ -93,7 +89,7 @@ namespace {
 
 // Images of tools that are not serving engines kvplan reads, skipped even when they hold GPUs.
 bool other_tool_image(const std::string& image) {
-  const std::string i = lower(image);
+  const std::string i = ascii_lower(image);
   for (const char* t : {"ollama/", "open-webui", "infinity", "faster-whisper", "nginx", "prometheus", "grafana",
                         "busybox", "redis", "dcgm-exporter"})
     if (contains(i, t)) return true;
@@ -102,7 +98,7 @@ bool other_tool_image(const std::string& image) {
 
 bool names_engine(const std::vector<std::string>& argv) {
   for (const auto& w : argv) {
-    const std::string l = lower(w);
+    const std::string l = ascii_lower(w);
     for (const char* e : {"vllm", "sglang", "llama-server", "trtllm-serve", "dynamo"})
       if (contains(l, e)) return true;
   }
@@ -407,8 +403,8 @@ void read_inference_service(const DocNode& root, const std::string& name, std::v
     m.kind = owner.kind;
     m.name = owner.kind + "/" + name;
     std::string format = key == std::string("huggingface") ? "huggingface" : "";
-    if (const auto mf = model->object("modelFormat")) format = lower(mf->str("name"));
-    const std::string runtime = lower(model->str("runtime"));
+    if (const auto mf = model->object("modelFormat")) format = ascii_lower(mf->str("name"));
+    const std::string runtime = ascii_lower(model->str("runtime"));
     if (m.engine_hint.empty()) {
       for (const std::string e : {"vllm", "sglang", "trtllm", "llama"})
         if (contains(runtime, e) || contains(format, e)) {
@@ -435,7 +431,7 @@ void read_inference_service(const DocNode& root, const std::string& name, std::v
 void read_kubeai_model(const DocNode& root, const std::string& name, std::vector<ManifestDeployment>& out) {
   const DocNode spec = need(root, "spec", "spec");
   const std::string engine = spec.str("engine");
-  const std::string e = lower(engine);
+  const std::string e = ascii_lower(engine);
   if (e == "ollama" || e == "infinity" || e == "fasterwhisper") return;  // engines kvplan does not model
   ManifestDeployment m;
   m.kind = "Model";
@@ -679,7 +675,7 @@ std::vector<std::string> compose_words(const DocNode& svc, const std::string& ke
 bool starts_with_program(const std::vector<std::string>& argv) {
   if (argv.empty()) return false;
   std::string b = argv[0].substr(argv[0].rfind('/') == std::string::npos ? 0 : argv[0].rfind('/') + 1);
-  b = lower(b);
+  b = ascii_lower(b);
   for (const char* p : {"vllm", "sglang", "llama-server", "server", "trtllm-serve", "python", "python3", "sh", "bash",
                         "dynamo", "env", "exec"})
     if (b == p || (std::string(p) == "python" && b.rfind("python", 0) == 0)) return true;
@@ -697,7 +693,7 @@ bool compose_gpus(const DocNode& svc, ManifestDeployment& m) {
       const DocNode d = list.item(i);
       if (!d.j.is_object())
         list.fail(std::to_string(i), "devices: expected a list of mappings, got " + describe_value(d.j));
-      const std::string driver = lower(d.str("driver"));
+      const std::string driver = ascii_lower(d.str("driver"));
       bool gpu = driver == "nvidia" || driver == "amd";
       if (d.has("capabilities") && d.j["capabilities"].is_array())
         for (const auto& c : d.j["capabilities"])
@@ -708,7 +704,7 @@ bool compose_gpus(const DocNode& svc, ManifestDeployment& m) {
       if (d.has("device_ids")) {
         total += static_cast<i64>(list_of(d, "device_ids")->j.size());
         where = d.at("device_ids");
-      } else if (d.has("count") && d.j["count"].is_string() && lower(d.j["count"].get<std::string>()) == "all") {
+      } else if (d.has("count") && d.j["count"].is_string() && ascii_lower(d.j["count"].get<std::string>()) == "all") {
         unknown = true;
         m.warnings.push_back("count: all: the number of GPUs is the host's");
       } else if (d.has("count")) {
@@ -737,7 +733,7 @@ bool compose_gpus(const DocNode& svc, ManifestDeployment& m) {
       m.warnings.push_back("gpus: " + svc.scalar_text("gpus") + ": the number of GPUs is the host's");
     }
   }
-  if (!any && lower(svc.str("runtime")) == "nvidia") {
+  if (!any && ascii_lower(svc.str("runtime")) == "nvidia") {
     any = unknown = true;
     where = svc.at("runtime");
     m.warnings.push_back("runtime: nvidia: the number of GPUs is the host's");

@@ -9,19 +9,15 @@
 #include <set>
 
 #include "kvplan/core/suggest.hpp"
+#include "kvplan/core/units.hpp"
 #include "kvplan/io/files.hpp"
 #include "kvplan/io/gguf.hpp"
-#include "kvplan/io/safetensors.hpp"
 #include "kvplan/io/hf_config.hpp"
+#include "kvplan/io/safetensors.hpp"
 
 namespace kvplan::io {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // every key of a GPU profile, in the order the shipped files and the template use
 const std::vector<std::string> kGpuKeys = {
@@ -256,8 +252,8 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
   for (const bool user : {false, true})
     for (const auto& [id, m] : p.models_) {
       if ((m.origin != "built-in") != user) continue;
-      p.model_lower_[lower(id)] = id;
-      for (const auto& h : m.hf_ids) p.hf_id_[lower(h)] = id;
+      p.model_lower_[ascii_lower(id)] = id;
+      for (const auto& h : m.hf_ids) p.hf_id_[ascii_lower(h)] = id;
     }
   return p;
 }
@@ -324,7 +320,7 @@ GpuSpec Profiles::custom_gpu(i64 memory_bytes, std::optional<i64> bandwidth_byte
 }
 
 std::optional<std::string> Profiles::model_for_hf_id(const std::string& repo_id) const {
-  const auto it = hf_id_.find(lower(repo_id));
+  const auto it = hf_id_.find(ascii_lower(repo_id));
   if (it == hf_id_.end()) return std::nullopt;
   return it->second;
 }
@@ -333,7 +329,7 @@ namespace {
 
 // "meta-llama/Meta-Llama-3.1-8B-Instruct" -> "llama-3.1-8b": the name a built-in profile would have.
 std::string profile_name_of(const std::string& repo_id) {
-  std::string n = lower(repo_id.substr(repo_id.find('/') + 1));
+  std::string n = ascii_lower(repo_id.substr(repo_id.find('/') + 1));
   for (const char* prefix : {"meta-"}) if (n.rfind(prefix, 0) == 0) n.erase(0, std::string(prefix).size());
   for (const char* suffix : {"-instruct", "-hf", "-chat", "-base"})
     if (n.size() > std::string(suffix).size() && n.ends_with(suffix)) n.erase(n.size() - std::string(suffix).size());
@@ -412,7 +408,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   };
   auto found = models_.find(arg);
   if (found == models_.end())  // ids are case-insensitive: "Llama-3.1-8B" is llama-3.1-8b
-    if (const auto lc = model_lower_.find(lower(arg)); lc != model_lower_.end()) found = models_.find(lc->second);
+    if (const auto lc = model_lower_.find(ascii_lower(arg)); lc != model_lower_.end()) found = models_.find(lc->second);
   if (found != models_.end()) {
     const std::string& id = found->first;
     const ModelProfile& prof = found->second;

@@ -463,11 +463,6 @@ std::string normalize_key(std::string_view k) {
   return s;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 }  // namespace
 
 const std::vector<SettingDef>& settings_table() {
@@ -543,7 +538,7 @@ void SettingsBag::fail(const std::string& key, const std::string& problem, const
 bool SettingsBag::is_auto(const std::string& key) const {
   const auto* v = get(key);
   if (!v) return false;
-  const std::string l = lower(v->text);
+  const std::string l = ascii_lower(v->text);
   return l == "auto" || (l == "-1" && find_setting(key)->allows_auto);
 }
 
@@ -604,7 +599,7 @@ std::optional<std::string> SettingsBag::text(const std::string& key) const {
 }
 
 std::optional<bool> parse_bool_text(std::string_view v) {
-  const std::string l = lower(std::string(v));
+  const std::string l = ascii_lower(std::string(v));
   if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
   if (l == "false" || l == "0" || l == "no" || l == "off") return false;
   return std::nullopt;

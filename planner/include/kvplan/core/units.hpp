@@ -1,4 +1,5 @@
-// Token counts as users type them ("32k", "128K", "1m", "4096") and byte counts as people read them.
+// Token counts as users type them ("32k", "128K", "1m", "4096"), byte counts as people read them, and
+// the case folding the readers use.
 #pragma once
 
 #include <string>
@@ -22,5 +23,8 @@ std::string human_bytes(i64 bytes);
 
 /// "8.030 B", "999.9 M": parameter counts.
 std::string human_count(i64 n);
+
+/// `text` with ASCII letters lower-cased (names, units and enum spellings compare case-insensitively).
+std::string ascii_lower(std::string_view text);
 
 }  // namespace kvplan
