@@ -322,6 +322,39 @@ TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][d
   CHECK(term(sixteen.decode_terms, "dequant") == Approx((dense + routed * (1 - std::pow(1 - 8.0 / 128, 16))) / rate));
 }
 
+TEST_CASE("llama.cpp without graphs: builds and GPUs its CUDA / HIP graphs did not reach launch each decode kernel", "[perf][llamacpp]") {
+  // Llama-3.1-8B bf16: 292 decode kernels at kernel_llamacpp_s 2 us, + eager_llamacpp_extra_s 3 us without graphs
+  const PerfParams hp = hand_params();
+  const auto launches = [&](const std::string& gpu, const std::string& version) {
+    EngineSettings e = kvtest::engine(EngineKind::llamacpp);
+    e.version = version;
+    const PerfResult r = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", gpu, e)), 1000, 0, 1, hp);
+    return std::make_pair(term(r.decode_terms, "kernel_launches"), find_term(r.decode_terms, "kernel_launches")->basis);
+  };
+  const double graphs = 292 * 2e-6, eager = 292 * 5e-6;
+  // Ampere and newer: graphs from b2822 (#6766); before it every kernel is launched
+  CHECK(launches("a100-sxm-80gb", "").first == Approx(graphs));
+  CHECK(launches("a100-sxm-80gb", "b2822").first == Approx(graphs));
+  CHECK(launches("a100-sxm-80gb", "b2821").first == Approx(eager));
+  CHECK(launches("a100-sxm-80gb", "b2821").second.find("without graphs: CUDA graphs from b2822") != std::string::npos);
+  // Turing (T4, compute capability 7.5): graphs only from b10042 (#25749); Pascal (P40, 6.1) never
+  CHECK(launches("t4", "b10041").first == Approx(eager));
+  CHECK(launches("t4", "b10042").first == Approx(graphs));
+  CHECK(launches("t4", "").first == Approx(graphs));
+  CHECK(launches("p40", "").first == Approx(eager));
+  CHECK(launches("p40", "").second.find("below compute capability 7.0") != std::string::npos);
+  // AMD: GGML_HIP_GRAPHS on by default from b8893 (#22254)
+  CHECK(launches("mi300x", "b8892").first == Approx(eager));
+  CHECK(launches("mi300x", "b8893").first == Approx(graphs));
+  CHECK(launches("mi300x", "").first == Approx(graphs));
+  // not llama.cpp, or Metal: the rule does not apply
+  EngineSettings v = kvtest::engine(EngineKind::vllm);
+  CHECK(llamacpp_graphless_reason(kvtest::spec("llama-3.1-8b", "p40", v).gpu, v).empty());
+  EngineSettings l = kvtest::engine(EngineKind::llamacpp);
+  l.version = "b1000";
+  CHECK(llamacpp_graphless_reason(kvtest::spec("llama-3.1-8b", "m2-ultra", l).gpu, l).empty());
+}
+
 TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml efficiency, and Metal dispatches every kernel", "[perf][llamacpp]") {
   // Llama-3.1-8B in bf16 (no quantised tensor): 9 x 32 + 4 = 292 kernels
   PerfParams hp = hand_params();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "kvplan/core/weights.hpp"
 
@@ -31,6 +32,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
+      {"eager_llamacpp_extra_s", &C::eager_llamacpp_extra_s, "added per kernel when llama.cpp launches its decode kernels without graphs", true},
       {"metal_kernel_s", &C::metal_kernel_s, "seconds per kernel on an Apple GPU (Metal dispatch), any engine"},
       {"moe_layer_s", &C::moe_layer_s, "vLLM, SGLang, TensorRT-LLM: fixed time per MoE layer per step (routing, token sort, grouped-GEMM latency)", true},
       {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
@@ -97,6 +99,19 @@ std::string num(double v, int digits = 3) {
 }
 
 }  // namespace
+
+std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine) {
+  if (engine.kind != EngineKind::llamacpp || gpu.device_class == "cpu") return "";
+  const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
+  if (gpu.vendor == "amd") return before("b8893") ? "HIP graphs off by default before b8893" : "";
+  if (gpu.vendor != "nvidia") return "";
+  // ggml-cuda disables graphs below a compute capability (disable_due_to_gpu_arch): Ampere until b10042, Volta since
+  const int major = std::atoi(gpu.compute_capability.c_str());
+  if (major > 0 && major < 7) return "no CUDA graphs below compute capability 7.0";
+  if (major > 0 && major < 8 && before("b10042")) return "CUDA graphs on compute capability 7.x from b10042";
+  if (before("b2822")) return "CUDA graphs from b2822";
+  return "";
+}
 
 // Everything a step's time depends on, computed once per deployment.
 struct StepTimeModel::Impl {
@@ -428,11 +443,17 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   if (s.gpu.vendor == "apple") {
     m->kernel_s = m->prefill_kernel_s = c.metal_kernel_s;
     m->launch_basis = m->prefill_launch_basis = " (Metal)";
-  } else {
-    const double graphs = llamacpp ? c.kernel_llamacpp_s : c.kernel_s;
-    m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : graphs;
+  } else if (llamacpp) {
+    // llama.cpp launches a graph's kernels one by one where its build has no CUDA / HIP graphs for the GPU
+    // (or GGML_CUDA_DISABLE_GRAPHS, --enforce-eager here): each pays eager_llamacpp_extra_s more
+    const std::string why = s.engine.enforce_eager ? "graphs disabled" : llamacpp_graphless_reason(s.gpu, s.engine);
+    m->kernel_s = c.kernel_llamacpp_s + (why.empty() ? 0.0 : c.eager_llamacpp_extra_s);
     m->prefill_kernel_s = c.eager_kernel_s;
-    m->launch_basis = s.engine.enforce_eager ? " (eager)" : llamacpp ? " (llama.cpp CUDA graphs)" : " (CUDA graphs)";
+    m->launch_basis = why.empty() ? " (llama.cpp CUDA graphs)" : " (llama.cpp without graphs: " + why + ")";
+  } else {
+    m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : c.kernel_s;
+    m->prefill_kernel_s = c.eager_kernel_s;
+    m->launch_basis = s.engine.enforce_eager ? " (eager)" : " (CUDA graphs)";
   }
 
   // the serving engines' fused-MoE path on CUDA / ROCm GPUs: a fixed time per MoE layer on top of its kernels'

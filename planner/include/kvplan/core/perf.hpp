@@ -39,6 +39,10 @@ struct PerfCoefficients {
   double eager_kernel_s = 1.56e-5;
   // llama.cpp's own decode graphs on CUDA / ROCm (per kernel; its prefill ubatches launch eagerly)
   double kernel_llamacpp_s = 3.97e-6;
+  // what each decode kernel adds when llama.cpp launches them one by one (a build or GPU without its CUDA / HIP
+  // graphs, see llamacpp_graphless_reason): the mean of six published before / after pairs of the PRs that turned
+  // graphs on (docs/performance-model.md "llama.cpp without graphs"); derived, not fitted
+  double eager_llamacpp_extra_s = 1.85e-6;
   // Apple GPUs (Metal: no graphs; each kernel is encoded and dispatched in a command buffer), any engine
   double metal_kernel_s = 1.26e-5;
   // the serving engines' fused-MoE path (vLLM, SGLang, TensorRT-LLM), per MoE layer per step: routing (top-k), the
@@ -84,6 +88,12 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields();
 /// Host memory bandwidth when neither --host-bandwidth nor the profile gives one: a desktop with dual-channel
 /// DDR5-5600, 2 channels x 8 B x 5600e6 transfers/s = 89.6e9 B/s (profiles/gpus/cpu-desktop-ddr5.json).
 constexpr double kDefaultHostBandwidth = 2.0 * 8.0 * 5600e6;
+
+/// Why llama.cpp launches its decode kernels one by one on `gpu` (a build before its CUDA / HIP graphs reached that
+/// GPU), or "" when it replays them as one graph. Graphs: NVIDIA compute capability >= 8.0 from b2822 (#6766),
+/// 7.x from b10042 (#25749); AMD from b8893 (#22254, GGML_HIP_GRAPHS on by default); an unversioned llama.cpp is the
+/// newest. Apple GPUs (Metal) and CPU hosts have no graphs to speak of: "".
+std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine);
 
 /// llama.cpp runs an op whose weights sit in host memory on the GPU (copying the weights over PCIe) when its batch
 /// has at least this many tokens, else on the CPU (ggml-cuda.cu ggml_backend_cuda_device_offload_op,
