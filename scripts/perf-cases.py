@@ -133,12 +133,13 @@ def with_defaults(kvplan, coeffs):
 
 def moved_by(kvplan, cases, base, base_rows=None):
     """Per coefficient in FIT: the cases whose prediction moves by more than 0.1% when it is raised by 10% from
-    base (every FIT coefficient set: with_defaults; base_rows: errors() at base, when the caller has them)."""
+    base, or lowered by 10% when raising it would pass its cap (a share at its UPPER bound) or the whole (every FIT
+    coefficient set: with_defaults; base_rows: errors() at base, when the caller has them)."""
     ref = {c["id"]: p for c, p, _ in (base_rows if base_rows is not None else errors(kvplan, cases, base))}
     out = {}
     for k in FIT:
         trial = dict(base)
-        trial[k] = base[k] * 1.1
+        trial[k] = base[k] * 1.1 if base[k] * 1.1 <= UPPER.get(k, 1e9) else base[k] / 1.1
         out[k] = [c for c, p, _ in errors(kvplan, cases, trial) if abs(p / ref[c["id"]] - 1) > 1e-3]
     return out
 
