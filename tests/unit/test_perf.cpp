@@ -322,6 +322,40 @@ TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][d
   CHECK(term(sixteen.decode_terms, "dequant") == Approx((dense + routed * (1 - std::pow(1 - 8.0 / 128, 16))) / rate));
 }
 
+TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention groups; DP attention reads its own group's KV", "[perf][ep]") {
+  // Qwen3-30B-A3B: 48 layers, all MoE (128 experts, 8 active), hidden 2048, 4 KV heads x 128, on H100 SXM (3.35 TB/s)
+  const PerfParams hp = hand_params();
+  const auto run = [&](EngineKind k, Parallel par, i64 attention_dp) {
+    EngineSettings e = kvtest::engine(k);
+    e.attention_dp = attention_dp;
+    return estimate_perf(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", e, par)), 1000, 0, 4, hp);
+  };
+  const auto basis = [](const PerfResult& r, const char* name) {
+    const PerfTerm* t = find_term(r.decode_terms, name);
+    return t ? t->basis : std::string();
+  };
+  // vLLM --enable-expert-parallel at DP 1 (EP = TP = 4): attention is tensor parallel, every rank holds every token and
+  // runs its own experts on them; an all-reduce sums the outputs, two per layer as without EP, and nothing goes all-to-all
+  const PerfResult tp_ep = run(EngineKind::vllm, Parallel{4, 1, 1, 4}, 1);
+  CHECK(basis(tp_ep, "tp_all_reduce").rfind("96 x all-reduce", 0) == 0);
+  CHECK(find_term(tp_ep.decode_terms, "ep_all_to_all") == nullptr);
+  // vLLM DP 2 x TP 4 with EP 8: the expert group spans two attention groups; the 48 MoE layers dispatch and combine
+  // all-to-all, only the attention outputs are all-reduced
+  const PerfResult dp_ep = run(EngineKind::vllm, Parallel{4, 1, 2, 8}, 1);
+  CHECK(basis(dp_ep, "tp_all_reduce").rfind("48 x all-reduce", 0) == 0);
+  CHECK(basis(dp_ep, "ep_all_to_all").rfind("2 x 48 MoE layers", 0) == 0);
+  // SGLang --enable-dp-attention --dp-size 4 on TP 4 with EP 4: one rank per attention group, whole attention weights,
+  // no all-reduce at all; the experts' exchange is all-to-all
+  const PerfResult dpa = run(EngineKind::sglang, Parallel{4, 1, 1, 4}, 4);
+  CHECK(term(dpa.decode_terms, "tp_all_reduce") == 0);
+  CHECK(basis(dpa, "ep_all_to_all").rfind("2 x 48 MoE layers", 0) == 0);
+  // and each rank reads the KV of its own group's sequences: 4 sequences over 4 groups, one each, of 1,000 tokens x
+  // 48 layers x 4 KV heads x 128 x 2 (K, V) x 2 B = 98,304 B a token (attention TP 1: every KV head on the rank)
+  CHECK(term(dpa.decode_terms, "kv_read") == Approx(1000.0 * 98304 / (3.35e12 * 0.5)));
+  // attention TP 4 splits the KV heads instead (one per rank) and reads all four sequences: the same bytes
+  CHECK(term(tp_ep.decode_terms, "kv_read") == Approx(4 * 1000.0 * 98304 / 4 / (3.35e12 * 0.5)));
+}
+
 TEST_CASE("llama.cpp without graphs: builds and GPUs its CUDA / HIP graphs did not reach launch each decode kernel", "[perf][llamacpp]") {
   // Llama-3.1-8B bf16: 292 decode kernels at kernel_llamacpp_s 2 us, + eager_llamacpp_extra_s 3 us without graphs
   const PerfParams hp = hand_params();

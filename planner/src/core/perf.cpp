@@ -135,6 +135,14 @@ struct StepTimeModel::Impl {
   double moe_layer_s = 0;             // the serving engines' fixed time per MoE layer (0: llama.cpp, other engines)
   std::string launch_basis, prefill_launch_basis = " (prefill: eager)";
   i64 tp = 1, pp = 1, ep = 1, hidden = 0;
+  // the routed experts' exchange: all-to-all dispatch and combine when the expert-parallel group spans more than one
+  // attention group (DP attention, vLLM's DP x TP); within one attention-TP group every rank holds every token, runs its
+  // own experts on them and an all-reduce sums the outputs, as with experts split by TP
+  bool ep_dispatch = false;
+  // attention data parallel (SGLang --enable-dp-attention, TensorRT-LLM enable_attention_dp) with one rank per
+  // attention group: each rank runs attention on its own requests with whole attention weights, so no all-reduce
+  bool attention_local = false;
+  i64 attention_groups = 1;  // attention data-parallel groups: each rank's attention reads its own group's sequences
   double act_bytes = 2;
   // collectives
   double ar_alpha = 0, ar_beta = 0;   // one hop's latency, link bytes/s reached
@@ -236,6 +244,12 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
     w.kv_bytes += l.bytes_per_token * held;
     attn += 4.0 * l.width * held;
   }
+  // attention data parallel: the decode sequences spread over the groups, the busiest holding ceil(D / groups)
+  if (attention_groups > 1 && b.decode_seqs > 0) {
+    const double share = static_cast<double>(ceil_div(b.decode_seqs, attention_groups)) / static_cast<double>(b.decode_seqs);
+    w.kv_bytes *= share;
+    attn *= share;
+  }
   // the KV of layers whose cache is in host memory (llama.cpp CPU layers, -nkvo) is read there by the CPU's attention
   w.host_kv_bytes = w.kv_bytes * host_kv_share;
   w.t_kv = bandwidth > 0 ? (w.kv_bytes - w.host_kv_bytes) / (bandwidth * kv_eff) : 0;
@@ -253,14 +267,15 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   // GEMM then streams a few narrow slices, latency-bound); it fades as they touch them all (a long bandwidth-bound read)
   w.t_moe = static_cast<double>(moe_layers) * moe_layer_s * (1.0 - w.touched);
   w.t_engine = step_overhead;
-  // tensor-parallel all-reduce: two per layer (attention output, MLP output) of tokens x hidden activations
+  // tensor-parallel all-reduce: two per layer (attention output, MLP output) of tokens x hidden activations; none
+  // after attention that runs data parallel on whole weights, none after routed experts dispatched all-to-all
   w.act_msg = w.tokens * static_cast<double>(hidden) * act_bytes;
   if (tp > 1) {
-    w.reductions = 2 * layers - (ep > 1 ? moe_layers : 0);
+    w.reductions = (attention_local ? 0 : layers) + layers - (ep_dispatch ? moe_layers : 0);
     w.t_ar = static_cast<double>(w.reductions) * all_reduce_s(w.act_msg);
   }
   // expert-parallel all-to-all: dispatch and combine, k copies of each token's activations, (ep - 1) / ep leave the GPU
-  if (ep > 1 && moe_layers > 0) {
+  if (ep_dispatch && moe_layers > 0) {
     w.ep_vol = w.act_msg * static_cast<double>(experts_active) * (static_cast<double>(ep) - 1.0) / static_cast<double>(ep);
     w.t_ep = 2.0 * static_cast<double>(moe_layers) * (ar_alpha + w.ep_vol / ar_beta);
   }
@@ -293,7 +308,7 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   if (tp > 1)
     out.push_back({"tp_all_reduce", w.t_ar,
                    std::to_string(w.reductions) + " x all-reduce of " + num(w.act_msg / 1e6, 3) + " MB over " + std::to_string(tp) + " ranks (" + link_basis + ")"});
-  if (ep > 1 && moe_layers > 0)
+  if (ep_dispatch && moe_layers > 0)
     out.push_back({"ep_all_to_all", w.t_ep,
                    "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(w.ep_vol / 1e6, 3) + " MB / link)"});
   if (pp > 1) out.push_back({"pp_send", w.t_pp, "activations " + num(w.act_msg / 1e6, 3) + " MB to the next stage"});
@@ -470,6 +485,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->tp = s.parallel.tp;
   m->pp = s.parallel.pp;
   m->ep = s.parallel.ep;
+  const i64 attention_group = m->tp / std::max<i64>(1, s.engine.attention_dp);  // ranks sharing one set of requests
+  m->ep_dispatch = m->ep > 1 && m->ep > attention_group;
+  m->attention_local = m->tp > 1 && attention_group == 1;
+  m->attention_groups = std::max<i64>(1, s.engine.attention_dp);
   m->hidden = rank.hidden;
   m->act_bytes = static_cast<double>(std::max<i64>(2, std::min<i64>(4, format_info(rank.dtype).block_bytes)));
   const std::string link = s.gpu.interconnect;
