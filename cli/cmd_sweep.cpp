@@ -108,8 +108,17 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   SweepAxes axes;
   axes.contexts = expand_counts(axis(ax, "context").value_or("1k,4k,16k,32k"), "--context", max_cells);
   axes.concurrencies = expand_counts(axis(ax, "concurrency").value_or("1,8,32,128"), "--concurrency", max_cells);
-  for (const auto& name : split_names(axis(ax, "gpu").value_or(d.spec.gpu.id)))
-    axes.gpus.push_back(name == d.spec.gpu.id || name == d.bag.text("gpu") ? d.spec.gpu : profiles.gpu(name, d.bag.bytes("gpu_memory_bytes")));
+  for (const auto& name : split_names(axis(ax, "gpu").value_or(d.spec.gpu.id))) {
+    if (name == d.spec.gpu.id || name == d.bag.text("gpu")) {
+      axes.gpus.push_back(d.spec.gpu);
+      continue;
+    }
+    try {
+      axes.gpus.push_back(profiles.gpu(name, d.bag.bytes("gpu_memory_bytes")));
+    } catch (const InputError& e) {
+      throw InputError("--gpu", e.problem(), e.fix());
+    }
+  }
   axes.tensor_parallel = expand_counts(axis(ax, "tensor_parallel_size").value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
   if (const auto kv = axis(ax, "kv_cache_dtype")) {
     for (const auto& s : split_names(*kv)) {

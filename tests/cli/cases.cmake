@@ -52,7 +52,11 @@ kvplan_cli_test(plan_pp_too_big EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --pipel
 kvplan_cli_test(plan_block_size EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --block-size 24
   STDERR "kvplan: error: --block-size: 24 is not supported by vLLM; use 1, 8, 16, 32, 64 or 128")
 kvplan_cli_test(plan_unknown_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h10
-  STDERR "kvplan: error: unknown GPU 'h10'; did you mean 'h100'? (kvplan gpus lists them)")
+  STDERR "kvplan: error: --gpu: unknown GPU 'h10'; did you mean 'h100'? (kvplan gpus lists them)")
+kvplan_cli_test(plan_ambiguous_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu a100
+  STDERR "kvplan: error: --gpu: 'a100' is ambiguous: a100-40gb (40 GB), a100-pcie-40gb (40 GB), a100-pcie-80gb (80 GB), a100-sxm-80gb (80 GB)<SEMI> name one, or give --gpu-memory-bytes")
+kvplan_cli_test(sweep_unknown_gpu EXIT 2 STDOUT_EMPTY ARGS sweep llama-3-8b --gpu h100,h10
+  STDERR "kvplan: error: --gpu: unknown GPU 'h10'<SEMI> did you mean 'h100'? (kvplan gpus lists them)")
 kvplan_cli_test(plan_unknown_engine EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --engine tgi
   STDERR "kvplan: error: --engine: unknown engine 'tgi'; use vllm, sglang, trtllm, llama.cpp or generic")
 kvplan_cli_test(sweep_csv EXIT 0 ARGS sweep llama-3.1-8b --gpu h100,l4 --context 1k..4k*2 --concurrency 1,8 --format csv

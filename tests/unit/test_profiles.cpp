@@ -284,6 +284,16 @@ TEST_CASE("one name for two cards: an error listing them, or the nearest memory"
   CHECK(p.gpu("RTX-3080-10GB").memory_bytes == 10485956608);
   // a name only one profile has ignores the memory
   CHECK(p.gpu("h100", 1).id == "h100-sxm");
+  // a family name no profile claims lists the profiles whose ids extend it, or takes the nearest memory
+  CHECK_THROWS_WITH(p.gpu("a100"), "'a100' is ambiguous: a100-40gb (40 GB), a100-pcie-40gb (40 GB), a100-pcie-80gb (80 GB), "
+                                   "a100-sxm-80gb (80 GB); name one, or give --gpu-memory-bytes");
+  CHECK(p.gpu("A100", 81920LL * 1048576).memory_bytes > 80'000'000'000);
+  CHECK(p.gpu("A100", 40960LL * 1048576).memory_bytes < 43'000'000'000);
+  CHECK_THROWS_WITH(p.gpu("v100"), Catch::Matchers::StartsWith("'v100' is ambiguous: v100-16gb (16 GB), "));
+  // names written without their separators
+  CHECK(p.gpu("rtx4090").id == "rtx-4090");
+  CHECK(p.gpu("RTX4090").id == "rtx-4090");
+  CHECK(p.gpu("7900xtx").id == p.gpu("7900-xtx").id);
 }
 
 // No name claimed by two profiles (except the shared device names): test_hardware.cpp.

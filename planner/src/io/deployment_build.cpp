@@ -280,7 +280,8 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   try {
     g = profiles.gpu(name.value_or("h100-sxm"), bag.bytes("gpu_memory_bytes"));
   } catch (const InputError& e) {
-    if (const auto* v = bag.get("gpu"); v && v->origin.kind != Origin::Kind::flag) throw InputError(v->origin.where, e.problem(), e.fix());
+    // the flag or the file position that named the GPU ("--gpu: unknown GPU 'h10'", "deploy.yaml:4:10: ...")
+    if (const auto* v = bag.get("gpu"); v && !v->origin.where.empty()) throw InputError(v->origin.where, e.problem(), e.fix());
     throw;
   }
   if (const auto bw = bag.number("gpu_bandwidth")) g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bw);

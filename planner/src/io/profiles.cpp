@@ -265,14 +265,31 @@ const GpuSpec& Profiles::gpu(const std::string& name, std::optional<i64> memory_
   auto it = gpu_alias_.find(key);
   // NVIDIA GPU feature discovery labels time-sliced GPUs "<product>-SHARED"
   if (it == gpu_alias_.end() && key.ends_with("-shared")) it = gpu_alias_.find(key.substr(0, key.size() - 7));
-  if (it == gpu_alias_.end()) {
+  // written without separators ("rtx4090", "7900xtx"): the name that differs only by them
+  const auto compact = [](std::string k) {
+    std::erase(k, '-');
+    return k;
+  };
+  if (it == gpu_alias_.end())
+    for (auto a = gpu_alias_.begin(); a != gpu_alias_.end(); ++a)
+      if (compact(a->first) == compact(key)) {
+        it = a;
+        break;
+      }
+  // a family name ("a100", "v100"): every profile whose id starts with it and a '-' is a candidate
+  std::vector<std::string> family;
+  if (it == gpu_alias_.end())
+    for (const auto& [id, g] : gpus_)
+      if (id.size() > key.size() + 1 && id.starts_with(key + "-")) family.push_back(id);
+  if (it == gpu_alias_.end() && family.size() < 2) {
+    if (family.size() == 1) return gpus_.at(family.front());
     std::vector<std::string> names;
     for (const auto& [a, ids] : gpu_alias_) names.push_back(a);
     const auto s = closest(key, names);
     throw InputError("", "unknown GPU '" + name + "'",
                      s ? "did you mean '" + *s + "'? (kvplan gpus lists them)" : "kvplan gpus lists them");
   }
-  const auto& ids = it->second;
+  const auto& ids = it != gpu_alias_.end() ? it->second : family;
   if (ids.size() == 1) return gpus_.at(ids.front());
   if (memory_bytes) {
     const GpuSpec* best = nullptr;
