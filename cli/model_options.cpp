@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "kvplan/core/deployment.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
 
@@ -51,9 +52,10 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v, m.dtype);
   if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype, m.dtype);
   // no engine here: the model dtype, and a word on the KV cache the checkpoint declares (docs/engine-rules.md §9)
-  if (!m.quant.checkpoint_kv.empty() && a.kv_dtype.empty() && a.cache_type_k.empty() && a.cache_type_v.empty())
+  if (const std::string adopters = checkpoint_kv_adopters(m.quant.checkpoint_kv);
+      !m.quant.checkpoint_kv.empty() && a.kv_dtype.empty() && a.cache_type_k.empty() && a.cache_type_v.empty())
     m.notes.push_back("the checkpoint declares a ModelOpt " + m.quant.checkpoint_kv +
-                      " KV cache, which " + std::string(m.quant.checkpoint_kv == "FP8" ? "TensorRT-LLM, vLLM >= 0.14 and SGLang >= 0.5.3 use" : "TensorRT-LLM uses") +
+                      " KV cache, which " + adopters + (adopters.find(" and ") == std::string::npos ? " uses" : " use") +
                       " under --kv-cache-dtype auto; these figures are for " + std::string(format_info(o.k_format).name) +
                       " (--kv-dtype " + (m.quant.checkpoint_kv == "FP8" ? "fp8" : "nvfp4") + " for theirs)");
 

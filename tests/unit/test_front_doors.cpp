@@ -820,7 +820,8 @@ TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype fr
   // kvplan kv has no engine: the model dtype, and a note naming the engines that would take FP8
   const Run kv = kvplan({"kv", dir.string()});
   REQUIRE(kv.exit == 0);
-  CHECK(kv.out.find("the checkpoint declares a ModelOpt FP8 KV cache") != std::string::npos);
+  CHECK(kv.out.find("the checkpoint declares a ModelOpt FP8 KV cache, which TensorRT-LLM, vLLM >= 0.14.0 and SGLang >= 0.5.3 use") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -308,4 +308,7 @@ TEST_CASE("quantization_config: the KV cache quantisation a ModelOpt checkpoint 
   CHECK(at(EngineKind::trtllm, "") == ElemFormat::nvfp4);
   CHECK(at(EngineKind::vllm, "") == std::nullopt);
   CHECK(at(EngineKind::sglang, "") == std::nullopt);
+  // the same rules as text, for kvplan kv's note
+  CHECK(checkpoint_kv_adopters("FP8") == "TensorRT-LLM, vLLM >= 0.14.0 and SGLang >= 0.5.3");
+  CHECK(checkpoint_kv_adopters("NVFP4") == "TensorRT-LLM");
 }

@@ -86,22 +86,48 @@ static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSet
                       " B per token per layer (fp8 latent + an fp32 scale per 128 + the rope part in bf16)");
 }
 
+namespace {
+
+// The engines whose --kv-cache-dtype auto follows a ModelOpt checkpoint's kv_cache_quant_algo, and from which version
+// ("" every version kvplan knows), for FP8 and NVFP4 caches.
+struct CheckpointKvRule {
+  EngineKind kind;
+  const char* label;  // as the engine calls itself
+  const char* first;
+  bool nvfp4;
+};
+constexpr CheckpointKvRule kCheckpointKvRules[] = {
+    // TensorRT-LLM reads kv_cache_quant_algo into its QuantConfig and sizes an FP8 or NVFP4 cache under
+    // kv_cache_config dtype "auto" (ModelLoader._update_from_hf_quant_config; tests/unittest/llmapi)
+    {EngineKind::trtllm, "TensorRT-LLM", "", true},
+    // vLLM resolve_kv_cache_dtype_string: MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP has fp8 -> fp8_e4m3 only; #29980,
+    // reverted (#30653) and landed again as #30785 in the week to 2025-12-19, after v0.13.0's branch: v0.14.0 on
+    {EngineKind::vllm, "vLLM", "0.14.0", false},
+    // SGLang ModelRunner.configure_kv_cache_dtype: "auto" and kv_cache_quant_algo FP8 -> float8_e4m3fn, anything
+    // else the model dtype; from #10336 (2025-09-15), first in v0.5.3
+    {EngineKind::sglang, "SGLang", "0.5.3", false},
+};
+
+}  // namespace
+
 std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const EngineSettings& e) {
   if (q.checkpoint_kv.empty()) return std::nullopt;
   const bool fp8 = q.checkpoint_kv == "FP8";
-  auto from = [&](const char* first) { return e.version.empty() || compare_versions(e.version, first) >= 0; };
-  switch (e.kind) {
-    // TensorRT-LLM reads kv_cache_quant_algo into its QuantConfig and sizes an FP8 or NVFP4 cache under
-    // kv_cache_config dtype "auto" (ModelLoader._update_from_hf_quant_config; tests/unittest/llmapi)
-    case EngineKind::trtllm: return fp8 ? ElemFormat::fp8_e4m3 : ElemFormat::nvfp4;
-    // SGLang ModelRunner.configure_kv_cache_dtype: "auto" and kv_cache_quant_algo FP8 -> float8_e4m3fn, anything
-    // else the model dtype; from #10336 (2025-09-15), first in v0.5.3
-    case EngineKind::sglang: return fp8 && from("0.5.3") ? std::optional<ElemFormat>(ElemFormat::fp8_e4m3) : std::nullopt;
-    // vLLM resolve_kv_cache_dtype_string: MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP has fp8 -> fp8_e4m3 only; #29980,
-    // reverted (#30653) and landed again as #30785 in the week to 2025-12-19, after v0.13.0's branch: v0.14.0 on
-    case EngineKind::vllm: return fp8 && from("0.14.0") ? std::optional<ElemFormat>(ElemFormat::fp8_e4m3) : std::nullopt;
-    default: return std::nullopt;
+  for (const auto& r : kCheckpointKvRules) {
+    if (r.kind != e.kind || (!fp8 && !r.nvfp4)) continue;
+    if (*r.first && !e.version.empty() && compare_versions(e.version, r.first) < 0) return std::nullopt;
+    return fp8 ? ElemFormat::fp8_e4m3 : ElemFormat::nvfp4;
   }
+  return std::nullopt;
+}
+
+std::string checkpoint_kv_adopters(const std::string& algo) {
+  std::vector<std::string> names;
+  for (const auto& r : kCheckpointKvRules)
+    if (algo == "FP8" || r.nvfp4) names.push_back(r.label + (*r.first ? std::string(" >= ") + r.first : ""));
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
 }
 
 PlanSpec plan_spec(const DeploymentSpec& d) {

@@ -52,12 +52,17 @@ ElemFormat resolve_dtype(const DeploymentSpec& d);
 /// nvfp4 outside vLLM and TensorRT-LLM.
 void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key);
 
-/// The plan input for this deployment: KV formats resolved, engine defaults filled for its GPU and
-/// tensor-parallel size (resolve_engine_defaults), and vLLM's auto max_model_len applied.
-/// Throws InputError naming settings by key (max_model_len, tensor_parallel_size, ...).
 /// The KV cache format an engine's --kv-cache-dtype auto takes from a ModelOpt checkpoint's kv_cache_quant_algo
 /// (WeightQuant::checkpoint_kv) at its version; nullopt when it keeps the model dtype.
 std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const EngineSettings& e);
+
+/// The engines (and first versions) whose auto KV dtype follows a checkpoint's kv_cache_quant_algo `algo` ("FP8",
+/// "NVFP4"), as text: "TensorRT-LLM, vLLM >= 0.14.0 and SGLang >= 0.5.3".
+std::string checkpoint_kv_adopters(const std::string& algo);
+
+/// The plan input for this deployment: KV formats resolved, engine defaults filled for its GPU and
+/// tensor-parallel size (resolve_engine_defaults), and vLLM's auto max_model_len applied.
+/// Throws InputError naming settings by key (max_model_len, tensor_parallel_size, ...).
 PlanSpec plan_spec(const DeploymentSpec& d);
 
 /// Tokens per request and how they were chosen.
