@@ -356,6 +356,27 @@ TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention 
   CHECK(term(tp_ep.decode_terms, "kv_read") == Approx(4 * 1000.0 * 98304 / 4 / (3.35e12 * 0.5)));
 }
 
+TEST_CASE("llama.cpp before b4114 multiplies f16 weights in DMMV, bound by the SMs", "[perf][llamacpp]") {
+  // Llama-3.1-8B bf16 matrices: 32 x (4096 x 4096 x 2 + 4096 x 1024 x 2 + 4096 x 14336 x 3) + lm_head 128,256 x 4,096
+  const double matrices = 32.0 * (4096.0 * 4096 * 2 + 4096.0 * 1024 * 2 + 4096.0 * 14336 * 3) + 128256.0 * 4096;
+  PerfParams hp = hand_params();
+  hp.coefficients.dmmv_per_sm_cycle = 2;
+  const auto dequant = [&](const std::string& version) {
+    EngineSettings e = kvtest::engine(EngineKind::llamacpp);
+    e.version = version;
+    return term(estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "a100-sxm-80gb", e)), 1000, 0, 1, hp).decode_terms, "dequant");
+  };
+  // A100 SXM: 108 SMs x 1410 MHz x 2 a cycle; from b3916 (#9816, vectorised loads) x 1.27; from b4114 no DMMV
+  CHECK(dequant("b2837") == Approx(matrices / (108 * 1410e6 * 2)));
+  CHECK(dequant("b3916") == Approx(matrices / (108 * 1410e6 * 2 * 1.27)));
+  CHECK(dequant("b4114") == -1);
+  CHECK(dequant("") == -1);  // unversioned: the newest build
+  // not llama.cpp: no DMMV
+  EngineSettings v = kvtest::engine(EngineKind::vllm);
+  v.version = "0.5.0";
+  CHECK(term(estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "a100-sxm-80gb", v)), 1000, 0, 1, hp).decode_terms, "dequant") == -1);
+}
+
 TEST_CASE("llama.cpp without graphs: builds and GPUs its CUDA / HIP graphs did not reach launch each decode kernel", "[perf][llamacpp]") {
   // Llama-3.1-8B bf16: 292 decode kernels at kernel_llamacpp_s 2 us, + eager_llamacpp_extra_s 3 us without graphs
   const PerfParams hp = hand_params();

@@ -29,6 +29,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
+      {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
@@ -126,6 +127,9 @@ struct StepTimeModel::Impl {
   // kernel is not weight-only)
   double quant_elems = 0, routed_quant_elems = 0, dequant_rate = 0;
   std::string dequant_basis;
+  // llama.cpp before b4114: its f16 / bf16 / f32 matrices through DMMV at dmmv_rate (0: not that build), elements
+  double dense_elems = 0, routed_dense_elems = 0, dmmv_rate = 0;
+  std::string dmmv_basis;
   i64 experts = 0, experts_active = 0, moe_layers = 0;
   double active_params = 0;
   double bandwidth = 0, peak = 0, attn_peak = 0, linear_eff = 0;
@@ -168,7 +172,7 @@ struct StepTimeModel::Impl {
   // The figures of one step, numbers only: the simulator's clock takes stage() per step, the printed
   // terms add their bases on top (terms()).
   struct Work {
-    double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0, dq_elems = 0;
+    double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0, dq_elems = 0, dmmv_elems = 0;
     double t_w = 0, t_kv = 0, t_lin = 0, t_dq = 0, t_attn = 0, t_launch = 0, t_moe = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
     double act_msg = 0, ep_vol = 0, launch_s = 0;
     double host_bytes = 0, host_kv_bytes = 0, pcie_bytes = 0, uploads = 0;  // host memory reads, PCIe crossings
@@ -224,6 +228,10 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   if (dequant_rate > 0) {
     w.dq_elems = quant_elems * gpu_dense + routed_quant_elems * w.touched * gpu_routed;
     w.t_dq = w.dq_elems / dequant_rate;
+  }
+  if (dmmv_rate > 0) {
+    w.dmmv_elems = dense_elems * gpu_dense + routed_dense_elems * w.touched * gpu_routed;
+    w.t_dq += w.dmmv_elems / dmmv_rate;
   }
   if (on_host > 0 && !offload_op) {
     w.host_bytes = on_host;
@@ -294,8 +302,13 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   out.push_back({"weights", w.t_w, wb});
   out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
   out.push_back({"linear_compute", w.t_lin, num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")"});
-  if (w.dq_elems > 0)
-    out.push_back({"dequant", w.t_dq, num(w.dq_elems / 1e9, 4) + " G " + kernel + " weights / (" + dequant_basis + ")"});
+  if (w.dq_elems > 0 || w.dmmv_elems > 0) {
+    std::string db;
+    if (w.dq_elems > 0) db = num(w.dq_elems / 1e9, 4) + " G " + kernel + " weights / (" + dequant_basis + ")";
+    if (w.dmmv_elems > 0)
+      db += (db.empty() ? "" : " + ") + num(w.dmmv_elems / 1e9, 4) + " G f16/bf16/f32 weights through DMMV / (" + dmmv_basis + ")";
+    out.push_back({"dequant", w.t_dq, db});
+  }
   out.push_back({"attention_compute", w.t_attn,
                  num(w.attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
   out.push_back({"kernel_launches", w.t_launch,
@@ -360,14 +373,19 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     if (part.name == "vision" || part.name == "position_embedding" || (part.name == "embedding" && has_head)) continue;
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
     const bool packed = part_packed(rank.quant, part);
-    const double elems = packed ? static_cast<double>(part.matrix) : 0.0;
+    // matrices stored as f16 / bf16 / f32 (a GGUF recipe quantises the output head too: Q6_K in Q4_K_M)
+    const bool stored_float = !packed && !(rank.quant.method == "gguf" && part.name == "lm_head");
+    const double elems = !stored_float ? static_cast<double>(part.matrix) : 0.0;
+    const double plain = stored_float ? static_cast<double>(part.matrix) : 0.0;
     if (part.name == "routed_experts") {
       m->routed_bytes += bytes;
       m->routed_quant_elems += elems;
+      m->routed_dense_elems += plain;
       if (packed) routed_quant += bytes;
     } else {
       m->dense_bytes += bytes;
       m->quant_elems += elems;
+      m->dense_elems += plain;
       if (packed) m->quant_bytes += bytes;
     }
   }
@@ -445,6 +463,17 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     const char* const units = s.gpu.vendor == "amd" ? " CUs x " : s.gpu.vendor == "apple" ? " GPU cores x " : " SMs x ";
     m->dequant_basis = std::to_string(*s.gpu.sm_count) + units + std::to_string(*s.gpu.boost_clock_mhz) + " MHz x " +
                        num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
+  }
+  // llama.cpp builds before b4114 multiplied f16 / bf16 / f32 matrices by the token's vector in DMMV
+  // (dequantize_mul_mat_vec, one warp per row converting two halves per thread per step), a kernel bound by the SMs'
+  // issue rate rather than the read on HBM GPUs; PR #10318 (b4114) replaced it with mul_mat_vec (mmv.cu). #9816
+  // (b3916) vectorised its f16 loads: 1.27x on an H100 SXM, Llama-3-8B F16 at batch 1, the factor applied from then.
+  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && !s.engine.version.empty() &&
+      compare_versions(s.engine.version, "b4114") < 0 && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dmmv_per_sm_cycle > 0) {
+    const double vectorised = compare_versions(s.engine.version, "b3916") >= 0 ? 1.27 : 1.0;
+    m->dmmv_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.dmmv_per_sm_cycle * vectorised;
+    m->dmmv_basis = std::to_string(*s.gpu.sm_count) + (s.gpu.vendor == "amd" ? " CUs x " : " SMs x ") + std::to_string(*s.gpu.boost_clock_mhz) +
+                    " MHz x " + num(c.dmmv_per_sm_cycle * vectorised, 3) + " per SM-cycle, llama.cpp " + s.engine.version + " < b4114";
   }
 
   // kernels per step: 9 per transformer layer (2 norms, qkv, rope + cache write, attention, o, gate/up, act, down),

@@ -33,6 +33,10 @@ struct PerfCoefficients {
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
   double dequant_per_sm_cycle = 12.5;
+  // llama.cpp builds before b4114: f16 / bf16 / f32 weights its DMMV kernel multiplies per SM per clock cycle (fitted on
+  // the May 2024 and January 2024 f16 llama-bench rows of A100, H100 PCIe and RTX 3090; docs/performance-model.md
+  // "llama.cpp's DMMV")
+  double dmmv_per_sm_cycle = 2.76;
   // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
   // steps that prefill run eagerly: engines capture graphs for decode batches)
   double kernel_s = 3.40e-6;
