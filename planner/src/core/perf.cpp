@@ -492,7 +492,9 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     // (or GGML_CUDA_DISABLE_GRAPHS, --enforce-eager here): each pays eager_llamacpp_extra_s more
     const std::string why = s.engine.enforce_eager ? "graphs disabled" : llamacpp_graphless_reason(s.gpu, s.engine);
     m->kernel_s = c.kernel_llamacpp_s + (why.empty() ? 0.0 : c.eager_llamacpp_extra_s);
-    m->prefill_kernel_s = c.eager_kernel_s;
+    // its prompt ubatches are launched one by one, by ggml's C++ loop (not PyTorch's eager_kernel_s)
+    m->prefill_kernel_s = c.kernel_llamacpp_s + c.eager_llamacpp_extra_s;
+    m->prefill_launch_basis = " (prefill: llama.cpp launches each kernel)";
     m->launch_basis = why.empty() ? " (llama.cpp CUDA graphs)" : " (llama.cpp without graphs: " + why + ")";
   } else {
     m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : c.kernel_s;
