@@ -354,6 +354,24 @@ TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention 
   CHECK(term(dpa.decode_terms, "kv_read") == Approx(1000.0 * 98304 / (3.35e12 * 0.5)));
   // attention TP 4 splits the KV heads instead (one per rank) and reads all four sequences: the same bytes
   CHECK(term(tp_ep.decode_terms, "kv_read") == Approx(4 * 1000.0 * 98304 / 4 / (3.35e12 * 0.5)));
+  // the attention projections run for the busiest group's tokens (one of the four decode sequences), the experts for
+  // all: 2 x ((active - attention) x 4 + attention x 1) FLOP. Attention (whole on the rank): 48 x (2048 x 32 x 128
+  // (q) + 2 x 2048 x 4 x 128 (k, v) + 32 x 128 x 2048 (o)) weights
+  const double attention = 48.0 * (2048.0 * 4096 + 2 * 2048.0 * 512 + 4096.0 * 2048);
+  const ParamCount pc = count_params(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", [] {
+                                           EngineSettings e = kvtest::engine(EngineKind::sglang);
+                                           e.attention_dp = 4;
+                                           return e;
+                                         }(), Parallel{4, 1, 1, 4})).rank_model());
+  const double active = static_cast<double>(pc.active);
+  const double one_token = 2.0 * active;  // the 4-sequence step over a 1-token step, same peak and efficiency
+  const double four = 2.0 * ((active - attention) * 4 + attention * 1);
+  const PerfResult dpa1 = estimate_perf(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", [] {
+                                          EngineSettings e = kvtest::engine(EngineKind::sglang);
+                                          e.attention_dp = 4;
+                                          return e;
+                                        }(), Parallel{4, 1, 1, 4})), 1000, 0, 1, hp);
+  CHECK(term(dpa.decode_terms, "linear_compute") / term(dpa1.decode_terms, "linear_compute") == Approx(four / one_token));
 }
 
 TEST_CASE("llama.cpp before b4114 multiplies f16 weights in DMMV, bound by the SMs", "[perf][llamacpp]") {

@@ -554,6 +554,16 @@ TEST_CASE("simulate config from a plan takes the engine's pool and limits", "[si
     const SimConfig c = sim_config_for(p);
     CHECK(c.pool_blocks * c.block_tokens == p.engine().max_total_num_tokens);
   }
+  SECTION("SGLang with DP attention: the groups' pools, request slots and budgets together") {
+    EngineSettings e = kvtest::engine(EngineKind::sglang);
+    e.attention_dp = 4;
+    const Planner p(kvtest::spec("qwen3-30b-a3b", "h100-sxm", e, Parallel{4, 1, 1, 4}));
+    const SimConfig c = sim_config_for(p);
+    CHECK(c.pool_blocks * c.block_tokens == 4 * p.engine().max_total_num_tokens);
+    CHECK(c.max_num_seqs == 4 * p.max_seqs());
+    CHECK(c.max_num_batched_tokens == 4 * p.spec().engine.max_num_batched_tokens);
+    CHECK(c.replicas == 1);
+  }
   SECTION("llama.cpp") {
     const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp)));
     const SimConfig c = sim_config_for(p);

@@ -147,6 +147,7 @@ struct StepTimeModel::Impl {
   // attention group: each rank runs attention on its own requests with whole attention weights, so no all-reduce
   bool attention_local = false;
   i64 attention_groups = 1;  // attention data-parallel groups: each rank's attention reads its own group's sequences
+  double attention_params = 0;  // the rank's attention projections (q, k, v, o): under DP attention for its group's tokens
   double act_bytes = 2;
   // collectives
   double ar_alpha = 0, ar_beta = 0;   // one hop's latency, link bytes/s reached
@@ -252,11 +253,16 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
     w.kv_bytes += l.bytes_per_token * held;
     attn += 4.0 * l.width * held;
   }
-  // attention data parallel: the decode sequences spread over the groups, the busiest holding ceil(D / groups)
-  if (attention_groups > 1 && b.decode_seqs > 0) {
-    const double share = static_cast<double>(ceil_div(b.decode_seqs, attention_groups)) / static_cast<double>(b.decode_seqs);
+  // attention data parallel: the sequences spread over the groups, the busiest holding ceil(D / groups) of the decode
+  // sequences and ceil(prefill sequences / groups) of the prompts (a lone prompt is all one group's)
+  double group_tokens = w.tokens, prefill_share = 1;
+  if (attention_groups > 1) {
+    const auto busiest = [&](i64 n) { return n > 0 ? static_cast<double>(ceil_div(n, attention_groups)) / static_cast<double>(n) : 0.0; };
+    const double share = busiest(b.decode_seqs);
+    prefill_share = b.prefill_seqs > 0 ? busiest(b.prefill_seqs) : 1.0;
     w.kv_bytes *= share;
     attn *= share;
+    group_tokens = static_cast<double>(b.decode_seqs) * share + static_cast<double>(b.prefill_tokens) * prefill_share;
   }
   // the KV of layers whose cache is in host memory (llama.cpp CPU layers, -nkvo) is read there by the CPU's attention
   w.host_kv_bytes = w.kv_bytes * host_kv_share;
@@ -264,8 +270,9 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   w.t_host_kv = w.host_kv_bytes / host_bw;
   // compute: the linear layers 2 x active params per token; attention 4 x width per cached token (decode)
   // and per causal pair (prefill)
-  w.lin_flops = 2.0 * active_params * w.tokens;
-  w.attn_flops = attn + 4.0 * attn_width * b.prefill_attention_pairs;
+  // (under DP attention the attention projections for the busiest group's tokens, the rest for every token)
+  w.lin_flops = 2.0 * ((active_params - attention_params) * w.tokens + attention_params * group_tokens);
+  w.attn_flops = attn + 4.0 * attn_width * b.prefill_attention_pairs * prefill_share;
   w.t_lin = peak > 0 ? w.lin_flops / (peak * linear_eff) : 0;
   w.t_attn = attn_peak > 0 ? w.attn_flops / (attn_peak * compute_eff) : 0;
   // kernel launches (steps that prefill run eagerly) and the engine's own time
@@ -520,6 +527,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->ep_dispatch = m->ep > 1 && m->ep > attention_group;
   m->attention_local = m->tp > 1 && attention_group == 1;
   m->attention_groups = std::max<i64>(1, s.engine.attention_dp);
+  for (const auto& part : pc.parts)
+    if (part.name == "attention") m->attention_params = static_cast<double>(part.total());
   m->hidden = rank.hidden;
   m->act_bytes = static_cast<double>(std::max<i64>(2, std::min<i64>(4, format_info(rank.dtype).block_bytes)));
   const std::string link = s.gpu.interconnect;

@@ -466,6 +466,15 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
                        "simulate replays the schedulers of vllm, sglang, trtllm and llamacpp, not the generic engine",
                        "choose --engine vllm|sglang|trtllm|llamacpp");
   }
+  // attention data parallel (SGLang --enable-dp-attention, TensorRT-LLM enable_attention_dp): each of the replica's
+  // attention groups schedules its own requests into its own pool with its own token budget, and the groups step
+  // together (the MoE exchange joins them). One scheduler over the groups' pools, request slots and budgets together
+  // stands for them; the step model reads the busiest group's share of the KV (StepTimeModel, attention_groups).
+  if (e.attention_dp > 1) {
+    c.pool_blocks = mul(c.pool_blocks, e.attention_dp, "KV pool blocks");
+    c.max_num_seqs = mul(c.max_num_seqs, e.attention_dp, "max_num_seqs");
+    c.max_num_batched_tokens = mul(c.max_num_batched_tokens, e.attention_dp, "max_num_batched_tokens");
+  }
   return c;
 }
 
