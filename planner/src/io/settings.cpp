@@ -325,7 +325,7 @@ std::vector<SettingDef> build_table() {
       .flags("--max-cpu-loras@vllm").on(E::vllm, "--max-cpu-loras"));
   r.push_back(Row("max_lora_rank", T::count, "engine", "Rank the LoRA buffers are sized for (vLLM --max-lora-rank, default 16; SGLang --max-lora-rank)")
       .flags("--max-lora-rank@vllm,sglang,generic").on(E::vllm, "--max-lora-rank").on(E::sglang, "--max-lora-rank"));
-  r.push_back(Row("enforce_eager", T::boolean, "engine", "No CUDA graphs (no graph memory)")
+  r.push_back(Row("enforce_eager", T::boolean, "engine", "No CUDA graphs (no graph memory; llama.cpp: a build without GGML_CUDA_GRAPHS, or GGML_CUDA_DISABLE_GRAPHS set)")
       .flags("--enforce-eager").on(E::vllm, "--enforce-eager").on(E::sglang, "--disable-cuda-graph"));
   r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")
       .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
