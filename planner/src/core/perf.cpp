@@ -502,7 +502,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     // its prompt ubatches are launched one by one, by ggml's C++ loop (not PyTorch's eager_kernel_s)
     m->prefill_kernel_s = c.kernel_llamacpp_s + c.eager_llamacpp_extra_s;
     m->prefill_launch_basis = " (prefill: llama.cpp launches each kernel)";
-    m->launch_basis = why.empty() ? " (llama.cpp CUDA graphs)" : " (llama.cpp without graphs: " + why + ")";
+    m->launch_basis = !why.empty() ? " (llama.cpp without graphs: " + why + ")"
+                      : s.gpu.vendor == "amd" ? " (llama.cpp HIP graphs)" : " (llama.cpp CUDA graphs)";
   } else {
     m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : c.kernel_s;
     m->prefill_kernel_s = c.eager_kernel_s;
