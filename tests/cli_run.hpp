@@ -71,4 +71,10 @@ inline Run kvplan(const std::vector<std::string>& args) {
   return r;
 }
 
+// Runs kvplan with a test's base arguments followed by one check's own.
+inline Run kvplan(std::vector<std::string> base, const std::vector<std::string>& extra) {
+  base.insert(base.end(), extra.begin(), extra.end());
+  return kvplan(base);
+}
+
 }  // namespace kvtest

@@ -35,6 +35,14 @@ long long budget_term(const json& results, const std::string& term) {
   return -1;
 }
 
+// results of `kvplan plan llama-3.1-8b` on an H100 at 8,192 tokens with these arguments added (JSON output)
+json llama8b_results(const std::vector<std::string>& args) {
+  const Run r = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"}, args);
+  INFO(r.err);
+  REQUIRE(!r.out.empty());
+  return json::parse(r.out)["results"];
+}
+
 json load(const std::string& rel) {
   std::ifstream in(std::string(KVPLAN_TEST_DATA) + "/" + rel);
   REQUIRE(in);
@@ -361,9 +369,7 @@ TEST_CASE("vLLM's MLA block size follows the MLA backend of the GPU", "[front-do
   // by version: CUTLASS MLA became the Blackwell default in 0.11 (0.10 kept 16 unless VLLM_ATTENTION_BACKEND said so);
   // sparse MLA (DeepSeek-V3.2's index_topk) takes 64 on every GPU from 0.11
   auto block = [](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"plan", "deepseek-v3", "--tensor-parallel-size", "8", "--format", "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const Run r = kvplan(args);
+    const Run r = kvplan({"plan", "deepseek-v3", "--tensor-parallel-size", "8", "--format", "json"}, extra);
     INFO(r.err);
     REQUIRE(!r.out.empty());
     return json::parse(r.out)["results"]["engine"]["block_size"].get<int>();
@@ -487,56 +493,40 @@ TEST_CASE("offload flags in pasted commands: vLLM --cpu-offload-gb and llama-ser
 }
 
 TEST_CASE("host KV tiers: vLLM --kv-offloading-size and SGLang HiCache in results.tiers", "[front-doors][offload]") {
-  auto tiers = [](const std::vector<std::string>& args) {
-    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"};
-    a.insert(a.end(), args.begin(), args.end());
-    const Run r = kvplan(a);
-    INFO(r.err);
-    REQUIRE(!r.out.empty());
-    return json::parse(r.out)["results"];
-  };
   // vLLM: 10 GiB summed over TP 2 = 5 GiB per rank; a rank holds 4 KV heads: 32 x 4 x 128 x 2 x 2 B = 64 KiB per token,
   // so 5 GiB hold 81,920 tokens
-  const json v = tiers({"--engine", "vllm", "--tp", "2", "--kv-offloading-size", "10"});
+  const json v = llama8b_results({"--engine", "vllm", "--tp", "2", "--kv-offloading-size", "10"});
   REQUIRE(v["tiers"].size() == 2);
   CHECK(v["tiers"][1]["tier"] == "host");
   CHECK(v["tiers"][1]["kv_bytes"] == 5LL << 30);
   CHECK(v["tiers"][1]["kv_tokens"] == 81920);
   // SGLang HiCache: 2 x the device pool's tokens by default, at 128 KiB per token (32 x 8 x 128 x 2 x 2 B)
-  const json s = tiers({"--engine", "sglang", "--enable-hierarchical-cache"});
+  const json s = llama8b_results({"--engine", "sglang", "--enable-hierarchical-cache"});
   const long long pool = s["engine"]["max_total_num_tokens"];
   CHECK(s["tiers"][1]["kv_tokens"] == 2 * pool);
   CHECK(s["tiers"][1]["kv_bytes"] == 2 * pool * 131072);
   // --hicache-size in GB (10^9 bytes): 10 GB // 131072 B = 76,293 tokens
-  CHECK(tiers({"--engine", "sglang", "--enable-hierarchical-cache", "--hicache-size", "10"})["tiers"][1]["kv_tokens"] == 76293);
+  CHECK(llama8b_results({"--engine", "sglang", "--enable-hierarchical-cache", "--hicache-size", "10"})["tiers"][1]["kv_tokens"] == 76293);
   // no offload: the GPU tier only
-  CHECK(tiers({"--engine", "vllm"})["tiers"].size() == 1);
+  CHECK(llama8b_results({"--engine", "vllm"})["tiers"].size() == 1);
 }
 
 TEST_CASE("vLLM KV connector tiers: OffloadingConnector, LMCache host and disk, in results.tiers", "[front-doors][offload]") {
-  auto tiers = [](const std::vector<std::string>& args) {
-    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"};
-    a.insert(a.end(), args.begin(), args.end());
-    const Run r = kvplan(a);
-    INFO(r.err);
-    REQUIRE(!r.out.empty());
-    return json::parse(r.out)["results"];
-  };
   constexpr long long per_token_tp2 = 32LL * 4 * 128 * 2 * 2;  // layers x KV heads per rank (8 / TP 2) x head_dim x (K+V) x bf16
   // cpu_bytes_to_use 32 GiB summed over TP 2 (vllm v1/kv_offload cpu spec divides by the world size): 16 GiB per rank
-  const json a = tiers({"--engine", "vllm", "--tp", "2", "--kv-transfer-config",
+  const json a = llama8b_results({"--engine", "vllm", "--tp", "2", "--kv-transfer-config",
                         R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"cpu_bytes_to_use":34359738368}})"});
   REQUIRE(a["tiers"].size() == 2);
   CHECK(a["tiers"][1]["kv_bytes"] == (32LL << 30) / 2);
   CHECK(a["tiers"][1]["kv_tokens"] == (32LL << 30) / 131072);  // = 16 GiB / 64 KiB per rank = 262,144
   CHECK(a["tiers"][1]["kv_tokens"] == ((32LL << 30) / 2) / per_token_tp2);
   // vLLM 0.11-0.13: num_cpu_blocks 1000 per rank of block_size 32 tokens = 32,000 tokens x 64 KiB
-  const json b = tiers({"--engine", "vllm@0.11", "--tp", "2", "--kv-transfer-config",
+  const json b = llama8b_results({"--engine", "vllm@0.11", "--tp", "2", "--kv-transfer-config",
                         R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"num_cpu_blocks":1000,"block_size":32}})"});
   CHECK(b["tiers"][1]["kv_tokens"] == 1000 * 32);
   CHECK(b["tiers"][1]["kv_bytes"] == 1000LL * 32 * per_token_tp2);
   // LMCache, per rank: 10 GiB host and 100 GiB disk, whole 256-token chunks; 10 GiB / 64 KiB = 163,840 = 640 chunks
-  const json c = tiers({"--engine", "vllm", "--tp", "2", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})",
+  const json c = llama8b_results({"--engine", "vllm", "--tp", "2", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})",
                         "--lmcache-max-local-cpu-size", "10", "--lmcache-local-disk", "file:///tmp/lmc", "--lmcache-max-local-disk-size", "100"});
   REQUIRE(c["tiers"].size() == 3);
   CHECK(c["tiers"][1]["kv_bytes"] == 10LL << 30);
@@ -545,15 +535,15 @@ TEST_CASE("vLLM KV connector tiers: OffloadingConnector, LMCache host and disk, 
   CHECK(c["tiers"][2]["kv_bytes"] == 100LL << 30);
   CHECK(c["tiers"][2]["kv_tokens"] == (100LL << 30) / per_token_tp2 / 256 * 256);
   // LMCache chunks of 1000 tokens at TP 1 (128 KiB per token): 1 GiB holds 8,192 tokens, 8 whole chunks = 8,000
-  const json d = tiers({"--engine", "vllm", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})",
+  const json d = llama8b_results({"--engine", "vllm", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})",
                         "--lmcache-max-local-cpu-size", "1", "--lmcache-chunk-size", "1000"});
   CHECK(d["tiers"][1]["kv_tokens"] == 8000);
   // LMCache's default host size, 5 GiB per rank, and no disk tier without LMCACHE_LOCAL_DISK
-  const json e = tiers({"--engine", "vllm", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})"});
+  const json e = llama8b_results({"--engine", "vllm", "--kv-transfer-config", R"({"kv_connector":"LMCacheConnectorV1"})"});
   REQUIRE(e["tiers"].size() == 2);
   CHECK(e["tiers"][1]["kv_bytes"] == 5LL << 30);
   // what a hit saves: the prefill time per token of one prompt from the performance model
-  const json f = tiers({"--engine", "vllm", "--kv-offloading-size", "10", "--prompt-tokens", "4096"});
+  const json f = llama8b_results({"--engine", "vllm", "--kv-offloading-size", "10", "--prompt-tokens", "4096"});
   const double ttft = f["performance"]["ttft_s"];
   CHECK(f["tiers"][1]["recompute_saved_s_per_token"].get<double>() == Approx(ttft / 4096));
 }
@@ -630,10 +620,9 @@ TEST_CASE("vLLM --max-cpu-loras: whole adapters in the CPU LRU cache per rank", 
   // o (4096 + 4096), gate and up (4096 + 14336 each), down (14336 + 4096) = 81,920 elements; x 32 layers x 16 x bf16
   constexpr long long per_adapter = 81920LL * 32 * 16 * 2;  // 83,886,080 B
   auto host = [](const std::vector<std::string>& extra) {
-    std::vector<std::string> a = {"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192", "--format", "json",
-                                  "--enable-lora", "--max-loras", "2", "--max-lora-rank", "16"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    const Run r = kvplan(a);
+    const Run r = kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--max-model-len", "8192", "--format", "json",
+                          "--enable-lora", "--max-loras", "2", "--max-lora-rank", "16"},
+                         extra);
     INFO(r.err);
     REQUIRE(r.exit == 0);
     const json t = json::parse(r.out)["results"]["tiers"];
@@ -759,10 +748,9 @@ TEST_CASE("speculative decoding from pasted commands and kvplan flags: vLLM JSON
 
 TEST_CASE("SGLang --enable-dp-attention: the groups share the TP GPUs and MLA's cell is unchanged", "[front-doors][dp-attention]") {
   auto run = [](const std::vector<std::string>& more) {
-    std::vector<std::string> a = {"plan", "--gpu", "h200", "--format", "json", "--", "python", "-m", "sglang.launch_server", "--model-path",
-                                  "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--mem-fraction-static", "0.85"};
-    a.insert(a.end(), more.begin(), more.end());
-    const Run r = kvplan(a);
+    const Run r = kvplan({"plan", "--gpu", "h200", "--format", "json", "--", "python", "-m", "sglang.launch_server", "--model-path",
+                          "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--mem-fraction-static", "0.85"},
+                         more);
     INFO(r.err);
     REQUIRE((r.exit == 0 || r.exit == 1));
     CHECK(r.err.find("does not model") == std::string::npos);
@@ -791,9 +779,7 @@ TEST_CASE("a ModelOpt checkpoint's FP8 KV cache is the engines' auto KV dtype fr
       << R"({"producer": {"name": "modelopt", "version": "0.15.1"},
              "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}})";
   auto plan = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--format", "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const Run r = kvplan(args);
+    const Run r = kvplan({"plan", dir.string(), "--gpu", "h100", "--max-model-len", "8192", "--format", "json"}, extra);
     REQUIRE(r.exit == 0);
     return json::parse(r.out);
   };
@@ -829,9 +815,7 @@ TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front
   // deepseek-v3.2 (61 layers, kv_lora_rank 512 + rope 64, index_head_dim 128, index_n_heads 64, index_topk 2048).
   // The indexer key: 128 fp8 B + one fp32 scale per 128 = 132 B per token per layer, whatever the KV dtype.
   auto plan = [](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--format", "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const Run r = kvplan(args);
+    const Run r = kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--format", "json"}, extra);
     INFO(r.err);
     REQUIRE(r.exit == 0);
     return json::parse(r.out);
@@ -878,9 +862,7 @@ TEST_CASE("DeepSeek-V3.2: the indexer key beside the latent, by engine", "[front
   // TensorRT-LLM DSACacheManager: tokens_per_block 64 (asserted), and the indexer key priced in the KV dtype:
   // 61 x (576 + 132) elements x 2 B in bf16, x 1 B in fp8
   auto trt = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "trtllm"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return kvplan(args);
+    return kvplan({"plan", "deepseek-v3.2", "--tensor-parallel-size", "8", "--max-model-len", "32768", "--gpu", "h200", "--engine", "trtllm"}, extra);
   };
   const Run tb = trt({}), tf = trt({"--kv-cache-dtype", "fp8"}), tbad = trt({"--tokens-per-block", "32"});
   REQUIRE(tb.exit == 0);

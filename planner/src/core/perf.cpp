@@ -378,6 +378,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   double routed_quant = 0;
   for (const auto& part : pc.parts) {
     if (part.name == "vision" || part.name == "position_embedding" || (part.name == "embedding" && has_head)) continue;
+    if (part.name == "attention") m->attention_params = static_cast<double>(part.total());
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
     const bool packed = part_packed(rank.quant, part);
     // matrices stored as f16 / bf16 / f32 (a GGUF recipe quantises the output head too: Q6_K in Q4_K_M)
@@ -528,8 +529,6 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->ep_dispatch = m->ep > 1 && m->ep > attention_group;
   m->attention_local = m->tp > 1 && attention_group == 1;
   m->attention_groups = std::max<i64>(1, s.engine.attention_dp);
-  for (const auto& part : pc.parts)
-    if (part.name == "attention") m->attention_params = static_cast<double>(part.total());
   m->hidden = rank.hidden;
   m->act_bytes = static_cast<double>(std::max<i64>(2, std::min<i64>(4, format_info(rank.dtype).block_bytes)));
   const std::string link = s.gpu.interconnect;
