@@ -26,6 +26,7 @@
 #include <filesystem>
 #include "output.hpp"
 #include "report_build.hpp"
+#include "sim_options.hpp"
 #include "version.hpp"
 
 namespace kvplan::cli {
@@ -183,6 +184,8 @@ struct SimOutcome {
   SimResult r;
   double goodput = 0;
   std::string workload;
+  std::string failures;  // the failed requests by kind (failures_line); "" when none failed
+  std::string fix;       // what to change when no request completed
 };
 
 SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, const Planner& p) {
@@ -229,6 +232,8 @@ SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, c
   const StepTimeModel model(p, d.perf);
   o.r = simulate(cfg, *src, [&model](const StepBatch& b) { return model.step_s(b); }, slo);
   o.ran = true;
+  o.failures = failures_line(o.r, cfg);
+  o.fix = commonest_failure_fix(o.r, cfg);
   o.goodput = (slo.ttft_s || slo.tpot_s) ? o.r.goodput_per_s : o.r.request_throughput_per_s;
   return o;
 }
@@ -359,11 +364,16 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     const SimOutcome so = simulate_traffic(doc, d, p);
     auto sim_req = [&](const std::string& name, bool pass, const std::string& actual, const std::string& required) {
       Requirement q{name + " (simulated)"};
-      q.pass = so.ran && pass;
-      q.actual = so.ran ? actual : "not simulated: the deployment does not start";
+      const bool none = so.ran && so.r.completed == 0;  // nothing to measure: every request failed
+      q.pass = so.ran && !none && pass;
+      q.actual = !so.ran ? "not simulated: the deployment does not start"
+                 : none  ? "no request completed"
+                         : actual;
       q.required = required;
-      q.detail = so.workload;
-      if (so.ran && !q.pass)
+      q.detail = so.workload + (so.failures.empty() ? "" : "; failed: " + so.failures);
+      if (none)
+        q.suggestion = so.fix;
+      else if (so.ran && !q.pass)
         q.suggestion = so.closed ? "fewer concurrent requests, or more replicas (kvplan simulate shows the queues over time)"
                                  : "a lower rate, or more replicas (kvplan simulate shows the queues over time)";
       ev.reqs.push_back(q);
@@ -373,7 +383,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
       sim_req("max p99 TTFT", sr.ttft_s.count > 0 && sr.ttft_s.p99 * 1e3 <= *doc.max_p99_ttft_ms, ms(sr.ttft_s.p99),
               "<= " + ms(*doc.max_p99_ttft_ms / 1e3));
     if (doc.max_p99_tpot_ms)
-      sim_req("max p99 TPOT", sr.tpot_s.p99 * 1e3 <= *doc.max_p99_tpot_ms, ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3));
+      sim_req("max p99 TPOT", sr.tpot_s.count == 0 || sr.tpot_s.p99 * 1e3 <= *doc.max_p99_tpot_ms, ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3));
     if (doc.min_goodput) {
       char a[64], b[64];
       std::snprintf(a, sizeof a, "%.3f req/s", so.goodput);

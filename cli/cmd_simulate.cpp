@@ -60,6 +60,15 @@ std::string fmt(double v, int digits) {
   return buf;
 }
 
+// One latency row in milliseconds; "n/a" where no request gave the metric (every request failed, or one
+// output token each: no TPOT).
+std::vector<std::string> latency_row(const std::string& name, const LatencyStats& st, bool with_count) {
+  const auto v = [&](double x) { return st.count > 0 ? fmt(x * 1e3, 2) : std::string("n/a"); };
+  std::vector<std::string> row{name, v(st.mean), v(st.p50), v(st.p90), v(st.p99)};
+  if (with_count) row.push_back(grouped(st.count));
+  return row;
+}
+
 const char* scheduler_name(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::vllm_v1:
@@ -85,7 +94,7 @@ class PerRequestWriter {
     if (!f_) throw RuntimeFailure("--per-request: " + path + ": cannot write");
     std::fputs(
         "id,arrival_s,first_token_s,finish_s,ttft_s,e2e_s,prompt_tokens,output_"
-        "tokens,cached_prompt_tokens,preemptions,failed,truncated\n",
+        "tokens,cached_prompt_tokens,preemptions,failed,truncated,failure\n",
         f_);
   }
   ~PerRequestWriter() {
@@ -97,12 +106,13 @@ class PerRequestWriter {
   bool active() const { return f_ != nullptr; }
   void write(const RequestRecord& r) {
     const bool started = r.first_token_s >= 0, done = r.finish_s >= 0;
-    std::fprintf(f_, "%lld,%.9g,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%d,%d\n", static_cast<long long>(r.id), r.arrival_s,
+    std::fprintf(f_, "%lld,%.9g,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%d,%d,%s\n", static_cast<long long>(r.id), r.arrival_s,
                  started ? fmt9(r.first_token_s).c_str() : "", done ? fmt9(r.finish_s).c_str() : "",
                  started ? fmt9(r.first_token_s - r.arrival_s).c_str() : "",
                  done ? fmt9(r.finish_s - r.arrival_s).c_str() : "", static_cast<long long>(r.prompt_tokens),
                  static_cast<long long>(r.output_tokens), static_cast<long long>(r.cached_prompt_tokens),
-                 static_cast<long long>(r.preemptions), r.failed ? 1 : 0, r.truncated ? 1 : 0);
+                 static_cast<long long>(r.preemptions), r.failed ? 1 : 0, r.truncated ? 1 : 0,
+                 failure_name(r.failure));
   }
   void commit() {
     if (!f_) return;
@@ -145,6 +155,7 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
   if (slo)
     s.summary.emplace_back("goodput",
                            fmt(r.goodput_per_s, 2) + " req/s (" + grouped(r.good_requests) + " requests met the SLO)");
+  if (r.failed > 0) s.summary.emplace_back("failed requests", failures_line(r, cfg));
   s.summary.emplace_back("preemptions", grouped(r.preemptions));
   s.summary.emplace_back("prefix cache hit rate", fmt(100.0 * r.prefix_hit_rate, 1) + "%");
   s.summary.emplace_back("KV pool", grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) +
@@ -194,8 +205,7 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
   lat.right_align = {false, true, true, true, true, true};
   for (const auto& [name, st] : std::vector<std::pair<std::string, LatencyStats>>{
            {"TTFT", r.ttft_s}, {"TPOT", r.tpot_s}, {"ITL", r.itl_s}, {"E2E", r.e2e_s}})
-    lat.rows.push_back({name, fmt(st.mean * 1e3, 2), fmt(st.p50 * 1e3, 2), fmt(st.p90 * 1e3, 2), fmt(st.p99 * 1e3, 2),
-                        grouped(st.count)});
+    lat.rows.push_back(latency_row(name, st, true));
   s.tables.push_back(lat);
   s.assumptions = {kDefinitions,
                    "step time: the performance model's step (weights and KV read, compute, communication, overheads) "
@@ -313,6 +323,13 @@ void run_simulate(const SimArgs& a, Globals& g) {
   RequestObserver observer;
   if (per.active()) observer = [&per](const RequestRecord& r) { per.write(r); };
   const SimResult r = simulate(cfg, *src, step, slo, observer);
+  require_completions(r, cfg, traced ? "--trace " + a.w.trace : "--prompt-tokens / --output-tokens");
+  std::vector<std::string> warnings = d.warnings;
+  if (r.failed > 0) {
+    warnings.push_back(grouped(r.failed) + " of " + grouped(r.requests) + " requests failed: " + failures_line(r, cfg) +
+                       "; the latencies and throughputs count the completed requests only");
+    warn(warnings.back());
+  }
 
   if (trace) {
     wj["trace"] = {{"path", a.w.trace},
@@ -347,6 +364,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   res["input_tokens"] = r.input_tokens;
   res["output_tokens"] = r.output_tokens;
   res["failed"] = r.failed;
+  res["failures"] = failures_json(r);
   res["truncated"] = r.truncated;
   res["preemptions"] = r.preemptions;
   res["preemptions_per_request"] =
@@ -392,7 +410,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                                 "completed requests, output tokens, prompt + output tokens of completed "
                                 "requests / duration (first arrival to last finish)"},
                                {"goodput", "completed requests meeting every given SLO (ttft, tpot) / duration"}};
-  res["warnings"] = d.warnings;
+  res["warnings"] = warnings;
 
   // ---- outputs: files first (atomically), then stdout ----
   const std::string workload_line =
@@ -434,13 +452,16 @@ void run_simulate(const SimArgs& a, Globals& g) {
   lat.right_align = {false, true, true, true, true};
   for (const auto& [name, st] : std::vector<std::pair<std::string, LatencyStats>>{
            {"TTFT", r.ttft_s}, {"TPOT", r.tpot_s}, {"ITL", r.itl_s}, {"E2E", r.e2e_s}})
-    lat.rows.push_back({name, fmt(st.mean * 1e3, 2), fmt(st.p50 * 1e3, 2), fmt(st.p90 * 1e3, 2), fmt(st.p99 * 1e3, 2)});
+    lat.rows.push_back(latency_row(name, st, false));
   Table t;
   t.title = "throughput and engine";
   t.columns = {"quantity", "value"};
   t.right_align = {false, true};
   t.rows.push_back({"completed / failed / truncated",
                     grouped(r.completed) + " / " + grouped(r.failed) + " / " + grouped(r.truncated)});
+  for (int k = 1; k < kFailureKinds; ++k)
+    if (const i64 n = r.failed_by[static_cast<size_t>(k)]; n > 0)
+      t.rows.push_back({std::string("failed: ") + failure_name(static_cast<Failure>(k)), grouped(n)});
   t.rows.push_back({"duration", fmt(r.duration_s, 2) + " s"});
   t.rows.push_back({"request throughput", fmt(r.request_throughput_per_s, 2) + " req/s"});
   t.rows.push_back({"output token throughput", fmt(r.output_tokens_per_s, 1) + " tokens/s"});

@@ -91,6 +91,64 @@ ojson stats_ms(const LatencyStats& s) {
   return {{"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"count", s.count}};
 }
 
+FailureText failure_text(Failure f, const SimConfig& cfg) {
+  const bool llama = cfg.scheduler == SchedulerKind::llamacpp;
+  switch (f) {
+    case Failure::none: break;
+    case Failure::over_context:
+      if (llama)
+        return {"prompt does not fit a slot's context: llama-server answers HTTP 400 (exceed_context_size_error)",
+                "shorter prompts, a larger ctx-size or fewer parallel slots"};
+      return {"prompt + output tokens over max_model_len " + grouped(cfg.max_model_len) +
+                  ": the engine answers HTTP 400",
+              "shorter requests, or a larger max-model-len"};
+    case Failure::over_pool:
+      return {"longer than a replica's whole KV pool (" +
+                  grouped(mul(cfg.pool_blocks, cfg.block_tokens, "pool tokens")) + " tokens)",
+              "shorter requests, more GPUs per replica (tp) or more memory for the KV cache"};
+    case Failure::over_step_budget:
+      return {"prompt over max_num_batched_tokens " + grouped(cfg.max_num_batched_tokens) +
+                  " with chunked prefill off",
+              "a larger max-num-batched-tokens, or chunked prefill on"};
+    case Failure::terminated:
+      return {"terminated: the unified KV pool filled with every idle slot purged (llama-server)",
+              "fewer parallel slots or a larger ctx-size"};
+    case Failure::unschedulable:
+      return {"could never be scheduled at the head of the queue", "shorter requests or a larger KV pool"};
+  }
+  return {};
+}
+
+ojson failures_json(const SimResult& r) {
+  ojson j = ojson::object();
+  for (int k = 1; k < kFailureKinds; ++k) j[failure_name(static_cast<Failure>(k))] = r.failed_by[static_cast<size_t>(k)];
+  return j;
+}
+
+std::string failures_line(const SimResult& r, const SimConfig& cfg) {
+  std::string s;
+  for (int k = 1; k < kFailureKinds; ++k) {
+    const i64 n = r.failed_by[static_cast<size_t>(k)];
+    if (n == 0) continue;
+    const auto f = static_cast<Failure>(k);
+    s += (s.empty() ? "" : "; ") + grouped(n) + " " + failure_name(f) + " (" + failure_text(f, cfg).why + ")";
+  }
+  return s;
+}
+
+std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg) {
+  if (r.failed == 0) return "";
+  int worst = 1;
+  for (int k = 2; k < kFailureKinds; ++k)
+    if (r.failed_by[static_cast<size_t>(k)] > r.failed_by[static_cast<size_t>(worst)]) worst = k;
+  return failure_text(static_cast<Failure>(worst), cfg).fix;
+}
+
+void require_completions(const SimResult& r, const SimConfig& cfg, const std::string& where) {
+  if (r.completed > 0 || r.requests == 0) return;
+  throw InputError(where, "no request completed: " + failures_line(r, cfg), commonest_failure_fix(r, cfg));
+}
+
 Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed) {
   const auto given = [&](const char* key) { return d.bag.has(key); };
   const bool traced = !a.trace.empty();

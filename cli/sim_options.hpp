@@ -53,4 +53,20 @@ ojson workload_json(const Workload& w, const WorkloadArgs& a, const Deployment& 
 /// A latency summary in milliseconds: mean, p50, p90, p99, count.
 ojson stats_ms(const LatencyStats& s);
 
+/// Why the requests of one kind failed, with the deployment's figure ("prompt + output over max_model_len
+/// 131,072: the engine answers HTTP 400"), and what to change.
+struct FailureText {
+  std::string why, fix;
+};
+FailureText failure_text(Failure f, const SimConfig& cfg);
+/// results.failures: every Failure kind by its name, with its count.
+ojson failures_json(const SimResult& r);
+/// "3 over_context (prompt + output ...), 1 terminated (...)": the failed requests by kind; "" when none failed.
+std::string failures_line(const SimResult& r, const SimConfig& cfg);
+/// What to change for the commonest kind of failure; "" when none failed.
+std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg);
+/// A run in which no request completed cannot report latencies: InputError (exit 2) naming the workload
+/// (`where`) and the commonest failure's fix. Returns normally when at least one request completed.
+void require_completions(const SimResult& r, const SimConfig& cfg, const std::string& where);
+
 }  // namespace kvplan::cli

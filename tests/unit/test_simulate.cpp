@@ -328,6 +328,8 @@ TEST_CASE("simulate llama.cpp rejects a prompt the slot cannot hold and truncate
   c.pool_blocks = 200;
   const Run r = run(c, {request(0, 0, 100, 5), request(1, 0, 90, 50)});
   CHECK(r.records.at(0).failed);
+  CHECK(r.records.at(0).failure == Failure::over_context);
+  CHECK(r.records.at(1).failure == Failure::none);
   CHECK(r.records.at(1).truncated);
   CHECK(r.records.at(1).output_tokens == 100 - 90);
   CHECK(r.records.at(1).finish_s == Approx(10 * kStep));
@@ -348,6 +350,8 @@ TEST_CASE("simulate llama.cpp unified pool: idle caches are purged, then active 
   const Run r = run(c, {request(0, 0, 50, 40), request(1, 0, 50, 40), request(2, 1.0, 50, 10)});
   CHECK(r.records.at(0).failed);
   CHECK(r.records.at(1).failed);
+  CHECK(r.records.at(1).failure == Failure::terminated);
+  CHECK(r.result.failed_by[static_cast<size_t>(Failure::terminated)] == 2);
   // the third runs alone later: 50 + 9 cells fit after the failed slots were cleared
   CHECK_FALSE(r.records.at(2).failed);
   CHECK(r.records.at(2).output_tokens == 10);
@@ -406,8 +410,56 @@ TEST_CASE("simulate fails requests the engine cannot accept", "[simulate]") {
   c.max_model_len = 128;
   const Run r = run(c, {request(0, 0, 100, 29), request(1, 0, 100, 28)});  // 129 > 128 tokens: HTTP 400
   CHECK(r.records.at(0).failed);
+  CHECK(r.records.at(0).failure == Failure::over_context);
   CHECK_FALSE(r.records.at(1).failed);
   CHECK(r.result.failed == 1);
+  CHECK(r.result.failed_by[static_cast<size_t>(Failure::over_context)] == 1);
+}
+
+TEST_CASE("simulate says why each refused request failed, engine by engine", "[simulate]") {
+  const auto count = [](const Run& r, Failure f) { return r.result.failed_by[static_cast<size_t>(f)]; };
+  SECTION("vLLM: over the pool, over the budget without chunked prefill") {
+    // 5 blocks of 16, one of them vLLM's null block: 4 x 16 = 64 tokens for requests. 60 + 10 needs
+    // the 69 tokens before its last one computed: 5 blocks > 4. 40 + 10 fits (49 tokens, 4 blocks).
+    SimConfig c = vllm(5);
+    Run r = run(c, {request(0, 0, 60, 10), request(1, 0, 40, 10)});
+    CHECK(r.records.at(0).failure == Failure::over_pool);
+    CHECK(r.records.at(1).failure == Failure::none);
+    CHECK(count(r, Failure::over_pool) == 1);
+    CHECK(r.result.completed == 1);
+    // chunked prefill off and a 32-token budget: a 40-token request (49 tokens to compute with its
+    // outputs, a preempted request recomputes them) can never be scheduled; 20 + 10 (29) can
+    c = vllm(100);
+    c.chunked_prefill = false;
+    c.max_num_batched_tokens = 32;
+    r = run(c, {request(0, 0, 40, 10), request(1, 0, 20, 10)});
+    CHECK(r.records.at(0).failure == Failure::over_step_budget);
+    CHECK(r.records.at(1).failure == Failure::none);
+  }
+  SECTION("SGLang: max_req_len is the pool's tokens - 1") {
+    // page size 1 over 100 tokens: 90 + 10 = 100 > 99
+    SimConfig c;
+    c.scheduler = SchedulerKind::sglang;
+    c.pool_blocks = 100;
+    c.block_tokens = 1;
+    const Run r = run(c, {request(0, 0, 90, 10), request(1, 0, 80, 10)});
+    CHECK(r.records.at(0).failure == Failure::over_pool);
+    CHECK(r.records.at(1).failure == Failure::none);
+  }
+  SECTION("TensorRT-LLM GUARANTEED_NO_EVICT: prompt + output blocks over the pool") {
+    // 4 blocks of 16 = 64 tokens; 50 + 15 = 65 tokens need 5 blocks, 50 + 14 = 64 need 4
+    SimConfig c;
+    c.scheduler = SchedulerKind::trtllm;
+    c.policy = "fcfs";
+    c.capacity_policy = "GUARANTEED_NO_EVICT";
+    c.pool_blocks = 4;
+    c.block_tokens = 16;
+    const Run r = run(c, {request(0, 0, 50, 15), request(1, 0, 50, 14)});
+    CHECK(r.records.at(0).failure == Failure::over_pool);
+    CHECK(r.records.at(1).failure == Failure::none);
+  }
+  CHECK(std::string(failure_name(Failure::over_context)) == "over_context");
+  CHECK(std::string(failure_name(Failure::none)).empty());
 }
 
 TEST_CASE("simulate timeline samples the pool, queues and counters", "[simulate]") {

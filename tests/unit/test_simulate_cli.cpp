@@ -534,3 +534,76 @@ TEST_CASE("simulate counts the engine's front end in TTFT and E2E only", "[simul
   const json llama_set = sim({"--engine", "llama.cpp", "--perf-coefficients", R"({"frontend_llamacpp_s": 0.004})"});
   CHECK(llama_set["pool"]["frontend_s"].get<double>() == 0.004);
 }
+
+TEST_CASE("simulate counts failed requests by kind, and a run where none completes is bad input", "[simulate_cli]") {
+  const std::string per = (temp_dir() / "fail-per.csv").string();
+  // max-model-len 4096: 4000 + 128 = 4128 tokens, over it on every request: vLLM answers HTTP 400, nothing
+  // to measure; one line naming the lengths and the fix, exit 2, no per-request file
+  const Run none = kvtest::kvplan(base({"--max-model-len", "4096", "--prompt-tokens", "4000", "--output-tokens", "128",
+                                        "--rate", "5", "--requests", "10", "--per-request", per}));
+  CHECK(none.exit == 2);
+  CHECK(none.out.empty());
+  CHECK(lines(none.err) == 1);
+  CHECK(none.err.rfind("kvplan: error: --prompt-tokens / --output-tokens: no request completed: 10 over_context "
+                       "(prompt + output tokens over max_model_len 4,096",
+                       0) == 0);
+  CHECK(none.err.find("a larger max-model-len") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(per));
+  // a trace with one request of 4,100 + 10 tokens among three: that one fails (over_context), the two others
+  // run; a warning says so and the per-request row names the kind
+  const auto trace = write_temp("fail-trace.csv",
+                                "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.5,4100,10\n1,200,10\n");
+  const Run some = kvtest::kvplan(
+      base({"--max-model-len", "4096", "--trace", trace, "--format", "json", "--per-request", per}));
+  INFO(some.err);
+  REQUIRE(some.exit == 0);
+  const json res = json::parse(some.out)["results"];
+  CHECK(res["completed"] == 2);
+  CHECK(res["failed"] == 1);
+  CHECK(res["failures"]["over_context"] == 1);
+  CHECK(res["failures"]["over_pool"] == 0);
+  CHECK(res["failures"]["terminated"] == 0);
+  CHECK(res["ttft_ms"]["count"] == 2);
+  REQUIRE(res["warnings"].size() == 1);
+  CHECK(res["warnings"][0].get<std::string>().rfind("1 of 3 requests failed: 1 over_context", 0) == 0);
+  CHECK(some.err.find("kvplan: warning: 1 of 3 requests failed") != std::string::npos);
+  const std::string p = kvtest::slurp(per);
+  CHECK(p.find(",failed,truncated,failure\n") != std::string::npos);
+  CHECK(p.find(",4100,0,0,0,1,0,over_context\n") != std::string::npos);  // id 1: 4100 prompt, nothing produced
+  // the table shows the kind; a metric no request gave reads n/a (one output token each: no TPOT)
+  const Run t = kvtest::kvplan(base({"--max-model-len", "4096", "--trace", trace}));
+  REQUIRE(t.exit == 0);
+  CHECK(t.out.find("failed: over_context") != std::string::npos);
+  const auto one = write_temp("one-token.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,1\n1,100,1\n");
+  const Run o = kvtest::kvplan(base({"--trace", one}));
+  REQUIRE(o.exit == 0);
+  CHECK(o.out.find("\nTPOT           n/a    n/a    n/a    n/a\n") != std::string::npos);
+  CHECK(o.out.find("\nITL            n/a    n/a    n/a    n/a\n") != std::string::npos);
+  std::filesystem::remove_all(temp_dir());
+}
+
+TEST_CASE("check fails a simulated requirement when no request completes, and says why", "[simulate_cli]") {
+  // every 4,000 + 128-token request is over max_model_len 4096: nothing to measure, so no requirement passes
+  // (a p99 TPOT over no requests used to read 0 ms and pass)
+  const auto yaml = write_temp("sim-none.yaml",
+                               "model: llama-3.1-8b\n"
+                               "gpu: h100\n"
+                               "settings: {max_model_len: 4096}\n"
+                               "traffic: {prompt_tokens: 4000, output_tokens: 128, rate: 5, requests: 20}\n"
+                               "requirements: {max_p99_ttft_ms: 5000, max_p99_tpot_ms: 200}\n");
+  const Run r = kvtest::kvplan({"check", yaml, "--format", "json"});
+  INFO(r.err);
+  CHECK(r.exit == 1);
+  const json j = json::parse(r.out);
+  int sim = 0;
+  for (const auto& q : j["results"]["deployments"][0]["requirements"]) {
+    if (q["requirement"].get<std::string>().find("(simulated)") == std::string::npos) continue;
+    ++sim;
+    CHECK_FALSE(q["pass"].get<bool>());
+    CHECK(q["actual"] == "no request completed");
+    CHECK(q["detail"].get<std::string>().find("failed: 20 over_context") != std::string::npos);
+    CHECK(q["suggestion"].get<std::string>().find("max-model-len") != std::string::npos);
+  }
+  CHECK(sim == 2);
+  std::filesystem::remove_all(temp_dir());
+}

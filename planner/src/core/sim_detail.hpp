@@ -116,8 +116,8 @@ class Sink {
   virtual Req& req(i32 r) = 0;
   /// Request r produced a token at time t.
   virtual void token(i32 r, double t) = 0;
-  /// Request r left the engine (finished, truncated or failed) at time t; its blocks are already freed.
-  virtual void finish(i32 r, double t, bool failed) = 0;
+  /// Request r left the engine at time t (finished or truncated: Failure::none); its blocks are already freed.
+  virtual void finish(i32 r, double t, Failure failure) = 0;
   virtual void preempted() = 0;
   virtual void prompt_hit(i64 prompt_tokens, i64 hit_tokens) = 0;
 };
@@ -126,8 +126,8 @@ class Sink {
 class Engine {
  public:
   virtual ~Engine() = default;
-  /// A request arrives; false when the engine rejects it outright (too long for the engine).
-  virtual bool admit_check(const Req& r) const = 0;
+  /// A request arrives; why the engine rejects it outright (too long for the engine), or Failure::none.
+  virtual Failure admit_check(const Req& r) const = 0;
   virtual void arrive(i32 r) = 0;
   virtual bool busy() const = 0;
   /// Forms one step into `work` and `batch`; returns whether anything changed (work scheduled,

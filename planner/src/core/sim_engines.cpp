@@ -111,7 +111,7 @@ class Paged : public Engine {
     return r.out >= r.output;
   }
   void finish_done(double end) {
-    for (i32 r : done_) sink_.finish(r, end, false);
+    for (i32 r : done_) sink_.finish(r, end, Failure::none);
     done_.clear();
   }
 
@@ -147,12 +147,12 @@ class Vllm final : public Paged {
   // One block is vLLM's null_block placeholder, never given to requests (§2.4, block_pool.py).
   Vllm(const SimConfig& cfg, Sink& sink) : Paged(cfg, sink, cfg.pool_blocks - 1), prio_(cfg.policy == "priority") {}
 
-  bool admit_check(const Req& r) const override {
-    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return false;  // HTTP 400
+  Failure admit_check(const Req& r) const override {
+    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;  // HTTP 400
     const i64 longest = r.prompt + r.output - 1;  // the last token is never computed
-    if (cdiv(longest, B_) > pool_.total()) return false;
-    if (!cfg_.chunked_prefill && longest > cfg_.max_num_batched_tokens) return false;
-    return true;
+    if (cdiv(longest, B_) > pool_.total()) return Failure::over_pool;
+    if (!cfg_.chunked_prefill && longest > cfg_.max_num_batched_tokens) return Failure::over_step_budget;
+    return Failure::none;
   }
   void arrive(i32 r) override { push_back_waiting(r); }
   bool busy() const override { return !running_.empty() || waiting() > 0; }
@@ -304,13 +304,13 @@ class Sglang final : public Paged {
     hash_own_ = false;
   }
 
-  bool admit_check(const Req& r) const override {
-    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return false;
+  Failure admit_check(const Req& r) const override {
+    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;
     const i64 tokens = pool_.total() * B_;
     // max_req_len = max_total_num_tokens - 1 (§3.2), and a lone request must pass the admission check
-    if (r.prompt + r.output > tokens - 1) return false;
-    if (r.prompt + std::min(r.output, kClipMaxNew) + B_ > tokens) return false;
-    return true;
+    if (r.prompt + r.output > tokens - 1) return Failure::over_pool;
+    if (r.prompt + std::min(r.output, kClipMaxNew) + B_ > tokens) return Failure::over_pool;
+    return Failure::none;
   }
   void arrive(i32 r) override { waiting_.push_back(r); }
   bool busy() const override { return !running_.empty() || !waiting_.empty() || chunked_ >= 0; }
@@ -526,12 +526,12 @@ class Trtllm final : public Paged {
   Trtllm(const SimConfig& cfg, Sink& sink)
       : Paged(cfg, sink, cfg.pool_blocks), no_evict_(cfg.capacity_policy == "GUARANTEED_NO_EVICT") {}
 
-  bool admit_check(const Req& r) const override {
-    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return false;
-    if (cdiv(r.prompt + r.output - (no_evict_ ? 0 : 1), B_) > pool_.total()) return false;
+  Failure admit_check(const Req& r) const override {
+    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;
+    if (cdiv(r.prompt + r.output - (no_evict_ ? 0 : 1), B_) > pool_.total()) return Failure::over_pool;
     const i64 context = no_evict_ ? r.prompt : r.prompt + r.output - 1;  // a paused request recomputes its outputs
-    if (!cfg_.chunked_prefill && context > cfg_.max_num_batched_tokens) return false;
-    return true;
+    if (!cfg_.chunked_prefill && context > cfg_.max_num_batched_tokens) return Failure::over_step_budget;
+    return Failure::none;
   }
   void arrive(i32 r) override { pending_.push_back(r); }
   bool busy() const override { return !started_.empty() || !pending_.empty(); }
@@ -695,9 +695,9 @@ class Llamacpp final : public Engine {
         cells_(cfg.unified ? cfg.pool_blocks : cfg.n_ctx_seq * cfg.slots) {}
 
   // A prompt that does not fit the slot context is rejected (HTTP 400 exceed_context_size_error, §5).
-  bool admit_check(const Req& r) const override {
-    if (r.prompt >= n_ctx_seq_) return false;
-    return cfg_.max_model_len <= 0 || r.prompt < cfg_.max_model_len;
+  Failure admit_check(const Req& r) const override {
+    if (r.prompt >= n_ctx_seq_) return Failure::over_context;
+    return cfg_.max_model_len <= 0 || r.prompt < cfg_.max_model_len ? Failure::none : Failure::over_context;
   }
   void arrive(i32 r) override { waiting_.push_back(r); }
   bool busy() const override { return active_ > 0 || !waiting_.empty(); }
@@ -788,7 +788,7 @@ class Llamacpp final : public Engine {
         done_.push_back(w.req);
       }
     }
-    for (i32 r : done_) sink_.finish(r, end, false);
+    for (i32 r : done_) sink_.finish(r, end, Failure::none);
     done_.clear();
     track_peak();
   }
@@ -870,7 +870,7 @@ class Llamacpp final : public Engine {
       --active_;
       done_.push_back(r);
     }
-    for (i32 r : done_) sink_.finish(r, now, true);
+    for (i32 r : done_) sink_.finish(r, now, Failure::terminated);
     done_.clear();
   }
   void track_peak() { peak_ = std::max(peak_, used_blocks()); }

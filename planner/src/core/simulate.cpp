@@ -122,7 +122,7 @@ class Driver final : public Sink {
       itl_.add(t - r.last_token);
     r.last_token = t;
   }
-  void finish(i32 ri, double t, bool failed) override;
+  void finish(i32 ri, double t, Failure failure) override;
   void preempted() override { ++res_.preemptions; }
   void prompt_hit(i64 prompt, i64 hit) override {
     prompt_seen_ += prompt;
@@ -232,15 +232,16 @@ void Driver::deliver(i32 ri, double t) {
   if (tl_t0_ == kNever) tl_t0_ = r.arrival;
   const auto rep = static_cast<size_t>(next_replica_++ % cfg_.replicas);
   Engine& e = *engines_[rep];
-  if (!e.admit_check(r)) {
-    finish(ri, t, true);
+  if (const Failure f = e.admit_check(r); f != Failure::none) {
+    finish(ri, t, f);
     return;
   }
   e.arrive(ri);
   clock_[rep] = std::max(clock_[rep], t);
 }
 
-void Driver::finish(i32 ri, double t, bool failed) {
+void Driver::finish(i32 ri, double t, Failure failure) {
+  const bool failed = failure != Failure::none;
   Req& r = req(ri);
   last_finish_ = std::max(last_finish_, t);
   RequestRecord rec;
@@ -255,9 +256,11 @@ void Driver::finish(i32 ri, double t, bool failed) {
   rec.cached_prompt_tokens = std::max<i64>(r.cached_prompt, 0);
   rec.preemptions = r.preemptions;
   rec.failed = failed;
+  rec.failure = failure;
   rec.truncated = !failed && r.truncated;
   if (failed) {
     ++res_.failed;
+    ++res_.failed_by[static_cast<size_t>(failure)];
   } else {
     ++res_.completed;
     res_.truncated += rec.truncated;
@@ -376,7 +379,7 @@ SimResult Driver::run() {
       if (!changed) {  // nothing can ever run: fail the request at the head of the line
         const i32 r = e.drop_stuck();
         if (r < 0) throw std::logic_error("kvplan simulate: a replica has requests but can neither run nor drop one");
-        finish(r, ts, true);
+        finish(r, ts, Failure::unschedulable);
       }
       continue;
     }
@@ -410,6 +413,18 @@ SimResult Driver::run() {
 }
 
 }  // namespace
+
+const char* failure_name(Failure f) {
+  switch (f) {
+    case Failure::none: return "";
+    case Failure::over_context: return "over_context";
+    case Failure::over_pool: return "over_pool";
+    case Failure::over_step_budget: return "over_step_budget";
+    case Failure::terminated: return "terminated";
+    case Failure::unschedulable: return "unschedulable";
+  }
+  return "";
+}
 
 SimResult simulate(const SimConfig& config, RequestSource& source, const StepTimeFn& step_time, const SimSlo& slo,
                    const RequestObserver& observer) {

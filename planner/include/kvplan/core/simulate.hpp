@@ -6,6 +6,7 @@
 // token - arrival. Formulas and engine sources: docs/simulation.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,6 +98,21 @@ struct TimelinePoint {
   double prefix_hit_rate = 0;    // cumulative: prompt tokens found cached / prompt tokens
 };
 
+/// Why a request left without completing. The first three are refused on arrival (the engine's
+/// own checks); `terminated` and `unschedulable` happen while it waits or runs.
+enum class Failure : int {
+  none = 0,
+  over_context,      // prompt + output over max_model_len (vLLM, SGLang, TensorRT-LLM: HTTP 400), or a
+                     // prompt that does not fit a llama.cpp slot's n_ctx (exceed_context_size_error)
+  over_pool,         // more tokens than the whole KV pool of a replica holds
+  over_step_budget,  // a prompt over max_num_batched_tokens with chunked prefill off
+  terminated,        // llama.cpp: the unified pool filled with every idle slot purged
+  unschedulable,     // waited at the head of the line with nothing that could ever run it
+};
+constexpr int kFailureKinds = 6;
+/// The JSON / CSV name of a failure ("over_context" ...); "" for none.
+const char* failure_name(Failure f);
+
 /// What happened to one request (for tests and per-request output).
 struct RequestRecord {
   i64 id = 0;
@@ -104,7 +120,8 @@ struct RequestRecord {
   i64 prompt_tokens = 0, output_tokens = 0;  // output_tokens: produced
   i64 cached_prompt_tokens = 0;              // prompt tokens found in the prefix cache (first admission)
   i64 preemptions = 0;
-  bool failed = false;     // rejected: prompt longer than the engine accepts (llama.cpp HTTP 400) or terminated
+  bool failed = false;     // rejected (too long for the engine), terminated or unschedulable: `failure` says which
+  Failure failure = Failure::none;
   bool truncated = false;  // stopped before output_tokens (llama.cpp: slot context full)
 };
 
@@ -115,6 +132,7 @@ struct SimSlo {
 struct SimResult {
   LatencyStats ttft_s, tpot_s, itl_s, e2e_s;
   i64 requests = 0, completed = 0, failed = 0, truncated = 0;
+  std::array<i64, kFailureKinds> failed_by{};  // failed requests by Failure (index 0, none, stays 0)
   i64 input_tokens = 0, output_tokens = 0;  // prompt and produced tokens of the completed requests
   i64 preemptions = 0;
   double prefix_hit_rate = 0;
