@@ -29,6 +29,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -143,4 +145,46 @@ TEST_CASE("held-out load tests within the floor: NIM 1.8.0 Llama-3.3-70B FP8 TP2
   // NVIDIA NIM benchmarking page, 5000 -> 500 tokens: 623.4 out tok/s, ITL 38.75 ms, TTFT 688.69 ms; within the
   // floor with the FP8 KV cache of NIM's ModelOpt FP8 checkpoint (2026-12-03): throughput -10%, TPOT +12%, TTFT -31%
   check_case("nim-1.8.0-llama33-70b-fp8-2xh100-5000x500-c25");
+}
+
+TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across engines, models and GPUs", "[sim_cases]") {
+  // Every 20th row of tests/data/sim/aic-corpus.csv (68 published runs of vLLM, SGLang and TensorRT-LLM:
+  // Llama-3.1-8B / 70B, Qwen3-32B, Qwen3-235B-A22B FP8, gpt-oss-120b on H100, H200, B200, TP 1-8, concurrency
+  // 4-512; ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv), each a closed loop of C clients with 4
+  // requests each, as scripts/aic-corpus.py --every 20 runs them. The counts are those within 20% on
+  // 2026-12-04 (docs/simulation.md "The AIConfigurator corpus"): a regression of the simulator or the
+  // performance model that moves runs out of the floor fails here.
+  std::ifstream in(kSim + "/aic-corpus.csv");
+  REQUIRE(in);
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "id,engine,model,gpu,weight_format,tp,concurrency,isl,osl,ttft_ms,tpot_ms");
+  std::map<std::string, int> runs, within;
+  for (int row = 0; std::getline(in, line); ++row) {
+    if (row % 20 != 0) continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string v; std::getline(ss, v, ',');) f.push_back(v);
+    if (line.back() == ',') f.push_back("");
+    REQUIRE(f.size() == 11);
+    const long clients = std::stol(f[6]);
+    std::vector<std::string> args = {"simulate", f[2], "--gpu", f[3], "--tp", f[5], "--engine", f[1],
+                                     "--concurrency", f[6], "--prompt-tokens", f[7], "--output-tokens", f[8],
+                                     "--requests", std::to_string(4 * clients), "--seed", "1", "--format", "json"};
+    if (!f[4].empty()) args.insert(args.end(), {"--weight-format", f[4]});
+    const auto r = kvtest::kvplan(args);
+    INFO(f[0] << ": " << r.err);
+    REQUIRE(r.exit == 0);
+    const double simulated = json::parse(r.out)["results"]["tpot_ms"]["p50"].get<double>();
+    const double published = std::stod(f[10]);
+    const std::string engine = f[1].substr(0, f[1].find('@'));
+    ++runs[engine];
+    within[engine] += std::abs(simulated - published) / published <= 0.20;
+  }
+  CHECK(runs["vllm"] == 23);
+  CHECK(runs["sglang"] == 9);
+  CHECK(runs["trtllm"] == 36);
+  CHECK(within["vllm"] >= 21);
+  CHECK(within["sglang"] >= 7);
+  CHECK(within["trtllm"] >= 22);
 }
