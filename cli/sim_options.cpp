@@ -2,6 +2,7 @@
 #include "sim_options.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "kvplan/io/files.hpp"
@@ -14,14 +15,26 @@ namespace {
 constexpr i64 kDefaultPrompt = 1024;
 constexpr i64 kDefaultOutput = 128;
 
+std::string fmt_percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 /// "20", "20%" or "0.2"? Spreads are percentages: 20 and 20% mean +-20%.
 double parse_percent(const std::string& s, const std::string& flag) {
   std::string t = s;
-  if (!t.empty() && t.back() == '%') t.pop_back();
+  const bool sign = !t.empty() && t.back() == '%';
+  if (sign) t.pop_back();
   char* end = nullptr;
   const double v = std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0 || v > 1000)
     throw InputError(flag, "expected a percentage >= 0 (20 or 20% for +-20% of the mean), got '" + s + "'");
+  // 0.2 is as likely a fraction (+-20%) as +-0.2%: a bare value between 0 and 1 must say which
+  if (!sign && v > 0 && v < 1)
+    throw InputError(flag, "'" + s + "' is a percentage, +-" + s + "% of the mean",
+                     "write " + s + "% if that is meant, or " + fmt_percent(v * 100) + " for +-" +
+                         fmt_percent(v * 100) + "%");
   return v / 100.0;
 }
 

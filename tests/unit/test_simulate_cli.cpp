@@ -392,6 +392,10 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
       {{"--rate", "5", "--arrival", "weibull"}, "kvplan: error: --arrival: unknown arrival process 'weibull'"},
       {{"--prompt-dist", "normal"}, "kvplan: error: --prompt-dist: normal needs a spread"},
       {{"--prompt-spread", "20"}, "kvplan: error: --prompt-spread: a fixed length has no spread"},
+      // a bare 0.3 could mean +-30% or +-0.3%: it must say which
+      {{"--prompt-dist", "uniform", "--prompt-spread", "0.3"},
+       "kvplan: error: --prompt-spread: '0.3' is a percentage, +-0.3% of the mean; write 0.3% if that is meant, "
+       "or 30 for +-30%"},
       {{"--trace", kTraces + "/burstgpt.csv", "--rate", "3"},
        "kvplan: error: --rate: the trace gives arrivals and lengths"},
       {{"--scheduling-policy", "lpm"},
