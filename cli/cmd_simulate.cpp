@@ -325,6 +325,13 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const SimResult r = simulate(cfg, *src, step, slo, observer);
   require_completions(r, cfg, traced ? "--trace " + a.w.trace : "--prompt-tokens / --output-tokens");
   std::vector<std::string> warnings = d.warnings;
+  if (a.timeline_interval_s && r.timeline_interval_s > *a.timeline_interval_s) {
+    char b[160];
+    std::snprintf(b, sizeof b, "--timeline-interval-s %g s would keep more than 100,000 samples; the timeline keeps one every %g s",
+                  *a.timeline_interval_s, r.timeline_interval_s);
+    warnings.push_back(b);
+    warn(warnings.back());
+  }
   if (r.failed > 0) {
     warnings.push_back(grouped(r.failed) + " of " + grouped(r.requests) + " requests failed: " + failures_line(r, cfg) +
                        "; the latencies and throughputs count the completed requests only");
@@ -396,6 +403,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                   {"preemptions", t.preemptions},
                   {"prefix_hit_rate", t.prefix_hit_rate}});
   res["timeline"] = tl;
+  res["timeline_interval_s"] = r.timeline_interval_s;
   res["metric_definitions"] = {{"source", "vllm bench serve"},
                                {"ttft", "first token time - arrival time"},
                                {"tpot",

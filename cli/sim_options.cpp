@@ -225,6 +225,7 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
     if (wk.prompt) prompt = *wk.prompt;
     if (wk.context && !wk.prompt) prompt = *wk.context - output;
     if (wk.context && wk.prompt && !wk.output) output = *wk.context - prompt;
+    if (prompt < 1 && wk.prompt) throw InputError("--prompt-tokens", "must be >= 1 (a request has a prompt)");
     if (prompt < 1)
       throw InputError(
           "--context",

@@ -482,6 +482,17 @@ TEST_CASE("simulate timeline samples the pool, queues and counters", "[simulate]
     CHECK(ra.result.timeline.size() > 200);
     CHECK(ra.result.timeline.size() <= 400);
   }
+  SECTION("a given interval is coarsened past 100,000 samples") {
+    // one request of 10 outputs: 10 steps of 10 ms, the last token at 100 ms. At 1 us that is 100,001 samples:
+    // past 100,000 every second one is dropped and the interval doubles to 2 us, 50,001 samples to 100 ms
+    SimConfig f = vllm(100);
+    f.timeline_interval_s = 1e-6;
+    const Run rf = run(f, {request(0, 0, 10, 10)});
+    CHECK(rf.result.timeline_interval_s == Approx(2e-6));
+    CHECK(rf.result.timeline.size() == 50001);
+    CHECK(rf.result.timeline.back().t_s == Approx(0.1));
+    CHECK(r.result.timeline_interval_s == 0.05);  // 0.05 s over 200 ms: kept as given
+  }
 }
 
 TEST_CASE("simulate rejects configs that cannot run", "[simulate]") {

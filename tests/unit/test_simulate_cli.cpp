@@ -611,3 +611,18 @@ TEST_CASE("check fails a simulated requirement when no request completes, and sa
   CHECK(sim == 2);
   std::filesystem::remove_all(temp_dir());
 }
+
+TEST_CASE("simulate keeps a tiny --timeline-interval-s to 100,000 samples and says so", "[simulate_cli]") {
+  // 1 ns over a run of seconds would be billions of samples (it used to run without end)
+  const Run r = kvtest::kvplan(base({"--timeline-interval-s", "1e-9", "--requests", "5", "--format", "json"}));
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json res = json::parse(r.out)["results"];
+  CHECK(res["timeline"].size() <= 100000);
+  CHECK(res["timeline_interval_s"].get<double>() > 1e-9);
+  REQUIRE(res["warnings"].size() == 1);
+  CHECK(res["warnings"][0].get<std::string>().rfind("--timeline-interval-s 1e-09 s would keep more than 100,000 samples", 0) == 0);
+  const Run d = kvtest::kvplan(base({"--timeline-interval-s", "0.5", "--requests", "5", "--format", "json"}));
+  REQUIRE(d.exit == 0);
+  CHECK(json::parse(d.out)["results"]["timeline_interval_s"].get<double>() == 0.5);
+}

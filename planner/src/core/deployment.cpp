@@ -234,7 +234,9 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
     r.prompt = r.tokens;
     r.tokens_source = p.spec().engine.kind == EngineKind::llamacpp ? "per-slot context" : "max_model_len";
   }
-  if (r.tokens < 1) throw InputError("context", "must be >= 1 token");
+  if (r.tokens < 1)  // name what was given: --output-tokens 0 alone is not a --context error
+    throw InputError(w.context ? "context" : w.prompt ? "prompt_tokens" : "output_tokens",
+                     w.context ? "must be >= 1 token" : "prompt + output tokens must be >= 1 token");
   r.concurrency = w.concurrency;
   if (r.concurrency < 1) throw InputError("concurrency", "must be >= 1");
   r.shared_prefix = w.shared_prefix;

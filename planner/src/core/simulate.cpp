@@ -130,7 +130,8 @@ class Driver final : public Sink {
   }
 
  private:
-  static constexpr size_t kPerRequest = size_t{1} << 22;  // per-request values kept exactly up to 4M requests
+  static constexpr size_t kPerRequest = size_t{1} << 22;
+  static constexpr size_t kMaxTimeline = 100000;  // per-request values kept exactly up to 4M requests
 
   i32 new_req(const SimRequest& s, int client);
   bool pull(SimRequest& s);
@@ -321,7 +322,9 @@ void Driver::sample_until(double t) {
   while (tl_t0_ + static_cast<double>(tl_k_) * tl_dt_ <= t) {
     tl.push_back(sample(tl_t0_ + static_cast<double>(tl_k_) * tl_dt_));
     ++tl_k_;
-    if (tl_auto_ && tl.size() > 400) {
+    // auto: about 200-400 samples; a given interval is kept up to kMaxTimeline samples, then coarsened the same way
+    // (a 1 us interval over an hour-long run would otherwise hold 3.6e9 samples)
+    if (tl.size() > (tl_auto_ ? size_t{400} : kMaxTimeline)) {
       size_t kept = 0;
       for (size_t i = 0; i < tl.size(); i += 2) tl[kept++] = tl[i];
       tl.resize(kept);
@@ -396,6 +399,7 @@ SimResult Driver::run() {
   res_.tpot_s = tpot_.stats();
   res_.e2e_s = e2e_.stats();
   res_.itl_s = itl_.stats();
+  res_.timeline_interval_s = tl_dt_;
   res_.prefix_hit_rate = prompt_seen_ > 0 ? static_cast<double>(prompt_hit_) / static_cast<double>(prompt_seen_) : 0;
   res_.duration_s = res_.requests > 0 ? last_finish_ + cfg_.frontend_s - first_arrival_ : 0;
   if (res_.duration_s > 0) {

@@ -146,6 +146,7 @@ struct SimResult {
   i64 peak_blocks_used = 0;              // per replica, the largest
   i64 blocks_leaked = 0;                 // blocks still held after the last request (must be 0)
   std::vector<TimelinePoint> timeline;
+  double timeline_interval_s = 0;        // spacing of the samples kept (a given interval doubles past 100,000 samples)
 };
 
 /// Optional per-request callback (tests; --per-request output).
