@@ -339,7 +339,12 @@ void add_workload_options(CLI::App* wl, WorkloadArgs& a, DeployArgs& d, bool clo
                  "N rows, default all)");
   wl->add_option("--seed", a.seed,
                  "Seed of the workload generator: the same seed gives the same "
-                 "output (default 0)");
+                 "output (default 0)")
+      ->check(CLI::Validator(
+          [](std::string& v) {  // -1 would wrap to 2^64 - 1
+            return v.find('-') == std::string::npos ? std::string() : "must be >= 0 (got " + v + ")";
+          },
+          ""));
 }
 
 }  // namespace kvplan::cli

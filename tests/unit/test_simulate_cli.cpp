@@ -392,6 +392,7 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
       {{"--rate", "5", "--arrival", "weibull"}, "kvplan: error: --arrival: unknown arrival process 'weibull'"},
       {{"--prompt-dist", "normal"}, "kvplan: error: --prompt-dist: normal needs a spread"},
       {{"--prompt-spread", "20"}, "kvplan: error: --prompt-spread: a fixed length has no spread"},
+      {{"--seed", "-1"}, "kvplan: error: --seed: must be >= 0 (got -1)"},  // it wrapped to 2^64 - 1
       // a bare 0.3 could mean +-30% or +-0.3%: it must say which
       {{"--prompt-dist", "uniform", "--prompt-spread", "0.3"},
        "kvplan: error: --prompt-spread: '0.3' is a percentage, +-0.3% of the mean; write 0.3% if that is meant, "
