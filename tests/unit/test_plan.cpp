@@ -75,6 +75,13 @@ TEST_CASE("sweep grammar: lists and ranges", "[sweep]") {
   CHECK_THROWS_WITH(expand_counts("1,,2", "--context"), "--context: empty item in '1,,2'; separate values with single commas");
   CHECK_THROWS_WITH(expand_counts("1..10000000", "--concurrency"), "--concurrency: expands to more than 1000000 values; use a coarser range");
   CHECK_THROWS_WITH(expand_counts("abc", "--context"), "--context: 'abc' is not a count; use digits with an optional k or m suffix, e.g. 32k");
+  // 2^63 - 1 is the largest count; one more, or a suffix that takes it past, is refused by name
+  CHECK(parse_count("9223372036854775807", "--context") == 9223372036854775807LL);
+  CHECK_THROWS_WITH(parse_count("9223372036854775808", "--context"),
+                    "--context: '9223372036854775808' is beyond 2^63; give a count that fits 64 bits");
+  CHECK(parse_count("9007199254740991k", "--context") == 9007199254740991LL * 1024);  // 2^53 - 1: (2^63 - 1) / 1024 rounded down
+  CHECK_THROWS_WITH(parse_count("9007199254740992k", "--context"),
+                    "--context: '9007199254740992k' is beyond 2^63; give a count that fits 64 bits");
 }
 
 TEST_CASE("byte counts with units", "[units]") {

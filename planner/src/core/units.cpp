@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace kvplan {
 
@@ -22,9 +23,13 @@ i64 parse_count(std::string_view text, std::string_view what) {
   for (char c : digits) {
     if (c < '0' || c > '9')
       throw InputError(w, "'" + std::string(text) + "' is not a count", "use digits with an optional k or m suffix, e.g. 32k");
-    v = add(mul(v, 10, w), c - '0', w);
+    if (v > (std::numeric_limits<i64>::max() - (c - '0')) / 10)
+      throw InputError(w, "'" + std::string(text) + "' is beyond 2^63", "give a count that fits 64 bits");
+    v = v * 10 + (c - '0');
   }
-  return mul(v, mult, w);
+  if (v > std::numeric_limits<i64>::max() / mult)
+    throw InputError(w, "'" + std::string(text) + "' is beyond 2^63", "give a count that fits 64 bits");
+  return v * mult;
 }
 
 i64 parse_bytes(std::string_view text, std::string_view what) {
