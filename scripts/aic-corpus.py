@@ -2,6 +2,7 @@
 """kvplan simulate against the AIConfigurator silicon corpus (tests/data/sim/aic-corpus.csv).
 
   scripts/aic-corpus.py [--kvplan build/release/kvplan] [--requests-per-client 4] [--rows] [--every N]
+                        [--by-concurrency] [--generator-limits]
   scripts/aic-corpus.py --extract SILICON_SAMPLE_CSV
 
 The corpus: ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/silicon_sample.csv,
@@ -9,7 +10,9 @@ The corpus: ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core
 --extract keeps the aggregated (not disaggregated) runs kvplan can state without guessing: a built-in model
 profile (Llama-3.1-8B and -70B, Qwen3-32B, Qwen3-235B-A22B FP8, gpt-oss-120b), H100 SXM, H200 or B200, bf16 or
 FP8 weights (gpt-oss: its own MXFP4), tensor parallelism only (no attention DP, no expert parallelism), and
-writes them with the kvplan arguments they map to.
+writes them with the kvplan arguments they map to, and the engine limits AIConfigurator's generator would have
+written for the run (engine_limits below; the corpus does not state the limits of its runs, so by default the
+rows run with the engines' defaults, and --generator-limits runs them with these).
 
 Each row runs `kvplan simulate MODEL --gpu G --tp N --engine E@V --concurrency C --prompt-tokens ISL
 --output-tokens OSL --requests R*C --seed 1` (a closed loop of C clients, fixed lengths, as the corpus's aiperf
@@ -41,7 +44,21 @@ MODELS = {
     "openai/gpt-oss-120b": "gpt-oss-120b",
 }
 GPUS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200"}
-FIELDS = ["id", "engine", "model", "gpu", "weight_format", "tp", "concurrency", "isl", "osl", "ttft_ms", "tpot_ms"]
+FIELDS = ["id", "engine", "model", "gpu", "weight_format", "tp", "concurrency", "isl", "osl", "max_num_seqs",
+          "max_num_batched_tokens", "max_model_len", "ttft_ms", "tpot_ms"]
+
+
+def engine_limits(backend, c, isl, osl):
+    """The limits AIConfigurator's generator writes into an aggregated deployment it benchmarks (rule=benchmark,
+    src/aiconfigurator/generator/rule_plugin/benchmark/{vllm,trtllm}.rule @ 095f58a), with max_batch_size the run's
+    concurrency: vLLM --max-num-seqs c, --max-num-batched-tokens c + ISL + 1500, --max-model-len ISL + OSL + 1500;
+    TensorRT-LLM max_batch_size c, max_num_tokens c + ISL + 1500 rounded up to the 32-token block. SGLang's rule
+    sets --max-prefill-tokens and --enable-mixed-chunk, which kvplan does not take: its defaults stay."""
+    if backend == "vllm":
+        return str(c), str(c + isl + 1500), str(isl + osl + 1500)
+    if backend == "trtllm":
+        return str(c), str((c + isl + 1500 + 31) // 32 * 32), ""
+    return "", "", ""
 
 
 def extract(path):
@@ -70,8 +87,10 @@ def extract(path):
         else:
             continue
         engine = r["backend"] + ("@" + r["backend_version"] if r["backend_version"][:1].isdigit() else "")
+        seqs, tokens, max_len = engine_limits(r["backend"], int(r["batch_size"]), int(r["isl"]), int(r["osl"]))
         out.append({"id": r["id"], "engine": engine, "model": model, "gpu": GPUS[r["system"]], "weight_format": fmt,
-                    "tp": tp, "concurrency": r["batch_size"], "isl": r["isl"], "osl": r["osl"],
+                    "tp": tp, "concurrency": r["batch_size"], "isl": r["isl"], "osl": r["osl"], "max_num_seqs": seqs,
+                    "max_num_batched_tokens": tokens, "max_model_len": max_len,
                     "ttft_ms": r["silicon_ttft_ms"], "tpot_ms": r["silicon_tpot_ms"]})
     w = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     w.writeheader()
@@ -79,13 +98,16 @@ def extract(path):
     print(f"{len(out)} rows", file=sys.stderr)
 
 
-def args_of(row, per_client):
+def args_of(row, per_client, defaults=False):
     c = int(row["concurrency"])
     a = [row["model"], "--gpu", row["gpu"], "--tp", row["tp"], "--engine", row["engine"], "--concurrency", str(c),
          "--prompt-tokens", row["isl"], "--output-tokens", row["osl"], "--requests", str(per_client * c),
          "--seed", "1"]
     if row["weight_format"]:
         a += ["--weight-format", row["weight_format"]]
+    for key in ("max_num_seqs", "max_num_batched_tokens", "max_model_len"):
+        if row[key] and not defaults:
+            a += ["--" + key.replace("_", "-"), row[key]]
     return a
 
 
@@ -104,6 +126,9 @@ def main():
     ap.add_argument("--requests-per-client", type=int, default=4)
     ap.add_argument("--rows", action="store_true")
     ap.add_argument("--by-concurrency", action="store_true", help="one table row per concurrency range too")
+    ap.add_argument("--generator-limits", action="store_true",
+                    help="run with the engine limits AIConfigurator's generator writes (the max_num_seqs, "
+                         "max_num_batched_tokens and max_model_len columns); default: the engines' defaults")
     ap.add_argument("--every", type=int, default=1,
                     help="run every N-th row only (tests/unit/test_sim_cases.cpp runs every 20th)")
     ap.add_argument("--extract", metavar="SILICON_SAMPLE_CSV")
@@ -114,7 +139,8 @@ def main():
     rows = list(csv.DictReader(open(a.corpus, newline="")))[::a.every]
 
     def run(row):
-        p = subprocess.run([a.kvplan, "simulate"] + args_of(row, a.requests_per_client) + ["--format", "json"],
+        p = subprocess.run([a.kvplan, "simulate"] + args_of(row, a.requests_per_client, not a.generator_limits) +
+                           ["--format", "json"],
                            capture_output=True, text=True)
         if p.returncode != 0:
             return None, p.stderr.strip()
