@@ -234,6 +234,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   d.tokens_source = w.tokens_source;
   d.perf = d.base.perf;
   for (const auto& wmsg : d.base.model.warnings) d.warnings.push_back(wmsg);
+  for (auto& wmsg : workload_warnings(w, p)) d.warnings.push_back(std::move(wmsg));
   return d;
 }
 

@@ -122,7 +122,7 @@ FailureText failure_text(Failure f, const SimConfig& cfg) {
     case Failure::over_step_budget:
       return {"prompt over max_num_batched_tokens " + grouped(cfg.max_num_batched_tokens) +
                   " with chunked prefill off",
-              "a larger max-num-batched-tokens, or chunked prefill on"};
+              "a larger max-num-batched-tokens (TensorRT-LLM: max_num_tokens), or chunked prefill on"};
     case Failure::terminated:
       return {"terminated: the unified KV pool filled with every idle slot purged (llama-server)",
               "fewer parallel slots or a larger ctx-size"};

@@ -2,6 +2,7 @@
 // search (the performance model: test_perf.cpp).
 #include <catch2/catch.hpp>
 
+#include "kvplan/core/deployment.hpp"
 #include "kvplan/core/paging.hpp"
 #include "kvplan/core/sweep.hpp"
 #include "kvplan/core/units.hpp"
@@ -133,4 +134,36 @@ TEST_CASE("LoRA buffers come out of the KV pool: vLLM --max-loras 4 --max-lora-r
   PlanSpec s = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
   s.parallel.tp = 2;
   CHECK(Planner(s).budget_bytes("lora_adapters") == 55296LL * 32 * 64 * 4 * 2);
+}
+
+TEST_CASE("TensorRT-LLM prompts that max_num_tokens cannot hold beside the running decodes are warned about", "[plan][trtllm]") {
+  // chunked context off (kvplan's TensorRT-LLM), max_num_tokens 8192: a prompt P fits a step beside at most
+  // 8192 - P decoding requests (one token each), so concurrency C needs P + C - 1 <= 8192
+  kvplan::EngineSettings e = kvtest::engine(kvplan::EngineKind::trtllm);
+  e.max_num_batched_tokens = 8192;
+  const kvplan::Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  auto workload = [](kvplan::i64 prompt, kvplan::i64 concurrency) {
+    kvplan::ResolvedWorkload w;
+    w.prompt = prompt;
+    w.output = 128;
+    w.tokens = prompt + 128;
+    w.concurrency = concurrency;
+    w.tokens_source = "prompt_tokens + output_tokens";
+    return w;
+  };
+  CHECK(kvplan::workload_warnings(workload(8000, 16), p).empty());  // 8000 + 15 = 8015 <= 8192
+  CHECK(kvplan::workload_warnings(workload(8178, 15), p).empty());  // 8178 + 14 = 8192: just fits
+  const auto tight = kvplan::workload_warnings(workload(8180, 16), p);  // 8180 + 15 = 8195
+  REQUIRE(tight.size() == 1);
+  CHECK(tight[0].find("beside at most 12 decoding requests") != std::string::npos);
+  CHECK(tight[0].find("set max_num_tokens to at least 8195 (prompt + concurrency - 1)") != std::string::npos);
+  const auto over = kvplan::workload_warnings(workload(9000, 1), p);
+  REQUIRE(over.size() == 1);
+  CHECK(over[0].find("is longer than max_num_tokens 8192") != std::string::npos);
+  // vLLM chunks prefills: no such limit; nor is a length the plan derived (max_model_len) a prompt anyone asked for
+  const kvplan::Planner v(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(kvplan::EngineKind::vllm)));
+  CHECK(kvplan::workload_warnings(workload(8180, 16), v).empty());
+  auto derived = workload(9000, 16);
+  derived.tokens_source = "max_model_len";
+  CHECK(kvplan::workload_warnings(derived, p).empty());
 }

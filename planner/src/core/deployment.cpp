@@ -270,3 +270,29 @@ void validate_sweep(const DeploymentSpec& base, const SweepAxes& axes) {
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+std::vector<std::string> workload_warnings(const ResolvedWorkload& w, const Planner& p) {
+  std::vector<std::string> out;
+  const EngineSettings& e = p.spec().engine;
+  const i64 budget = e.max_num_batched_tokens;
+  const bool asked = w.tokens_source == "context" || w.tokens_source == "prompt_tokens + output_tokens";
+  if (e.kind != EngineKind::trtllm || budget <= 0 || !asked || w.prompt <= 0) return out;
+  const std::string prompt = std::to_string(w.prompt), tokens = std::to_string(budget);
+  if (w.prompt > budget) {
+    out.push_back("TensorRT-LLM: a " + prompt + "-token prompt is longer than max_num_tokens " + tokens +
+                  " and chunked context is off: no step can hold it; set max_num_tokens to at least " + prompt);
+  } else if (w.concurrency > 1 && w.prompt + (w.concurrency - 1) > budget) {
+    const i64 beside = budget - w.prompt;
+    out.push_back("TensorRT-LLM: a " + prompt + "-token prompt fits max_num_tokens " + tokens + " beside at most " +
+                  std::to_string(beside) + " decoding request" + (beside == 1 ? "" : "s") + " (chunked context off): at " +
+                  "concurrency " + std::to_string(w.concurrency) +
+                  " a new prompt waits for running requests to finish (the micro-batch scheduler stops at the first "
+                  "request past max_num_tokens); set max_num_tokens to at least " +
+                  std::to_string(w.prompt + w.concurrency - 1) + " (prompt + concurrency - 1)");
+  }
+  return out;
+}
+
+}  // namespace kvplan

@@ -74,6 +74,12 @@ struct ResolvedWorkload {
 /// accepts (max_model_len, or llama.cpp's per-slot context). Errors name the workload keys.
 ResolvedWorkload resolve_workload(const Workload& w, const Planner& p);
 
+/// What the engine's scheduler makes of the workload that the memory plan cannot show, one line each: a TensorRT-LLM
+/// prompt (chunked context off) that does not fit max_num_tokens, or fits it only beside fewer decoding requests than
+/// the concurrency keeps running (its micro-batch scheduler stops at the first request past max_num_tokens, so the
+/// prompt waits until enough of them finish).
+std::vector<std::string> workload_warnings(const ResolvedWorkload& w, const Planner& p);
+
 /// The axes of a sweep, in row order: GPU, tensor-parallel size, KV format, context, concurrency
 /// (the last varies fastest). An empty axis keeps the deployment's own value.
 struct SweepAxes {
