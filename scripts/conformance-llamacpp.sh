@@ -31,6 +31,16 @@ if [ ! -f "$cache/node_modules/node-llama-cpp/package.json" ]; then
     echo "conformance-llamacpp: skipped: npm install node-llama-cpp@$version failed ($(tail -n 1 "$cache/npm-error.log"))"; exit 0
   fi
 fi
+# On a CPU with AMX (Sapphire Rapids and later) ggml picks its sapphirerapids CPU variant, whose AMX buffer type makes
+# the backend scheduler assert on the deepseek2 (MLA) graph (GGML_ASSERT(*cur_backend_id != -1), ggml-backend.cpp:1294,
+# in node-llama-cpp 3.22.1's prebuilt llama.cpp): all 17 deepseek2 cases "could not run". The cases check the KV
+# cache llama.cpp allocates, which no CPU kernel variant changes, so that variant is set aside and ggml loads the
+# next best one (AVX-512 without AMX).
+bins="$cache/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+if grep -qw amx_tile /proc/cpuinfo 2>/dev/null && [ -f "$bins/libggml-cpu-sapphirerapids.so" ]; then
+  mv "$bins/libggml-cpu-sapphirerapids.so" "$bins/libggml-cpu-sapphirerapids.so.amx-off"
+  echo "conformance-llamacpp: AMX CPU: llama.cpp's sapphirerapids CPU variant set aside (its AMX buffers assert on MLA)"
+fi
 for exe in "$build/kvplan" "$build/tests/kvplan_make_gguf"; do
   [ -x "$exe" ] || { echo "conformance-llamacpp: $exe not built; build $build first" >&2; exit 2; }
 done
