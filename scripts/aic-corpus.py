@@ -45,21 +45,21 @@ MODELS = {
 }
 GPUS = {"h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200"}
 FIELDS = ["id", "engine", "model", "gpu", "weight_format", "tp", "concurrency", "isl", "osl", "max_num_seqs",
-          "max_num_batched_tokens", "max_model_len", "ttft_ms", "tpot_ms"]
+          "max_num_batched_tokens", "max_model_len", "max_prefill_tokens", "ttft_ms", "tpot_ms"]
 
 
 def engine_limits(backend, c, isl, osl):
     """The limits AIConfigurator's generator writes into an aggregated deployment it benchmarks (rule=benchmark,
-    src/aiconfigurator/generator/rule_plugin/benchmark/{vllm,trtllm}.rule @ 095f58a), with max_batch_size the run's
-    concurrency: vLLM --max-num-seqs c, --max-num-batched-tokens c + ISL + 1500, --max-model-len ISL + OSL + 1500;
-    TensorRT-LLM max_batch_size c, max_num_tokens c + ISL + 1500 rounded up to the 32-token block. SGLang's rule
-    sets --max-prefill-tokens and --enable-mixed-chunk, which kvplan does not take: its defaults stay."""
+    src/aiconfigurator/generator/rule_plugin/benchmark/{vllm,trtllm,sglang}.rule @ 095f58a), with max_batch_size the
+    run's concurrency: vLLM --max-num-seqs c, --max-num-batched-tokens c + ISL + 1500, --max-model-len ISL + OSL + 1500;
+    TensorRT-LLM max_batch_size c, max_num_tokens c + ISL + 1500 rounded up to the 32-token block; SGLang
+    --max-running-requests c, --max-prefill-tokens ISL + 1500 (its --enable-mixed-chunk is not simulated).
+    Returns max_num_seqs, max_num_batched_tokens, max_model_len, max_prefill_tokens ("" where none is written)."""
     if backend == "vllm":
-        return str(c), str(c + isl + 1500), str(isl + osl + 1500)
+        return str(c), str(c + isl + 1500), str(isl + osl + 1500), ""
     if backend == "trtllm":
-        return str(c), str((c + isl + 1500 + 31) // 32 * 32), ""
-    return "", "", ""
-
+        return str(c), str((c + isl + 1500 + 31) // 32 * 32), "", ""
+    return str(c), "", "", str(isl + 1500)
 
 def extract(path):
     out = []
@@ -87,10 +87,10 @@ def extract(path):
         else:
             continue
         engine = r["backend"] + ("@" + r["backend_version"] if r["backend_version"][:1].isdigit() else "")
-        seqs, tokens, max_len = engine_limits(r["backend"], int(r["batch_size"]), int(r["isl"]), int(r["osl"]))
+        seqs, tokens, max_len, prefill = engine_limits(r["backend"], int(r["batch_size"]), int(r["isl"]), int(r["osl"]))
         out.append({"id": r["id"], "engine": engine, "model": model, "gpu": GPUS[r["system"]], "weight_format": fmt,
                     "tp": tp, "concurrency": r["batch_size"], "isl": r["isl"], "osl": r["osl"], "max_num_seqs": seqs,
-                    "max_num_batched_tokens": tokens, "max_model_len": max_len,
+                    "max_num_batched_tokens": tokens, "max_model_len": max_len, "max_prefill_tokens": prefill,
                     "ttft_ms": r["silicon_ttft_ms"], "tpot_ms": r["silicon_tpot_ms"]})
     w = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     w.writeheader()
@@ -105,7 +105,7 @@ def args_of(row, per_client, defaults=False):
          "--seed", "1"]
     if row["weight_format"]:
         a += ["--weight-format", row["weight_format"]]
-    for key in ("max_num_seqs", "max_num_batched_tokens", "max_model_len"):
+    for key in ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "max_prefill_tokens"):
         if row[key] and not defaults:
             a += ["--" + key.replace("_", "-"), row[key]]
     return a
@@ -128,7 +128,8 @@ def main():
     ap.add_argument("--by-concurrency", action="store_true", help="one table row per concurrency range too")
     ap.add_argument("--generator-limits", action="store_true",
                     help="run with the engine limits AIConfigurator's generator writes (the max_num_seqs, "
-                         "max_num_batched_tokens and max_model_len columns); default: the engines' defaults")
+                         "max_num_batched_tokens, max_model_len and max_prefill_tokens columns); default: the engines' "
+                         "defaults")
     ap.add_argument("--every", type=int, default=1,
                     help="run every N-th row only (tests/unit/test_sim_cases.cpp runs every 20th)")
     ap.add_argument("--extract", metavar="SILICON_SAMPLE_CSV")

@@ -160,7 +160,7 @@ TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across 
   std::getline(in, line);
   REQUIRE(line ==
           "id,engine,model,gpu,weight_format,tp,concurrency,isl,osl,max_num_seqs,max_num_batched_tokens,max_model_len,"
-          "ttft_ms,tpot_ms");
+          "max_prefill_tokens,ttft_ms,tpot_ms");
   std::map<std::string, int> runs, within;
   for (int row = 0; std::getline(in, line); ++row) {
     if (row % 20 != 0) continue;
@@ -168,7 +168,7 @@ TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across 
     std::stringstream ss(line);
     for (std::string v; std::getline(ss, v, ',');) f.push_back(v);
     if (line.back() == ',') f.push_back("");
-    REQUIRE(f.size() == 14);
+    REQUIRE(f.size() == 15);
     const long clients = std::stol(f[6]);
     std::vector<std::string> args = {"simulate", f[2], "--gpu", f[3], "--tp", f[5], "--engine", f[1],
                                      "--concurrency", f[6], "--prompt-tokens", f[7], "--output-tokens", f[8],
@@ -178,7 +178,7 @@ TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across 
     INFO(f[0] << ": " << r.err);
     REQUIRE(r.exit == 0);
     const double simulated = json::parse(r.out)["results"]["tpot_ms"]["p50"].get<double>();
-    const double published = std::stod(f[13]);  // run with the engines' defaults, not the generator limits (f[9..11])
+    const double published = std::stod(f[14]);  // run with the engines' defaults, not the generator limits (f[9..12])
     const std::string engine = f[1].substr(0, f[1].find('@'));
     ++runs[engine];
     within[engine] += std::abs(simulated - published) / published <= 0.20;

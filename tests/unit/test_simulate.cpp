@@ -212,6 +212,29 @@ TEST_CASE("simulate SGLang runs a prefill step alone and stalls decodes", "[simu
   CHECK(v.records.at(0).finish_s == Approx(5 * kStep));
 }
 
+TEST_CASE("simulate SGLang --max-prefill-tokens caps the prompts one prefill step admits", "[simulate]") {
+  // Three 60-token prompts at t = 0 (3 outputs each). max_prefill_tokens 100: step 1 admits A (60); B's 60 exceed
+  // the 40 left and a batch already holds A, so B waits (PrefillAdder's rem_input_tokens); SGLang runs prefill first,
+  // so steps 2 and 3 prefill B and C alone: first tokens at 10, 20, 30 ms. With the default 16384 all three share
+  // step 1: first tokens at 10 ms each. A prompt over the cap is still admitted alone (the first of a batch).
+  SimConfig c;
+  c.scheduler = SchedulerKind::sglang;
+  c.pool_blocks = 10000;
+  c.block_tokens = 1;
+  c.max_prefill_tokens = 100;
+  const std::vector<SimRequest> three = {request(0, 0, 60, 3), request(1, 0, 60, 3), request(2, 0, 60, 3)};
+  const Run capped = run(c, three);
+  CHECK(capped.records.at(0).first_token_s == Approx(1 * kStep));
+  CHECK(capped.records.at(1).first_token_s == Approx(2 * kStep));
+  CHECK(capped.records.at(2).first_token_s == Approx(3 * kStep));
+  c.max_prefill_tokens = 16384;
+  const Run wide = run(c, three);
+  for (i64 id = 0; id < 3; ++id) CHECK(wide.records.at(id).first_token_s == Approx(1 * kStep));
+  c.max_prefill_tokens = 50;
+  const Run alone = run(c, {request(0, 0, 60, 3)});
+  CHECK(alone.records.at(0).first_token_s == Approx(1 * kStep));
+}
+
 TEST_CASE("simulate SGLang admission reserves the clipped output and retracts under pressure", "[simulate]") {
   // 300 tokens of pool, page 1. A needs 100 + min(150, 4096) + 1 = 251 <= 300 tokens and is admitted;
   // B then needs another 251 but only 300 - 100 (A's prompt) - 150 x 0.7 (A's reservation) = 95 remain

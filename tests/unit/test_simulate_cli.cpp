@@ -627,3 +627,22 @@ TEST_CASE("simulate keeps a tiny --timeline-interval-s to 100,000 samples and sa
   REQUIRE(d.exit == 0);
   CHECK(json::parse(d.out)["results"]["timeline_interval_s"].get<double>() == 0.5);
 }
+
+TEST_CASE("SGLang --max-prefill-tokens reaches the simulated scheduler from the flag and a pasted command", "[simulate_cli]") {
+  const Run f = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--max-prefill-tokens",
+                                "4096", "--requests", "5", "--format", "json"});
+  INFO(f.err);
+  REQUIRE(f.exit == 0);
+  CHECK(json::parse(f.out)["results"]["pool"]["max_prefill_tokens"] == 4096);
+  const Run p = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
+                                "sglang.launch_server", "--model-path", "llama-3.1-8b", "--max-prefill-tokens", "2048"});
+  INFO(p.err);
+  REQUIRE(p.exit == 0);
+  CHECK(json::parse(p.out)["results"]["pool"]["max_prefill_tokens"] == 2048);
+  CHECK(p.err.find("--max-prefill-tokens") == std::string::npos);  // modelled now: no "does not model" warning
+  // the default, as SGLang's ServerArgs
+  const Run d = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--requests", "5",
+                                "--format", "json"});
+  REQUIRE(d.exit == 0);
+  CHECK(json::parse(d.out)["results"]["pool"]["max_prefill_tokens"] == 16384);
+}

@@ -461,6 +461,8 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       c.scheduler = SchedulerKind::sglang;
       c.block_tokens = std::max<i64>(rep.block_size, 1);
       c.pool_blocks = rep.max_total_num_tokens / c.block_tokens;
+      // PrefillAdder's rem_input_tokens (python/sglang/srt/managers/schedule_policy.py): --max-prefill-tokens
+      if (e.max_prefill_tokens) c.max_prefill_tokens = *e.max_prefill_tokens;
       c.chunked_prefill = e.max_num_batched_tokens > 0;  // --chunked-prefill-size -1 disables chunking
       if (!c.chunked_prefill) c.max_num_batched_tokens = std::max<i64>(c.max_model_len, 1);
       break;

@@ -313,6 +313,8 @@ std::vector<SettingDef> build_table() {
       .flags("--limit-mm-per-prompt@vllm,generic").on(E::vllm, "--limit-mm-per-prompt").apply(apply_limit_mm));
   r.push_back(Row("mm_processor_kwargs", T::text, "engine", "vLLM: Hugging Face processor arguments as JSON; '{\"max_pixels\": N}' sets the largest Qwen2/2.5/3-VL image, and so the encoder cache vLLM profiles")
       .flags("--mm-processor-kwargs@vllm,generic").on(E::vllm, "--mm-processor-kwargs").apply(apply_mm_processor_kwargs));
+  r.push_back(Row("max_prefill_tokens", T::count, "engine", "SGLang: input tokens one prefill batch admits (--max-prefill-tokens; default 16384): how many prompts share a prefill step in kvplan simulate")
+      .flags("--max-prefill-tokens@sglang").on(E::sglang, "--max-prefill-tokens").into(&EngineSettings::max_prefill_tokens));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")

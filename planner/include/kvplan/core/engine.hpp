@@ -97,6 +97,7 @@ struct EngineSettings {
   double hicache_ratio = 2.0;      // SGLang --hicache-ratio
   i64 hicache_bytes = 0;           // SGLang --hicache-size (GB = 10^9 bytes) per rank; 0: by ratio
   std::optional<i64> max_total_tokens;       // SGLang --max-total-tokens
+  std::optional<i64> max_prefill_tokens;     // SGLang --max-prefill-tokens: input tokens of one prefill batch (default 16384)
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
   i64 mm_image_limit = -1;  // vLLM --limit-mm-per-prompt image items per prompt (-1: the engine's default, 999; 0: text-only)
