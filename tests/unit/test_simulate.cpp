@@ -58,6 +58,15 @@ SimConfig vllm(i64 pool_blocks) {
   return c;
 }
 
+// SGLang at page size 1 over pool_tokens tokens
+SimConfig sglang(i64 pool_tokens) {
+  SimConfig c;
+  c.scheduler = SchedulerKind::sglang;
+  c.pool_blocks = pool_tokens;
+  c.block_tokens = 1;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("simulate vLLM one request: TTFT one step and one step per later token", "[simulate]") {
@@ -195,10 +204,7 @@ TEST_CASE("simulate SGLang runs a prefill step alone and stalls decodes", "[simu
   // 10 ms); steps 2-3 decode A (20, 30 ms). B arrived during step 3, so step 4 is B's prefill alone:
   // B's token 1 at 40 ms while A waits; steps 5-6 decode both (A's tokens 4, 5 at 50, 60 ms); steps
   // 7-8 decode B (tokens 4, 5 at 70, 80 ms). vLLM mixes B's prefill into A's decode: A ends at 50 ms.
-  SimConfig c;
-  c.scheduler = SchedulerKind::sglang;
-  c.pool_blocks = 10000;
-  c.block_tokens = 1;
+  SimConfig c = sglang(10000);
   const Run r = run(c, {request(0, 0, 10, 5), request(1, 0.025, 10, 5)});
   CHECK(r.records.at(0).first_token_s == Approx(1 * kStep));
   CHECK(r.records.at(0).finish_s == Approx(6 * kStep));
@@ -217,10 +223,7 @@ TEST_CASE("simulate SGLang --max-prefill-tokens caps the prompts one prefill ste
   // the 40 left and a batch already holds A, so B waits (PrefillAdder's rem_input_tokens); SGLang runs prefill first,
   // so steps 2 and 3 prefill B and C alone: first tokens at 10, 20, 30 ms. With the default 16384 all three share
   // step 1: first tokens at 10 ms each. A prompt over the cap is still admitted alone (the first of a batch).
-  SimConfig c;
-  c.scheduler = SchedulerKind::sglang;
-  c.pool_blocks = 10000;
-  c.block_tokens = 1;
+  SimConfig c = sglang(10000);
   c.max_prefill_tokens = 100;
   const std::vector<SimRequest> three = {request(0, 0, 60, 3), request(1, 0, 60, 3), request(2, 0, 60, 3)};
   const Run capped = run(c, three);
@@ -239,10 +242,7 @@ TEST_CASE("simulate SGLang admission reserves the clipped output and retracts un
   // 300 tokens of pool, page 1. A needs 100 + min(150, 4096) + 1 = 251 <= 300 tokens and is admitted;
   // B then needs another 251 but only 300 - 100 (A's prompt) - 150 x 0.7 (A's reservation) = 95 remain
   // (NO_TOKEN): B waits although its prompt alone would fit.
-  SimConfig c;
-  c.scheduler = SchedulerKind::sglang;
-  c.pool_blocks = 300;
-  c.block_tokens = 1;
+  SimConfig c = sglang(300);
   const Run r = run(c, {request(0, 0, 100, 150), request(1, 0, 100, 150)});
   CHECK(r.records.at(0).first_token_s == Approx(kStep));
   CHECK(r.records.at(1).first_token_s > r.records.at(0).first_token_s + kStep);
@@ -259,10 +259,7 @@ TEST_CASE("simulate SGLang retracts the request with the fewest outputs when dec
   // step 145 retracts B (139 outputs < A's 143). The re-estimated ratio (143 + 20) / 201 = 0.81 keeps
   // B out (149 + 61 + 1 > 148 free - 57 x 0.81) until A's 200th token at step 201; step 202 re-prefills
   // B's 149 tokens (its 140th token at 2.02 s) and steps 203-262 bring its last 60.
-  SimConfig c;
-  c.scheduler = SchedulerKind::sglang;
-  c.pool_blocks = 300;
-  c.block_tokens = 1;
+  SimConfig c = sglang(300);
   c.new_token_ratio_decay_steps = 1;
   const Run r = run(c, {request(0, 0, 10, 200), request(1, 0.045, 10, 200)});
   CHECK(r.result.preemptions == 1);
