@@ -645,4 +645,10 @@ TEST_CASE("SGLang --max-prefill-tokens reaches the simulated scheduler from the 
                                 "--format", "json"});
   REQUIRE(d.exit == 0);
   CHECK(json::parse(d.out)["results"]["pool"]["max_prefill_tokens"] == 16384);
+  // 0 admits no prompt: one line naming the flag as written, exit 2
+  const Run z = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--max-prefill-tokens",
+                                "0", "--requests", "5"});
+  CHECK(z.exit == 2);
+  CHECK(z.out.empty());
+  CHECK(z.err == "kvplan: error: --max-prefill-tokens: must be >= 1\n");
 }

@@ -269,10 +269,6 @@ void validate_sweep(const DeploymentSpec& base, const SweepAxes& axes) {
   for_each_sweep_point(base, axes, [&](const DeploymentSpec& d) { (void)Planner(plan_spec(d)).cell(ctx, conc, d.work.shared_prefix); });
 }
 
-}  // namespace kvplan
-
-namespace kvplan {
-
 std::vector<std::string> workload_warnings(const ResolvedWorkload& w, const Planner& p) {
   std::vector<std::string> out;
   const EngineSettings& e = p.spec().engine;

@@ -353,6 +353,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
   }
   if (e.max_num_seqs < 0 || (e.max_num_seqs == 0 && e.kind != EngineKind::sglang)) throw InputError("max_num_seqs", "must be >= 1");
   if (e.max_num_batched_tokens < 1) throw InputError("max_num_batched_tokens", "must be >= 1");
+  if (e.max_prefill_tokens && *e.max_prefill_tokens < 1) throw InputError("max_prefill_tokens", "must be >= 1");
   if (e.kv_cache_memory_bytes && *e.kv_cache_memory_bytes < 0)
     throw InputError("kv_cache_memory_bytes", "must be >= 0");
   return e;

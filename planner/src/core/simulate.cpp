@@ -130,8 +130,8 @@ class Driver final : public Sink {
   }
 
  private:
-  static constexpr size_t kPerRequest = size_t{1} << 22;
-  static constexpr size_t kMaxTimeline = 100000;  // per-request values kept exactly up to 4M requests
+  static constexpr size_t kPerRequest = size_t{1} << 22;  // per-request values kept exactly up to 4M requests
+  static constexpr size_t kMaxTimeline = 100000;          // samples a given --timeline-interval-s keeps at most
 
   i32 new_req(const SimRequest& s, int client);
   bool pull(SimRequest& s);
