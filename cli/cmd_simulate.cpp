@@ -394,7 +394,10 @@ void run_simulate(const SimArgs& a, Globals& g) {
                  {"prefix_caching", cfg.prefix_caching},
                  {"frontend_s", cfg.frontend_s},
                  {"policy", cfg.policy}};
-  if (cfg.scheduler == SchedulerKind::sglang) res["pool"]["max_prefill_tokens"] = cfg.max_prefill_tokens;
+  if (cfg.scheduler == SchedulerKind::sglang) {
+    res["pool"]["max_prefill_tokens"] = cfg.max_prefill_tokens;
+    res["pool"]["mixed_chunk"] = cfg.mixed_chunk;
+  }
   ojson tl = ojson::array();
   for (const auto& t : r.timeline)
     tl.push_back({{"t_s", t.t_s},

@@ -2,7 +2,7 @@
 """kvplan simulate against the AIConfigurator silicon corpus (tests/data/sim/aic-corpus.csv).
 
   scripts/aic-corpus.py [--kvplan build/release/kvplan] [--requests-per-client 4] [--rows] [--every N]
-                        [--by-concurrency] [--generator-limits]
+                        [--by-concurrency] [--generator-limits] [--sglang-mixed-chunk]
   scripts/aic-corpus.py --extract SILICON_SAMPLE_CSV
 
 The corpus: ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/silicon_sample.csv,
@@ -12,7 +12,8 @@ profile (Llama-3.1-8B and -70B, Qwen3-32B, Qwen3-235B-A22B FP8, gpt-oss-120b), H
 FP8 weights (gpt-oss: its own MXFP4), tensor parallelism only (no attention DP, no expert parallelism), and
 writes them with the kvplan arguments they map to, and the engine limits AIConfigurator's generator would have
 written for the run (engine_limits below; the corpus does not state the limits of its runs, so by default the
-rows run with the engines' defaults, and --generator-limits runs them with these).
+rows run with the engines' defaults, and --generator-limits runs them with these; --sglang-mixed-chunk runs the SGLang
+rows with --enable-mixed-chunk, which the generator writes for every aggregated SGLang deployment).
 
 Each row runs `kvplan simulate MODEL --gpu G --tp N --engine E@V --concurrency C --prompt-tokens ISL
 --output-tokens OSL --requests R*C --seed 1` (a closed loop of C clients, fixed lengths, as the corpus's aiperf
@@ -53,7 +54,8 @@ def engine_limits(backend, c, isl, osl):
     src/aiconfigurator/generator/rule_plugin/benchmark/{vllm,trtllm,sglang}.rule @ 095f58a), with max_batch_size the
     run's concurrency: vLLM --max-num-seqs c, --max-num-batched-tokens c + ISL + 1500, --max-model-len ISL + OSL + 1500;
     TensorRT-LLM max_batch_size c, max_num_tokens c + ISL + 1500 rounded up to the 32-token block; SGLang
-    --max-running-requests c, --max-prefill-tokens ISL + 1500 (its --enable-mixed-chunk is not simulated).
+    --max-running-requests c, --max-prefill-tokens ISL + 1500 (and --enable-mixed-chunk, written for every aggregated
+    SGLang deployment: --sglang-mixed-chunk adds it).
     Returns max_num_seqs, max_num_batched_tokens, max_model_len, max_prefill_tokens ("" where none is written)."""
     if backend == "vllm":
         return str(c), str(c + isl + 1500), str(isl + osl + 1500), ""
@@ -98,7 +100,7 @@ def extract(path):
     print(f"{len(out)} rows", file=sys.stderr)
 
 
-def args_of(row, per_client, defaults=False):
+def args_of(row, per_client, defaults=False, mixed_chunk=False):
     c = int(row["concurrency"])
     a = [row["model"], "--gpu", row["gpu"], "--tp", row["tp"], "--engine", row["engine"], "--concurrency", str(c),
          "--prompt-tokens", row["isl"], "--output-tokens", row["osl"], "--requests", str(per_client * c),
@@ -108,6 +110,8 @@ def args_of(row, per_client, defaults=False):
     for key in ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "max_prefill_tokens"):
         if row[key] and not defaults:
             a += ["--" + key.replace("_", "-"), row[key]]
+    if mixed_chunk and row["engine"].startswith("sglang"):
+        a.append("--enable-mixed-chunk")  # benchmark/sglang.rule: agg enable_mixed_chunk = true
     return a
 
 
@@ -130,6 +134,8 @@ def main():
                     help="run with the engine limits AIConfigurator's generator writes (the max_num_seqs, "
                          "max_num_batched_tokens, max_model_len and max_prefill_tokens columns); default: the engines' "
                          "defaults")
+    ap.add_argument("--sglang-mixed-chunk", action="store_true",
+                    help="run the SGLang rows with --enable-mixed-chunk (AIConfigurator's generator: agg enable_mixed_chunk = true)")
     ap.add_argument("--every", type=int, default=1,
                     help="run every N-th row only (tests/unit/test_sim_cases.cpp runs every 20th)")
     ap.add_argument("--extract", metavar="SILICON_SAMPLE_CSV")
@@ -140,7 +146,7 @@ def main():
     rows = list(csv.DictReader(open(a.corpus, newline="")))[::a.every]
 
     def run(row):
-        p = subprocess.run([a.kvplan, "simulate"] + args_of(row, a.requests_per_client, not a.generator_limits) +
+        p = subprocess.run([a.kvplan, "simulate"] + args_of(row, a.requests_per_client, not a.generator_limits, a.sglang_mixed_chunk) +
                            ["--format", "json"],
                            capture_output=True, text=True)
         if p.returncode != 0:

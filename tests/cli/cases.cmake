@@ -39,7 +39,7 @@ kvplan_cli_test(plan_json_engine EXIT 0 ARGS plan llama-3.1-8b --gpu rtx-3090 --
 kvplan_cli_test(plan_wrong_engine_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine sglang --gpu-memory-utilization 0.8
   STDERR "kvplan: error: --gpu-memory-utilization: is not a SGLang setting; with --engine sglang use --mem-fraction-static")
 kvplan_cli_test(plan_llamacpp_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --n-gpu-layers 8
-  STDERR "kvplan: error: --n-gpu-layers: is not a vLLM setting; vLLM has no equivalent; drop it")
+  STDERR "kvplan: error: --n-gpu-layers: is not a vLLM setting; kvplan reads it for llama.cpp only; drop it")
 kvplan_cli_test(plan_bad_tp EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --tensor-parallel-size 3
   STDERR "kvplan: error: --tensor-parallel-size: 3 does not divide num_attention_heads 32; use a tensor-parallel size that divides 32")
 kvplan_cli_test(plan_bad_util EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-memory-utilization 1.2

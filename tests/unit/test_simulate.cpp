@@ -218,6 +218,35 @@ TEST_CASE("simulate SGLang runs a prefill step alone and stalls decodes", "[simu
   CHECK(v.records.at(0).finish_s == Approx(5 * kStep));
 }
 
+TEST_CASE("simulate SGLang --enable-mixed-chunk decodes the running requests inside a prefill step", "[simulate]") {
+  // The case above with mixing: steps 1-3 as before (A's tokens 1-3 at 10, 20, 30 ms); step 4 prefills B and
+  // decodes A together (B's token 1 and A's token 4 at 40 ms); step 5 decodes both (A's last token at 50 ms, as
+  // under vLLM); steps 6-8 decode B alone (tokens 3, 4, 5 at 60, 70, 80 ms). 8 steps; no ITL gap is stalled.
+  SimConfig c = sglang(10000);
+  c.mixed_chunk = true;
+  const Run r = run(c, {request(0, 0, 10, 5), request(1, 0.025, 10, 5)});
+  CHECK(r.records.at(0).finish_s == Approx(5 * kStep));
+  CHECK(r.records.at(1).first_token_s == Approx(4 * kStep));
+  CHECK(r.records.at(1).finish_s == Approx(8 * kStep));
+  CHECK(r.result.steps == 8);
+  CHECK(r.result.itl_s.p99 == Approx(kStep));
+  SECTION("the running decodes come off the chunk budget first (mixed_with_decode_tokens)") {
+    // chunked_prefill_size 100. A (10-token prompt) is prefilled in step 1 and decodes in step 2; B (100 tokens)
+    // arrives at 15 ms. Without mixing step 3 prefills all 100 of B (token 1 at 30 ms) while A waits. Mixed, A's
+    // decode token leaves 99: step 3 takes 99 of B's tokens beside A's decode and step 4 the last one, with A's
+    // next decode: B's token 1 at 40 ms.
+    SimConfig m = sglang(10000);
+    m.max_num_batched_tokens = 100;
+    const std::vector<SimRequest> two = {request(0, 0, 10, 10), request(1, 0.015, 100, 2)};
+    CHECK(run(m, two).records.at(1).first_token_s == Approx(3 * kStep));
+    m.mixed_chunk = true;
+    const Run mixed = run(m, two);
+    CHECK(mixed.records.at(1).first_token_s == Approx(4 * kStep));
+    // A decodes in every step: 10 tokens in steps 1-10
+    CHECK(mixed.records.at(0).finish_s == Approx(10 * kStep));
+  }
+}
+
 TEST_CASE("simulate SGLang --max-prefill-tokens caps the prompts one prefill step admits", "[simulate]") {
   // Three 60-token prompts at t = 0 (3 outputs each). max_prefill_tokens 100: step 1 admits A (60); B's 60 exceed
   // the 40 left and a batch already holds A, so B waits (PrefillAdder's rem_input_tokens); SGLang runs prefill first,

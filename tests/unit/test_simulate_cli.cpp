@@ -652,3 +652,81 @@ TEST_CASE("SGLang --max-prefill-tokens reaches the simulated scheduler from the 
   CHECK(z.out.empty());
   CHECK(z.err == "kvplan: error: --max-prefill-tokens: must be >= 1\n");
 }
+
+TEST_CASE("SGLang --enable-mixed-chunk reaches the simulated scheduler, only with chunked prefill", "[simulate_cli]") {
+  const auto mixed = [](const Run& r) { return json::parse(r.out)["results"]["pool"]["mixed_chunk"].get<bool>(); };
+  const Run f = kvtest::kvplan(base({"--engine", "sglang", "--enable-mixed-chunk", "--requests", "5", "--format", "json"}));
+  INFO(f.err);
+  REQUIRE(f.exit == 0);
+  CHECK(mixed(f));
+  const Run p = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
+                                "sglang.launch_server", "--model-path", "llama-3.1-8b", "--enable-mixed-chunk"});
+  INFO(p.err);
+  REQUIRE(p.exit == 0);
+  CHECK(mixed(p));
+  // is_mixed_chunk = chunked_prefill_size is not None and enable_mixed_chunk: off with --chunked-prefill-size -1
+  const Run off = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
+                                  "sglang.launch_server", "--model-path", "llama-3.1-8b", "--enable-mixed-chunk",
+                                  "--chunked-prefill-size", "-1"});
+  INFO(off.err);
+  REQUIRE(off.exit == 0);
+  CHECK_FALSE(mixed(off));
+  const Run d = kvtest::kvplan(base({"--engine", "sglang", "--requests", "5", "--format", "json"}));
+  REQUIRE(d.exit == 0);
+  CHECK_FALSE(mixed(d));
+}
+
+TEST_CASE("TensorRT-LLM enable_chunked_prefill lets a prompt longer than max_num_tokens run", "[simulate_cli]") {
+  // 4,096-token prompts under max_num_tokens 2,048: without chunked context no step holds one (every request
+  // fails over_step_budget: exit 2); with it each prompt runs in two chunks and all three complete.
+  const std::vector<std::string> w = {"--engine", "trtllm", "--max-num-tokens", "2048", "--prompt-tokens", "4096",
+                                      "--output-tokens", "8", "--requests", "3", "--format", "json"};
+  const Run off = kvtest::kvplan(base(w));
+  CHECK(off.exit == 2);
+  CHECK(off.err.find("over_step_budget") != std::string::npos);
+  std::vector<std::string> on = w;
+  on.push_back("--enable-chunked-prefill");
+  const Run f = kvtest::kvplan(base(on));
+  INFO(f.err);
+  REQUIRE(f.exit == 0);
+  const json res = json::parse(f.out)["results"];
+  CHECK(res["pool"]["chunked_prefill"] == true);
+  CHECK(res["completed"] == 3);
+  // the same from the engine's own YAML (--extra_llm_api_options)
+  const std::string yml = write_temp("chunked.yml", "enable_chunked_prefill: true\nmax_num_tokens: 2048\n");
+  const Run y = kvtest::kvplan({"simulate", "--gpu", "h100", "--prompt-tokens", "4096", "--output-tokens", "8",
+                                "--requests", "3", "--format", "json", "--", "trtllm-serve", "llama-3.1-8b",
+                                "--extra_llm_api_options", yml});
+  INFO(y.err);
+  REQUIRE(y.exit == 0);
+  CHECK(json::parse(y.out)["results"]["pool"]["chunked_prefill"] == true);
+  CHECK(json::parse(y.out)["results"]["completed"] == 3);
+}
+
+TEST_CASE("SGLang --chunked-prefill-size -1 turns chunked prefill off, as SGLang reads it", "[simulate_cli]") {
+  // Scheduler: chunked_prefill_size <= 0 means no chunking; server_args.py reserves memory for max(-1, 2048), the
+  // same as for a 2,048-token chunk. The simulated step then holds whole prompts (budget = max_model_len).
+  const auto plan = [](const std::string& size) {
+    const Run r = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
+                                  "--model-path", "llama-3.1-8b", "--chunked-prefill-size", size});
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out)["inputs"];
+  };
+  const json off = plan("-1"), small = plan("2048");
+  CHECK(off["memory_fraction"] == small["memory_fraction"]);
+  CHECK(off["max_num_batched_tokens"] == off["max_model_len"]);
+  const Run s = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
+                                "sglang.launch_server", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "-1"});
+  INFO(s.err);
+  REQUIRE(s.exit == 0);
+  CHECK(s.err.find("no fixed value") == std::string::npos);
+  const json pool = json::parse(s.out)["results"]["pool"];
+  CHECK(pool["chunked_prefill"] == false);
+  CHECK(pool["max_num_batched_tokens"] == pool["max_model_len"]);
+  // kvplan's own spelling does the same
+  const Run k = kvtest::kvplan(base({"--engine", "sglang", "--no-enable-chunked-prefill", "--requests", "5", "--format", "json"}));
+  INFO(k.err);
+  REQUIRE(k.exit == 0);
+  CHECK(json::parse(k.out)["results"]["pool"]["chunked_prefill"] == false);
+}

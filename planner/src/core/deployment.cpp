@@ -274,11 +274,12 @@ std::vector<std::string> workload_warnings(const ResolvedWorkload& w, const Plan
   const EngineSettings& e = p.spec().engine;
   const i64 budget = e.max_num_batched_tokens;
   const bool asked = w.tokens_source == "context" || w.tokens_source == "prompt_tokens + output_tokens";
-  if (e.kind != EngineKind::trtllm || budget <= 0 || !asked || w.prompt <= 0) return out;
+  if (e.kind != EngineKind::trtllm || e.chunked_prefill.value_or(false) || budget <= 0 || !asked || w.prompt <= 0) return out;
   const std::string prompt = std::to_string(w.prompt), tokens = std::to_string(budget);
   if (w.prompt > budget) {
     out.push_back("TensorRT-LLM: a " + prompt + "-token prompt is longer than max_num_tokens " + tokens +
-                  " and chunked context is off: no step can hold it; set max_num_tokens to at least " + prompt);
+                  " and chunked context is off: no step can hold it; set max_num_tokens to at least " + prompt +
+                  " or enable_chunked_prefill: true");
   } else if (w.concurrency > 1 && w.prompt + (w.concurrency - 1) > budget) {
     const i64 beside = budget - w.prompt;
     out.push_back("TensorRT-LLM: a " + prompt + "-token prompt fits max_num_tokens " + tokens + " beside at most " +
@@ -286,7 +287,7 @@ std::vector<std::string> workload_warnings(const ResolvedWorkload& w, const Plan
                   "concurrency " + std::to_string(w.concurrency) +
                   " a new prompt waits for running requests to finish (the micro-batch scheduler stops at the first "
                   "request past max_num_tokens); set max_num_tokens to at least " +
-                  std::to_string(w.prompt + w.concurrency - 1) + " (prompt + concurrency - 1)");
+                  std::to_string(w.prompt + w.concurrency - 1) + " (prompt + concurrency - 1) or enable_chunked_prefill: true");
   }
   return out;
 }

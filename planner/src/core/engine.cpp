@@ -288,8 +288,11 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     case EngineKind::sglang: {
       const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);
       if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = sglang_chunked_prefill(rules, mib);  // --chunked-prefill-size
+      // --chunked-prefill-size -1 (no chunking) reserves as max(-1, 2048) (server_args.py); the step then holds whole
+      // prompts, so the token budget becomes max_model_len below
+      const bool chunked = e.chunked_prefill.value_or(true);
       if (e.memory_fraction == 0)
-        e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, e.max_num_batched_tokens,
+        e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, chunked ? e.max_num_batched_tokens : -1,
                                             e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp), e.spec.method, e.attention_dp);
       check_fraction(e.memory_fraction, "memory_fraction");
       // DeepSeek NSA (V3.2): "Setting page size to 64 for DeepSeek NSA." (server_args.py
@@ -345,6 +348,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     if (e.max_model_len == 0) e.max_model_len = model_max_context;
     if (e.max_model_len <= 0)
       throw InputError("max_model_len", "the model config has no max_position_embeddings", "pass --max-model-len N");
+    if (e.kind == EngineKind::sglang && !e.chunked_prefill.value_or(true)) e.max_num_batched_tokens = e.max_model_len;
     // SGLang only warns: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True (configs/model_config.py ModelConfig)
     if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context && e.kind != EngineKind::sglang)
       throw InputError("max_model_len", std::to_string(e.max_model_len) + " exceeds the model's max_position_embeddings " +

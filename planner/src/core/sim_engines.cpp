@@ -317,13 +317,16 @@ class Sglang final : public Paged {
   i64 running() const override { return static_cast<i64>(running_.size()) + (chunked_ >= 0); }
   i64 waiting() const override { return static_cast<i64>(waiting_.size()); }
 
-  // get_next_batch_to_run (§3.1): an extend batch when one can be formed, else one decode step.
+  // get_next_batch_to_run (§3.1): an extend batch when one can be formed, else one decode step. With
+  // --enable-mixed-chunk the running requests decode inside the extend batch (mix_with_running).
   bool schedule(std::vector<Work>& work, StepBatch& batch, double) override {
     prefill_ = false;
     if (chunked_ >= 0 || (!waiting_.empty() && !batch_full_)) {
       form_extend(work);
       if (!work.empty()) {
         prefill_ = true;
+        extend_items_ = work.size();
+        if (cfg_.mixed_chunk) mix_running(work);
         fill_batch(sink_, work, batch);
         return true;
       }
@@ -354,7 +357,8 @@ class Sglang final : public Paged {
 
   void commit(const std::vector<Work>& work, double end) override {
     bool shrank = false;
-    for (const Work& w : work) {
+    for (size_t i = 0; i < work.size(); ++i) {
+      const Work& w = work[i];
       const bool done = advance(w.req, w.tokens, end);
       Req& r = R(w.req);
       if (done) {
@@ -364,7 +368,7 @@ class Sglang final : public Paged {
         if (w.req == chunked_) chunked_ = -1;
         continue;
       }
-      if (prefill_ && r.computed == r.num_tokens() - 1) {  // prompt complete: joins the decode batch
+      if (prefill_ && i < extend_items_ && r.computed == r.num_tokens() - 1) {  // prompt complete: joins the decode batch
         if (w.req == chunked_) chunked_ = -1;
         running_.push_back(w.req);
       }
@@ -400,10 +404,13 @@ class Sglang final : public Paged {
   // input + min(max_new, 4096) + a page within free + evictable tokens less the running requests'
   // reservations (remaining max_new x new_token_ratio); NO_TOKEN or max_running_requests stop the batch
   // and mark it full; a prompt longer than the chunk budget is cut and becomes the chunked request.
+  // Mixed chunks: the running requests' decode tokens come off the input, chunk and total budgets first
+  // (mixed_with_decode_tokens = running_bs).
   void form_extend(std::vector<Work>& work) {
-    i64 rem_input = cfg_.max_prefill_tokens;
-    i64 rem_chunk = cfg_.chunked_prefill ? cfg_.max_num_batched_tokens : kInf;
-    double avail = static_cast<double>(pool_.free_count() * B_);
+    const i64 mixed = cfg_.mixed_chunk ? static_cast<i64>(running_.size()) : 0;
+    i64 rem_input = cfg_.max_prefill_tokens - mixed;
+    i64 rem_chunk = cfg_.chunked_prefill ? cfg_.max_num_batched_tokens - mixed : kInf;
+    double avail = static_cast<double>(pool_.free_count() * B_ - mixed);
     for (i32 ri : running_) {
       const Req& r = R(ri);
       avail -= static_cast<double>(std::min(r.output - r.out, kClipMaxNew)) * ratio_;
@@ -465,6 +472,25 @@ class Sglang final : public Paged {
     }
   }
 
+  // mix_with_running after prepare_for_decode: each running request decodes one token in the extend
+  // step (no check_decode_mem here; PrefillAdder left it the tokens). A request that still finds no page
+  // (a page size above 1 can need more than the token left) goes back to wait, as a retraction.
+  void mix_running(std::vector<Work>& work) {
+    bool retracted = false;
+    for (i32 ri : running_) {
+      Req& r = R(ri);
+      if (!grow(r, r.computed + 1)) {
+        preempt(r);
+        waiting_.push_back(ri);
+        retracted = true;
+        continue;
+      }
+      cache_blocks(r, r.computed + 1);
+      work.push_back({ri, 1});
+    }
+    if (retracted) std::erase_if(running_, [&](i32 r) { return R(r).computed == 0; });
+  }
+
   void order_lpm() {  // longest cached prefix first (ties keep arrival order)
     keyed_.clear();
     for (i32 ri : waiting_) {
@@ -513,6 +539,7 @@ class Sglang final : public Paged {
   double ratio_, decay_;
   bool lpm_;
   bool prefill_ = false, batch_full_ = false;
+  size_t extend_items_ = 0;  // the step's first work items are extend (prefill) ones; mixed decodes follow
   i32 chunked_ = -1;
   std::vector<i32> running_, scratch_;
   std::deque<i32> waiting_;

@@ -463,14 +463,16 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       c.pool_blocks = rep.max_total_num_tokens / c.block_tokens;
       // PrefillAdder's rem_input_tokens (python/sglang/srt/managers/schedule_policy.py): --max-prefill-tokens
       if (e.max_prefill_tokens) c.max_prefill_tokens = *e.max_prefill_tokens;
-      c.chunked_prefill = e.max_num_batched_tokens > 0;  // --chunked-prefill-size -1 disables chunking
+      c.chunked_prefill = e.chunked_prefill.value_or(true);  // --chunked-prefill-size -1 disables chunking
       if (!c.chunked_prefill) c.max_num_batched_tokens = std::max<i64>(c.max_model_len, 1);
+      // Scheduler.init_chunked_prefill: is_mixed_chunk = chunked_prefill_size is not None and enable_mixed_chunk
+      c.mixed_chunk = e.mixed_chunk && c.chunked_prefill;
       break;
     case EngineKind::trtllm:
       c.scheduler = SchedulerKind::trtllm;
       c.block_tokens = rep.block_size;
       c.pool_blocks = rep.num_gpu_blocks;
-      c.chunked_prefill = false;  // enable_chunked_prefill defaults to False (TorchLlmArgs): longer prompts fail
+      c.chunked_prefill = e.chunked_prefill.value_or(false);  // enable_chunked_prefill defaults to False (TorchLlmArgs)
       break;
     case EngineKind::llamacpp:
       c.scheduler = SchedulerKind::llamacpp;

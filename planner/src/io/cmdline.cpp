@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -829,6 +830,13 @@ class Reader {
       case Conv::auto_count:
         if (l == "auto" || l == "-1") {
           warn(flag + " " + value + ": no fixed value; kvplan uses the engine's default");
+          return;
+        }
+        set(d.key, value, flag, where);
+        return;
+      case Conv::sglang_chunk:  // Scheduler: chunked_prefill_size <= 0 -> None, no chunking (ServerArgs help: -1 disables)
+        if (long long n = 1; std::from_chars(l.data(), l.data() + l.size(), n).ptr == l.data() + l.size() && n <= 0) {
+          set("enable_chunked_prefill", "false", flag, where);
           return;
         }
         set(d.key, value, flag, where);

@@ -46,10 +46,13 @@ void check_engine_spellings(const SettingsBag& bag, EngineKind kind) {
       const bool has_mine = std::any_of(d.kvplan.begin(), d.kvplan.end(), [&](const Spelling& o) {
         return o.name == mine && (o.engines.empty() || std::find(o.engines.begin(), o.engines.end(), kind) != o.engines.end());
       });
+      std::string owners;
+      for (size_t i = 0; i < s.engines.size(); ++i)
+        owners += (i == 0 ? "" : i + 1 == s.engines.size() ? " and " : ", ") + std::string(engine_label(s.engines[i]));
       throw InputError(v.origin.kind == Origin::Kind::flag ? s.name : v.origin.where + ": " + s.name.substr(2),
                        std::string("is not a ") + engine_label(kind) + " setting",
                        has_mine ? "with --engine " + std::string(engine_name(kind)) + " use " + mine
-                                : std::string(engine_label(kind)) + " has no equivalent; drop it");
+                                : "kvplan reads it for " + owners + " only; drop it");
     }
   }
 }

@@ -124,6 +124,7 @@ Conv conv_named(const std::string& n) {
   if (n == "quantization") return Conv::quantization;
   if (n == "rope_json") return Conv::rope_json;
   if (n == "negate") return Conv::negate;
+  if (n == "sglang_chunk") return Conv::sglang_chunk;
   throw std::logic_error("settings table: unknown conversion " + n);
 }
 
@@ -178,6 +179,13 @@ struct Row {
     d.apply = [key, type, field](const SettingsBag& bag, DeploymentSpec& s) {
       const auto v = type == SettingType::bytes ? bag.bytes(key) : type == SettingType::signed_count ? bag.signed_count(key) : bag.count(key);
       if (v) s.engine.*field = *v;
+    };
+    return *this;
+  }
+  Row& into(std::optional<bool> EngineSettings::*field) {
+    const std::string key = d.key;
+    d.apply = [key, field](const SettingsBag& bag, DeploymentSpec& s) {
+      if (const auto v = bag.boolean(key)) s.engine.*field = *v;
     };
     return *this;
   }
@@ -273,7 +281,7 @@ std::vector<SettingDef> build_table() {
       .on(E::vllm, "--max-num-seqs").on(E::sglang, "--max-running-requests").on(E::trtllm, "--max_batch_size").yaml("max_batch_size"));
   r.push_back(Row("max_num_batched_tokens", T::count, "engine", "Tokens per forward pass (vLLM default 8192 on >=70 GiB GPUs, else 2048)")
       .flags("--max-num-batched-tokens@vllm,sglang,trtllm,generic|--chunked-prefill-size@vllm,sglang,trtllm,generic|--max-num-tokens@vllm,sglang,trtllm,generic")
-      .on(E::vllm, "--max-num-batched-tokens:vllm_int").on(E::sglang, "--chunked-prefill-size:auto_count").on(E::trtllm, "--max_num_tokens")
+      .on(E::vllm, "--max-num-batched-tokens:vllm_int").on(E::sglang, "--chunked-prefill-size:sglang_chunk").on(E::trtllm, "--max_num_tokens")
       .yaml("max_num_tokens"));
   r.push_back(Row("block_size", T::count, "engine", "Tokens per KV block: vLLM --block-size (default 16), SGLang --page-size (1), TensorRT-LLM --tokens-per-block (32)")
       .flags("--block-size@vllm,generic|--page-size@sglang|--tokens-per-block@trtllm").on(E::vllm, "--block-size").on(E::sglang, "--page-size")
@@ -315,6 +323,11 @@ std::vector<SettingDef> build_table() {
       .flags("--mm-processor-kwargs@vllm,generic").on(E::vllm, "--mm-processor-kwargs").apply(apply_mm_processor_kwargs));
   r.push_back(Row("max_prefill_tokens", T::count, "engine", "SGLang: input tokens one prefill batch admits (--max-prefill-tokens; default 16384): how many prompts share a prefill step in kvplan simulate")
       .flags("--max-prefill-tokens@sglang").on(E::sglang, "--max-prefill-tokens").into(&EngineSettings::max_prefill_tokens));
+  r.push_back(Row("enable_mixed_chunk", T::boolean, "engine", "SGLang: running decodes join every prefill batch instead of waiting for it (--enable-mixed-chunk; default off; needs chunked prefill): kvplan simulate")
+      .flags("--enable-mixed-chunk@sglang").on(E::sglang, "--enable-mixed-chunk").into(&EngineSettings::mixed_chunk));
+  r.push_back(Row("enable_chunked_prefill", T::boolean, "engine", "Split prompts into chunks that fit the step's token budget beside the decodes: TensorRT-LLM enable_chunked_prefill (default false), SGLang (default on; --chunked-prefill-size -1 turns it off); kvplan simulate")
+      .flags("--enable-chunked-prefill@sglang,trtllm|--no-enable-chunked-prefill@sglang,trtllm=false")
+      .yaml("enable_chunked_prefill").into(&EngineSettings::chunked_prefill));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")

@@ -98,6 +98,10 @@ struct EngineSettings {
   i64 hicache_bytes = 0;           // SGLang --hicache-size (GB = 10^9 bytes) per rank; 0: by ratio
   std::optional<i64> max_total_tokens;       // SGLang --max-total-tokens
   std::optional<i64> max_prefill_tokens;     // SGLang --max-prefill-tokens: input tokens of one prefill batch (default 16384)
+  bool mixed_chunk = false;                  // SGLang --enable-mixed-chunk: running decodes join each prefill batch
+  // prompts split into chunks that fit the step's token budget; unset: the engine's default (SGLang on,
+  // off with --chunked-prefill-size -1; TensorRT-LLM enable_chunked_prefill, default False)
+  std::optional<bool> chunked_prefill;
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
   i64 mm_image_limit = -1;  // vLLM --limit-mm-per-prompt image items per prompt (-1: the engine's default, 999; 0: text-only)

@@ -42,6 +42,7 @@ enum class Conv {
   quantization,  // vLLM / SGLang --quantization -> kvplan weight format
   rope_json,     // vLLM --rope-scaling JSON -> {"rope_scaling": JSON}
   negate,        // a switch whose presence sets the setting false (--no-kv-unified)
+  sglang_chunk,  // SGLang --chunked-prefill-size: <= 0 disables chunked prefill (enable_chunked_prefill false)
 };
 
 /// One spelling of a setting in a front end.
