@@ -18,6 +18,7 @@ inline kvplan::PerfParams hand_params() {
   c.kv_eff = 0.5;
   c.compute_eff = 0.5;
   c.compute_eff_fp8 = 0.25;
+  c.gemm_overlap_p = 2;  // vLLM / SGLang linear layers: (weights^2 + GEMM^2 + dequant^2)^(1/2)
   c.unified_bw_eff = 0.5;
   c.die_link_bw_eff = 0.8;
   c.dequant_per_sm_cycle = 0;  // no dequant term: the test of that term sets its own rate

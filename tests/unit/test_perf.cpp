@@ -53,6 +53,27 @@ TEST_CASE("decode step of a dense model: weights and KV read once per step plus 
   CHECK(estimate_perf(p, 1000, 0, 64, hand_params()).decode_tokens_per_s_per_gpu > 20 * r.decode_tokens_per_s_per_gpu);
 }
 
+TEST_CASE("vLLM and SGLang join the linear layers' weight read and GEMM as a p-norm; TensorRT-LLM takes the larger", "[perf]") {
+  // Llama-3.1-8B on an H100 at batch 256, 1,000 tokens each: weights 15.01 GB / (3.35e12 x 0.5) = 8.96 ms; GEMMs
+  // 2 x 8.03e9 x 256 FLOP / (989e12 x 0.5) = 8.31 ms. vLLM: sqrt(8.96^2 + 8.31^2) = 12.22 ms for the linear layers;
+  // TensorRT-LLM: 8.96 ms. KV 256 x 1000 x 131,072 B / (3.35e12 x 0.5) = 20.03 ms against attention FLOPs far below.
+  const double t_w = kLlama8bRead / (kH100 * 0.5), t_lin = 2.0 * 8030261248.0 * 256 / (989e12 * 0.5);
+  const double t_kv = 256.0 * 1000 * 131072 / (kH100 * 0.5);
+  const auto fixed = [](const PerfResult& r) { return term(r.decode_terms, "kernel_launches") + term(r.decode_terms, "engine_step"); };
+  const PerfResult v = estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 1000, 0, 256, hand_params());
+  CHECK(term(v.decode_terms, "weights") == Approx(t_w));
+  CHECK(term(v.decode_terms, "linear_compute") == Approx(t_lin));
+  CHECK(v.tpot_s == Approx(std::sqrt(t_w * t_w + t_lin * t_lin) + t_kv + fixed(v)));
+  CHECK(find_term(v.decode_terms, "linear_compute")->basis.find("p = 2 (gemm_overlap_p)") != std::string::npos);
+  PerfParams cubic = hand_params();
+  cubic.coefficients.gemm_overlap_p = 3;
+  const PerfResult v3 = estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 1000, 0, 256, cubic);
+  CHECK(v3.tpot_s == Approx(std::cbrt(t_w * t_w * t_w + t_lin * t_lin * t_lin) + t_kv + fixed(v3)));
+  const PerfResult t = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::trtllm))), 1000, 0,
+                                     256, hand_params());
+  CHECK(t.tpot_s == Approx(t_w + t_kv + fixed(t)));
+}
+
 TEST_CASE("vLLM V0 releases carry their own per-step overhead", "[perf]") {
   const PerfResult v0 = estimate_perf(planner("llama-3.1-8b", "h100-sxm", {}, "0.6.3"), 1000, 0, 1, hand_params());
   const PerfResult v1 = estimate_perf(planner("llama-3.1-8b", "h100-sxm", {}, "0.11.0"), 1000, 0, 1, hand_params());

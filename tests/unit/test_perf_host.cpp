@@ -291,3 +291,14 @@ TEST_CASE("perf-coefficients refuses a share of a peak above 1, as --bw-efficien
   CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"kv_eff": 1})"}).exit == 0);
   CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"dequant_per_sm_cycle": 20})"}).exit == 0);
 }
+
+TEST_CASE("perf-coefficients refuses a p-norm exponent below 1", "[perf][cli]") {
+  // (a^p + b^p)^(1/p) below p = 1 would exceed the sum of the times
+  const auto bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"gemm_overlap_p": 0.5})"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "kvplan: error: --perf-coefficients: /gemm_overlap_p: 0.5 is below 1; give an exponent of at least 1 (1 adds "
+                   "the times, a large one takes the largest)\n");
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"gemm_overlap_p": 1})"}).exit == 0);
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--perf-coefficients", R"({"gemm_overlap_p": 40})"}).exit == 0);
+}

@@ -147,6 +147,16 @@ TEST_CASE("held-out load tests within the floor: NIM 1.8.0 Llama-3.3-70B FP8 TP2
   check_case("nim-1.8.0-llama33-70b-fp8-2xh100-5000x500-c25");
 }
 
+TEST_CASE("load tests within the floor: vLLM 0.10.1 Qwen2-7B on one A100, 50 to 100 requests at once", "[sim_cases]") {
+  // dennislee22/vLLM-benchmarking @ b474d1e (README Test 5), 1,024 -> 1,024 tokens: out tok/s 2,356 / 2,991 / 3,352,
+  // ITL p50 17.04 / 19.98 / 21.76 ms, TTFT p50 2,490 / 2,544 / 3,897 ms at 50 / 75 / 100 requests. Within the floor
+  // since gemm_overlap_p (2026-12-05), which these runs helped choose (docs/performance-model.md "The linear layers of
+  // vLLM and SGLang"): throughput +19% at 50 requests is near the edge
+  check_case("dl22-a100-vllm0.10.1.1-qwen2-7b-1024x1024-burst50");
+  check_case("dl22-a100-vllm0.10.1.1-qwen2-7b-1024x1024-burst75");
+  check_case("dl22-a100-vllm0.10.1.1-qwen2-7b-1024x1024-burst100");
+}
+
 TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across engines, models and GPUs", "[sim_cases]") {
   // Every 20th row of tests/data/sim/aic-corpus.csv (68 published runs of vLLM, SGLang and TensorRT-LLM:
   // Llama-3.1-8B / 70B, Qwen3-32B, Qwen3-235B-A22B FP8, gpt-oss-120b on H100, H200, B200, TP 1-8, concurrency

@@ -26,6 +26,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"kv_eff", &C::kv_eff, "fraction of bandwidth reading the KV cache in decode attention", false, true},
       {"compute_eff", &C::compute_eff, "fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach", false, true},
       {"compute_eff_fp8", &C::compute_eff_fp8, "fraction of the dense fp8 tensor peak fp8 GEMMs reach", false, true},
+      {"gemm_overlap_p", &C::gemm_overlap_p, "vLLM, SGLang: p of (weights^p + GEMM^p + dequant^p)^(1/p), the linear layers' time (other engines: the largest; a large p approaches it)", false, false, true},
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
@@ -139,6 +140,7 @@ struct StepTimeModel::Impl {
   double moe_layer_s = 0;             // the serving engines' fixed time per MoE layer (0: llama.cpp, other engines)
   std::string launch_basis, prefill_launch_basis = " (prefill: eager)";
   i64 tp = 1, pp = 1, ep = 1, hidden = 0;
+  double gemm_p = 0;  // vLLM, SGLang: gemm_overlap_p (Work::linear)
   // the routed experts' exchange: all-to-all dispatch and combine when the expert-parallel group spans more than one
   // attention group (DP attention, vLLM's DP x TP); within one attention-TP group every rank holds every token, runs its
   // own experts on them and an all-reduce sums the outputs, as with experts split by TP
@@ -183,7 +185,13 @@ struct StepTimeModel::Impl {
     // quantised kernels) their dequantisation, attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add, and
     // so do the CPU's part of the layers (host weights and KV) and weights crossing PCIe
     double host() const { return t_host_w + t_host_kv + t_pcie; }
-    double linear() const { return std::max({t_w, t_lin, t_dq}); }
+    double p = 0;  // > 0: the linear layers' times join as a p-norm (gemm_overlap_p), else the largest
+    double linear() const {
+      const double m = std::max({t_w, t_lin, t_dq});
+      if (p <= 0 || m <= 0) return m;
+      // scaled by the largest, so a large p neither underflows nor overflows: m (sum (t / m)^p)^(1/p)
+      return m * std::pow(std::pow(t_w / m, p) + std::pow(t_lin / m, p) + std::pow(t_dq / m, p), 1.0 / p);
+    }
     double stage() const { return linear() + std::max(t_kv, t_attn) + t_launch + t_moe + t_engine + t_ar + t_ep + t_pp + host(); }
   };
 
@@ -208,6 +216,7 @@ double StepTimeModel::Impl::all_reduce_s(double bytes) const {
 
 StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   Work w;
+  w.p = gemm_p;
   w.tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
   if (w.tokens <= 0) return w;
   // weights: every matrix once, and of the routed experts those the step's tokens touch:
@@ -308,7 +317,11 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + ")";
   out.push_back({"weights", w.t_w, wb});
   out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
-  out.push_back({"linear_compute", w.t_lin, num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")"});
+  out.push_back({"linear_compute", w.t_lin,
+                 num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")" +
+                     (gemm_p > 0 ? "; the step takes (weights^p + linear_compute^p + dequant^p)^(1/p), p = " + num(gemm_p, 3) +
+                                       " (gemm_overlap_p), not the largest"
+                                 : "")});
   if (w.dq_elems > 0 || w.dmmv_elems > 0) {
     std::string db;
     if (w.dq_elems > 0) db = num(w.dq_elems / 1e9, 4) + " G " + kernel + " weights / (" + dequant_basis + ")";
@@ -464,6 +477,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // dequantise with a few bit operations per 8 weights and stay bound by the read up to batch 16-32 (Frantar et
   // al., "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models", 2024).
   const bool own_kernels = llamacpp || s.engine.kind == EngineKind::generic;
+  if (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) m->gemm_p = c.gemm_overlap_p;
   const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
                            (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
   if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {

@@ -161,6 +161,9 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
     const double v = it.value().is_number() ? it.value().get<double>() : -1.0;
     if (!(v > 0 || (hit->zero_allowed && v == 0)))
       throw InputError(src, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
+    if (hit->exponent && v < 1)
+      throw InputError(src, "/" + it.key() + ": " + it.value().dump() + " is below 1",
+                       "give an exponent of at least 1 (1 adds the times, a large one takes the largest)");
     if (hit->share && v > 1)
       throw InputError(src, "/" + it.key() + ": " + it.value().dump() + " is more than the whole peak",
                        "give a share of the peak between 0 and 1 (0.8 for 80%)");

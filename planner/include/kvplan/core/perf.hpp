@@ -28,6 +28,11 @@ struct PerfCoefficients {
   double kv_eff = 0.746;            // paged decode attention reading the KV cache
   double compute_eff = 0.708;       // fraction of the dense bf16/fp16 tensor peak the GEMMs and attention reach
   double compute_eff_fp8 = 0.477;   // fraction of the dense fp8 tensor peak fp8 W8A8 GEMMs reach
+  // vLLM and SGLang: the linear layers take (weights^p + GEMM^p + dequant^p)^(1/p), not the largest of the three: their
+  // PyTorch GEMMs overlap the weight stream with the tensor-core work imperfectly near the ridge point (batch 16-128);
+  // TensorRT-LLM, llama.cpp and other engines keep the largest. Chosen on the vLLM load tests (docs/performance-model.md
+  // "The linear layers of vLLM and SGLang")
+  double gemm_overlap_p = 2.0;
   double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
   double die_link_bw_eff = 0.868;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
@@ -86,6 +91,7 @@ struct PerfCoefficientField {
   const char* meaning;
   bool zero_allowed = false;  // 0 is meaningful (an absent time, or a rate whose 0 turns its term off); the rest divide or scale
   bool share = false;         // a share of a peak (bandwidth, TFLOP/s, link): at most 1, as --bw-efficiency
+  bool exponent = false;      // the exponent of a p-norm: at least 1
 };
 const std::vector<PerfCoefficientField>& perf_coefficient_fields();
 
