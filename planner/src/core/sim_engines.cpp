@@ -326,7 +326,7 @@ class Sglang final : public Paged {
       if (!work.empty()) {
         prefill_ = true;
         extend_items_ = work.size();
-        if (cfg_.mixed_chunk) mix_running(work);
+        if (cfg_.mixed_chunk) decode_running(work);
         fill_batch(sink_, work, batch);
         return true;
       }
@@ -339,18 +339,7 @@ class Sglang final : public Paged {
     } else {
       ratio_ = std::max(ratio_ - decay_, cfg_.min_new_token_ratio);  // decays once per decode step
     }
-    for (i32 ri : running_) {
-      Req& r = R(ri);
-      if (!grow(r, r.computed + 1)) {  // only when a chunked prefill holds the rest: retract this one too
-        preempt(r);
-        waiting_.push_back(ri);
-        retracted = true;
-        continue;
-      }
-      cache_blocks(r, r.computed + 1);
-      work.push_back({ri, 1});
-    }
-    if (retracted) std::erase_if(running_, [&](i32 r) { return R(r).computed == 0; });
+    retracted = decode_running(work) || retracted;
     fill_batch(sink_, work, batch);
     return !work.empty() || retracted;
   }
@@ -472,10 +461,11 @@ class Sglang final : public Paged {
     }
   }
 
-  // mix_with_running after prepare_for_decode: each running request decodes one token in the extend
-  // step (no check_decode_mem here; PrefillAdder left it the tokens). A request that still finds no page
-  // (a page size above 1 can need more than the token left) goes back to wait, as a retraction.
-  void mix_running(std::vector<Work>& work) {
+  // One decode token for every running request (prepare_for_decode): a decode step, or the running requests
+  // mixed into an extend step (mix_with_running; no check_decode_mem there, PrefillAdder left them the tokens).
+  // A request that finds no page (a chunked prefill holds the rest, or a page size above 1 needs more than the
+  // token left) goes back to wait, as a retraction; true when one did.
+  bool decode_running(std::vector<Work>& work) {
     bool retracted = false;
     for (i32 ri : running_) {
       Req& r = R(ri);
@@ -489,6 +479,7 @@ class Sglang final : public Paged {
       work.push_back({ri, 1});
     }
     if (retracted) std::erase_if(running_, [&](i32 r) { return R(r).computed == 0; });
+    return retracted;
   }
 
   void order_lpm() {  // longest cached prefix first (ties keep arrival order)
