@@ -704,17 +704,24 @@ TEST_CASE("TensorRT-LLM enable_chunked_prefill lets a prompt longer than max_num
 }
 
 TEST_CASE("SGLang --chunked-prefill-size -1 turns chunked prefill off, as SGLang reads it", "[simulate_cli]") {
-  // Scheduler: chunked_prefill_size <= 0 means no chunking; server_args.py reserves memory for max(-1, 2048), the
-  // same as for a 2,048-token chunk. The simulated step then holds whole prompts (budget = max_model_len).
-  const auto plan = [](const std::string& size) {
-    const Run r = kvtest::kvplan({"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
-                                  "--model-path", "llama-3.1-8b", "--chunked-prefill-size", size});
+  // Scheduler: chunked_prefill_size <= 0 means no chunking; server_args.py then reserves activation memory for
+  // max(max_prefill_tokens, 2048) tokens (default 16,384) instead of max(chunked_prefill_size, 2048): the same as a
+  // 16,384-token chunk, or with --max-prefill-tokens 4096 a 4,096-token one. The simulated step then holds whole
+  // prompts (budget = max_model_len).
+  const auto plan = [](std::vector<std::string> flags) {
+    std::vector<std::string> a = {"plan", "--gpu", "h100", "--format", "json", "--", "python", "-m", "sglang.launch_server",
+                                  "--model-path", "llama-3.1-8b"};
+    a.insert(a.end(), flags.begin(), flags.end());
+    const Run r = kvtest::kvplan(a);
     INFO(r.err);
     REQUIRE(r.exit == 0);
     return json::parse(r.out)["inputs"];
   };
-  const json off = plan("-1"), small = plan("2048");
-  CHECK(off["memory_fraction"] == small["memory_fraction"]);
+  const json off = plan({"--chunked-prefill-size", "-1"});
+  CHECK(off["memory_fraction"] == plan({"--chunked-prefill-size", "16384"})["memory_fraction"]);
+  CHECK(off["memory_fraction"] != plan({"--chunked-prefill-size", "2048"})["memory_fraction"]);
+  CHECK(plan({"--chunked-prefill-size", "-1", "--max-prefill-tokens", "4096"})["memory_fraction"] ==
+        plan({"--chunked-prefill-size", "4096"})["memory_fraction"]);
   CHECK(off["max_num_batched_tokens"] == off["max_model_len"]);
   const Run s = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
                                 "sglang.launch_server", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "-1"});

@@ -288,11 +288,13 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     case EngineKind::sglang: {
       const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);
       if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = sglang_chunked_prefill(rules, mib);  // --chunked-prefill-size
-      // --chunked-prefill-size -1 (no chunking) reserves as max(-1, 2048) (server_args.py); the step then holds whole
+      // the activation reserve counts max(chunked_prefill_size, 2048) tokens, or with --chunked-prefill-size -1 (no
+      // chunking) max(max_prefill_tokens, 2048) (server_args.py _handle_gpu_memory_settings); a step then holds whole
       // prompts, so the token budget becomes max_model_len below
       const bool chunked = e.chunked_prefill.value_or(true);
+      const i64 activation_tokens = chunked ? e.max_num_batched_tokens : e.max_prefill_tokens.value_or(16384);
       if (e.memory_fraction == 0)
-        e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, chunked ? e.max_num_batched_tokens : -1,
+        e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, activation_tokens,
                                             e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp), e.spec.method, e.attention_dp);
       check_fraction(e.memory_fraction, "memory_fraction");
       // DeepSeek NSA (V3.2): "Setting page size to 64 for DeepSeek NSA." (server_args.py
