@@ -674,6 +674,14 @@ TEST_CASE("SGLang --enable-mixed-chunk reaches the simulated scheduler, only wit
   const Run d = kvtest::kvplan(base({"--engine", "sglang", "--requests", "5", "--format", "json"}));
   REQUIRE(d.exit == 0);
   CHECK_FALSE(mixed(d));
+  // server_args.py: "Mixed chunked prefill is disabled because of using eagle speculative decoding"
+  const Run e = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
+                                "sglang.launch_server", "--model-path", "llama-3.1-8b", "--enable-mixed-chunk",
+                                "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
+                                "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"});
+  INFO(e.err);
+  REQUIRE(e.exit == 0);
+  CHECK_FALSE(mixed(e));
 }
 
 TEST_CASE("TensorRT-LLM enable_chunked_prefill lets a prompt longer than max_num_tokens run", "[simulate_cli]") {
@@ -700,6 +708,7 @@ TEST_CASE("TensorRT-LLM enable_chunked_prefill lets a prompt longer than max_num
   INFO(y.err);
   REQUIRE(y.exit == 0);
   CHECK(json::parse(y.out)["results"]["pool"]["chunked_prefill"] == true);
+  CHECK(json::parse(y.out)["results"]["pool"]["max_num_batched_tokens"] == 2048);  // the YAML's budget, not the 8,192 default
   CHECK(json::parse(y.out)["results"]["completed"] == 3);
 }
 
@@ -720,8 +729,14 @@ TEST_CASE("SGLang --chunked-prefill-size -1 turns chunked prefill off, as SGLang
   const json off = plan({"--chunked-prefill-size", "-1"});
   CHECK(off["memory_fraction"] == plan({"--chunked-prefill-size", "16384"})["memory_fraction"]);
   CHECK(off["memory_fraction"] != plan({"--chunked-prefill-size", "2048"})["memory_fraction"]);
-  CHECK(plan({"--chunked-prefill-size", "-1", "--max-prefill-tokens", "4096"})["memory_fraction"] ==
-        plan({"--chunked-prefill-size", "4096"})["memory_fraction"]);
+  // (8,192, not 4,096: below about 6,000 tokens the 10 GiB floor of an 80 GB GPU hides the difference)
+  CHECK(plan({"--chunked-prefill-size", "-1", "--max-prefill-tokens", "8192"})["memory_fraction"] ==
+        plan({"--chunked-prefill-size", "8192"})["memory_fraction"]);
+  CHECK(plan({"--chunked-prefill-size", "8192"})["memory_fraction"] != plan({"--chunked-prefill-size", "2048"})["memory_fraction"]);
+  // the last --chunked-prefill-size wins, as in argparse: -1 then 4096 is chunked at 4,096
+  const json again = plan({"--chunked-prefill-size", "-1", "--chunked-prefill-size", "4096"});
+  CHECK(again["max_num_batched_tokens"] == 4096);
+  CHECK(again["memory_fraction"] == plan({"--chunked-prefill-size", "4096"})["memory_fraction"]);
   CHECK(off["max_num_batched_tokens"] == off["max_model_len"]);
   const Run s = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
                                 "sglang.launch_server", "--model-path", "llama-3.1-8b", "--chunked-prefill-size", "-1"});

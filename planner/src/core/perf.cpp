@@ -182,7 +182,7 @@ struct StepTimeModel::Impl {
     double t_host_w = 0, t_host_kv = 0, t_pcie = 0;
     i64 reductions = 0;
     // kernel by kernel: the linear layers take the largest of their weight read, their GEMM time and (weight-only
-    // quantised kernels) their dequantisation, attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add, and
+    // quantised kernels) their dequantisation (vLLM, SGLang: their p-norm, gemm_overlap_p), attention the larger of its KV read and its FLOPs; launches, engine overhead and collectives add, and
     // so do the CPU's part of the layers (host weights and KV) and weights crossing PCIe
     double host() const { return t_host_w + t_host_kv + t_pcie; }
     double p = 0;  // > 0: the linear layers' times join as a p-norm (gemm_overlap_p), else the largest

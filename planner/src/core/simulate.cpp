@@ -466,7 +466,9 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       c.chunked_prefill = e.chunked_prefill.value_or(true);  // --chunked-prefill-size -1 disables chunking
       if (!c.chunked_prefill) c.max_num_batched_tokens = std::max<i64>(c.max_model_len, 1);
       // Scheduler.init_chunked_prefill: is_mixed_chunk = chunked_prefill_size is not None and enable_mixed_chunk
-      c.mixed_chunk = e.mixed_chunk && c.chunked_prefill;
+      // and server_args.py turns it off under EAGLE speculative decoding ("Mixed chunked prefill is disabled because of
+      // using eagle speculative decoding")
+      c.mixed_chunk = e.mixed_chunk && c.chunked_prefill && e.spec.method != SpecMethod::eagle && e.spec.method != SpecMethod::eagle3;
       break;
     case EngineKind::trtllm:
       c.scheduler = SchedulerKind::trtllm;

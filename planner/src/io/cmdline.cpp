@@ -839,6 +839,8 @@ class Reader {
           set("enable_chunked_prefill", "false", flag, where);
           return;
         }
+        if (std::any_of(cmd_.settings.begin(), cmd_.settings.end(), [](const CommandSetting& c) { return c.key == "enable_chunked_prefill"; }))
+          set("enable_chunked_prefill", "true", flag, where);  // a later size turns chunking back on: the last value wins
         set(d.key, value, flag, where);
         return;
       case Conv::gpu_layers:
