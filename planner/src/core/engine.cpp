@@ -291,8 +291,8 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // the activation reserve counts max(chunked_prefill_size, 2048) tokens, or with --chunked-prefill-size -1 (no
       // chunking) max(max_prefill_tokens, 2048) (server_args.py _handle_gpu_memory_settings); a step then holds whole
       // prompts, so the token budget becomes max_model_len below
-      const bool chunked = e.chunked_prefill.value_or(true);
-      const i64 activation_tokens = chunked ? e.max_num_batched_tokens : e.max_prefill_tokens.value_or(16384);
+      const i64 activation_tokens =
+          sglang_unchunked(e) ? e.max_prefill_tokens.value_or(kSglangMaxPrefillTokens) : e.max_num_batched_tokens;
       if (e.memory_fraction == 0)
         e.memory_fraction = sglang_fraction(rules, gpu_memory_bytes, tp, pp, activation_tokens,
                                             e.enforce_eager ? 0 : sglang_cuda_graph_bs(mib, tp), e.spec.method, e.attention_dp);
@@ -350,7 +350,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     if (e.max_model_len == 0) e.max_model_len = model_max_context;
     if (e.max_model_len <= 0)
       throw InputError("max_model_len", "the model config has no max_position_embeddings", "pass --max-model-len N");
-    if (e.kind == EngineKind::sglang && !e.chunked_prefill.value_or(true)) e.max_num_batched_tokens = e.max_model_len;
+    if (sglang_unchunked(e)) e.max_num_batched_tokens = e.max_model_len;
     // SGLang only warns: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True (configs/model_config.py ModelConfig)
     if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context && e.kind != EngineKind::sglang)
       throw InputError("max_model_len", std::to_string(e.max_model_len) + " exceeds the model's max_position_embeddings " +

@@ -203,8 +203,7 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
                                  (offloaded > 0 ? " - " + human_bytes(offloaded) + " kept in host memory (--cpu-offload-gb)" : ""),
                              true);
     // SGLang without chunked prefill: a prefill batch holds up to max_prefill_tokens (the tokens its reserve counts)
-    const i64 act_tokens = e.kind == EngineKind::sglang && !e.chunked_prefill.value_or(true) ? e.max_prefill_tokens.value_or(16384)
-                                                                                           : e.max_num_batched_tokens;
+    const i64 act_tokens = sglang_unchunked(e) ? e.max_prefill_tokens.value_or(kSglangMaxPrefillTokens) : e.max_num_batched_tokens;
     // vLLM V1's LogitsProcessor all-gathers the logits: every rank holds max_num_seqs x the full vocabulary
     // in fp32 during the profiling sampler run (vllm/model_executor/layers/logits_processor.py _gather_logits)
     const bool full_vocab = e.kind == EngineKind::vllm;

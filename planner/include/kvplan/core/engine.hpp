@@ -144,6 +144,12 @@ struct EngineSettings {
   bool allow_long_context = false;   // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)
 };
 
+/// SGLang's --max-prefill-tokens default (ServerArgs): input tokens one prefill batch admits
+constexpr i64 kSglangMaxPrefillTokens = 16384;
+/// SGLang without chunked prefill (--chunked-prefill-size -1): a prefill batch holds whole prompts, up to
+/// max_prefill_tokens of them
+inline bool sglang_unchunked(const EngineSettings& e) { return e.kind == EngineKind::sglang && !e.chunked_prefill.value_or(true); }
+
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks
 /// ranges; throws InputError naming the engine's flag.
 /// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.

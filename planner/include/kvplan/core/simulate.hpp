@@ -62,7 +62,7 @@ struct SimConfig {
   bool chunked_prefill = true;
   bool prefix_caching = true;        // vLLM prefix caching / SGLang radix cache / TRT block reuse / llama.cpp cache_prompt
   std::string policy = "fcfs";       // vLLM fcfs|priority; SGLang fcfs|lpm; TRT and llama.cpp fcfs
-  i64 max_prefill_tokens = 16384;    // SGLang --max-prefill-tokens (input tokens of one extend batch)
+  i64 max_prefill_tokens = kSglangMaxPrefillTokens;  // SGLang --max-prefill-tokens (input tokens of one extend batch)
   bool mixed_chunk = false;          // SGLang --enable-mixed-chunk: running decodes join each extend batch
   // SGLang: admission reserves new_token_ratio x remaining output; the ratio decays per step
   double init_new_token_ratio = 0.7;
