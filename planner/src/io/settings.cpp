@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kvplan/core/format.hpp"
 #include "kvplan/core/units.hpp"
@@ -182,14 +183,10 @@ struct Row {
     };
     return *this;
   }
-  Row& into(std::optional<bool> EngineSettings::*field) {
-    const std::string key = d.key;
-    d.apply = [key, field](const SettingsBag& bag, DeploymentSpec& s) {
-      if (const auto v = bag.boolean(key)) s.engine.*field = *v;
-    };
-    return *this;
-  }
-  Row& into(bool EngineSettings::*field) {
+  // a switch: a bool, or std::optional<bool> where unset means the engine's own default
+  template <class B>
+    requires std::is_same_v<B, bool> || std::is_same_v<B, std::optional<bool>>
+  Row& into(B EngineSettings::*field) {
     const std::string key = d.key;
     d.apply = [key, field](const SettingsBag& bag, DeploymentSpec& s) {
       if (const auto v = bag.boolean(key)) s.engine.*field = *v;
