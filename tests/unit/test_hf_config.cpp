@@ -81,6 +81,25 @@ TEST_CASE("unknown model_type falls back to the generic keys with a warning", "[
   CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
 }
 
+TEST_CASE("an unknown model_type whose config changes the cache or the weights is refused, naming the key", "[hf][errors]") {
+  // the generic reading takes every layer as full attention over num_key_value_heads and no experts: Step-3's
+  // num_attention_groups 1 would be priced as 8 KV heads here (8x the cache), 8 routed experts as one MLP
+  const auto unknown_with = [](const std::string& key, const std::string& value) {
+    const std::string s = with("model_type", "\"my_new_arch\"");
+    return s.substr(0, s.size() - 1) + ",\"" + key + "\":" + value + "}";
+  };
+  const std::string lead = "config.json: /num_attention_groups: model_type 'my_new_arch' is not one kvplan knows, and this key sets KV head groups";
+  CHECK(error_of(unknown_with("num_attention_groups", "1")).rfind(lead, 0) == 0);
+  CHECK(error_of(unknown_with("num_attention_groups", "1")).find("kvplan reads it for these model_types only: ") != std::string::npos);
+  CHECK(error_of(unknown_with("num_local_experts", "8")).rfind("config.json: /num_local_experts: model_type 'my_new_arch'", 0) == 0);
+  CHECK(error_of(unknown_with("kv_lora_rank", "512")).rfind("config.json: /kv_lora_rank: ", 0) == 0);
+  // a switch that is off, or one expert, changes nothing: read as before
+  CHECK(kvtest::kv(kvtest::from_text(unknown_with("use_cla", "false")), 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+  CHECK(kvtest::kv(kvtest::from_text(unknown_with("num_local_experts", "1")), 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+  // a known model_type reads its own keys (mixtral: num_local_experts) and is not refused
+  CHECK_NOTHROW(kvtest::from_text(with("num_local_experts", "8")));
+}
+
 TEST_CASE("Infinity and NaN in a config are read", "[hf]") {
   const auto m = kvtest::from_text(with("router_aux_loss_coef", "NaN").substr(0) );
   CHECK(m.layers.size() == 32);
