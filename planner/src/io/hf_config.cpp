@@ -935,37 +935,38 @@ const std::vector<std::string>& supported_model_types() {
 // without a sign (Step-3's 64 query heads taken for KV heads: 64x the cache; MiniMax-M2's 256 experts dropped:
 // 4.8 B parameters of 230 B): refuse it, naming the key.
 static void refuse_unread_layout(const JsonView& root, const JsonView& t, const std::string& type) {
-  static const std::vector<std::pair<const char*, const char*>> keys = {
-      {"num_attention_groups", "KV head groups (multi-query / multi-matrix factorised attention)"},
-      {"kv_lora_rank", "a compressed latent KV cache (MLA)"},
-      {"attn_type_list", "a per-layer choice of softmax or linear attention"},
-      {"full_attn_idxs", "the layers that keep a KV cache, the others a recurrent state"},
-      {"linear_attn_config", "linear-attention layers with a recurrent state"},
-      {"num_kv_shared_layers", "layers that reuse another layer's KV cache"},
-      {"use_cla", "cross-layer attention (layers sharing one KV cache)"},
-      {"mamba_d_state", "Mamba layers with a recurrent state"},
-      {"ssm_state_size", "SSM layers with a recurrent state"},
-      {"num_local_experts", "routed experts"},
-      {"num_experts", "routed experts"},
-      {"moe_num_experts", "routed experts"},
-      {"n_routed_experts", "routed experts"},
+  struct Key {
+    const char* name;
+    const char* sets;
+    double above;  // a number counts when above this (one routed expert is a plain MLP)
+  };
+  static const std::vector<Key> keys = {
+      {"num_attention_groups", "KV head groups (multi-query / multi-matrix factorised attention)", 0},
+      {"kv_lora_rank", "a compressed latent KV cache (MLA)", 0},
+      {"attn_type_list", "a per-layer choice of softmax or linear attention", 0},
+      {"full_attn_idxs", "the layers that keep a KV cache, the others a recurrent state", 0},
+      {"linear_attn_config", "linear-attention layers with a recurrent state", 0},
+      {"num_kv_shared_layers", "layers that reuse another layer's KV cache", 0},
+      {"use_cla", "cross-layer attention (layers sharing one KV cache)", 0},
+      {"mamba_d_state", "Mamba layers with a recurrent state", 0},
+      {"ssm_state_size", "SSM layers with a recurrent state", 0},
+      {"num_local_experts", "routed experts", 1},
+      {"num_experts", "routed experts", 1},
+      {"moe_num_experts", "routed experts", 1},
+      {"n_routed_experts", "routed experts", 1},
   };
   for (const JsonView* v : {&t, &root})
-    for (const auto& [key, what] : keys) {
-      if (!v->has(key)) continue;
-      const json& value = v->raw()[key];
-      const bool set = value.is_boolean() ? value.get<bool>()
-                     : value.is_number()  ? value.get<double>() > (std::string_view(what) == "routed experts" ? 1 : 0)
-                                          : !value.is_null() && !value.empty();
+    for (const Key& k : keys) {
+      if (!v->has(k.name)) continue;
+      const json& value = v->raw()[k.name];
+      const bool set = value.is_boolean() ? value.get<bool>() : value.is_number() ? value.get<double>() > k.above : !value.empty();
       if (!set) continue;
-      throw InputError(v->where(key),
-                       std::string("model_type '") + type + "' is not one kvplan knows, and this key sets " + what +
+      std::string types;
+      for (const auto& known : supported_model_types()) types += (types.empty() ? "" : ", ") + known;
+      throw InputError(v->where(k.name),
+                       "model_type '" + type + "' is not one kvplan knows, and this key sets " + k.sets +
                            ", which its full-attention reading would not count",
-                       "kvplan reads it for these model_types only: " + [] {
-                         std::string list;
-                         for (const auto& k : supported_model_types()) list += (list.empty() ? "" : ", ") + k;
-                         return list;
-                       }());
+                       "kvplan reads it for these model_types only: " + types);
     }
 }
 
@@ -1010,9 +1011,10 @@ ModelSpec model_from_hf_config(const json& root_json, const std::string& label, 
       }
 
   Reader r{root, t, fam.value_or(Family::generic), m};
-  if (!fam) refuse_unread_layout(root, t, m.model_type.empty() ? std::string("(none)") : m.model_type);
   if (!fam) {
-    r.warn("unknown model_type '" + (m.model_type.empty() ? std::string("(none)") : m.model_type) +
+    const std::string shown = m.model_type.empty() ? std::string("(none)") : m.model_type;
+    refuse_unread_layout(root, t, shown);
+    r.warn("unknown model_type '" + shown +
            "': assumed a decoder of full-attention layers (hidden_size, num_hidden_layers, num_attention_heads, "
            "num_key_value_heads, head_dim, intermediate_size, vocab_size) with a gated MLP, RMSNorm, untied "
            "embeddings, and sliding_window on every layer if given");
