@@ -34,12 +34,12 @@ void run_models(const ModelsArgs& a, Globals& g) {
     const KvResult kv = compute_kv(m, o);
     const ParamCount pc = count_params(m);
     if (csv)
-      t.rows.push_back({id, m.model_type, std::to_string(m.layers.size()), std::to_string(kv.kv_bytes_per_token), std::to_string(m.max_context),
+      t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), std::to_string(kv.kv_bytes_per_token), std::to_string(m.max_context),
                         std::to_string(pc.total), p.origin});
     else
-      t.rows.push_back({id, m.model_type, std::to_string(m.layers.size()), grouped(kv.kv_bytes_per_token),
+      t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), grouped(kv.kv_bytes_per_token),
                         m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total), p.origin});
-    rows.push_back({{"id", id}, {"model_type", m.model_type}, {"num_layers", m.layers.size()},
+    rows.push_back({{"id", id}, {"model_type", m.model_type}, {"num_layers", decoder_layers(m.layers)},
                     {"dtype", format_info(m.dtype).name}, {"kv_bytes_per_token", kv.kv_bytes_per_token},
                     {"max_context_tokens", m.max_context}, {"params_total", pc.total}, {"params_active", pc.active},
                     {"origin", p.origin}, {"source", p.source}});

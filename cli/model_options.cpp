@@ -72,7 +72,7 @@ ojson model_inputs_json(const ModelSpec& m, const KvOptions& o, const std::strin
                {"model_origin", origin},
                {"model_type", m.model_type},
                {"architecture", m.architecture},
-               {"num_layers", m.layers.size()},
+               {"num_layers", decoder_layers(m.layers)},
                {"model_dtype", format_info(m.dtype).name},
                {"k_cache_type", format_info(o.k_format).name},
                {"v_cache_type", format_info(o.v_format).name},

@@ -1,6 +1,8 @@
 // Shared test helpers: load a config from tests/data/configs and compute its KV at a context.
 #pragma once
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "kvplan/core/kv.hpp"
@@ -13,6 +15,14 @@ inline std::string data(const std::string& rel) { return std::string(KVPLAN_TEST
 inline kvplan::ModelSpec load(const std::string& name) {
   const std::string p = data("configs/" + name + ".json");
   return kvplan::io::model_from_hf_config(kvplan::io::parse_json_file(p), p, name);
+}
+
+// a config's text, to edit a key before from_text
+inline std::string read_text(const std::string& name) {
+  std::ifstream in(data("configs/" + name + ".json"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 inline kvplan::ModelSpec from_text(const std::string& text) {

@@ -547,3 +547,25 @@ TEST_CASE("llama.cpp n-cpu-moe keeps the experts of the first N layers in host m
   n.engine.rules = &engine_rules(EngineKind::llamacpp, "b7376");
   CHECK(Planner(n).engine().host_weight_bytes == embd + 8 * layer + (151936LL * 2048 + 2048) * 2 + 2 * experts);
 }
+
+TEST_CASE("Falcon-H1: pipeline stages and Mamba2 TP shards go by decoder layer and padded groups", "[engine][ssm][parallel]") {
+  const auto m = kvtest::load("falcon-h1-7b");
+  // vLLM get_pp_indices over 44 decoder layers at PP 3: 15, 15, 14; each stage holds both halves of its layers
+  Parallel pp;
+  pp.pp = 3;
+  CHECK(rank_shard(m, pp, 0).layers.size() == 2 * 15);
+  CHECK(rank_shard(m, pp, 2).layers.size() == 2 * 14);
+  CHECK_FALSE(rank_shard(m, pp, 1).layers.front().joins_previous);
+  pp.pp = 45;
+  CHECK_THROWS_AS(check_parallel(m, pp), InputError);
+  // TP 2 with one B/C group: vLLM pads the groups to 2, one per rank, so a rank's conv state is
+  // (d_conv - 1) x (3072 / 2 + 2 x 1 x 256), not half of the whole state
+  Parallel tp;
+  tp.tp = 2;
+  CHECK(rank_shard(m, tp, 0).layers[1].conv_state_elems == 3 * (3072 / 2 + 2 * 256));
+  CHECK(rank_shard(m, tp, 0).layers[1].ssm_state_elems == 24 / 2 * 128 * 256);
+  // llama.cpp's placement of its layers is not modelled: refused, not priced at twice the layers
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  CHECK_THROWS_WITH(Planner(kvtest::spec("falcon-h1-7b", "h100-sxm", e)),
+                    Catch::Contains("llama.cpp layer placement of falcon_h1"));
+}

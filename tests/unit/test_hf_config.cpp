@@ -169,3 +169,118 @@ TEST_CASE("a gptj config reads: MHA without attention biases and a plain 4 x MLP
   CHECK(attn == 28LL * 4 * 4096 * 4096);
   CHECK(mlp == 28LL * (2 * 4096 * 16384 + 16384 + 4096));
 }
+
+// Granite 4.0-H-Small (tests/data/configs/granite-4.0-h-small.json; keys as ibm-granite/granite-4.0-h-small's
+// config.json publishes them, quoted by third-party fixtures: the Hub is out of reach here). IBM's model card: 32 B
+// parameters, 9 B active.
+TEST_CASE("granitemoehybrid: Mamba2 and attention layers by layer_types, experts beside a shared MLP", "[hf]") {
+  const auto m = kvtest::load("granite-4.0-h-small");
+  REQUIRE(m.layers.size() == 40);
+  int attn = 0;
+  for (const auto& l : m.layers) attn += l.kv == KvKind::full;
+  CHECK(attn == 4);
+  CHECK(m.layers[5].kv == KvKind::full);
+  CHECK(m.layers[0].kv == KvKind::ssm);
+  const auto kv = kvtest::kv(m, 1);
+  CHECK(kv.kv_bytes_per_token == 4 * 2 * 8 * (4096 / 32) * 2);  // 4 attention layers, head_dim = hidden / heads
+  // vLLM mamba2_state_shape: conv (d_conv - 1) x (expand x hidden + 2 x groups x d_state), ssm heads x head_dim x d_state
+  const i64 conv = 3 * (2 * 4096 + 2 * 1 * 128), ssm = 128 * 64 * 128;
+  CHECK(kv.state_bytes == 36 * (conv + ssm) * 2);
+  const auto p = count_params(m);
+  const i64 h = 4096, attn_p = h * 4096 + 2 * h * 1024 + 4096 * h;
+  const i64 conv_dim = 8192 + 256, mamba_p = h * (8192 + conv_dim + 128) + 8192 * h + conv_dim * 4 + conv_dim + 3 * 128 + 8192;
+  const i64 experts = 72 * 3 * h * 768, router = 72 * h, shared = 3 * h * 1536, norms = 2 * h;
+  const i64 total = 100352 * h + 4 * attn_p + 36 * mamba_p + 40 * (experts + router + shared + norms) + h;  // tied head
+  CHECK(p.total == total);
+  CHECK(p.active == total - 40 * (72 - 10) * 3 * h * 768);
+  CHECK(std::abs(double(p.total) / 32e9 - 1) < 0.02);
+  CHECK(std::abs(double(p.active) / 9e9 - 1) < 0.03);
+}
+
+TEST_CASE("granitemoehybrid without experts: the shared MLP is the dense MLP (Granite 4.0-H-Micro)", "[hf]") {
+  const auto m = kvtest::load("granite-4.0-h-micro");
+  for (const auto& l : m.layers) {
+    CHECK(l.mlp == MlpKind::gated);
+    CHECK(l.intermediate == 8192);
+  }
+  const auto p = count_params(m);
+  CHECK(p.total == p.active);
+  CHECK(std::abs(double(p.total) / 3.19e9 - 1) < 0.01);  // the model card's 3B (3.19 B on the Hub)
+  // mamba_n_heads x mamba_d_head must equal mamba_expand x hidden (GraniteMoeHybridConfig)
+  std::string bad = kvtest::read_text("granite-4.0-h-micro");
+  bad.replace(bad.find("\"mamba_d_head\": 64"), 18, "\"mamba_d_head\": 32");
+  CHECK(error_of(bad).rfind("config.json: /mamba_n_heads: mamba_n_heads x mamba_d_head is 2048 but mamba_expand x hidden_size is 4096", 0) == 0);
+  // every layer attention: no Mamba keys read (granite-4.0-micro ships ones that fail the check above)
+  std::string dense = kvtest::read_text("granite-4.0-h-micro");
+  for (auto pos = dense.find("\"mamba\""); pos != std::string::npos; pos = dense.find("\"mamba\"")) dense.replace(pos, 7, "\"attention\"");
+  dense.replace(dense.find("\"mamba_d_head\": 64"), 18, "\"mamba_d_head\": 32");
+  CHECK(kvtest::kv(kvtest::from_text(dense), 1).kv_bytes_per_token == 40 * 2 * 8 * 64 * 2);
+  std::string odd = kvtest::read_text("granite-4.0-h-micro");
+  odd.replace(odd.find("\"mamba\""), 7, "\"conv\"");
+  CHECK(error_of(odd).rfind("config.json: /layer_types/0: unknown layer type \"conv\" for model_type 'granitemoehybrid'", 0) == 0);
+}
+
+TEST_CASE("granitemoe: experts on every layer (Granite 3.1 3B-A800M)", "[hf]") {
+  const auto m = kvtest::load("granite-3.1-3b-a800m");
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * (1536 / 24) * 2);
+  const auto p = count_params(m);
+  const i64 h = 1536, layer = h * 1536 + 2 * h * 512 + 1536 * h + 40 * 3 * h * 512 + 40 * h + 2 * h;
+  CHECK(p.total == 49155 * h + 32 * layer + h);
+  CHECK(p.active == p.total - 32 * (40 - 8) * 3 * h * 512);  // 3.3 B total, 800 M active (IBM)
+}
+
+// LFM2-1.2B (tests/data/configs/lfm2-1.2b.json, LiquidAI/LFM2-1.2B config.json as third-party fixtures quote it);
+// its model card gives 1,170,340,608 parameters.
+TEST_CASE("lfm2: short-convolution layers keep a (L_cache - 1) x hidden state, attention layers a KV cache", "[hf]") {
+  const auto m = kvtest::load("lfm2-1.2b");
+  REQUIRE(m.layers.size() == 16);
+  CHECK(m.layers[2].kv == KvKind::full);
+  CHECK(m.layers[3].kv == KvKind::ssm);
+  CHECK(m.layers[3].mixer == Mixer::short_conv);
+  const auto kv = kvtest::kv(m, 1);
+  CHECK(kv.kv_bytes_per_token == 6 * 2 * 8 * 64 * 2);
+  CHECK(kv.state_bytes == 10 * (3 - 1) * 2048 * 2);  // vLLM short_conv_state_shape, bf16
+  // block_ff_dim 12288, auto-adjusted: int(2 x 12288 / 3) = 8192, a multiple of 256
+  CHECK(m.layers[0].intermediate == 8192);
+  CHECK(count_params(m).total == 1170340608);
+}
+
+TEST_CASE("lfm2_moe: dense first layers, then sigmoid-routed experts (LFM2-8B-A1B)", "[hf]") {
+  const auto m = kvtest::load("lfm2-8b-a1b");
+  CHECK(m.layers[0].mlp == MlpKind::gated);
+  CHECK(m.layers[0].intermediate == 7168);  // intermediate_size as is on the dense layers
+  CHECK(m.layers[2].mlp == MlpKind::moe);
+  const auto p = count_params(m);
+  const i64 h = 2048, attn = 6 * (h * 2048 + 2 * h * 512 + 2048 * h + 2 * 64);
+  const i64 conv = 18 * (h * 3 * h + h * h + h * 3), mlp = 2 * 3 * h * 7168;
+  const i64 moe = 22 * (32 * 3 * h * 1792 + 32 * h + 32), norms = 24 * 2 * h + h;
+  CHECK(p.total == 65536 * h + attn + conv + mlp + moe + norms);
+  CHECK(p.active == p.total - 22 * (32 - 4) * 3 * h * 1792);  // Liquid: 8.3 B total, 1.5 B active
+}
+
+// Falcon-H1-0.5B (tests/data/configs/falcon-h1-0.5b.json: the config NVIDIA-NeMo/Megatron-Bridge's Falcon-H1 bridge
+// test carries, with mamba_d_ssm 1536 = 24 Mamba heads x 64 from the transformers docs' Falcon-H1 table); TII
+// gives it 0.52 B parameters.
+TEST_CASE("falcon_h1: every decoder layer holds a KV cache and a Mamba2 state side by side", "[hf]") {
+  const auto m = kvtest::load("falcon-h1-0.5b");
+  REQUIRE(m.layers.size() == 2 * 36);
+  CHECK(decoder_layers(m.layers) == 36);
+  CHECK(m.layers[0].kv == KvKind::full);
+  CHECK(m.layers[1].kv == KvKind::ssm);
+  CHECK(m.layers[1].joins_previous);
+  const auto kv = kvtest::kv(m, 1);
+  CHECK(kv.kv_bytes_per_token == 36 * 2 * 2 * 64 * 2);  // head_dim 64 from the config, not 1024 / 8
+  const i64 conv_dim = 1536 + 2 * 1 * 128;
+  CHECK(kv.state_bytes == 36 * (3 * conv_dim + 24 * 64 * 128) * 2);
+  const i64 h = 1024;
+  const i64 attn = h * 8 * 64 + 2 * h * 2 * 64 + 8 * 64 * h;
+  // in_proj (z, x, B, C, dt), conv with bias, dt_bias / A_log / D, out_proj; no gated norm (mamba_rms_norm false)
+  const i64 mamba = h * (1536 + conv_dim + 24) + conv_dim * 4 + conv_dim + 3 * 24 + 1536 * h;
+  const i64 mlp = 3 * h * 2048, norms = 2 * h;
+  CHECK(count_params(m).total == 2 * 32784 * h + 36 * (attn + mamba + mlp + norms) + h);  // untied head
+  CHECK(std::abs(double(count_params(m).total) / 0.52e9 - 1) < 0.01);
+  // the Mamba width is mamba_d_ssm when given, and must be mamba_n_heads x mamba_d_head
+  std::string bad = kvtest::read_text("falcon-h1-0.5b");
+  bad.replace(bad.find("\"mamba_d_ssm\": 1536"), 19, "\"mamba_d_ssm\": 2048");
+  CHECK(error_of(bad).rfind("config.json: /mamba_n_heads: mamba_n_heads x mamba_d_head is 1536 but the Mamba width (mamba_d_ssm) is 2048", 0) == 0);
+}

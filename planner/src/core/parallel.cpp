@@ -19,7 +19,7 @@ void check_parallel(const ModelSpec& m, const Parallel& p) {
   if (p.pp < 1) throw InputError("pipeline_parallel_size", "must be >= 1");
   if (p.dp < 1) throw InputError("data_parallel_size", "must be >= 1");
   if (p.ep < 1) throw InputError("expert_parallel_size", "must be >= 1");
-  const i64 layers = static_cast<i64>(m.layers.size());
+  const i64 layers = decoder_layers(m.layers);
   if (p.pp > layers)
     throw InputError("pipeline_parallel_size", std::to_string(p.pp) + " stages exceed the model's " + std::to_string(layers) + " layers",
                      "use at most " + std::to_string(layers));
@@ -43,8 +43,14 @@ void check_parallel(const ModelSpec& m, const Parallel& p) {
 ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
   ModelSpec r = m;
   r.sharded = p.tp > 1 || p.pp > 1 || p.ep > 1;
-  const auto [first, last] = stage_layers(static_cast<i64>(m.layers.size()), p.pp, stage);
-  r.layers.assign(m.layers.begin() + first, m.layers.begin() + last);
+  // the stage's decoder layers, each with the entries that join it
+  const auto [first, last] = stage_layers(decoder_layers(m.layers), p.pp, stage);
+  i64 block = -1;
+  r.layers.clear();
+  for (const Layer& l : m.layers) {
+    if (!l.joins_previous) ++block;
+    if (block >= first && block < last) r.layers.push_back(l);
+  }
   r.has_embedding = m.has_embedding && stage == 0;
   r.has_lm_head = m.has_lm_head && stage == p.pp - 1;
   if (stage != 0) r.vision = VisionTower{};
@@ -64,7 +70,7 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
     } else {
       l.expert_intermediate = ceil_div(l.expert_intermediate, tp);
     }
-    if (l.mixer == Mixer::mamba1 || l.mixer == Mixer::mamba2 || l.mixer == Mixer::gated_deltanet) {
+    if (l.mixer == Mixer::mamba1 || l.mixer == Mixer::mamba2 || l.mixer == Mixer::gated_deltanet || l.mixer == Mixer::short_conv) {
       l.d_inner = ceil_div(l.d_inner, tp);
       l.ssm_heads = ceil_div(l.ssm_heads, tp);
       if (l.n_groups % tp == 0) l.n_groups /= tp;
@@ -72,6 +78,10 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
       l.lin_v_heads = ceil_div(l.lin_v_heads, tp);
       l.conv_state_elems = ceil_div(l.conv_state_elems, tp);
       l.ssm_state_elems = ceil_div(l.ssm_state_elems, tp);
+      // Mamba2: groups that tp does not divide are padded to tp, one per rank (vLLM mamba_utils.py
+      // extra_groups_for_head_shards): each rank's conv state holds its share of x and a whole group's B and C
+      if (l.mixer == Mixer::mamba2 && tp > 1)
+        l.conv_state_elems = mul(l.d_conv - 1, add(l.d_inner, mul(2, mul(l.n_groups, l.d_state))));
     }
   }
   return r;

@@ -859,6 +859,9 @@ void Planner::build_llamacpp() {
   rank_model_ = m;
   const bool unified = e.kv_unified.value_or(true);
   const i64 n_layer = static_cast<i64>(m.layers.size());
+  if (decoder_layers(m.layers) != n_layer)
+    throw InputError("engine", "llama.cpp layer placement of " + m.model_type + " (attention and Mamba side by side in each layer) is not modelled",
+                     "plan it with --engine vllm or sglang");
   // llama_init_from_model (from #19067): "model does not support different K and V cache types" for MLA
   if (!e.rules->mla_v_cache && spec_.kv.k_format != spec_.kv.v_format &&
       std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; }))

@@ -85,7 +85,7 @@ void mamba1_params(const ModelSpec& m, const Layer& l, Acc& a) {
 
 // Mamba2 (HF Mamba2Mixer): conv_dim = d_inner + 2*n_groups*d_state;
 // in_proj hidden x (d_inner + conv_dim + heads); conv1d conv_dim x d_conv (+ conv_dim);
-// dt_bias, A_log, D: heads each; gated norm d_inner; out_proj d_inner x hidden.
+// dt_bias, A_log, D: heads each; gated norm d_inner (Falcon-H1: only with mamba_rms_norm); out_proj d_inner x hidden.
 void mamba2_params(const ModelSpec& m, const Layer& l, Acc& a) {
   const i64 h = m.hidden, di = l.d_inner;
   const i64 conv_dim = add(di, mul(2, mul(l.n_groups, l.d_state)));
@@ -94,7 +94,7 @@ void mamba2_params(const ModelSpec& m, const Layer& l, Acc& a) {
   i64 vec = mul(conv_dim, l.d_conv);
   if (l.conv_bias) vec = add(vec, conv_dim);
   vec = add(vec, mul(3, l.ssm_heads));
-  vec = add(vec, di);
+  if (l.mamba_gated_norm) vec = add(vec, di);
   if (l.proj_bias) vec = add(vec, add(proj, h));
   a.mamba.matrix = add(a.mamba.matrix, mat);
   a.mamba.vector = add(a.mamba.vector, vec);
@@ -113,6 +113,16 @@ void deltanet_params(const ModelSpec& m, const Layer& l, Acc& a) {
   i64 vec = mul(add(mul(2, kd), vd), l.d_conv);
   vec = add(vec, add(mul(2, l.lin_v_heads), l.lin_v_dim));
   a.mamba.matrix = add(a.mamba.matrix, mat);
+  a.mamba.vector = add(a.mamba.vector, vec);
+}
+
+// LFM2 short convolution (HF Lfm2ShortConv, vLLM layers/mamba/short_conv.py): in_proj hidden x 3*D (B, C, x),
+// depthwise conv1d D x L_cache, out_proj D x hidden; with conv_bias each of the three carries a bias.
+void short_conv_params(const ModelSpec& m, const Layer& l, Acc& a) {
+  const i64 h = m.hidden, d = l.d_inner;
+  a.mamba.matrix = add(a.mamba.matrix, add(mul(h, mul(3, d)), mul(d, h)), "short conv params");
+  i64 vec = mul(d, l.d_conv);
+  if (l.conv_bias) vec = add(vec, add(mul(4, d), h));
   a.mamba.vector = add(a.mamba.vector, vec);
 }
 
@@ -172,6 +182,7 @@ ParamCount count_params(const ModelSpec& m) {
       case Mixer::mamba1: mamba1_params(m, l, a); break;
       case Mixer::mamba2: mamba2_params(m, l, a); break;
       case Mixer::gated_deltanet: deltanet_params(m, l, a); break;
+      case Mixer::short_conv: short_conv_params(m, l, a); break;
       case Mixer::none: break;
     }
     mlp_params(m, l, a);

@@ -606,6 +606,9 @@ std::vector<std::pair<std::string, i64>> llama_tensor_names(const ModelSpec& m) 
     } else if (l.mixer == Mixer::mamba1 || l.mixer == Mixer::mamba2) {
       t("ssm_in", mul(h, mul(2, l.d_inner)));
       t("ssm_out", mul(l.d_inner, h));
+    } else if (l.mixer == Mixer::short_conv) {  // LLM_TENSOR_SHORTCONV_INPROJ / _OUTPROJ
+      t("shortconv.in_proj", mul(h, mul(3, l.d_inner)));
+      t("shortconv.out_proj", mul(l.d_inner, h));
     }
     t("ffn_norm", h);
     if (l.mlp == MlpKind::gated) {

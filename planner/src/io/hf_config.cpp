@@ -22,7 +22,7 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
-  glm4_moe, generic
+  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, generic
 };
 
 struct TypeRule {
@@ -47,6 +47,9 @@ const TypeRule kTypes[] = {
     {"mllama_text_model", Family::mllama}, {"llava", Family::llama},     {"llava_next", Family::llama},
     {"mistral3", Family::mistral},    {"qwen3_next", Family::qwen3_next}, {"cohere", Family::cohere},
     {"cohere2", Family::cohere2},     {"glm4_moe", Family::glm4_moe},
+    {"granite", Family::llama},       {"granitemoe", Family::granitemoe}, {"granitemoeshared", Family::granitemoe},
+    {"granitemoehybrid", Family::granitemoehybrid}, {"lfm2", Family::lfm2}, {"lfm2_moe", Family::lfm2_moe},
+    {"falcon_h1", Family::falcon_h1},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -235,7 +238,13 @@ struct Reader {
     m.layers[i].window = sliding_window();
   }
 
+  // families whose layer_types names each layer's mixer (read with the family), not its attention window
+  bool layer_types_are_mixers() const {
+    return fam == Family::granitemoehybrid || fam == Family::lfm2 || fam == Family::lfm2_moe;
+  }
+
   void apply_windows() {
+    if (layer_types_are_mixers()) return;
     if (t.has("layer_types")) { apply_layer_types(); return; }
     switch (fam) {
       case Family::gemma2:  // modeling_gemma2: is_sliding = not bool(layer_idx % 2)
@@ -438,6 +447,11 @@ struct Reader {
       case Family::mamba: read_mamba1(); break;
       case Family::mamba2: read_mamba2(); break;
       case Family::qwen3_next: read_qwen3_next(); break;
+      case Family::granitemoe: read_granitemoe(); break;
+      case Family::granitemoehybrid: read_granitemoehybrid(); break;
+      case Family::lfm2:
+      case Family::lfm2_moe: read_lfm2(); break;
+      case Family::falcon_h1: read_falcon_h1(); break;
     }
     apply_windows();
   }
@@ -776,6 +790,210 @@ struct Reader {
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
     // the checkpoint ships mtp.* (one full-attention MoE layer + fc); vLLM qwen3_next_mtp.py reads num_nextn_predict_layers, default 1
     m.mtp_layers = t.int_or("num_nextn_predict_layers", 1, 0, kMaxLayers);
+  }
+
+  // A per-layer list of mixer names (layer_types, or its alias) checked against the names the family accepts.
+  std::vector<std::string> mixer_list(const char* key, std::initializer_list<const char*> allowed) {
+    auto types = t.string_list(key);
+    if ((i64)types.size() != layers)
+      t.fail(key, "has " + std::to_string(types.size()) + " entries but num_hidden_layers is " + std::to_string(layers), "make them agree");
+    std::string names;
+    for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
+    for (size_t i = 0; i < types.size(); ++i)
+      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return types[i] == a; }))
+        throw InputError(t.where(key) + "/" + std::to_string(i), "unknown layer type \"" + types[i] + "\" for model_type '" + m.model_type + "'",
+                         "use " + names);
+    return types;
+  }
+
+  // mamba_d_head, or "auto" (absent too): the Mamba2 width / mamba_n_heads; the config classes of Granite 4.0-H and
+  // Falcon-H1 require mamba_n_heads x mamba_d_head to be that width
+  i64 mamba_head_dim(i64 width, i64 heads, const std::string& width_name) {
+    const bool auto_head = !t.has("mamba_d_head") || (t.raw()["mamba_d_head"].is_string() && t.raw()["mamba_d_head"].get<std::string>() == "auto");
+    const i64 hd = auto_head ? width / heads : t.get_int("mamba_d_head", 1, kMaxDim);
+    if (mul(heads, hd) != width)
+      t.fail("mamba_n_heads", "mamba_n_heads x mamba_d_head is " + std::to_string(mul(heads, hd)) + " but " + width_name + " is " +
+                                  std::to_string(width), "make mamba_n_heads x mamba_d_head equal " + width_name);
+    return hd;
+  }
+
+  // modeling_granitemoe / modeling_granitemoeshared (Granite 3.x MoE): llama attention (head_dim = hidden / heads,
+  // biases with attention_bias) and on every layer num_local_experts experts of intermediate_size (input_linear
+  // [E, 2I, H] gate and up, output_linear [E, H, I]) routed top num_experts_per_tok by a bias-free router [E, H];
+  // granitemoeshared adds an always-on gated MLP of shared_intermediate_size (0: none). tie_word_embeddings
+  // defaults to false (configuration_granitemoe.py).
+  void read_granitemoe() {
+    read_attention();
+    need_inter();
+    const i64 e = t.int_or("num_local_experts", 8, 1, kMaxExperts), k = t.int_or("num_experts_per_tok", 2, 1, kMaxExperts);
+    const i64 shared = t.int_or("shared_intermediate_size", 0, 0, kMaxDim);
+    const bool ab = t.bool_or("attention_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qkv_bias = l.o_bias = ab;
+      moe_layer(l, e, k, inter);
+      l.shared_intermediate = shared;
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_granitemoehybrid (Granite 4.0 / 4.0-H): layer_types (alias layers_block_type) names each layer "mamba"
+  // or "attention" (absent: every layer Mamba, GraniteMoeHybridConfig.layers_block_type). Attention as granitemoe; the
+  // Mamba2 mixer is mamba_expand x hidden wide (the config requires mamba_n_heads x mamba_d_head to equal it; "auto"
+  // head dim = that width / heads), mamba_n_groups B/C groups of mamba_d_state, a conv of mamba_d_conv taps. Every
+  // layer has input and post-attention RMSNorms, a gated shared_mlp of shared_intermediate_size, and with
+  // num_local_experts > 0 the granitemoe experts beside it (0 experts: the shared MLP is the dense MLP; Granite
+  // 4.0-H-Micro). vLLM sizes the Mamba state as mamba_utils.py mamba2_state_shape from the same keys.
+  void read_granitemoehybrid() {
+    read_attention();
+    std::vector<std::string> types;
+    if (const auto key = t.first_present({"layer_types", "layers_block_type"})) {
+      types = mixer_list(key->c_str(), {"mamba", "attention"});
+    } else {
+      types.assign(size_t(layers), "mamba");
+      m.notes.push_back("layer_types absent: every layer Mamba (GraniteMoeHybridConfig.layers_block_type)");
+    }
+    const i64 e = t.int_or("num_local_experts", 8, 0, kMaxExperts);
+    const i64 k = t.int_or("num_experts_per_tok", 2, 0, kMaxExperts);
+    const i64 shared = t.int_or("shared_intermediate_size", 1024, 0, kMaxDim);
+    if (e > 0) need_inter();
+    const bool ab = t.bool_or("attention_bias", false);
+    const bool any_mamba = std::find(types.begin(), types.end(), "mamba") != types.end();
+    i64 nh = 0, hd = 0, ds = 0, g = 0, dc = 0;
+    if (any_mamba) {  // granite-4.0-micro (all attention) ships Mamba keys that fail this check: read them only when used
+      nh = t.int_or("mamba_n_heads", 128, 1, kMaxHeads);
+      hd = mamba_head_dim(mul(t.int_or("mamba_expand", 2, 1, 64), hidden), nh, "mamba_expand x hidden_size");
+      ds = t.int_or("mamba_d_state", 256, 1, kMaxDim);
+      g = t.int_or("mamba_n_groups", 1, 1, kMaxHeads);
+      dc = t.int_or("mamba_d_conv", 4, 2, 1024);
+    }
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l;
+      if (types[size_t(i)] == "mamba") {
+        l = mamba2_layer(nh, hd, ds, g, dc);
+        l.conv_bias = t.bool_or("mamba_conv_bias", true);
+        l.proj_bias = t.bool_or("mamba_proj_bias", false);
+      } else {
+        l = attention_layer();
+        l.qkv_bias = l.o_bias = ab;
+      }
+      l.norms = 2;
+      if (e > 0) {
+        moe_layer(l, e, k, inter);
+        if (k < 1) t.fail("num_experts_per_tok", "is 0 with " + std::to_string(e) + " experts", "give the experts each token is routed to");
+        l.shared_intermediate = shared;
+      } else {
+        l.mlp = shared > 0 ? MlpKind::gated : MlpKind::none;
+        l.intermediate = shared;
+      }
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // LFM2's feed-forward width (vLLM models/lfm2.py Lfm2MLP, llama.cpp convert_hf_to_gguf LFM2): block_ff_dim (else
+  // intermediate_size); with block_auto_adjust_ff_dim (default true) int(2f/3), times block_ffn_dim_multiplier
+  // (default 1), rounded up to block_multiple_of (default 256). LFM2-1.2B: 12288 -> 8192; LFM2-350M: 6656 -> 4608.
+  i64 lfm2_ff_width() {
+    i64 f = t.has("block_ff_dim") ? t.get_int("block_ff_dim", 1, kMaxDim) : need_inter();
+    if (!t.bool_or("block_auto_adjust_ff_dim", true)) return f;
+    f = 2 * f / 3;
+    if (t.has("block_ffn_dim_multiplier") && !t.raw()["block_ffn_dim_multiplier"].is_null()) {
+      const double mult = t.opt_number("block_ffn_dim_multiplier").value_or(1.0);
+      if (!(mult > 0 && mult <= 64)) t.fail("block_ffn_dim_multiplier", "must be in (0, 64]", "fix the multiplier");
+      f = static_cast<i64>(mult * static_cast<double>(f));
+    }
+    const i64 multiple = t.int_or("block_multiple_of", 256, 1, kMaxDim);
+    return mul(ceil_div(std::max<i64>(f, 1), multiple), multiple);
+  }
+
+  // modeling_lfm2 / modeling_lfm2_moe (Liquid LFM2): layer_types names each layer "conv" or "full_attention"
+  // (LFM2: else the full_attn_idxs listed, else every layer attention, Lfm2Config). Attention layers are GQA with
+  // per-head q/k RMSNorms and no biases; conv layers a short convolution over conv_dim (default hidden_size) channels
+  // with conv_L_cache taps, whose per-sequence state is (conv_L_cache - 1) x conv_dim (vLLM mamba_utils.py
+  // short_conv_state_shape; llama.cpp n_embd_r). Every layer: operator_norm, ffn_norm and a SwiGLU MLP
+  // (lfm2_ff_width); LFM2-MoE keeps intermediate_size as is on its first num_dense_layers layers and elsewhere routes
+  // num_experts experts of moe_intermediate_size top num_experts_per_tok with a sigmoid router and an expert_bias.
+  // Tied embeddings by default (tie_word_embeddings, or the original key tie_embedding).
+  void read_lfm2() {
+    read_attention();
+    const bool moe = fam == Family::lfm2_moe;
+    std::vector<std::string> types;
+    if (t.has("layer_types")) {
+      types = mixer_list("layer_types", {"conv", "full_attention"});
+    } else if (moe) {
+      t.fail("layer_types", "missing", "add layer_types (\"conv\" or \"full_attention\" per layer)");
+    } else {
+      const auto attn = t.int_list("full_attn_idxs", 0, layers - 1);
+      types.assign(size_t(layers), t.has("full_attn_idxs") ? "conv" : "full_attention");
+      for (i64 i : attn) types[size_t(i)] = "full_attention";
+      if (!t.has("full_attn_idxs")) m.notes.push_back("layer_types and full_attn_idxs absent: every layer attention (Lfm2Config)");
+    }
+    const i64 conv_dim = t.int_or("conv_dim", hidden, 1, kMaxDim);
+    const i64 taps = t.int_or("conv_L_cache", 3, 1, 1024);
+    const bool conv_bias = t.bool_or("conv_bias", false);
+    const i64 ff = moe ? need_inter() : lfm2_ff_width();
+    const i64 dense_layers = moe ? t.int_or("num_dense_layers", 2, 0, kMaxLayers) : layers;
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      if (types[size_t(i)] == "full_attention") {
+        l.qk_norm = true;
+      } else {
+        l.kv = KvKind::ssm;
+        l.mixer = Mixer::short_conv;
+        l.q_heads = l.kv_heads = l.k_head_dim = l.v_head_dim = 0;
+        l.d_inner = conv_dim;
+        l.d_conv = taps;
+        l.conv_bias = conv_bias;
+        l.conv_state_elems = mul(taps - 1, conv_dim);
+      }
+      l.intermediate = ff;
+      if (i >= dense_layers) {
+        moe_layer(l, t.int_or("num_experts", 32, 1, kMaxExperts), t.int_or("num_experts_per_tok", 4, 1, kMaxExperts),
+                  t.int_or("moe_intermediate_size", 1792, 1, kMaxDim));
+        l.router_score_bias = t.bool_or("use_expert_bias", true);
+      }
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_embedding", t.bool_or("tie_word_embeddings", true));  // Lfm2Config: tie_embedding wins
+  }
+
+  // modeling_falcon_h1 (Falcon-H1): every decoder layer runs GQA attention (head_dim from the config, which is not
+  // hidden / heads in the released models) and a Mamba2 mixer side by side off one input RMSNorm, then a SwiGLU MLP
+  // of intermediate_size after pre_ff_layernorm. The Mamba2 width is mamba_d_ssm (else mamba_expand x hidden), which
+  // must equal mamba_n_heads x mamba_d_head ("auto": width / heads); its gated RMSNorm exists only with
+  // mamba_rms_norm. vLLM (models/falcon_h1.py) registers an attention layer and a Mamba layer per decoder layer, and
+  // llama.cpp keeps a KV cache and a recurrent state on every layer: each decoder layer is two entries here, the
+  // Mamba2 one joining the attention one. Untied embeddings by default; the muP multipliers change no shape.
+  void read_falcon_h1() {
+    read_attention();
+    need_inter();
+    const i64 d_ssm = t.has("mamba_d_ssm") && !t.raw()["mamba_d_ssm"].is_null() ? t.get_int("mamba_d_ssm", 1, kMaxDim)
+                                                                               : mul(t.int_or("mamba_expand", 2, 1, 64), hidden);
+    const i64 nh = t.int_or("mamba_n_heads", 128, 1, kMaxHeads);
+    const i64 hd = mamba_head_dim(d_ssm, nh, "the Mamba width (mamba_d_ssm)");
+    const i64 ds = t.int_or("mamba_d_state", 256, 1, kMaxDim), g = t.int_or("mamba_n_groups", 1, 1, kMaxHeads);
+    const i64 dc = t.int_or("mamba_d_conv", 4, 2, 1024);
+    const bool ab = t.bool_or("attention_bias", false), mb = t.bool_or("mlp_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer a = attention_layer();
+      a.qkv_bias = a.o_bias = ab;
+      a.mlp = MlpKind::none;
+      a.norms = 1;  // input_layernorm, shared with the Mamba branch
+      Layer s = mamba2_layer(nh, hd, ds, g, dc);
+      s.conv_bias = t.bool_or("mamba_conv_bias", true);
+      s.proj_bias = t.bool_or("mamba_proj_bias", false);
+      s.mamba_gated_norm = t.bool_or("mamba_rms_norm", false);
+      s.mlp = MlpKind::gated;
+      s.intermediate = inter;
+      s.mlp_bias = mb;
+      s.norms = 1;  // pre_ff_layernorm
+      s.joins_previous = true;
+      m.layers.push_back(a);
+      m.layers.push_back(s);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 
   // modeling_mamba / modeling_falcon_mamba: every layer a Mamba mixer with one RMSNorm, no MLP.

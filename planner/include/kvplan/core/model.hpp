@@ -29,7 +29,7 @@ enum class KvKind {
 const char* kv_kind_name(KvKind k);
 
 /// The token mixer whose weights a layer holds.
-enum class Mixer { attention, mla, mamba1, mamba2, gated_deltanet, none };
+enum class Mixer { attention, mla, mamba1, mamba2, gated_deltanet, short_conv, none };
 
 /// Feed-forward block of a layer.
 enum class MlpKind { gated, plain, moe, none };
@@ -70,6 +70,8 @@ struct Layer {
   i64 d_inner = 0, d_state = 0, d_conv = 0, dt_rank = 0, n_groups = 0, ssm_heads = 0;
   bool conv_bias = true, proj_bias = false;
   bool mamba_inner_norms = false;  // jamba: dt/B/C RMSNorms inside the mixer
+  bool mamba_gated_norm = true;    // Mamba2: the gated RMSNorm over d_inner (Falcon-H1: only with mamba_rms_norm)
+  // short_conv (LFM2): d_inner channels, a depthwise causal conv of d_conv taps gated by two projections
   // gated DeltaNet linear attention (qwen3_next)
   i64 lin_k_heads = 0, lin_v_heads = 0, lin_k_dim = 0, lin_v_dim = 0;
   bool q_gate = false;  // attention output gate packed into q_proj (qwen3_next): q_proj width doubles
@@ -86,7 +88,15 @@ struct Layer {
   bool expert_bias = false;   // gpt-oss experts carry biases
   bool router_score_bias = false;  // deepseek-v3 e_score_correction_bias
   int norms = 2;              // norm modules in the layer (input, post-attention, ...)
+  // the second half of one decoder layer whose mixers run side by side (Falcon-H1: attention, then this Mamba2 entry
+  // with the MLP); vLLM and llama.cpp give each half its own cache. Pipeline stages and layer counts go by decoder layer.
+  bool joins_previous = false;
 };
+
+/// Decoder layers (entries that join the previous one are part of it).
+inline i64 decoder_layers(const std::vector<Layer>& layers) {
+  return static_cast<i64>(std::count_if(layers.begin(), layers.end(), [](const Layer& l) { return !l.joins_previous; }));
+}
 
 enum class NormKind { rms, layer };  // RMSNorm: weight only; LayerNorm: weight + bias
 
