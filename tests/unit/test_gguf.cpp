@@ -558,6 +558,66 @@ TEST_CASE("recurrent and hybrid architectures: mamba2, jamba, nemotron_h", "[ggu
   CHECK(kvtest::kv(nm, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 16 * 2 * 2);
 }
 
+TEST_CASE("hybrid architectures of 2025: granitehybrid (Granite 4.0-H) and lfm2 / lfm2moe", "[gguf]") {
+  // llama.cpp src/models/granite-hybrid.cpp: head_count_kv 0 marks a Mamba2 layer; experts of feed_forward_length
+  // beside a shared MLP of expert_shared_feed_forward_length
+  Writer g;
+  g.str("general.architecture", "granitehybrid")
+      .u32("granitehybrid.block_count", 4)
+      .u32("granitehybrid.context_length", 131072)
+      .u32("granitehybrid.embedding_length", 64)
+      .u32("granitehybrid.feed_forward_length", 32)
+      .u32("granitehybrid.attention.head_count", 4)
+      .arr_i32("granitehybrid.attention.head_count_kv", {0, 2, 0, 0})
+      .u32("granitehybrid.ssm.conv_kernel", 4)
+      .u32("granitehybrid.ssm.inner_size", 128)
+      .u32("granitehybrid.ssm.state_size", 16)
+      .u32("granitehybrid.ssm.time_step_rank", 8)
+      .u32("granitehybrid.ssm.group_count", 1)
+      .u32("granitehybrid.expert_count", 8)
+      .u32("granitehybrid.expert_used_count", 2)
+      .u32("granitehybrid.expert_shared_feed_forward_length", 48)
+      .u32("granitehybrid.vocab_size", 1000);
+  const auto gm = load(g.save(test_dir() / "granitehybrid.gguf"));
+  CHECK(gm.layers[0].mixer == Mixer::mamba2);
+  CHECK(gm.layers[1].kv == KvKind::full);
+  CHECK(gm.layers[0].conv_state_elems == 3 * (128 + 2 * 1 * 16));
+  CHECK(gm.layers[0].ssm_state_elems == 128 * 16);
+  CHECK(gm.layers[2].mlp == MlpKind::moe);
+  CHECK(gm.layers[2].expert_intermediate == 32);
+  CHECK(gm.layers[2].shared_intermediate == 48);
+  CHECK(kvtest::kv(gm, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 16 * 2 * 2);
+
+  // llama.cpp src/models/lfm2.cpp: head_count_kv 0 marks a short convolution; its state is (l_cache - 1) x n_embd
+  Writer l;
+  l.str("general.architecture", "lfm2moe")
+      .u32("lfm2moe.block_count", 4)
+      .u32("lfm2moe.context_length", 128000)
+      .u32("lfm2moe.embedding_length", 64)
+      .u32("lfm2moe.feed_forward_length", 96)
+      .u32("lfm2moe.attention.head_count", 4)
+      .arr_i32("lfm2moe.attention.head_count_kv", {0, 0, 2, 0})
+      .u32("lfm2moe.shortconv.l_cache", 3)
+      .u32("lfm2moe.leading_dense_block_count", 2)
+      .u32("lfm2moe.expert_count", 8)
+      .u32("lfm2moe.expert_used_count", 2)
+      .u32("lfm2moe.expert_feed_forward_length", 24)
+      .u32("lfm2moe.vocab_size", 1000);
+  const auto lm = load(l.save(test_dir() / "lfm2moe.gguf"));
+  CHECK(lm.layers[0].mixer == Mixer::short_conv);
+  CHECK(lm.layers[0].conv_state_elems == (3 - 1) * 64);
+  CHECK(lm.layers[0].mlp == MlpKind::gated);
+  CHECK(lm.layers[0].intermediate == 96);
+  CHECK(lm.layers[2].kv == KvKind::full);
+  CHECK(lm.layers[3].mlp == MlpKind::moe);
+  CHECK(lm.layers[3].expert_intermediate == 24);
+  const auto kv = kvtest::kv(lm, 1, ElemFormat::f16, ElemFormat::f16);
+  CHECK(kv.kv_bytes_per_token == 2 * 16 * 2 * 2);
+  CHECK(kv.state_bytes == 3 * 2 * 64 * 2);
+  // in_proj 64 x 3*64 + out_proj 64 x 64 + conv 64 x 3 per conv layer
+  CHECK(count_params(lm).parts[4].total() == 3 * (64 * 3 * 64 + 64 * 64 + 64 * 3));
+}
+
 TEST_CASE("an unknown architecture reads the generic keys with a warning", "[gguf]") {
   Writer w;
   w.str("general.architecture", "mynewarch")

@@ -578,7 +578,7 @@ struct Meta {
 
 enum class Arch {
   llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma, gemma2, gemma3, phi3, falcon, gpt2, gptneox, starcoder,
-  deepseek2, gpt_oss, llama4, mamba, mamba2, jamba, nemotron_h, generic
+  deepseek2, gpt_oss, llama4, mamba, mamba2, jamba, nemotron_h, granitemoe, granitehybrid, lfm2, generic
 };
 
 const std::pair<const char*, Arch> kArchs[] = {
@@ -589,7 +589,8 @@ const std::pair<const char*, Arch> kArchs[] = {
     {"gptneox", Arch::gptneox},   {"starcoder", Arch::starcoder}, {"deepseek2", Arch::deepseek2},
     {"gpt-oss", Arch::gpt_oss},   {"openai-moe", Arch::gpt_oss},  {"llama4", Arch::llama4},
     {"mamba", Arch::mamba},       {"mamba2", Arch::mamba2},       {"jamba", Arch::jamba},
-    {"nemotron_h", Arch::nemotron_h},
+    {"nemotron_h", Arch::nemotron_h}, {"granite", Arch::llama},   {"granitemoe", Arch::granitemoe},
+    {"granitehybrid", Arch::granitehybrid}, {"lfm2", Arch::lfm2},  {"lfm2moe", Arch::lfm2},
 };
 
 std::optional<Arch> arch_of(const std::string& s) {
@@ -964,6 +965,58 @@ struct Builder {
     }
   }
 
+  // llama.cpp granitemoe / granitehybrid (src/models/granite-moe.cpp, granite-hybrid.cpp): a layer is Mamba2 when its
+  // head_count_kv is 0 (granitehybrid; ssm.* keys, time_step_rank heads); with expert_count > 0 every layer has
+  // experts of feed_forward_length and, when expert_shared_feed_forward_length is set, a gated shared MLP of that
+  // width; without experts a dense MLP of feed_forward_length.
+  void read_granite_moe_hybrid() {
+    const bool hybrid = std::any_of(kv_heads.begin(), kv_heads.end(), [](i64 k) { return k == 0; });
+    const Ssm s = hybrid ? read_ssm(true) : Ssm{};
+    const i64 e = experts();
+    const i64 shared = md.int_or(md.k("expert_shared_feed_forward_length"), 0, 0, kMaxDim);
+    for (i64 i = 0; i < n; ++i) {
+      Layer l = kv_heads[i] == 0 ? mamba2_layer(s) : attention_layer(i);
+      l.norms = 2;
+      l.mlp = MlpKind::gated;
+      l.intermediate = ff[i];
+      if (e > 0) {
+        moe_layer(l, e, ff[i], md.k("feed_forward_length"));
+        l.shared_intermediate = shared;
+      }
+      m.layers.push_back(l);
+    }
+  }
+
+  // llama.cpp lfm2 / lfm2moe (src/models/lfm2.cpp, lfm2moe.cpp): a layer with head_count_kv 0 is a short convolution
+  // of shortconv.l_cache taps over n_embd channels (state (l_cache - 1) x n_embd, hparams n_embd_r); lfm2moe layers
+  // from leading_dense_block_count on route expert_count experts of expert_feed_forward_length with a selection bias.
+  void read_lfm2() {
+    const i64 taps = md.get_int(md.k("shortconv.l_cache"), 1, 1024);
+    const i64 e = experts();
+    const i64 dense = e > 0 ? md.int_or(md.k("leading_dense_block_count"), 0, 0, kMaxLayers) : n;
+    for (i64 i = 0; i < n; ++i) {
+      Layer l;
+      if (kv_heads[i] == 0) {
+        l.kv = KvKind::ssm;
+        l.mixer = Mixer::short_conv;
+        l.d_inner = hidden;
+        l.d_conv = taps;
+        l.conv_bias = false;
+        l.conv_state_elems = mul(taps - 1, hidden);
+      } else {
+        l = attention_layer(i);
+      }
+      l.norms = 2;
+      l.mlp = MlpKind::gated;
+      l.intermediate = ff[i];
+      if (i >= dense) {
+        moe_layer(l, e, md.get_int(md.k("expert_feed_forward_length"), 1, kMaxDim), md.k("expert_feed_forward_length"));
+        l.router_score_bias = true;  // ffn_exp_probs_b
+      }
+      m.layers.push_back(l);
+    }
+  }
+
   void read_generic() {
     for (i64 i = 0; i < n; ++i) {
       if (kv_heads[i] == 0) {  // llama.cpp's mark of a layer without KV cache (recurrent in hybrids)
@@ -1061,6 +1114,9 @@ struct Builder {
       case Arch::mamba2: read_mamba(true); break;
       case Arch::jamba: read_jamba(); break;
       case Arch::nemotron_h: read_nemotron_h(); break;
+      case Arch::granitemoe:
+      case Arch::granitehybrid: read_granite_moe_hybrid(); break;
+      case Arch::lfm2: read_lfm2(); break;
       case Arch::generic: read_generic(); break;
     }
     refine_from_tensors();
