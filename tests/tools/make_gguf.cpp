@@ -20,7 +20,7 @@ using kvtest::T_F32;
 using kvtest::Writer;
 using u64 = std::uint64_t;
 
-const char* const kArchs = "llama qwen3 gemma2 gemma3 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h";
+const char* const kArchs = "llama qwen3 gemma2 gemma3 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2";
 
 void usage(std::ostream& os) {
   os << "usage: kvplan_make_gguf ARCH OUT.gguf [options]\n"
@@ -29,7 +29,7 @@ void usage(std::ostream& os) {
      << "\n"
         "options:\n"
         "  --ctx-train N     context_length (n_ctx_train), default 8192\n"
-        "  --layers N        block_count; default 4 (gemma3 6, deepseek2 3, nemotron_h 8)\n"
+        "  --layers N        block_count; default 4 (gemma3 6, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6)\n"
         "  --embd N          embedding_length, default 256\n"
         "  --heads N         attention.head_count, default 4\n"
         "  --kv-heads N      attention.head_count_kv, default 2\n"
@@ -47,7 +47,7 @@ void usage(std::ostream& os) {
         "  --rope-dim N      deepseek2 rope.dimension_count (qk rope dims), default 32\n"
         "  --nope-dim N      deepseek2 qk nope dims (key_length_mla = nope + rope), default 64\n"
         "  --v-head-dim N    deepseek2 value_length_mla, default 64\n"
-        "  --ssm-state N     ssm.state_size (mamba2, nemotron_h), default 128\n"
+        "  --ssm-state N     ssm.state_size (mamba2, nemotron_h, granitehybrid), default 128\n"
         "  --ssm-groups N    ssm.group_count, default 1\n"
         "  --ssm-heads N     ssm.time_step_rank (Mamba2 heads), default 8\n"
         "  --ssm-inner N     ssm.inner_size, default 2 * embd\n";
@@ -414,6 +414,64 @@ void nemotron_h(Model& m, u64 n) {
   }
 }
 
+// granitehybrid (Granite 4.0-H; llama.cpp src/models/granite-hybrid.cpp): Mamba2 where head_count_kv is 0, attention on
+// every third layer from the second; every layer routes experts of feed_forward_length (--expert-ff) beside a shared
+// MLP of expert_shared_feed_forward_length (--ff).
+void granitehybrid(Model& m, u64 n) {
+  const Opts& o = m.o;
+  std::vector<std::uint32_t> kv(n, 0);
+  for (u64 i = 0; i < n; ++i)
+    if (i % 3 == 1) kv[i] = static_cast<std::uint32_t>(o.kv_heads);
+  m.ssm_keys();
+  m.u32("attention.head_count", o.heads).u32("feed_forward_length", o.expert_ff);
+  m.w.arr_u32(m.a + ".attention.head_count_kv", kv);
+  m.u32("attention.key_length", o.head_dim).u32("attention.value_length", o.head_dim);
+  m.moe_keys();
+  m.u32("expert_shared_feed_forward_length", o.ff);
+  m.embeddings(false);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), o.embd);
+    if (kv[i] > 0)
+      m.qkvo(i, kv[i], false);
+    else
+      m.mamba2(i, true);
+    m.norm(blk(i, "ffn_norm.weight"), o.embd);
+    m.experts(i, o.expert_ff);
+    m.mat(blk(i, "ffn_gate_shexp.weight"), o.embd, o.ff);
+    m.mat(blk(i, "ffn_up_shexp.weight"), o.embd, o.ff);
+    m.mat(blk(i, "ffn_down_shexp.weight"), o.ff, o.embd);
+  }
+}
+
+// lfm2 (llama.cpp src/models/lfm2.cpp): a short convolution of shortconv.l_cache 3 taps where head_count_kv is 0,
+// attention with q/k norms on every third layer from the third (its q and output are n_embd wide: --heads x
+// --head-dim must be --embd); the final norm is token_embd_norm.
+void lfm2(Model& m, u64 n) {
+  const Opts& o = m.o;
+  if (o.heads * o.head_dim != o.embd) die("lfm2: --heads x --head-dim must equal --embd");
+  std::vector<std::uint32_t> kv(n, 0);
+  for (u64 i = 0; i < n; ++i)
+    if (i % 3 == 2) kv[i] = static_cast<std::uint32_t>(o.kv_heads);
+  m.u32("shortconv.l_cache", 3).u32("feed_forward_length", o.ff).u32("attention.head_count", o.heads);
+  m.w.arr_u32(m.a + ".attention.head_count_kv", kv);
+  m.u32("attention.key_length", o.head_dim).u32("attention.value_length", o.head_dim);
+  m.mat("token_embd.weight", o.embd, o.vocab);
+  m.norm("token_embd_norm.weight", o.embd);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), o.embd);
+    if (kv[i] > 0) {
+      m.qkvo(i, kv[i], false);
+      m.qk_norm(i);
+    } else {
+      m.w.tensor(blk(i, "shortconv.conv.weight"), {3, o.embd}, T_F32);
+      m.mat(blk(i, "shortconv.in_proj.weight"), o.embd, 3 * o.embd);
+      m.mat(blk(i, "shortconv.out_proj.weight"), o.embd, o.embd);
+    }
+    m.norm(blk(i, "ffn_norm.weight"), o.embd);
+    m.gated_mlp(i, o.ff);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -422,6 +480,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, u64> default_layers = {
       {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gpt-oss", 4},
       {"deepseek2", 3}, {"qwen3moe", 4}, {"llama4", 4}, {"mamba2", 4}, {"nemotron_h", 8},
+      {"granitehybrid", 6}, {"lfm2", 6},
   };
   auto it = default_layers.find(a);
   if (it == default_layers.end()) die("unknown architecture '" + a + "'; expected one of: " + kArchs);
@@ -440,6 +499,10 @@ int main(int argc, char** argv) {
       llama4(m, n);
     else if (a == "mamba2")
       mamba2(m, n);
+    else if (a == "granitehybrid")
+      granitehybrid(m, n);
+    else if (a == "lfm2")
+      lfm2(m, n);
     else
       nemotron_h(m, n);
     m.w.save(o.out);
