@@ -228,6 +228,13 @@ struct Model {
     mat3(blk(i, "ffn_down_exps.weight"), width, o.embd, o.experts);
   }
 
+  // a gated shared expert (ffn_*_shexp) of `width`
+  void shared_expert(u64 i, u64 width) {
+    mat(blk(i, "ffn_gate_shexp.weight"), o.embd, width);
+    mat(blk(i, "ffn_up_shexp.weight"), o.embd, width);
+    mat(blk(i, "ffn_down_shexp.weight"), width, o.embd);
+  }
+
   void moe_keys() { u32("expert_count", o.experts).u32("expert_used_count", o.experts_used); }
 
   // Mamba2 mixer (llama.cpp mamba2 / nemotron_h): in_proj, conv, dt bias, A, D, grouped norm, out.
@@ -345,9 +352,7 @@ void deepseek2(Model& m, u64 n) {
       m.gated_mlp(i, o.ff);
     } else {
       m.experts(i, o.expert_ff);
-      m.mat(blk(i, "ffn_gate_shexp.weight"), o.embd, o.expert_ff);
-      m.mat(blk(i, "ffn_up_shexp.weight"), o.embd, o.expert_ff);
-      m.mat(blk(i, "ffn_down_shexp.weight"), o.expert_ff, o.embd);
+      m.shared_expert(i, o.expert_ff);
     }
   }
 }
@@ -367,9 +372,7 @@ void llama4(Model& m, u64 n) {
     m.norm(blk(i, "ffn_norm.weight"), o.embd);
     if ((i + 1) % 2 == 0) {
       m.experts(i, o.expert_ff);
-      m.mat(blk(i, "ffn_gate_shexp.weight"), o.embd, o.expert_ff);
-      m.mat(blk(i, "ffn_up_shexp.weight"), o.embd, o.expert_ff);
-      m.mat(blk(i, "ffn_down_shexp.weight"), o.expert_ff, o.embd);
+      m.shared_expert(i, o.expert_ff);
     } else {
       m.gated_mlp(i, o.ff);
     }
@@ -437,9 +440,7 @@ void granitehybrid(Model& m, u64 n) {
       m.mamba2(i, true);
     m.norm(blk(i, "ffn_norm.weight"), o.embd);
     m.experts(i, o.expert_ff);
-    m.mat(blk(i, "ffn_gate_shexp.weight"), o.embd, o.ff);
-    m.mat(blk(i, "ffn_up_shexp.weight"), o.embd, o.ff);
-    m.mat(blk(i, "ffn_down_shexp.weight"), o.ff, o.embd);
+    m.shared_expert(i, o.ff);
   }
 }
 
