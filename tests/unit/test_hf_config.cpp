@@ -284,3 +284,49 @@ TEST_CASE("falcon_h1: every decoder layer holds a KV cache and a Mamba2 state si
   bad.replace(bad.find("\"mamba_d_ssm\": 1536"), 19, "\"mamba_d_ssm\": 2048");
   CHECK(error_of(bad).rfind("config.json: /mamba_n_heads: mamba_n_heads x mamba_d_head is 1536 but the Mamba width (mamba_d_ssm) is 2048", 0) == 0);
 }
+
+// MiniMax-M2 (tests/data/configs/minimax-m2.json, MiniMaxAI/MiniMax-M2's config.json as an Ascend deployment guide
+// quotes it); its README: 230 B total, 10 B activated.
+TEST_CASE("minimax_m2: explicit head_dim, q/k norms over the whole projection, 256 experts on every layer", "[hf]") {
+  const auto m = kvtest::load("minimax-m2");
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 62 * 2 * 8 * 128 * 2);
+  const i64 h = 3072, q = 48 * 128, kv = 8 * 128;
+  const i64 attn = h * q + 2 * h * kv + q * h + q + kv;  // q_norm [6144], k_norm [1024]
+  const i64 experts = 256 * 3 * h * 1536, router = 256 * h + 256, norms = 2 * h;
+  const auto p = count_params(m);
+  CHECK(p.total == 2 * 200064 * h + 62 * (attn + experts + router + norms) + h);
+  CHECK(p.active == p.total - 62 * (256 - 8) * 3 * h * 1536);
+  CHECK(std::abs(double(p.total) / 230e9 - 1) < 0.01);
+  std::string m1 = kvtest::read_text("minimax-m2");
+  const std::string first = "\"attn_type_list\": [\n    1";
+  m1.replace(m1.find(first), first.size(), "\"attn_type_list\": [\n    0");
+  CHECK(error_of(m1).rfind("config.json: /attn_type_list: has a linear-attention layer (0)", 0) == 0);
+}
+
+// ERNIE-4.5-21B-A3B (tests/data/configs/ernie-4.5-21b-a3b.json, baidu/ERNIE-4.5-21B-A3B-PT's config.json as
+// third-party fixtures quote it); Baidu: 21 B total, 3 B activated.
+TEST_CASE("ernie4_5_moe: a dense first layer, then experts beside two shared experts", "[hf]") {
+  const auto m = kvtest::load("ernie-4.5-21b-a3b");
+  CHECK(m.layers[0].mlp == MlpKind::gated);
+  CHECK(m.layers[0].intermediate == 12288);
+  CHECK(m.layers[1].mlp == MlpKind::moe);
+  CHECK(m.layers[1].shared_intermediate == 2 * 1536);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 28 * 2 * 4 * 128 * 2);
+  const i64 h = 2560, attn = h * 2560 + 2 * h * 512 + 2560 * h, norms = 2 * h;
+  const i64 moe = 64 * 3 * h * 1536 + 64 * h + 64 + 3 * h * 3072;
+  const auto p = count_params(m);
+  CHECK(p.total == 103424 * h + 28 * (attn + norms) + 3 * h * 12288 + 27 * moe + h);  // tied head
+  CHECK(p.active == p.total - 27 * (64 - 6) * 3 * h * 1536);
+}
+
+// OLMoE-1B-7B-0924 (tests/data/configs/olmoe-1b-7b.json; intermediate_size 1024, not the config class's 2048); the
+// paper: 7 B parameters, 1 B per token.
+TEST_CASE("olmoe: q/k norms over the whole projection, 64 experts of 1024 on every layer", "[hf]") {
+  const auto m = kvtest::load("olmoe-1b-7b");
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 16 * 2 * 16 * 128 * 2);
+  const i64 h = 2048, layer = 4 * h * h + 2 * h + 64 * 3 * h * 1024 + 64 * h + 2 * h;
+  const auto p = count_params(m);
+  CHECK(p.total == 2 * 50304 * h + 16 * layer + h);
+  CHECK(p.active == p.total - 16 * (64 - 8) * 3 * h * 1024);
+  CHECK(std::abs(double(p.total) / 6.92e9 - 1) < 0.01);
+}

@@ -32,7 +32,8 @@ void attention_params(const ModelSpec& m, const Layer& l, Acc& a) {
   a.attention.matrix = add(a.attention.matrix, mul(h, add(add(q_out, k), add(v, o))), "attention params");
   if (l.qkv_bias) a.attention.vector = add(a.attention.vector, add(add(q, k), v));
   if (l.o_bias) a.attention.vector = add(a.attention.vector, h);
-  if (l.qk_norm) a.attention.vector = add(a.attention.vector, mul(2, l.k_head_dim));
+  if (l.qk_norm)
+    a.attention.vector = add(a.attention.vector, l.qk_norm_whole ? add(q, k) : mul(2, l.k_head_dim));
   if (l.attn_sinks) a.attention.vector = add(a.attention.vector, l.q_heads);
 }
 

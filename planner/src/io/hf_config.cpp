@@ -22,7 +22,7 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
-  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, generic
+  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, generic
 };
 
 struct TypeRule {
@@ -49,7 +49,8 @@ const TypeRule kTypes[] = {
     {"cohere2", Family::cohere2},     {"glm4_moe", Family::glm4_moe},
     {"granite", Family::llama},       {"granitemoe", Family::granitemoe}, {"granitemoeshared", Family::granitemoe},
     {"granitemoehybrid", Family::granitemoehybrid}, {"lfm2", Family::lfm2}, {"lfm2_moe", Family::lfm2_moe},
-    {"falcon_h1", Family::falcon_h1},
+    {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
+    {"olmoe", Family::olmoe},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -452,6 +453,9 @@ struct Reader {
       case Family::lfm2:
       case Family::lfm2_moe: read_lfm2(); break;
       case Family::falcon_h1: read_falcon_h1(); break;
+      case Family::minimax_m2: read_minimax_m2(); break;
+      case Family::ernie4_5_moe: read_ernie4_5_moe(); break;
+      case Family::olmoe: read_olmoe(); break;
     }
     apply_windows();
   }
@@ -992,6 +996,77 @@ struct Reader {
       s.joins_previous = true;
       m.layers.push_back(a);
       m.layers.push_back(s);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_minimax_m2 (MiniMax-M2): GQA with an explicit head_dim (48 x 128 is twice the hidden size), no biases;
+  // use_qk_norm with qk_norm_type "per_layer" is one RMSNorm over all of q (heads x head_dim) and one over all of k;
+  // every layer routes num_local_experts gated experts of intermediate_size, top num_experts_per_tok, by a sigmoid
+  // router with an e_score_correction_bias when use_routing_bias; shared_intermediate_size 0: no shared expert.
+  // attn_type_list must be all 1 (full attention; 0 is MiniMax-M1's lightning attention). The num_mtp_modules MTP
+  // layers are skipped by vLLM's loader and not counted. Untied embeddings by default.
+  void read_minimax_m2() {
+    read_attention();
+    need_inter();
+    for (i64 a : t.int_list("attn_type_list", 0, 1))
+      if (a != 1) t.fail("attn_type_list", "has a linear-attention layer (0)", "minimax_m2 layers are all full attention (1)");
+    const i64 e = t.get_int_any({"num_local_experts", "num_experts"}, 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+    const bool qk = t.bool_or("use_qk_norm", true), whole = t.string_or("qk_norm_type", "per_layer") == "per_layer";
+    const i64 shared = t.int_or("shared_intermediate_size", 0, 0, kMaxDim);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qk_norm = qk;
+      l.qk_norm_whole = whole;
+      moe_layer(l, e, k, inter);
+      l.shared_intermediate = shared;
+      l.router_score_bias = t.bool_or("use_routing_bias", false);
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_ernie4_5_moe (ERNIE-4.5 MoE): GQA (head_dim = hidden / heads unless given), biases on q/k/v/o and the MLPs
+  // with use_bias; layer i routes moe_num_experts gated experts of moe_intermediate_size, top moe_k, when
+  // (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1 or absent: the last
+  // layer), beside moe_num_shared_experts x moe_intermediate_size of shared expert, with a router correction bias
+  // (moe_statics); the other layers are dense MLPs of intermediate_size. Tied embeddings by default.
+  void read_ernie4_5_moe() {
+    read_attention();
+    need_inter();
+    const i64 e = t.int_or("moe_num_experts", 64, 1, kMaxExperts), k = t.int_or("moe_k", 6, 1, kMaxExperts);
+    const i64 width = t.int_or("moe_intermediate_size", 1536, 1, kMaxDim);
+    const i64 shared = mul(t.int_or("moe_num_shared_experts", 2, 0, kMaxExperts), width);
+    const i64 start = t.int_or("moe_layer_start_index", 1, 0, kMaxLayers), step = t.int_or("moe_layer_interval", 1, 1, kMaxLayers);
+    i64 end = t.int_or("moe_layer_end_index", -1, -1, kMaxLayers);
+    if (end < 0) end = layers - 1;
+    const bool bias = t.bool_or("use_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qkv_bias = l.o_bias = l.mlp_bias = bias;
+      if ((i + 1) % step == 0 && i >= start && i <= end) {
+        moe_layer(l, e, k, width);
+        l.shared_intermediate = shared;
+        l.router_score_bias = true;
+      }
+      m.layers.push_back(l);
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+  }
+
+  // modeling_olmoe (OLMoE): MHA/GQA without biases, q_norm over all of q and k_norm over all of k; every layer routes
+  // num_experts gated experts of intermediate_size, top num_experts_per_tok, no shared expert. Untied by default.
+  void read_olmoe() {
+    read_attention();
+    need_inter();
+    const i64 e = t.int_or("num_experts", 64, 1, kMaxExperts), k = t.int_or("num_experts_per_tok", 8, 1, kMaxExperts);
+    const bool ab = t.bool_or("attention_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.qkv_bias = l.o_bias = ab;
+      l.qk_norm = l.qk_norm_whole = true;
+      moe_layer(l, e, k, inter);
+      m.layers.push_back(l);
     }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }

@@ -65,6 +65,7 @@ struct Layer {
   bool qkv_bias = false;
   bool o_bias = false;
   bool qk_norm = false;       // per-head RMSNorm weights on q and k (qwen3, gemma3)
+  bool qk_norm_whole = false; // with qk_norm: one RMSNorm over all of q and all of k (olmoe, minimax_m2), not one per head
   bool attn_sinks = false;    // one learned sink logit per query head (gpt-oss)
   // mamba weights
   i64 d_inner = 0, d_state = 0, d_conv = 0, dt_rank = 0, n_groups = 0, ssm_heads = 0;
