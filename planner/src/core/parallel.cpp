@@ -76,12 +76,11 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
       if (l.n_groups % tp == 0) l.n_groups /= tp;
       l.lin_k_heads = ceil_div(l.lin_k_heads, tp);
       l.lin_v_heads = ceil_div(l.lin_v_heads, tp);
-      l.conv_state_elems = ceil_div(l.conv_state_elems, tp);
-      l.ssm_state_elems = ceil_div(l.ssm_state_elems, tp);
       // Mamba2: groups that tp does not divide are padded to tp, one per rank (vLLM mamba_utils.py
-      // extra_groups_for_head_shards): each rank's conv state holds its share of x and a whole group's B and C
-      if (l.mixer == Mixer::mamba2 && tp > 1)
-        l.conv_state_elems = mul(l.d_conv - 1, add(l.d_inner, mul(2, mul(l.n_groups, l.d_state))));
+      // extra_groups_for_head_shards): each rank's conv state holds its share of x and its groups' B and C
+      l.conv_state_elems = l.mixer == Mixer::mamba2 ? mul(l.d_conv - 1, add(l.d_inner, mul(2, mul(l.n_groups, l.d_state))))
+                                                    : ceil_div(l.conv_state_elems, tp);
+      l.ssm_state_elems = ceil_div(l.ssm_state_elems, tp);
     }
   }
   return r;

@@ -632,10 +632,13 @@ struct Reader {
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 
+  // absent, null or "auto": the size the config class derives
+  bool auto_size(const std::string& key) const {
+    return !t.has(key) || (t.raw()[key].is_string() && t.raw()[key].get<std::string>() == "auto");
+  }
+
   i64 dt_rank_of(const std::string& key, i64 h) {
-    if (t.has(key) && t.raw()[key].is_string() && t.raw()[key].get<std::string>() == "auto")
-      return (h + 15) / 16;  // "auto": ceil(hidden / 16)
-    return t.int_or(key, (h + 15) / 16, 1, kMaxDim);
+    return auto_size(key) ? (h + 15) / 16 : t.get_int(key, 1, kMaxDim);  // "auto": ceil(hidden / 16)
   }
 
   Layer mamba1_layer(i64 d_inner, i64 d_state, i64 d_conv, i64 dt_rank) const {
@@ -813,8 +816,7 @@ struct Reader {
   // mamba_d_head, or "auto" (absent too): the Mamba2 width / mamba_n_heads; the config classes of Granite 4.0-H and
   // Falcon-H1 require mamba_n_heads x mamba_d_head to be that width
   i64 mamba_head_dim(i64 width, i64 heads, const std::string& width_name) {
-    const bool auto_head = !t.has("mamba_d_head") || (t.raw()["mamba_d_head"].is_string() && t.raw()["mamba_d_head"].get<std::string>() == "auto");
-    const i64 hd = auto_head ? width / heads : t.get_int("mamba_d_head", 1, kMaxDim);
+    const i64 hd = auto_size("mamba_d_head") ? width / heads : t.get_int("mamba_d_head", 1, kMaxDim);
     if (mul(heads, hd) != width)
       t.fail("mamba_n_heads", "mamba_n_heads x mamba_d_head is " + std::to_string(mul(heads, hd)) + " but " + width_name + " is " +
                                   std::to_string(width), "make mamba_n_heads x mamba_d_head equal " + width_name);
@@ -827,17 +829,12 @@ struct Reader {
   // granitemoeshared adds an always-on gated MLP of shared_intermediate_size (0: none). tie_word_embeddings
   // defaults to false (configuration_granitemoe.py).
   void read_granitemoe() {
-    read_attention();
-    need_inter();
+    llama_like(false);
     const i64 e = t.int_or("num_local_experts", 8, 1, kMaxExperts), k = t.int_or("num_experts_per_tok", 2, 1, kMaxExperts);
     const i64 shared = t.int_or("shared_intermediate_size", 0, 0, kMaxDim);
-    const bool ab = t.bool_or("attention_bias", false);
-    for (i64 i = 0; i < layers; ++i) {
-      Layer l = attention_layer();
-      l.qkv_bias = l.o_bias = ab;
+    for (auto& l : m.layers) {
       moe_layer(l, e, k, inter);
       l.shared_intermediate = shared;
-      m.layers.push_back(l);
     }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
@@ -862,6 +859,7 @@ struct Reader {
     const i64 k = t.int_or("num_experts_per_tok", 2, 0, kMaxExperts);
     const i64 shared = t.int_or("shared_intermediate_size", 1024, 0, kMaxDim);
     if (e > 0) need_inter();
+    if (e > 0 && k < 1) t.fail("num_experts_per_tok", "is 0 with " + std::to_string(e) + " experts", "give the experts each token is routed to");
     const bool ab = t.bool_or("attention_bias", false);
     const bool any_mamba = std::find(types.begin(), types.end(), "mamba") != types.end();
     i64 nh = 0, hd = 0, ds = 0, g = 0, dc = 0;
@@ -885,7 +883,6 @@ struct Reader {
       l.norms = 2;
       if (e > 0) {
         moe_layer(l, e, k, inter);
-        if (k < 1) t.fail("num_experts_per_tok", "is 0 with " + std::to_string(e) + " experts", "give the experts each token is routed to");
         l.shared_intermediate = shared;
       } else {
         l.mlp = shared > 0 ? MlpKind::gated : MlpKind::none;
@@ -903,10 +900,9 @@ struct Reader {
     i64 f = t.has("block_ff_dim") ? t.get_int("block_ff_dim", 1, kMaxDim) : need_inter();
     if (!t.bool_or("block_auto_adjust_ff_dim", true)) return f;
     f = 2 * f / 3;
-    if (t.has("block_ffn_dim_multiplier") && !t.raw()["block_ffn_dim_multiplier"].is_null()) {
-      const double mult = t.opt_number("block_ffn_dim_multiplier").value_or(1.0);
-      if (!(mult > 0 && mult <= 64)) t.fail("block_ffn_dim_multiplier", "must be in (0, 64]", "fix the multiplier");
-      f = static_cast<i64>(mult * static_cast<double>(f));
+    if (const auto mult = t.opt_number("block_ffn_dim_multiplier")) {
+      if (!(*mult > 0 && *mult <= 64)) t.fail("block_ffn_dim_multiplier", "must be in (0, 64]", "fix the multiplier");
+      f = static_cast<i64>(*mult * static_cast<double>(f));
     }
     const i64 multiple = t.int_or("block_multiple_of", 256, 1, kMaxDim);
     return mul(ceil_div(std::max<i64>(f, 1), multiple), multiple);
@@ -973,8 +969,7 @@ struct Reader {
   void read_falcon_h1() {
     read_attention();
     need_inter();
-    const i64 d_ssm = t.has("mamba_d_ssm") && !t.raw()["mamba_d_ssm"].is_null() ? t.get_int("mamba_d_ssm", 1, kMaxDim)
-                                                                               : mul(t.int_or("mamba_expand", 2, 1, 64), hidden);
+    const i64 d_ssm = t.opt_int("mamba_d_ssm", 1, kMaxDim).value_or(mul(t.int_or("mamba_expand", 2, 1, 64), hidden));
     const i64 nh = t.int_or("mamba_n_heads", 128, 1, kMaxHeads);
     const i64 hd = mamba_head_dim(d_ssm, nh, "the Mamba width (mamba_d_ssm)");
     const i64 ds = t.int_or("mamba_d_state", 256, 1, kMaxDim), g = t.int_or("mamba_n_groups", 1, 1, kMaxHeads);
@@ -1007,21 +1002,19 @@ struct Reader {
   // attn_type_list must be all 1 (full attention; 0 is MiniMax-M1's lightning attention). The num_mtp_modules MTP
   // layers are skipped by vLLM's loader and not counted. Untied embeddings by default.
   void read_minimax_m2() {
-    read_attention();
-    need_inter();
+    llama_like(false);
     for (i64 a : t.int_list("attn_type_list", 0, 1))
       if (a != 1) t.fail("attn_type_list", "has a linear-attention layer (0)", "minimax_m2 layers are all full attention (1)");
     const i64 e = t.get_int_any({"num_local_experts", "num_experts"}, 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
     const bool qk = t.bool_or("use_qk_norm", true), whole = t.string_or("qk_norm_type", "per_layer") == "per_layer";
     const i64 shared = t.int_or("shared_intermediate_size", 0, 0, kMaxDim);
-    for (i64 i = 0; i < layers; ++i) {
-      Layer l = attention_layer();
+    const bool routing_bias = t.bool_or("use_routing_bias", false);
+    for (auto& l : m.layers) {
       l.qk_norm = qk;
       l.qk_norm_whole = whole;
       moe_layer(l, e, k, inter);
       l.shared_intermediate = shared;
-      l.router_score_bias = t.bool_or("use_routing_bias", false);
-      m.layers.push_back(l);
+      l.router_score_bias = routing_bias;
     }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
@@ -1032,8 +1025,7 @@ struct Reader {
   // layer), beside moe_num_shared_experts x moe_intermediate_size of shared expert, with a router correction bias
   // (moe_statics); the other layers are dense MLPs of intermediate_size. Tied embeddings by default.
   void read_ernie4_5_moe() {
-    read_attention();
-    need_inter();
+    llama_like(false);
     const i64 e = t.int_or("moe_num_experts", 64, 1, kMaxExperts), k = t.int_or("moe_k", 6, 1, kMaxExperts);
     const i64 width = t.int_or("moe_intermediate_size", 1536, 1, kMaxDim);
     const i64 shared = mul(t.int_or("moe_num_shared_experts", 2, 0, kMaxExperts), width);
@@ -1042,14 +1034,13 @@ struct Reader {
     if (end < 0) end = layers - 1;
     const bool bias = t.bool_or("use_bias", false);
     for (i64 i = 0; i < layers; ++i) {
-      Layer l = attention_layer();
+      Layer& l = m.layers[size_t(i)];
       l.qkv_bias = l.o_bias = l.mlp_bias = bias;
       if ((i + 1) % step == 0 && i >= start && i <= end) {
         moe_layer(l, e, k, width);
         l.shared_intermediate = shared;
         l.router_score_bias = true;
       }
-      m.layers.push_back(l);
     }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
   }
@@ -1057,16 +1048,11 @@ struct Reader {
   // modeling_olmoe (OLMoE): MHA/GQA without biases, q_norm over all of q and k_norm over all of k; every layer routes
   // num_experts gated experts of intermediate_size, top num_experts_per_tok, no shared expert. Untied by default.
   void read_olmoe() {
-    read_attention();
-    need_inter();
+    llama_like(false);
     const i64 e = t.int_or("num_experts", 64, 1, kMaxExperts), k = t.int_or("num_experts_per_tok", 8, 1, kMaxExperts);
-    const bool ab = t.bool_or("attention_bias", false);
-    for (i64 i = 0; i < layers; ++i) {
-      Layer l = attention_layer();
-      l.qkv_bias = l.o_bias = ab;
+    for (auto& l : m.layers) {
       l.qk_norm = l.qk_norm_whole = true;
       moe_layer(l, e, k, inter);
-      m.layers.push_back(l);
     }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
