@@ -330,3 +330,61 @@ TEST_CASE("olmoe: q/k norms over the whole projection, 64 experts of 1024 on eve
   CHECK(p.active == p.total - 16 * (64 - 8) * 3 * h * 1024);
   CHECK(std::abs(double(p.total) / 6.92e9 - 1) < 0.01);
 }
+
+// OLMo-2-1124-7B (tests/data/configs/olmo-2-1124-7b.json, allenai/OLMo-2-1124-7B's config.json as transcribed);
+// Ai2 gives it 7.3 B parameters.
+TEST_CASE("olmo2: q/k norms over the whole projection, norms after attention and after the MLP", "[hf]") {
+  const auto m = kvtest::load("olmo-2-1124-7b");
+  CHECK(m.model_type == "olmo2");
+  CHECK(m.warnings.empty());
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 32 * 128 * 2);  // bf16 cache, MHA
+  const i64 h = 4096, layer = 4 * h * h + 2 * h + 3 * h * 11008 + 2 * h;  // q, k, v, o; q_norm, k_norm; gated MLP; 2 norms
+  CHECK(count_params(m).total == 2 * 100352 * h + 32 * layer + h);
+  CHECK(std::abs(double(count_params(m).total) / 7.3e9 - 1) < 0.01);
+  // Olmo 3 reads the same way, its sliding layers from layer_types
+  std::string o3 = kvtest::read_text("olmo-2-1124-7b");
+  o3.replace(o3.find("\"olmo2\""), 7, "\"olmo3\"");
+  std::string types = "\"sliding_window\": 4096, \"layer_types\": [";
+  for (int i = 0; i < 32; ++i) types += std::string(i ? ", " : "") + ((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+  o3.replace(o3.find("\"tie_word_embeddings\""), 0, types + "],\n  ");
+  const auto m3 = kvtest::from_text(o3);
+  CHECK(m3.layers[0].kv == KvKind::sliding);
+  CHECK(m3.layers[0].window == 4096);
+  CHECK(m3.layers[3].kv == KvKind::full);
+  CHECK(count_params(m3).total == count_params(m).total);
+}
+
+// StarCoder2-15B (tests/data/configs/starcoder2-15b.json, bigcode/starcoder2-15b's config.json as transcribed): a plain
+// GELU MLP, biases everywhere (use_bias), LayerNorms, a 4,096-token window on every layer; no tie_word_embeddings key,
+// so PretrainedConfig's default (tied) holds.
+TEST_CASE("starcoder2: plain MLP with biases, LayerNorms, sliding window on every layer", "[hf]") {
+  const auto m = kvtest::load("starcoder2-15b");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::plain);
+  CHECK(m.layers[39].kv == KvKind::sliding);
+  CHECK(m.layers[39].window == 4096);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 40 * 2 * 4 * 128 * 2);
+  const i64 h = 6144, q = 48 * 128, kv = 4 * 128;
+  const i64 attn = h * q + 2 * h * kv + q * h + (q + 2 * kv) + h;  // weights, q/k/v biases, o bias
+  const i64 mlp = 2 * h * 24576 + 24576 + h;                       // c_fc, c_proj and their biases
+  const i64 norms = 2 * 2 * h;                                      // two LayerNorms, weight and bias
+  CHECK(count_params(m).total == 49152 * h + 40 * (attn + mlp + norms) + 2 * h);  // tied head, final LayerNorm
+  // a generic (gated) reading would count 40 x 6144 x 24576 = 6.0 B more
+  std::string untied = kvtest::read_text("starcoder2-15b");
+  untied.replace(untied.find("\"use_bias\": true"), 16, "\"use_bias\": false, \"tie_word_embeddings\": false");
+  const auto u = kvtest::from_text(untied);
+  CHECK(count_params(u).total == 2 * 49152 * h + 40 * (h * q + 2 * h * kv + q * h + 2 * h * 24576 + norms) + 2 * h);
+}
+
+// Minitron-8B (tests/data/configs/minitron-8b.json, nvidia/Minitron-8B-Base's config.json as transcribed): 48 query
+// heads of head_dim 128 over a 4,096 hidden size, a plain squared-ReLU MLP, LayerNorm1P norms (weight and bias).
+TEST_CASE("nemotron: plain relu2 MLP, LayerNorms, explicit head_dim", "[hf]") {
+  const auto m = kvtest::load("minitron-8b");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::plain);
+  CHECK(m.layers[0].k_head_dim == 128);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+  const i64 h = 4096, q = 48 * 128, kv = 8 * 128;
+  const i64 layer = h * q + 2 * h * kv + q * h + 2 * h * 16384 + 2 * 2 * h;
+  CHECK(count_params(m).total == 2 * 256000 * h + 32 * layer + 2 * h);
+}

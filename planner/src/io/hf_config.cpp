@@ -22,7 +22,8 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
-  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, generic
+  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
+  nemotron, generic
 };
 
 struct TypeRule {
@@ -50,7 +51,8 @@ const TypeRule kTypes[] = {
     {"granite", Family::llama},       {"granitemoe", Family::granitemoe}, {"granitemoeshared", Family::granitemoe},
     {"granitemoehybrid", Family::granitemoehybrid}, {"lfm2", Family::lfm2}, {"lfm2_moe", Family::lfm2_moe},
     {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
-    {"olmoe", Family::olmoe},
+    {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo2},
+    {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -298,6 +300,7 @@ struct Reader {
       case Family::mixtral:
       case Family::phi3:
       case Family::llama:
+      case Family::starcoder2:
       case Family::generic:  // a sliding_window given applies to every attention layer
         if (sliding_enabled())
           for (size_t i = 0; i < m.layers.size(); ++i)
@@ -456,6 +459,9 @@ struct Reader {
       case Family::minimax_m2: read_minimax_m2(); break;
       case Family::ernie4_5_moe: read_ernie4_5_moe(); break;
       case Family::olmoe: read_olmoe(); break;
+      case Family::olmo2: read_olmo2(); break;
+      case Family::starcoder2: read_starcoder2(); break;
+      case Family::nemotron: read_nemotron(); break;
     }
     apply_windows();
   }
@@ -1054,6 +1060,41 @@ struct Reader {
       l.qk_norm = l.qk_norm_whole = true;
       moe_layer(l, e, k, inter);
     }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_olmo2 / modeling_olmo3 (OLMo 2, Olmo 3): q_norm an RMSNorm over all of q (heads x head_dim), k_norm over all
+  // of k; the two norms per layer come after attention and after the MLP (post_attention_layernorm,
+  // post_feedforward_layernorm), a gated MLP, attention_bias (default false) on q/k/v/o. Olmo 3's sliding layers come
+  // from its layer_types (apply_windows). Untied embeddings by default.
+  void read_olmo2() {
+    llama_like(false);
+    for (auto& l : m.layers) l.qk_norm = l.qk_norm_whole = true;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_starcoder2 (StarCoder2): q/k/v/o and a plain MLP (c_fc hidden x I, c_proj I x hidden, gelu) with biases
+  // when use_bias (default true); LayerNorms with weight and bias (input, post-attention, final). sliding_window, when
+  // given, applies to every layer (vLLM starcoder2.py hands it to each Attention). Tied embeddings unless the config
+  // says otherwise (Starcoder2Config sets no default: PretrainedConfig's true).
+  void read_starcoder2() {
+    llama_like(false);
+    const bool bias = t.bool_or("use_bias", true);
+    for (auto& l : m.layers) {
+      l.qkv_bias = l.o_bias = l.mlp_bias = bias;
+      l.mlp = MlpKind::plain;
+    }
+    m.norm = NormKind::layer;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+  }
+
+  // modeling_nemotron (Nemotron-4, Minitron): a plain MLP (up_proj hidden x I, down_proj I x hidden, relu squared)
+  // with mlp_bias, attention_bias on q/k/v/o (both default false), head_dim given or hidden / heads; LayerNorm1P norms
+  // (weight and bias: input, post-attention, final). Untied embeddings by default.
+  void read_nemotron() {
+    llama_like(false);
+    for (auto& l : m.layers) l.mlp = MlpKind::plain;
+    m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 
