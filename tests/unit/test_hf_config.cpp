@@ -388,3 +388,21 @@ TEST_CASE("nemotron: plain relu2 MLP, LayerNorms, explicit head_dim", "[hf]") {
   const i64 layer = h * q + 2 * h * kv + q * h + 2 * h * 16384 + 2 * 2 * h;
   CHECK(count_params(m).total == 2 * 256000 * h + 32 * layer + 2 * h);
 }
+
+// dots.llm1.inst (tests/data/configs/dots-llm1-inst.json, rednote-hilab/dots.llm1.inst's config.json as transcribed);
+// rednote: 142 B parameters, 14 B activated.
+TEST_CASE("dots1: a dense first layer, then 128 experts beside two shared ones, per-head q/k norms", "[hf]") {
+  const auto m = kvtest::load("dots-llm1-inst");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::gated);
+  CHECK(m.layers[1].mlp == MlpKind::moe);
+  CHECK(m.layers[1].qk_norm);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 62 * 2 * 32 * 128 * 2);
+  const i64 h = 4096, attn = 4 * h * h + 2 * 128, norms = 2 * h;
+  const i64 moe = 128 * 3 * h * 1408 + 3 * h * 2 * 1408 + 128 * h + 128;  // experts, shared, router + correction bias
+  const auto p = count_params(m);
+  CHECK(p.total == 2 * 152064 * h + 62 * (attn + norms) + 3 * h * 10944 + 61 * moe + h);
+  CHECK(p.active == p.total - 61 * (128 - 6) * 3 * h * 1408);
+  CHECK(std::abs(double(p.total) / 142e9 - 1) < 0.01);
+  CHECK(std::abs(double(p.active) / 14e9 - 1) < 0.01);
+}

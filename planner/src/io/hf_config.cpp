@@ -52,7 +52,7 @@ const TypeRule kTypes[] = {
     {"granitemoehybrid", Family::granitemoehybrid}, {"lfm2", Family::lfm2}, {"lfm2_moe", Family::lfm2_moe},
     {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
     {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo2},
-    {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron},
+    {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -590,7 +590,8 @@ struct Reader {
     read_attention();
     need_inter();
     const bool ab = t.bool_or("attention_bias", false);
-    const bool qk_norm = t.bool_or("use_qk_norm", false);
+    // dots1 (dots.llm1): the same layout with Qwen3's per-head q/k RMSNorms on every layer (modeling_dots1)
+    const bool qk_norm = m.model_type == "dots1" || t.bool_or("use_qk_norm", false);
     const i64 experts = t.get_int("n_routed_experts", 1, kMaxExperts);
     const i64 active = t.get_int("num_experts_per_tok", 1, kMaxExperts);
     const i64 expert_inter = t.get_int("moe_intermediate_size", 1, kMaxDim);
