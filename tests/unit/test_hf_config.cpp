@@ -406,3 +406,20 @@ TEST_CASE("dots1: a dense first layer, then 128 experts beside two shared ones, 
   CHECK(std::abs(double(p.total) / 142e9 - 1) < 0.01);
   CHECK(std::abs(double(p.active) / 14e9 - 1) < 0.01);
 }
+
+// Phi-3.5-MoE-instruct (tests/data/configs/phi-3.5-moe-instruct.json, microsoft/Phi-3.5-MoE-instruct's config.json as
+// transcribed, its longrope rope_scaling factor lists left out); Microsoft: 42 B parameters (41.9 B), 6.6 B active.
+TEST_CASE("phimoe: 16 experts on every layer, attention biases, LayerNorms", "[hf]") {
+  const auto m = kvtest::load("phi-3.5-moe-instruct");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::moe);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+  const i64 h = 4096, kv = 8 * 128;
+  const i64 attn = 2 * h * h + 2 * h * kv + (h + 2 * kv) + h;  // q, o; k, v; q/k/v biases; o bias
+  const i64 layer = attn + 16 * 3 * h * 6400 + 16 * h + 2 * 2 * h;
+  const auto p = count_params(m);
+  CHECK(p.total == 2 * 32064 * h + 32 * layer + 2 * h);
+  CHECK(p.active == p.total - 32 * 14 * 3 * h * 6400);
+  CHECK(std::abs(double(p.total) / 41.9e9 - 1) < 0.01);
+  CHECK(std::abs(double(p.active) / 6.6e9 - 1) < 0.01);
+}

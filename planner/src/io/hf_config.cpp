@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, generic
+  nemotron, phimoe, generic
 };
 
 struct TypeRule {
@@ -53,6 +53,7 @@ const TypeRule kTypes[] = {
     {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
     {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo2},
     {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
+    {"phimoe", Family::phimoe},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -301,6 +302,7 @@ struct Reader {
       case Family::phi3:
       case Family::llama:
       case Family::starcoder2:
+      case Family::phimoe:
       case Family::generic:  // a sliding_window given applies to every attention layer
         if (sliding_enabled())
           for (size_t i = 0; i < m.layers.size(); ++i)
@@ -462,6 +464,7 @@ struct Reader {
       case Family::olmo2: read_olmo2(); break;
       case Family::starcoder2: read_starcoder2(); break;
       case Family::nemotron: read_nemotron(); break;
+      case Family::phimoe: read_phimoe(); break;
     }
     apply_windows();
   }
@@ -1095,6 +1098,17 @@ struct Reader {
   void read_nemotron() {
     llama_like(false);
     for (auto& l : m.layers) l.mlp = MlpKind::plain;
+    m.norm = NormKind::layer;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_phimoe (Phi-3.5-MoE): GQA with q/k/v/o biases when attention_bias; every layer routes num_local_experts
+  // gated experts of intermediate_size, top num_experts_per_tok, by a router without bias; LayerNorms with weight and
+  // bias (input, post-attention, final). lm_head_bias adds a vocab-sized bias, not counted (0.1% of a layer).
+  void read_phimoe() {
+    llama_like(false);
+    const i64 e = t.get_int("num_local_experts", 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+    for (auto& l : m.layers) moe_layer(l, e, k, inter);
     m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
