@@ -423,3 +423,24 @@ TEST_CASE("phimoe: 16 experts on every layer, attention biases, LayerNorms", "[h
   CHECK(std::abs(double(p.total) / 41.9e9 - 1) < 0.01);
   CHECK(std::abs(double(p.active) / 6.6e9 - 1) < 0.01);
 }
+
+// DBRX Instruct (tests/data/configs/dbrx-instruct.json, databricks/dbrx-instruct's config.json as transcribed: sizes
+// under d_model / n_heads / n_layers, KV heads and experts in nested attn_config and ffn_config); Databricks: 132 B
+// parameters, 36 B active.
+TEST_CASE("dbrx: nested attn_config and ffn_config, 16 experts top 4 on every layer", "[hf]") {
+  const auto m = kvtest::load("dbrx-instruct");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers.size() == 40);
+  CHECK(m.max_context == 32768);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 40 * 2 * 8 * 128 * 2);
+  const i64 h = 6144, kv = 8 * 128;
+  const i64 layer = 2 * h * h + 2 * h * kv + 16 * 3 * h * 10752 + 16 * h + 2 * h;
+  const auto p = count_params(m);
+  CHECK(p.total == 2 * 100352 * h + 40 * layer + h);
+  CHECK(p.active == p.total - 40 * 12 * 3 * h * 10752);
+  CHECK(std::abs(double(p.total) / 132e9 - 1) < 0.01);
+  CHECK(std::abs(double(p.active) / 36e9 - 1) < 0.02);
+  std::string bad = kvtest::read_text("dbrx-instruct");
+  bad.replace(bad.find("\"ffn_config\""), 12, "\"ffn_cfg\"");
+  CHECK(error_of(bad).rfind("config.json: /ffn_config: missing", 0) == 0);
+}

@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, generic
+  nemotron, phimoe, dbrx, generic
 };
 
 struct TypeRule {
@@ -53,7 +53,7 @@ const TypeRule kTypes[] = {
     {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
     {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo2},
     {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
-    {"phimoe", Family::phimoe},
+    {"phimoe", Family::phimoe},       {"dbrx", Family::dbrx},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -104,10 +104,10 @@ struct Reader {
 
   void read_core() {
     hidden = t.get_int_any({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim);
-    layers = t.get_int_any({"num_hidden_layers", "n_layer", "num_layers"}, 1, kMaxLayers);
+    layers = t.get_int_any({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, 1, kMaxLayers);
     m.hidden = hidden;
     m.vocab = t.get_int_any({"vocab_size", "padded_vocab_size"}, 1, kMaxVocab);
-    if (auto k = t.first_present({"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"}))
+    if (auto k = t.first_present({"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "max_seq_len"}))
       m.max_context = t.get_int(*k, 1, kMaxTokens);
     sglang_context();
     apply_rope_scaling();
@@ -465,6 +465,7 @@ struct Reader {
       case Family::starcoder2: read_starcoder2(); break;
       case Family::nemotron: read_nemotron(); break;
       case Family::phimoe: read_phimoe(); break;
+      case Family::dbrx: read_dbrx(); break;
     }
     apply_windows();
   }
@@ -1110,6 +1111,31 @@ struct Reader {
     const i64 e = t.get_int("num_local_experts", 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
     for (auto& l : m.layers) moe_layer(l, e, k, inter);
     m.norm = NormKind::layer;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_dbrx (DBRX): d_model, n_heads, n_layers, max_seq_len at the top; KV heads in attn_config.kv_n_heads, the
+  // experts in ffn_config (moe_num_experts gated experts w1 / v1 / w2 of ffn_hidden_size, top moe_top_k, a router
+  // without bias) on every layer; fused Wqkv and out_proj without biases; LayerNorms without bias (norm_1, norm_2,
+  // norm_f: weight only, as RMSNorm counts). Untied embeddings by default.
+  void read_dbrx() {
+    heads = t.get_int("n_heads", 1, kMaxHeads);
+    const auto attn = t.object("attn_config");
+    const auto ffn = t.object("ffn_config");
+    if (!ffn) t.fail("ffn_config", "missing; expected an object with moe_num_experts, moe_top_k and ffn_hidden_size", "add it");
+    kv_heads = attn ? attn->int_or("kv_n_heads", heads, 1, kMaxHeads) : heads;
+    if (heads % kv_heads != 0)
+      t.fail("attn_config", "n_heads " + std::to_string(heads) + " is not divisible by kv_n_heads " + std::to_string(kv_heads),
+             "fix the head counts");
+    if (hidden % heads != 0) t.fail("d_model", "d_model is not divisible by n_heads", "fix the sizes");
+    head_dim = hidden / heads;
+    inter = ffn->get_int("ffn_hidden_size", 1, kMaxDim);
+    const i64 e = ffn->get_int("moe_num_experts", 1, kMaxExperts), k = ffn->get_int("moe_top_k", 1, kMaxExperts);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      moe_layer(l, e, k, inter);
+      m.layers.push_back(l);
+    }
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 
