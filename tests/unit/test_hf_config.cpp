@@ -123,7 +123,7 @@ TEST_CASE("bad configs give one line naming the path and the fix", "[hf][errors]
   CHECK(error_of(with("torch_dtype", "\"float12\"")) ==
         "config.json: /torch_dtype: unknown dtype \"float12\"; use float32, float16 or bfloat16");
   CHECK(error_of(R"({"model_type":"llama","hidden_size":4096})") ==
-        "config.json: /num_hidden_layers: missing (or n_layer, num_layers); expected integer in [1, 100000]; add it to the config");
+        "config.json: /num_hidden_layers: missing (or n_layer, num_layers, n_layers); expected integer in [1, 100000]; add it to the config");
   CHECK(error_of("[1,2]") == "config.json: expected a JSON object at the top level; pass a config.json");
   CHECK(error_of(with("hidden_size", "4100")) ==
         "config.json: /hidden_size: hidden_size 4100 is not divisible by num_attention_heads 32 and no head_dim is given; add head_dim");
@@ -418,7 +418,7 @@ TEST_CASE("phimoe: 16 experts on every layer, attention biases, LayerNorms", "[h
   const i64 attn = 2 * h * h + 2 * h * kv + (h + 2 * kv) + h;  // q, o; k, v; q/k/v biases; o bias
   const i64 layer = attn + 16 * 3 * h * 6400 + 16 * h + 2 * 2 * h;
   const auto p = count_params(m);
-  CHECK(p.total == 2 * 32064 * h + 32 * layer + 2 * h);
+  CHECK(p.total == 2 * 32064 * h + 32064 + 32 * layer + 2 * h);  // lm_head_bias
   CHECK(p.active == p.total - 32 * 14 * 3 * h * 6400);
   CHECK(std::abs(double(p.total) / 41.9e9 - 1) < 0.01);
   CHECK(std::abs(double(p.active) / 6.6e9 - 1) < 0.01);
@@ -443,4 +443,68 @@ TEST_CASE("dbrx: nested attn_config and ffn_config, 16 experts top 4 on every la
   std::string bad = kvtest::read_text("dbrx-instruct");
   bad.replace(bad.find("\"ffn_config\""), 12, "\"ffn_cfg\"");
   CHECK(error_of(bad).rfind("config.json: /ffn_config: missing", 0) == 0);
+}
+
+// Phi-2 (tests/data/configs/phi-2.json, microsoft/phi-2's config.json as third-party copies quote it); Microsoft:
+// 2.7 B parameters.
+TEST_CASE("phi: attention and a plain MLP off one LayerNorm, biases everywhere, lm_head bias", "[hf]") {
+  const auto m = kvtest::load("phi-2");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::plain);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 32 * 80 * 2);  // MHA of head_dim 80
+  const i64 h = 2560, layer = 4 * h * h + 4 * h + 2 * h * 10240 + 10240 + h + 2 * h;  // q,k,v,dense + biases; fc1, fc2 + biases; one LayerNorm
+  CHECK(count_params(m).total == 2 * 51200 * h + 51200 + 32 * layer + 2 * h);
+  CHECK(std::abs(double(count_params(m).total) / 2.78e9 - 1) < 0.01);
+}
+
+// EXAONE-3.0-7.8B-Instruct (tests/data/configs/exaone-3.0-7.8b-instruct.json, the ExaoneConfig a third-party log prints
+// for LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct): num_layers, llama-shaped; its config ties embeddings unless told not to.
+TEST_CASE("exaone: num_layers and a llama-shaped decoder, tied by default", "[hf]") {
+  const auto m = kvtest::load("exaone-3.0-7.8b-instruct");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers.size() == 32);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+  const i64 h = 4096, layer = 2 * h * h + 2 * h * 1024 + 3 * h * 14336 + 2 * h;
+  CHECK(count_params(m).total == 2 * 102400 * h + 32 * layer + h);  // 7.8 B
+  std::string tied = kvtest::read_text("exaone-3.0-7.8b-instruct");
+  tied.replace(tied.find("\"tie_word_embeddings\": false,"), 29, "");
+  CHECK(kvtest::from_text(tied).tied_embeddings);
+}
+
+// GLM-4-9B-chat (tests/data/configs/glm-4-9b-chat.json, the ChatGLMConfig a LLaMA-Factory log prints for THUDM/glm-4-9b-chat):
+// num_layers, kv_channels, two KV heads (multi_query_group_num), ffn_hidden_size, padded_vocab_size, a qkv bias.
+TEST_CASE("chatglm: ChatGLM's own keys, multi-query groups, fused qkv with bias", "[hf]") {
+  const auto m = kvtest::load("glm-4-9b-chat");
+  CHECK(m.warnings.empty());
+  CHECK(m.max_context == 131072);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 40 * 2 * 2 * 128 * 2);
+  const i64 h = 4096, kv = 2 * 128;
+  const i64 layer = 2 * h * h + 2 * h * kv + (h + 2 * kv) + 3 * h * 13696 + 2 * h;
+  CHECK(count_params(m).total == 2 * 151552 * h + 40 * layer + h);
+  // multi_query_attention false: every head keeps K and V
+  std::string mha = kvtest::read_text("glm-4-9b-chat");
+  mha.replace(mha.find("\"multi_query_attention\": true"), 29, "\"multi_query_attention\": false");
+  CHECK(kvtest::kv(kvtest::from_text(mha), 1).kv_bytes_per_token == 40 * 2 * 32 * 128 * 2);
+}
+
+// GLM-4-0414 (glm4) and StableLM 2 (stablelm): synthetic configs with the keys their transformers config classes read.
+TEST_CASE("glm4: four norms per layer, q/k/v bias by default, o_proj without", "[hf]") {
+  const auto m = kvtest::from_text(R"({"model_type":"glm4","hidden_size":4096,"intermediate_size":13696,"num_hidden_layers":40,
+    "num_attention_heads":32,"num_key_value_heads":2,"head_dim":128,"vocab_size":151552,"max_position_embeddings":32768})");
+  CHECK(m.warnings.empty());
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 40 * 2 * 2 * 128 * 2);
+  const i64 h = 4096, kv = 2 * 128;
+  const i64 layer = 2 * h * h + 2 * h * kv + (h + 2 * kv) + 3 * h * 13696 + 4 * h;
+  CHECK(count_params(m).total == 2 * 151552 * h + 40 * layer + h);
+}
+
+TEST_CASE("stablelm: LayerNorms, qkv bias, per-head q/k norms, parallel residual", "[hf]") {
+  const std::string base = R"({"model_type":"stablelm","hidden_size":2048,"intermediate_size":5632,"num_hidden_layers":24,
+    "num_attention_heads":32,"num_key_value_heads":32,"vocab_size":100352,"max_position_embeddings":4096,"use_qkv_bias":true)";
+  const auto m = kvtest::from_text(base + "}");
+  const i64 h = 2048, layer = 4 * h * h + 3 * h + 3 * h * 5632 + 2 * 2 * h;
+  CHECK(count_params(m).total == 2 * 100352 * h + 24 * layer + 2 * h);
+  // stablelm-2-12b style: per-head q/k LayerNorms (weight only), one norm per layer
+  const auto p = kvtest::from_text(base + R"(,"qk_layernorm":true,"use_parallel_residual":true})");
+  CHECK(count_params(p).total == count_params(m).total + 24 * (2 * h - 2 * h));  // + (32 + 32) x 64 of q/k norms, - one LayerNorm
 }

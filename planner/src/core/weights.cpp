@@ -176,6 +176,7 @@ ParamCount count_params(const ModelSpec& m) {
   }
   // a tied lm_head shares the embedding matrix, unless the embedding lives on another pipeline stage
   if (m.has_lm_head && (!m.tied_embeddings || !m.has_embedding)) a.lm_head.matrix = mul(m.vocab, m.hidden, "lm_head params");
+  if (m.has_lm_head && m.lm_head_bias) a.lm_head.vector = m.vocab;
   for (const Layer& l : m.layers) {
     switch (l.mixer) {
       case Mixer::attention: attention_params(m, l, a); break;

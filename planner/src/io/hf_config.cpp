@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, dbrx, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, generic
 };
 
 struct TypeRule {
@@ -53,7 +53,9 @@ const TypeRule kTypes[] = {
     {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
     {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo2},
     {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
-    {"phimoe", Family::phimoe},       {"dbrx", Family::dbrx},
+    {"phimoe", Family::phimoe},       {"dbrx", Family::dbrx},             {"exaone", Family::exaone},
+    {"glm4", Family::glm4},           {"chatglm", Family::chatglm},       {"phi", Family::phi},
+    {"stablelm", Family::stablelm},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -466,6 +468,14 @@ struct Reader {
       case Family::nemotron: read_nemotron(); break;
       case Family::phimoe: read_phimoe(); break;
       case Family::dbrx: read_dbrx(); break;
+      case Family::exaone:  // EXAONE 3.x (trust_remote_code): llama-shaped under num_layers / activation_function;
+        llama_like(false);  // ExaoneConfig ties the embeddings unless the config says otherwise
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        break;
+      case Family::glm4: read_glm4(); break;
+      case Family::chatglm: read_chatglm(); break;
+      case Family::phi: read_phi(); break;
+      case Family::stablelm: read_stablelm(); break;
     }
     apply_windows();
   }
@@ -1105,11 +1115,12 @@ struct Reader {
 
   // modeling_phimoe (Phi-3.5-MoE): GQA with q/k/v/o biases when attention_bias; every layer routes num_local_experts
   // gated experts of intermediate_size, top num_experts_per_tok, by a router without bias; LayerNorms with weight and
-  // bias (input, post-attention, final). lm_head_bias adds a vocab-sized bias, not counted (0.1% of a layer).
+  // bias (input, post-attention, final); lm_head_bias: a bias of vocab on the output layer.
   void read_phimoe() {
     llama_like(false);
     const i64 e = t.get_int("num_local_experts", 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
     for (auto& l : m.layers) moe_layer(l, e, k, inter);
+    m.lm_head_bias = t.bool_or("lm_head_bias", false);
     m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
@@ -1136,6 +1147,73 @@ struct Reader {
       moe_layer(l, e, k, inter);
       m.layers.push_back(l);
     }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_glm4 (GLM-4-0414): explicit head_dim, q/k/v biases with attention_bias (default true), o_proj without;
+  // a gated MLP (fused gate_up_proj); four RMSNorms per layer (input, post_self_attn, post_attention, post_mlp).
+  // Untied embeddings by default.
+  void read_glm4() {
+    llama_like(false);
+    const bool ab = t.bool_or("attention_bias", true);
+    for (auto& l : m.layers) {
+      l.qkv_bias = ab;
+      l.o_bias = false;
+      l.norms = 4;
+    }
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // ChatGLM2 / ChatGLM3 / GLM-4-9B-chat (chatglm, trust_remote_code; vLLM chatglm.py): num_layers, kv_channels as
+  // head_dim, multi_query_group_num KV heads when multi_query_attention (else every head), ffn_hidden_size for a gated
+  // MLP (dense_h_to_4h packs gate and up), padded_vocab_size; a fused query_key_value with a bias when add_qkv_bias or
+  // add_bias_linear, dense and the MLP with biases when add_bias_linear; RMSNorm when rmsnorm (default true), else
+  // LayerNorm; the final norm when post_layer_norm (default true). Untied output layer by default.
+  void read_chatglm() {
+    llama_like(false);
+    if (!t.bool_or("multi_query_attention", false))
+      for (auto& l : m.layers) l.kv_heads = l.q_heads;
+    const bool linear_bias = t.bool_or("add_bias_linear", false), qkv_bias = t.bool_or("add_qkv_bias", false) || linear_bias;
+    for (auto& l : m.layers) {
+      l.qkv_bias = qkv_bias;
+      l.o_bias = l.mlp_bias = linear_bias;
+    }
+    if (!t.bool_or("rmsnorm", true)) m.norm = NormKind::layer;
+    m.final_norm = t.bool_or("post_layer_norm", true);
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_phi (Phi-1, Phi-1.5, Phi-2): attention and a plain MLP (fc1, fc2, gelu) side by side off one LayerNorm
+  // (weight and bias), biases on q/k/v, dense, the MLP and the lm_head; a final LayerNorm; untied by default.
+  // qk_layernorm's shared LayerNorms over head_dim count as weights only (their 2 x head_dim biases left out).
+  void read_phi() {
+    llama_like(false);
+    const bool qk = t.bool_or("qk_layernorm", false);
+    for (auto& l : m.layers) {
+      l.qkv_bias = l.o_bias = l.mlp_bias = true;
+      l.mlp = MlpKind::plain;
+      l.norms = 1;
+      l.qk_norm = qk;
+    }
+    m.lm_head_bias = true;
+    m.norm = NormKind::layer;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_stablelm (StableLM, StableLM 2): q/k/v biases with use_qkv_bias, o_proj without; qk_layernorm: one
+  // weight-only LayerNorm over head_dim per query head and per KV head ((heads + KV heads) x head_dim, counted as a
+  // norm over the whole projection); a gated MLP; LayerNorms with bias, one per layer with use_parallel_residual
+  // (attention and MLP off the same norm), else two. Untied by default.
+  void read_stablelm() {
+    llama_like(false);
+    const bool qkv_bias = t.bool_or("use_qkv_bias", false), qk = t.bool_or("qk_layernorm", false);
+    const bool parallel = t.bool_or("use_parallel_residual", false);
+    for (auto& l : m.layers) {
+      l.qkv_bias = qkv_bias;
+      l.qk_norm = l.qk_norm_whole = qk;
+      l.norms = parallel ? 1 : 2;
+    }
+    m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
   }
 

@@ -159,6 +159,7 @@ struct ModelSpec {
   i64 max_context_sglang = 0;  // the context SGLang derives (get_context_length; 0 = as max_context)
   bool sparse_mla = false;     // DeepSeek sparse attention (config index_topk): vLLM's sparse MLA backends
   bool tied_embeddings = false;
+  bool lm_head_bias = false;  // a bias of vocab on the output layer (phi, phimoe with lm_head_bias)
   i64 learned_positions = 0;  // rows of a learned position embedding (gpt2)
   NormKind norm = NormKind::rms;
   bool final_norm = true;
