@@ -635,6 +635,25 @@ TEST_CASE("an unknown architecture reads the generic keys with a warning", "[ggu
   CHECK(kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 1 * 2 * 64 * 2);
 }
 
+TEST_CASE("architectures llama.cpp builds as plain full-attention decoders read without a warning", "[gguf]") {
+  for (const char* arch : {"starcoder2", "phimoe", "chatglm"}) {
+    const std::string a = arch;
+    Writer w;
+    w.str("general.architecture", a)
+        .u32(a + ".block_count", 2)
+        .u32(a + ".context_length", 4096)
+        .u32(a + ".embedding_length", 256)
+        .u32(a + ".feed_forward_length", 512)
+        .u32(a + ".attention.head_count", 4)
+        .u32(a + ".attention.head_count_kv", 2)
+        .u32(a + ".vocab_size", 1000);
+    const auto m = load(w.save(test_dir() / (a + ".gguf")));
+    CHECK(m.warnings.empty());
+    CHECK(m.layers[1].kv == KvKind::full);
+    CHECK(kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16).kv_bytes_per_token == 2 * 2 * 2 * 64 * 2);
+  }
+}
+
 TEST_CASE("split models sum the tensor tables of every part", "[gguf]") {
   Writer first = tiny_llama();
   first.u32("split.no", 0).u32("split.count", 2).u32("split.tensors.count", 2);

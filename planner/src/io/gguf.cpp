@@ -591,6 +591,14 @@ const std::pair<const char*, Arch> kArchs[] = {
     {"mamba", Arch::mamba},       {"mamba2", Arch::mamba2},       {"jamba", Arch::jamba},
     {"nemotron_h", Arch::nemotron_h}, {"granite", Arch::llama},   {"granitemoe", Arch::granitemoe},
     {"granitehybrid", Arch::granitehybrid}, {"lfm2", Arch::lfm2},  {"lfm2moe", Arch::lfm2},
+    // read by the generic keys, no warning: every layer full attention in llama.cpp (src/models/<arch>.cpp sets no
+    // swa_type) and, for the MoE ones, experts on every layer without shared experts
+    {"starcoder2", Arch::generic}, {"nemotron", Arch::generic},   {"exaone", Arch::generic},
+    {"chatglm", Arch::generic},    {"glm4", Arch::generic},       {"phi2", Arch::generic},
+    {"stablelm", Arch::generic},   {"seed_oss", Arch::generic},   {"smollm3", Arch::generic},
+    {"arcee", Arch::generic},      {"apertus", Arch::generic},    {"internlm2", Arch::generic},
+    {"hunyuan-dense", Arch::generic}, {"ernie4_5", Arch::generic}, {"dbrx", Arch::generic},
+    {"phimoe", Arch::generic},     {"olmoe", Arch::generic},      {"minimax-m2", Arch::generic},
 };
 
 std::optional<Arch> arch_of(const std::string& s) {
