@@ -508,3 +508,20 @@ TEST_CASE("stablelm: LayerNorms, qkv bias, per-head q/k norms, parallel residual
   const auto p = kvtest::from_text(base + R"(,"qk_layernorm":true,"use_parallel_residual":true})");
   CHECK(count_params(p).total == count_params(m).total + 24 * (2 * h - 2 * h));  // + (32 + 32) x 64 of q/k norms, - one LayerNorm
 }
+
+// InternLM2.5-7B-chat's shapes (internlm/internlm2_5-7b-chat config.json as transcribed: bias false, dynamic RoPE x2);
+// published 7.74 B parameters.
+TEST_CASE("internlm2: llama-shaped with its own bias key", "[hf]") {
+  const std::string c = R"({"model_type":"internlm2","hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,
+    "num_attention_heads":32,"num_key_value_heads":8,"vocab_size":92544,"max_position_embeddings":32768,"bias":false,
+    "rope_scaling":{"type":"dynamic","factor":2.0},"tie_word_embeddings":false})";
+  const auto m = kvtest::from_text(c);
+  CHECK(m.warnings.empty());
+  CHECK(m.max_context == 65536);  // vLLM's dynamic-NTK rule: factor x max_position_embeddings
+  const i64 h = 4096, layer = 2 * h * h + 2 * h * 1024 + 3 * h * 14336 + 2 * h;
+  CHECK(count_params(m).total == 2 * 92544 * h + 32 * layer + h);
+  CHECK(std::abs(double(count_params(m).total) / 7.74e9 - 1) < 0.01);
+  std::string biased = c;
+  biased.replace(biased.find("\"bias\":false,"), 13, "");
+  CHECK(count_params(kvtest::from_text(biased)).total == count_params(m).total + 32 * (h + 2 * 1024 + h));
+}

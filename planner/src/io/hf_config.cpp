@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, generic
 };
 
 struct TypeRule {
@@ -55,7 +55,7 @@ const TypeRule kTypes[] = {
     {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
     {"phimoe", Family::phimoe},       {"dbrx", Family::dbrx},             {"exaone", Family::exaone},
     {"glm4", Family::glm4},           {"chatglm", Family::chatglm},       {"phi", Family::phi},
-    {"stablelm", Family::stablelm},
+    {"stablelm", Family::stablelm},   {"internlm2", Family::internlm2},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -476,6 +476,11 @@ struct Reader {
       case Family::chatglm: read_chatglm(); break;
       case Family::phi: read_phi(); break;
       case Family::stablelm: read_stablelm(); break;
+      case Family::internlm2:  // InternLM2 / 2.5 (trust_remote_code): llama-shaped, fused wqkv; `bias` (InternLM2Config
+        llama_like(false);     // default true) on wqkv and wo
+        for (auto& l : m.layers) l.qkv_bias = l.o_bias = t.bool_or("bias", true);
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
     }
     apply_windows();
   }
