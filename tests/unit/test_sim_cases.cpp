@@ -157,6 +157,17 @@ TEST_CASE("load tests within the floor: vLLM 0.10.1 Qwen2-7B on one A100, 50 to 
   check_case("dl22-a100-vllm0.10.1.1-qwen2-7b-1024x1024-burst100");
 }
 
+TEST_CASE("load tests within the floor: trtllm-bench at max load on H100 and H200 (TensorRT-LLM 1.0)", "[sim_cases]") {
+  // NVIDIA/TensorRT-LLM perf-overview.md (v1.0 edition, commit 00f37686), Total Output Throughput at max load with the
+  // batch limits trtllm-bench's heuristic picks (tests/data/sim/cases.json TB1-TB5): Llama-3.1-8B FP8 on one H100 at
+  // 128/128, 2048/2048, 20000/2000: 28,312, 9,305, 1,351 tok/s; Llama-3.3-70B FP8 on one H200 at 1000/1000: 2,909;
+  // on two H100 (TP2) at 128/2048: 6,651. Added 2026-12-05 after the last refit: -12%, -12%, -16%, -12%, +1%
+  for (const char* id : {"TB1-trtllm10-bench-h100-llama31-8b-fp8-128x128", "TB2-trtllm10-bench-h100-llama31-8b-fp8-2048x2048",
+                         "TB3-trtllm10-bench-h100-llama31-8b-fp8-20000x2000", "TB4-trtllm10-bench-h200-llama33-70b-fp8-1000x1000",
+                         "TB5-trtllm10-bench-2xh100-llama33-70b-fp8-tp2-128x2048"})
+    check_case(id);
+}
+
 TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across engines, models and GPUs", "[sim_cases]") {
   // Every 20th row of tests/data/sim/aic-corpus.csv (68 published runs of vLLM, SGLang and TensorRT-LLM:
   // Llama-3.1-8B / 70B, Qwen3-32B, Qwen3-235B-A22B FP8, gpt-oss-120b on H100, H200, B200, TP 1-8, concurrency
