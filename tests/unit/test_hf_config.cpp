@@ -525,3 +525,50 @@ TEST_CASE("internlm2: llama-shaped with its own bias key", "[hf]") {
   biased.replace(biased.find("\"bias\":false,"), 13, "");
   CHECK(count_params(kvtest::from_text(biased)).total == count_params(m).total + 32 * (h + 2 * 1024 + h));
 }
+
+// Seed-OSS-36B, AFM-4.5B (arcee), Apertus-8B, EXAONE-4.0-32B and SmolLM3-3B: synthetic configs with each checkpoint's
+// sizes and the keys its transformers config class reads; published sizes 36 B, 4.5 B, 8 B, 32 B, 3 B.
+TEST_CASE("seed_oss, arcee, apertus, exaone4, smollm3: biases, plain MLPs, q/k norms, L/G window patterns", "[hf]") {
+  const auto seed = kvtest::from_text(R"({"model_type":"seed_oss","hidden_size":5120,"intermediate_size":27648,
+    "num_hidden_layers":64,"num_attention_heads":80,"num_key_value_heads":8,"head_dim":128,"vocab_size":155136,
+    "max_position_embeddings":524288,"attention_bias":true,"attention_out_bias":false,"tie_word_embeddings":false})");
+  CHECK(seed.warnings.empty());
+  const i64 hs = 5120, q = 80 * 128, kv = 8 * 128;
+  CHECK(count_params(seed).total == 2 * 155136 * hs + 64 * (2 * hs * q + 2 * hs * kv + q + 2 * kv + 3 * hs * 27648 + 2 * hs) + hs);
+  CHECK(std::abs(double(count_params(seed).total) / 36.15e9 - 1) < 0.01);
+
+  const auto afm = kvtest::from_text(R"({"model_type":"arcee","hidden_size":2560,"intermediate_size":18432,
+    "num_hidden_layers":36,"num_attention_heads":20,"num_key_value_heads":4,"head_dim":128,"vocab_size":128004,
+    "max_position_embeddings":65536,"tie_word_embeddings":false})");
+  CHECK(afm.layers[0].mlp == MlpKind::plain);
+  const i64 ha = 2560;
+  CHECK(count_params(afm).total == 2 * 128004 * ha + 36 * (2 * ha * ha + 2 * ha * 512 + 2 * ha * 18432 + 2 * ha) + ha);
+
+  const auto apertus = kvtest::from_text(R"({"model_type":"apertus","hidden_size":4096,"intermediate_size":21504,
+    "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":131072,
+    "max_position_embeddings":65536,"qk_norm":true})");
+  const i64 hp = 4096;
+  CHECK(count_params(apertus).total == 2 * 131072 * hp + 32 * (2 * hp * hp + 2 * hp * 1024 + 2 * 128 + 2 * hp * 21504 + 2 * hp) + hp);
+  CHECK(std::abs(double(count_params(apertus).total) / 8.05e9 - 1) < 0.01);
+
+  std::string ex = R"({"model_type":"exaone4","hidden_size":5120,"intermediate_size":27392,"num_hidden_layers":64,
+    "num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"vocab_size":102400,"max_position_embeddings":131072,
+    "sliding_window":4096,"sliding_window_pattern":"LLLG","tie_word_embeddings":false})";
+  const auto e4 = kvtest::from_text(ex);
+  CHECK(e4.layers[0].kv == KvKind::sliding);
+  CHECK(e4.layers[0].window == 4096);
+  CHECK(e4.layers[3].kv == KvKind::full);
+  CHECK(e4.layers[63].kv == KvKind::full);
+  CHECK(kvtest::kv(e4, 100000).kv_bytes_per_token == 64 * 2 * 8 * 128 * 2);
+  const i64 he = 5120;
+  CHECK(count_params(e4).total == 2 * 102400 * he + 64 * (2 * he * he + 2 * he * 1024 + 2 * 128 + 3 * he * 27392 + 2 * he) + he);
+  ex.replace(ex.find("LLLG"), 4, "LLXG");
+  CHECK(error_of(ex) == "config.json: /sliding_window_pattern: is \"LLXG\"; use a string of L (sliding) and G (global) layers");
+
+  const auto smol = kvtest::from_text(R"({"model_type":"smollm3","hidden_size":2048,"intermediate_size":11008,
+    "num_hidden_layers":36,"num_attention_heads":16,"num_key_value_heads":4,"vocab_size":128256,
+    "max_position_embeddings":65536,"sliding_window":null,"use_sliding_window":false,"tie_word_embeddings":true})");
+  CHECK(smol.warnings.empty());
+  CHECK(smol.layers[0].kv == KvKind::full);
+  CHECK(std::abs(double(count_params(smol).total) / 3.08e9 - 1) < 0.01);
+}

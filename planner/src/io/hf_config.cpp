@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, generic
 };
 
 struct TypeRule {
@@ -55,7 +55,9 @@ const TypeRule kTypes[] = {
     {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
     {"phimoe", Family::phimoe},       {"dbrx", Family::dbrx},             {"exaone", Family::exaone},
     {"glm4", Family::glm4},           {"chatglm", Family::chatglm},       {"phi", Family::phi},
-    {"stablelm", Family::stablelm},   {"internlm2", Family::internlm2},
+    {"stablelm", Family::stablelm},   {"internlm2", Family::internlm2},   {"seed_oss", Family::seed_oss},
+    {"smollm3", Family::llama},       {"arcee", Family::arcee},           {"apertus", Family::apertus},
+    {"exaone4", Family::exaone4},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -476,6 +478,28 @@ struct Reader {
       case Family::chatglm: read_chatglm(); break;
       case Family::phi: read_phi(); break;
       case Family::stablelm: read_stablelm(); break;
+      case Family::seed_oss:  // modeling_seed_oss: q/k/v biases with attention_bias, o_proj's with attention_out_bias
+        llama_like(false);
+        for (auto& l : m.layers) {
+          l.qkv_bias = t.bool_or("attention_bias", true);
+          l.o_bias = t.bool_or("attention_out_bias", false);
+        }
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      case Family::arcee:  // modeling_arcee (AFM): llama-shaped with a plain MLP (up_proj, down_proj, relu squared)
+        llama_like(false);
+        for (auto& l : m.layers) l.mlp = MlpKind::plain;
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      case Family::apertus:  // modeling_apertus: per-head q/k RMSNorms, a plain MLP (up_proj, down_proj, xIELU whose two
+        llama_like(false);   // scalars a layer are not counted)
+        for (auto& l : m.layers) {
+          l.mlp = MlpKind::plain;
+          l.qk_norm = t.bool_or("qk_norm", true);
+        }
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        break;
+      case Family::exaone4: read_exaone4(); break;
       case Family::internlm2:  // InternLM2 / 2.5 (trust_remote_code): llama-shaped, fused wqkv; `bias` (InternLM2Config
         llama_like(false);     // default true) on wqkv and wo
         for (auto& l : m.layers) l.qkv_bias = l.o_bias = t.bool_or("bias", true);
@@ -1220,6 +1244,21 @@ struct Reader {
     }
     m.norm = NormKind::layer;
     m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+  }
+
+  // modeling_exaone4 (EXAONE 4.0): per-head q/k RMSNorms, norms after attention and after the MLP, a gated MLP;
+  // sliding layers from layer_types, else (Exaone4Config) from sliding_window_pattern, a string whose "L" entries
+  // are local (sliding) layers, repeated over the depth, when sliding_window is set. Untied by default.
+  void read_exaone4() {
+    llama_like(false);
+    for (auto& l : m.layers) l.qk_norm = true;
+    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    if (t.has("layer_types") || !t.has("sliding_window") || !t.raw()["sliding_window_pattern"].is_string()) return;
+    const std::string pattern = t.string_or("sliding_window_pattern", "");
+    if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos)
+      t.fail("sliding_window_pattern", "is \"" + pattern + "\"", "use a string of L (sliding) and G (global) layers");
+    for (size_t i = 0; i < m.layers.size(); ++i)
+      if (pattern[i % pattern.size()] == 'L') set_sliding(i);
   }
 
   // modeling_mamba / modeling_falcon_mamba: every layer a Mamba mixer with one RMSNorm, no MLP.
