@@ -572,3 +572,16 @@ TEST_CASE("seed_oss, arcee, apertus, exaone4, smollm3: biases, plain MLPs, q/k n
   CHECK(smol.layers[0].kv == KvKind::full);
   CHECK(std::abs(double(count_params(smol).total) / 3.08e9 - 1) < 0.01);
 }
+
+// ERNIE-4.5-0.3B's shapes (baidu/ERNIE-4.5-0.3B-PT, synthetic: explicit head_dim, tied embeddings by default); Baidu:
+// 0.36 B parameters.
+TEST_CASE("ernie4_5: the dense ERNIE-4.5, tied by default, biases with use_bias", "[hf]") {
+  const std::string c = R"({"model_type":"ernie4_5","hidden_size":1024,"intermediate_size":3072,"num_hidden_layers":18,
+    "num_attention_heads":16,"num_key_value_heads":2,"head_dim":128,"vocab_size":103424,"max_position_embeddings":131072})";
+  const auto m = kvtest::from_text(c);
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::gated);
+  const i64 h = 1024, layer = 2 * h * 2048 + 2 * h * 256 + 3 * h * 3072 + 2 * h;
+  CHECK(count_params(m).total == 103424 * h + 18 * layer + h);
+  CHECK(std::abs(double(count_params(m).total) / 0.36e9 - 1) < 0.01);
+}

@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, generic
 };
 
 struct TypeRule {
@@ -57,7 +57,7 @@ const TypeRule kTypes[] = {
     {"glm4", Family::glm4},           {"chatglm", Family::chatglm},       {"phi", Family::phi},
     {"stablelm", Family::stablelm},   {"internlm2", Family::internlm2},   {"seed_oss", Family::seed_oss},
     {"smollm3", Family::llama},       {"arcee", Family::arcee},           {"apertus", Family::apertus},
-    {"exaone4", Family::exaone4},
+    {"exaone4", Family::exaone4},     {"ernie4_5", Family::ernie4_5},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -500,6 +500,11 @@ struct Reader {
         m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
         break;
       case Family::exaone4: read_exaone4(); break;
+      case Family::ernie4_5:  // modeling_ernie4_5 (dense ERNIE-4.5): biases on q/k/v/o and the MLP with use_bias;
+        llama_like(false);    // tied embeddings by default (Ernie4_5Config)
+        for (auto& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = t.bool_or("use_bias", false);
+        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        break;
       case Family::internlm2:  // InternLM2 / 2.5 (trust_remote_code): llama-shaped, fused wqkv; `bias` (InternLM2Config
         llama_like(false);     // default true) on wqkv and wo
         for (auto& l : m.layers) l.qkv_bias = l.o_bias = t.bool_or("bias", true);
