@@ -105,6 +105,8 @@ struct Reader {
   i64 hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, inter = 0;
 
   void warn(const std::string& s) { m.warnings.push_back(s); }
+  // tie_word_embeddings, else the family's config-class default
+  void tie(bool family_default) { m.tied_embeddings = t.bool_or("tie_word_embeddings", family_default); }
 
   void read_core() {
     hidden = t.get_int_any({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim);
@@ -358,23 +360,23 @@ struct Reader {
       case Family::phi3:
       case Family::generic:
         llama_like(false);
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       case Family::qwen2:
         llama_like(true);  // modeling_qwen2: q/k/v Linear(bias=True), o_proj bias=False
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       case Family::qwen3:
         llama_like(false);
         for (auto& l : m.layers) l.qk_norm = true;  // q_norm, k_norm RMSNorm(head_dim)
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       case Family::mixtral: {
         llama_like(false);
         const i64 e = t.get_int("num_local_experts", 1, kMaxExperts);
         const i64 k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
         for (auto& l : m.layers) moe_layer(l, e, k, inter);
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       }
       case Family::qwen2_moe:
@@ -395,7 +397,7 @@ struct Reader {
           l.shared_intermediate = shared;
           l.shared_expert_gate = shared > 0;
         }
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       }
       case Family::cohere:
@@ -407,7 +409,7 @@ struct Reader {
         for (auto& l : m.layers) l.norms = 1;
         if (fam == Family::cohere && t.bool_or("use_qk_norm", false))
           m.notes.push_back("use_qk_norm: per-head q/k norm weights not counted (under 0.01% of a layer)");
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        tie(true);
         break;
       case Family::gemma:
       case Family::gemma2:
@@ -417,7 +419,7 @@ struct Reader {
           l.norms = fam == Family::gemma ? 2 : 4;  // gemma2/3: input, post_attn, pre_ff, post_ff norms
           l.qk_norm = fam == Family::gemma3;
         }
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        tie(true);
         break;
       case Family::mllama: {
         llama_like(false);
@@ -426,7 +428,7 @@ struct Reader {
           l.kv = KvKind::cross;  // K/V of the vision encoder's tokens (modeling_mllama)
           l.qk_norm = true;
         }
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       }
       case Family::falcon: read_falcon(); break;
@@ -448,7 +450,7 @@ struct Reader {
           l.expert_bias = true;
           l.router_bias = true;
         }
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       }
       case Family::llama4: read_llama4(); break;
@@ -472,7 +474,7 @@ struct Reader {
       case Family::dbrx: read_dbrx(); break;
       case Family::exaone:  // EXAONE 3.x (trust_remote_code): llama-shaped under num_layers / activation_function;
         llama_like(false);  // ExaoneConfig ties the embeddings unless the config says otherwise
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        tie(true);
         break;
       case Family::glm4: read_glm4(); break;
       case Family::chatglm: read_chatglm(); break;
@@ -484,12 +486,12 @@ struct Reader {
           l.qkv_bias = t.bool_or("attention_bias", true);
           l.o_bias = t.bool_or("attention_out_bias", false);
         }
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       case Family::arcee:  // modeling_arcee (AFM): llama-shaped with a plain MLP (up_proj, down_proj, relu squared)
         llama_like(false);
         for (auto& l : m.layers) l.mlp = MlpKind::plain;
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       case Family::apertus:  // modeling_apertus: per-head q/k RMSNorms, a plain MLP (up_proj, down_proj, xIELU whose two
         llama_like(false);   // scalars a layer are not counted)
@@ -497,18 +499,18 @@ struct Reader {
           l.mlp = MlpKind::plain;
           l.qk_norm = t.bool_or("qk_norm", true);
         }
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
       case Family::exaone4: read_exaone4(); break;
       case Family::ernie4_5:  // modeling_ernie4_5 (dense ERNIE-4.5): biases on q/k/v/o and the MLP with use_bias;
         llama_like(false);    // tied embeddings by default (Ernie4_5Config)
         for (auto& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = t.bool_or("use_bias", false);
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+        tie(true);
         break;
       case Family::internlm2:  // InternLM2 / 2.5 (trust_remote_code): llama-shaped, fused wqkv; `bias` (InternLM2Config
         llama_like(false);     // default true) on wqkv and wo
         for (auto& l : m.layers) l.qkv_bias = l.o_bias = t.bool_or("bias", true);
-        m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+        tie(false);
         break;
     }
     apply_windows();
@@ -539,7 +541,7 @@ struct Reader {
       m.layers.push_back(l);
     }
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+    tie(true);
     if (m.max_context == 0) m.notes.push_back("falcon config has no max_position_embeddings (Falcon-7B/40B trained at 2048)");
   }
 
@@ -560,7 +562,7 @@ struct Reader {
     m.norm = NormKind::layer;
     m.learned_positions = m.max_context;
     if (m.learned_positions == 0) t.fail("n_positions", "missing; expected integer >= 1", "add it to the config");
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+    tie(true);
   }
 
   // modeling_gpt_neox: fused qkv and dense with bias (attention_bias, default true), plain MLP with
@@ -579,7 +581,7 @@ struct Reader {
       m.layers.push_back(l);
     }
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_deepseek_v2/v3: MLA attention (latent cached), first_k_dense_replace dense layers,
@@ -627,7 +629,7 @@ struct Reader {
       m.layers.push_back(l);
     }
     read_mtp();
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_glm4_moe (GLM-4.5 / 4.6): GQA attention with explicit head_dim, q/k/v biases when attention_bias (o_proj
@@ -657,7 +659,7 @@ struct Reader {
       m.layers.push_back(l);
     }
     read_mtp();
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_llama4: MoE every interleave_moe_layer_step layers (or the listed moe_layers); each MoE
@@ -684,7 +686,7 @@ struct Reader {
       }
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // absent, null or "auto": the size the config class derives
@@ -757,7 +759,7 @@ struct Reader {
       if (e > 1 && i % ep == eo) moe_layer(l, e, k, inter);
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_nemotron_h: hybrid_override_pattern, one char per layer: M = Mamba2, * = attention,
@@ -805,7 +807,7 @@ struct Reader {
       l.norms = 1;
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_qwen3_next: layer_types, or every full_attention_interval-th layer full attention (gated
@@ -849,7 +851,7 @@ struct Reader {
       }
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
     // the checkpoint ships mtp.* (one full-attention MoE layer + fc); vLLM qwen3_next_mtp.py reads num_nextn_predict_layers, default 1
     m.mtp_layers = t.int_or("num_nextn_predict_layers", 1, 0, kMaxLayers);
   }
@@ -891,7 +893,7 @@ struct Reader {
       moe_layer(l, e, k, inter);
       l.shared_intermediate = shared;
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_granitemoehybrid (Granite 4.0 / 4.0-H): layer_types (alias layers_block_type) names each layer "mamba"
@@ -945,7 +947,7 @@ struct Reader {
       }
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // LFM2's feed-forward width (vLLM models/lfm2.py Lfm2MLP, llama.cpp convert_hf_to_gguf LFM2): block_ff_dim (else
@@ -1047,7 +1049,7 @@ struct Reader {
       m.layers.push_back(a);
       m.layers.push_back(s);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_minimax_m2 (MiniMax-M2): GQA with an explicit head_dim (48 x 128 is twice the hidden size), no biases;
@@ -1071,7 +1073,7 @@ struct Reader {
       l.shared_intermediate = shared;
       l.router_score_bias = routing_bias;
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_ernie4_5_moe (ERNIE-4.5 MoE): GQA (head_dim = hidden / heads unless given), biases on q/k/v/o and the MLPs
@@ -1097,7 +1099,7 @@ struct Reader {
         l.router_score_bias = true;
       }
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+    tie(true);
   }
 
   // modeling_olmoe (OLMoE): MHA/GQA without biases, q_norm over all of q and k_norm over all of k; every layer routes
@@ -1109,7 +1111,7 @@ struct Reader {
       l.qk_norm = l.qk_norm_whole = true;
       moe_layer(l, e, k, inter);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_olmo2 / modeling_olmo3 (OLMo 2, Olmo 3): q_norm an RMSNorm over all of q (heads x head_dim), k_norm over all
@@ -1119,7 +1121,7 @@ struct Reader {
   void read_olmo2() {
     llama_like(false);
     for (auto& l : m.layers) l.qk_norm = l.qk_norm_whole = true;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_starcoder2 (StarCoder2): q/k/v/o and a plain MLP (c_fc hidden x I, c_proj I x hidden, gelu) with biases
@@ -1134,7 +1136,7 @@ struct Reader {
       l.mlp = MlpKind::plain;
     }
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+    tie(true);
   }
 
   // modeling_nemotron (Nemotron-4, Minitron): a plain MLP (up_proj hidden x I, down_proj I x hidden, relu squared)
@@ -1144,7 +1146,7 @@ struct Reader {
     llama_like(false);
     for (auto& l : m.layers) l.mlp = MlpKind::plain;
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_phimoe (Phi-3.5-MoE): GQA with q/k/v/o biases when attention_bias; every layer routes num_local_experts
@@ -1156,7 +1158,7 @@ struct Reader {
     for (auto& l : m.layers) moe_layer(l, e, k, inter);
     m.lm_head_bias = t.bool_or("lm_head_bias", false);
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_dbrx (DBRX): d_model, n_heads, n_layers, max_seq_len at the top; KV heads in attn_config.kv_n_heads, the
@@ -1181,7 +1183,7 @@ struct Reader {
       moe_layer(l, e, k, inter);
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_glm4 (GLM-4-0414): explicit head_dim, q/k/v biases with attention_bias (default true), o_proj without;
@@ -1195,7 +1197,7 @@ struct Reader {
       l.o_bias = false;
       l.norms = 4;
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // ChatGLM2 / ChatGLM3 / GLM-4-9B-chat (chatglm, trust_remote_code; vLLM chatglm.py): num_layers, kv_channels as
@@ -1214,7 +1216,7 @@ struct Reader {
     }
     if (!t.bool_or("rmsnorm", true)) m.norm = NormKind::layer;
     m.final_norm = t.bool_or("post_layer_norm", true);
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_phi (Phi-1, Phi-1.5, Phi-2): attention and a plain MLP (fc1, fc2, gelu) side by side off one LayerNorm
@@ -1231,7 +1233,7 @@ struct Reader {
     }
     m.lm_head_bias = true;
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_stablelm (StableLM, StableLM 2): q/k/v biases with use_qkv_bias, o_proj without; qk_layernorm: one
@@ -1248,7 +1250,7 @@ struct Reader {
       l.norms = parallel ? 1 : 2;
     }
     m.norm = NormKind::layer;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 
   // modeling_exaone4 (EXAONE 4.0): per-head q/k RMSNorms, norms after attention and after the MLP, a gated MLP;
@@ -1257,7 +1259,7 @@ struct Reader {
   void read_exaone4() {
     llama_like(false);
     for (auto& l : m.layers) l.qk_norm = true;
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
     if (t.has("layer_types") || !t.has("sliding_window") || !t.raw()["sliding_window_pattern"].is_string()) return;
     const std::string pattern = t.string_or("sliding_window_pattern", "");
     if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos)
@@ -1277,7 +1279,7 @@ struct Reader {
       l.proj_bias = t.bool_or("use_bias", false);
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", true);
+    tie(true);
   }
 
   // modeling_mamba2: num_heads x head_dim inner width, n_groups B/C groups.
@@ -1291,7 +1293,7 @@ struct Reader {
       l.proj_bias = t.bool_or("use_bias", false);
       m.layers.push_back(l);
     }
-    m.tied_embeddings = t.bool_or("tie_word_embeddings", false);
+    tie(false);
   }
 };
 
