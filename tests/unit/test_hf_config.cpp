@@ -585,3 +585,27 @@ TEST_CASE("ernie4_5: the dense ERNIE-4.5, tied by default, biases with use_bias"
   CHECK(count_params(m).total == 103424 * h + 18 * layer + h);
   CHECK(std::abs(double(count_params(m).total) / 0.36e9 - 1) < 0.01);
 }
+
+// Hunyuan-A13B-Instruct (tests/data/configs/hunyuan-a13b-instruct.json: tencent/Hunyuan-A13B-Instruct's shapes as
+// transcribed, per-layer lists for moe_topk, moe_intermediate_size, num_shared_expert; its dynamic RoPE left out);
+// Tencent: 80 B parameters, 13 B active.
+TEST_CASE("hunyuan_v1_moe: per-layer expert lists, a shared MLP beside 64 experts, per-head q/k norms", "[hf]") {
+  const auto m = kvtest::load("hunyuan-a13b-instruct");
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].mlp == MlpKind::moe);
+  CHECK(m.layers[0].experts_active == 8);
+  CHECK(m.layers[0].shared_intermediate == 3072);
+  CHECK(kvtest::kv(m, 1).kv_bytes_per_token == 32 * 2 * 8 * 128 * 2);
+  const i64 h = 4096, attn = 2 * h * h + 2 * h * 1024 + 2 * 128;
+  const i64 moe = 64 * 3 * h * 3072 + 3 * h * 3072 + 64 * h;
+  const auto p = count_params(m);
+  CHECK(p.total == 128167 * h + 32 * (attn + moe + 2 * h) + h);  // tied
+  CHECK(p.active == p.total - 32 * 56 * 3 * h * 3072);
+  CHECK(std::abs(double(p.total) / 80.4e9 - 1) < 0.01);
+  std::string cla = kvtest::read_text("hunyuan-a13b-instruct");
+  cla.replace(cla.find("\"use_cla\": false"), 16, "\"use_cla\": true");
+  CHECK(error_of(cla) == "config.json: /use_cla: is true: cross-layer attention (layers sharing one KV cache) is not modelled; plan a checkpoint without CLA");
+  std::string short_list = kvtest::read_text("hunyuan-a13b-instruct");
+  short_list.replace(short_list.find("[8, 8, "), 7, "[8, ");
+  CHECK(error_of(short_list) == "config.json: /moe_topk: has 31 entries for 32 layers; give one per layer");
+}

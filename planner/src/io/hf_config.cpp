@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, hunyuan, generic
 };
 
 struct TypeRule {
@@ -58,6 +58,7 @@ const TypeRule kTypes[] = {
     {"stablelm", Family::stablelm},   {"internlm2", Family::internlm2},   {"seed_oss", Family::seed_oss},
     {"smollm3", Family::llama},       {"arcee", Family::arcee},           {"apertus", Family::apertus},
     {"exaone4", Family::exaone4},     {"ernie4_5", Family::ernie4_5},
+    {"hunyuan_v1_moe", Family::hunyuan}, {"hunyuan_v1_dense", Family::hunyuan},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -502,6 +503,7 @@ struct Reader {
         tie(false);
         break;
       case Family::exaone4: read_exaone4(); break;
+      case Family::hunyuan: read_hunyuan(); break;
       case Family::ernie4_5:  // modeling_ernie4_5 (dense ERNIE-4.5): biases on q/k/v/o and the MLP with use_bias;
         llama_like(false);    // tied embeddings by default (Ernie4_5Config)
         for (auto& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = t.bool_or("use_bias", false);
@@ -1266,6 +1268,41 @@ struct Reader {
       t.fail("sliding_window_pattern", "is \"" + pattern + "\"", "use a string of L (sliding) and G (global) layers");
     for (size_t i = 0; i < m.layers.size(); ++i)
       if (pattern[i % pattern.size()] == 'L') set_sliding(i);
+  }
+
+  // A key that is one integer for every layer or a list of one per layer (Hunyuan's moe_topk, num_experts, ...).
+  std::vector<i64> per_layer(const std::string& key, i64 fallback, i64 lo, i64 hi) const {
+    if (!t.has(key)) return std::vector<i64>(size_t(layers), fallback);
+    if (!t.raw()[key].is_array()) return std::vector<i64>(size_t(layers), t.get_int(key, lo, hi));
+    std::vector<i64> v = t.int_list(key, lo, hi);
+    if (i64(v.size()) != layers)
+      t.fail(key, "has " + std::to_string(v.size()) + " entries for " + std::to_string(layers) + " layers", "give one per layer");
+    return v;
+  }
+
+  // modeling_hunyuan_v1_moe / _dense (Hunyuan-A13B, Hunyuan-7B): per-head q/k RMSNorms (query_layernorm,
+  // key_layernorm) when use_qk_norm, attention_bias on q/k/v/o; MoE layers (hunyuan_v1_moe) hold num_experts gated
+  // experts of moe_intermediate_size (else intermediate_size), top moe_topk, a bias-free router, and with
+  // use_mixed_mlp_moe a shared MLP of intermediate_size x num_shared_expert (vLLM hunyuan_v1.py); each of these may be
+  // one number or a list of one per layer. Cross-layer
+  // attention (use_cla: layers sharing a KV cache, cla_share_factor) is not modelled: refused.
+  void read_hunyuan() {
+    llama_like(false);
+    if (t.bool_or("use_cla", false))
+      t.fail("use_cla", "is true: cross-layer attention (layers sharing one KV cache) is not modelled", "plan a checkpoint without CLA");
+    const bool qk = t.bool_or("use_qk_norm", true);
+    for (auto& l : m.layers) l.qk_norm = qk;
+    if (m.model_type == "hunyuan_v1_moe") {
+      const auto experts = per_layer("num_experts", 1, 1, kMaxExperts), topk = per_layer("moe_topk", 1, 1, kMaxExperts);
+      const auto width = per_layer("moe_intermediate_size", inter, 1, kMaxDim), shared = per_layer("num_shared_expert", 1, 0, kMaxExperts);
+      for (i64 i = 0; i < layers; ++i) {
+        const size_t k = size_t(i);
+        if (experts[k] <= 1) continue;  // one expert: a plain MLP
+        moe_layer(m.layers[k], experts[k], topk[k], width[k]);
+        if (t.bool_or("use_mixed_mlp_moe", true)) m.layers[k].shared_intermediate = mul(shared[k], inter);
+      }
+    }
+    tie(true);
   }
 
   // modeling_mamba / modeling_falcon_mamba: every layer a Mamba mixer with one RMSNorm, no MLP.
