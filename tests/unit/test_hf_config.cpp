@@ -609,3 +609,24 @@ TEST_CASE("hunyuan_v1_moe: per-layer expert lists, a shared MLP beside 64 expert
   short_list.replace(short_list.find("[8, 8, "), 7, "[8, ");
   CHECK(error_of(short_list) == "config.json: /moe_topk: has 31 entries for 32 layers; give one per layer");
 }
+
+// Ling-lite-1.5's shapes (inclusionAI/Ling-lite-1.5, synthetic: 64 experts of 1408, top 6, two shared); inclusionAI:
+// 16.8 B parameters, 2.75 B active. Ling 2.0 (bailing_moe_v2) adds dense first layers, q/k norms and an expert bias.
+TEST_CASE("bailing_moe: experts beside shared experts, optional dense first layers and q/k norms", "[hf]") {
+  const std::string c = R"({"model_type":"bailing_moe","hidden_size":2048,"intermediate_size":5632,"num_hidden_layers":28,
+    "num_attention_heads":16,"num_key_value_heads":4,"vocab_size":126464,"max_position_embeddings":16384,
+    "moe_intermediate_size":1408,"num_experts":64,"num_experts_per_tok":6,"num_shared_experts":2,"use_bias":false,
+    "use_qkv_bias":false,"norm_head":true,"tie_word_embeddings":false)";
+  const auto m = kvtest::from_text(c + "}");
+  CHECK(m.warnings.empty());
+  const i64 h = 2048, attn = h * (2048 + 2 * 512) + 2048 * h, moe = 64 * 3 * h * 1408 + 3 * h * 2816 + 64 * h;
+  const auto p = count_params(m);
+  CHECK(p.total == 2 * 126464 * h + 28 * (attn + moe + 2 * h) + h);
+  CHECK(p.active == p.total - 28 * 58 * 3 * h * 1408);
+  CHECK(std::abs(double(p.total) / 16.8e9 - 1) < 0.01);
+  CHECK(std::abs(double(p.active) / 2.75e9 - 1) < 0.01);
+  const auto v2 = kvtest::from_text(c + R"(,"first_k_dense_replace":1,"use_qk_norm":true,"moe_router_enable_expert_bias":true})");
+  CHECK(v2.layers[0].mlp == MlpKind::gated);
+  CHECK(v2.layers[1].router_score_bias);
+  CHECK(count_params(v2).total == p.total - moe + 3 * h * 5632 + 28 * 2 * 128 + 27 * 64);
+}

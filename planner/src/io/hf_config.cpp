@@ -23,7 +23,7 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
-  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, hunyuan, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, hunyuan, bailing, generic
 };
 
 struct TypeRule {
@@ -59,6 +59,7 @@ const TypeRule kTypes[] = {
     {"smollm3", Family::llama},       {"arcee", Family::arcee},           {"apertus", Family::apertus},
     {"exaone4", Family::exaone4},     {"ernie4_5", Family::ernie4_5},
     {"hunyuan_v1_moe", Family::hunyuan}, {"hunyuan_v1_dense", Family::hunyuan},
+    {"bailing_moe", Family::bailing}, {"bailing_moe_v2", Family::bailing},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -504,6 +505,7 @@ struct Reader {
         break;
       case Family::exaone4: read_exaone4(); break;
       case Family::hunyuan: read_hunyuan(); break;
+      case Family::bailing: read_bailing(); break;
       case Family::ernie4_5:  // modeling_ernie4_5 (dense ERNIE-4.5): biases on q/k/v/o and the MLP with use_bias;
         llama_like(false);    // tied embeddings by default (Ernie4_5Config)
         for (auto& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = t.bool_or("use_bias", false);
@@ -1303,6 +1305,33 @@ struct Reader {
       }
     }
     tie(true);
+  }
+
+  // Ling / Ring (bailing_moe, bailing_moe_v2; vLLM bailing_moe.py): a fused query_key_value with a bias when use_bias or
+  // use_qkv_bias, dense (o) and the MLPs with use_bias; per-head q/k RMSNorms with use_qk_norm (Ling 2.0); the first
+  // first_k_dense_replace layers dense MLPs of intermediate_size, the others num_experts gated experts of
+  // moe_intermediate_size, top num_experts_per_tok, a router without bias (with an expert bias under
+  // moe_router_enable_expert_bias), and num_shared_experts x moe_intermediate_size shared. Untied by default.
+  void read_bailing() {
+    llama_like(false);
+    const bool bias = t.bool_or("use_bias", false), qkv_bias = bias || t.bool_or("use_qkv_bias", false);
+    const i64 e = t.get_int("num_experts", 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
+    const i64 width = t.get_int("moe_intermediate_size", 1, kMaxDim);
+    const i64 shared = mul(t.int_or("num_shared_experts", 0, 0, kMaxExperts), width);
+    const i64 first_dense = t.int_or("first_k_dense_replace", 0, 0, kMaxLayers);
+    const bool qk = t.bool_or("use_qk_norm", false), expert_bias = t.bool_or("moe_router_enable_expert_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer& l = m.layers[size_t(i)];
+      l.qkv_bias = qkv_bias;
+      l.o_bias = l.mlp_bias = bias;
+      l.qk_norm = qk;
+      if (i < first_dense) continue;
+      moe_layer(l, e, k, width);
+      l.shared_intermediate = shared;
+      l.router_score_bias = expert_bias;
+    }
+    read_mtp();
+    tie(false);
   }
 
   // modeling_mamba / modeling_falcon_mamba: every layer a Mamba mixer with one RMSNorm, no MLP.
