@@ -58,7 +58,8 @@ TEST_CASE("file type names parse as llama-quantize reads them", "[gguf][recipe]"
 }
 
 TEST_CASE("the GGUF tensor listing covers every matrix count_params counts", "[gguf][recipe]") {
-  for (const char* id : {"llama-3.1-8b", "qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v2-lite", "phi-3-mini-4k-instruct", "mixtral-8x7b"}) {
+  for (const char* id : {"llama-3.1-8b", "qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v2-lite", "phi-3-mini-4k-instruct", "mixtral-8x7b",
+                         "starcoder2-15b", "glm-4-9b-chat", "phi-2", "dbrx-instruct", "hunyuan-a13b-instruct", "dots-llm1-inst"}) {
     INFO(id);
     const ModelSpec m = kvtest::load(id);
     const auto p = count_params(m);

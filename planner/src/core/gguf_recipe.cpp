@@ -126,7 +126,7 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m) {
   // llama.cpp architectures whose converter writes one fused attn_qkv tensor (convert_hf_to_gguf.py)
   const std::string& mt = m.model_type;
   const bool fused_qkv = mt == "phi3" || mt == "falcon" || mt == "gpt2" || mt == "gpt_neox" || mt == "bloom" ||
-                         mt == "mpt" || mt == "gpt_bigcode";
+                         mt == "mpt" || mt == "gpt_bigcode" || mt == "chatglm" || mt == "dbrx";
   for (size_t li = 0; li < m.layers.size(); ++li) {
     const Layer& l = m.layers[li];
     const i64 i = static_cast<i64>(li);
