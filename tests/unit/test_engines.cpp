@@ -548,7 +548,7 @@ TEST_CASE("llama.cpp n-cpu-moe keeps the experts of the first N layers in host m
   CHECK(Planner(n).engine().host_weight_bytes == embd + 8 * layer + (151936LL * 2048 + 2048) * 2 + 2 * experts);
 }
 
-TEST_CASE("Falcon-H1: pipeline stages and Mamba2 TP shards go by decoder layer and padded groups", "[engine][ssm][parallel]") {
+TEST_CASE("Falcon-H1: pipeline stages, Mamba2 TP shards and llama.cpp placement go by decoder layer", "[engine][ssm][parallel]") {
   const auto m = kvtest::load("falcon-h1-7b");
   // vLLM get_pp_indices over 44 decoder layers at PP 3: 15, 15, 14; each stage holds both halves of its layers
   Parallel pp;
@@ -564,8 +564,18 @@ TEST_CASE("Falcon-H1: pipeline stages and Mamba2 TP shards go by decoder layer a
   tp.tp = 2;
   CHECK(rank_shard(m, tp, 0).layers[1].conv_state_elems == 3 * (3072 / 2 + 2 * 256));
   CHECK(rank_shard(m, tp, 0).layers[1].ssm_state_elems == 24 / 2 * 128 * 256);
-  // llama.cpp's placement of its layers is not modelled: refused, not priced at twice the layers
+  // llama.cpp (llama_memory_hybrid): every block keeps the attention cache and the Mamba2 state; layers are placed by
+  // block, 44 + the output layer, not 88. One slot, -c 8192, f16 KV, f32 state:
+  // KV 44 x 8192 cells x 2 heads x 128 x (K, V) x 2 B; state 44 x (3 x (3072 + 2 x 256) + 3072 x 256) x 4 B
   auto e = kvtest::engine(EngineKind::llamacpp);
-  CHECK_THROWS_WITH(Planner(kvtest::spec("falcon-h1-7b", "h100-sxm", e)),
-                    Catch::Contains("llama.cpp layer placement of falcon_h1"));
+  e.ctx_size = 8192;
+  e.parallel = 1;
+  e.version = "b7376";
+  const Planner lc(kvtest::spec("falcon-h1-7b", "h100-sxm", e, {}, ElemFormat::f16));
+  CHECK(lc.engine().total_layers == 45);
+  CHECK(lc.engine().k_bytes + lc.engine().v_bytes == 44LL * 8192 * 2 * 128 * 2 * 2);
+  CHECK(lc.engine().state_bytes == 44LL * (3 * (3072 + 2 * 256) + 3072 * 256) * 4);
+  e.n_gpu_layers = 22;  // b7376 (before #18148): the last 22 blocks on the GPU, the output layer not: half the cache
+  const Planner half(kvtest::spec("falcon-h1-7b", "h100-sxm", e, {}, ElemFormat::f16));
+  CHECK(half.engine().gpu_kv_bytes * 2 == lc.engine().gpu_kv_bytes);
 }

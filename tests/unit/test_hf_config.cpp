@@ -605,6 +605,9 @@ TEST_CASE("hunyuan_v1_moe: per-layer expert lists, a shared MLP beside 64 expert
   std::string cla = kvtest::read_text("hunyuan-a13b-instruct");
   cla.replace(cla.find("\"use_cla\": false"), 16, "\"use_cla\": true");
   CHECK(error_of(cla) == "config.json: /use_cla: is true: cross-layer attention (layers sharing one KV cache) is not modelled; plan a checkpoint without CLA");
+  std::string own = kvtest::read_text("hunyuan-a13b-instruct");  // Tencent's GitHub copy says model_type "hunyuan"
+  own.replace(own.find("\"hunyuan_v1_moe\""), 16, "\"hunyuan\"");
+  CHECK(count_params(kvtest::from_text(own)).total == p.total);
   std::string short_list = kvtest::read_text("hunyuan-a13b-instruct");
   short_list.replace(short_list.find("[8, 8, "), 7, "[8, ");
   CHECK(error_of(short_list) == "config.json: /moe_topk: has 31 entries for 32 layers; give one per layer");
@@ -629,4 +632,13 @@ TEST_CASE("bailing_moe: experts beside shared experts, optional dense first laye
   CHECK(v2.layers[0].mlp == MlpKind::gated);
   CHECK(v2.layers[1].router_score_bias);
   CHECK(count_params(v2).total == p.total - moe + 3 * h * 5632 + 28 * 2 * 128 + 27 * 64);
+  // Ling-mini-2.0's shapes (official model_type "bailing_moe", architecture BailingMoeV2ForCausalLM): 256 experts of 512,
+  // top 8, one shared, a dense first layer; inclusionAI: 16 B total, 1.4 B active
+  const auto mini = kvtest::from_text(R"({"model_type":"bailing_moe","architectures":["BailingMoeV2ForCausalLM"],
+    "hidden_size":2048,"intermediate_size":5120,"num_hidden_layers":20,"num_attention_heads":16,"num_key_value_heads":4,
+    "head_dim":128,"vocab_size":157184,"max_position_embeddings":32768,"moe_intermediate_size":512,"num_experts":256,
+    "num_experts_per_tok":8,"num_shared_experts":1,"first_k_dense_replace":1,"use_qk_norm":true,
+    "moe_router_enable_expert_bias":true,"use_bias":false,"use_qkv_bias":false,"tie_word_embeddings":false})");
+  CHECK(std::abs(double(count_params(mini).total) / 16.256e9 - 1) < 0.001);
+  CHECK(std::abs(double(count_params(mini).active) / 1.433e9 - 1) < 0.002);
 }

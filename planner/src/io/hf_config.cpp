@@ -58,7 +58,7 @@ const TypeRule kTypes[] = {
     {"stablelm", Family::stablelm},   {"internlm2", Family::internlm2},   {"seed_oss", Family::seed_oss},
     {"smollm3", Family::llama},       {"arcee", Family::arcee},           {"apertus", Family::apertus},
     {"exaone4", Family::exaone4},     {"ernie4_5", Family::ernie4_5},
-    {"hunyuan_v1_moe", Family::hunyuan}, {"hunyuan_v1_dense", Family::hunyuan},
+    {"hunyuan_v1_moe", Family::hunyuan}, {"hunyuan_v1_dense", Family::hunyuan}, {"hunyuan", Family::hunyuan},
     {"bailing_moe", Family::bailing}, {"bailing_moe_v2", Family::bailing},
 };
 
@@ -1282,7 +1282,8 @@ struct Reader {
     return v;
   }
 
-  // modeling_hunyuan_v1_moe / _dense (Hunyuan-A13B, Hunyuan-7B): per-head q/k RMSNorms (query_layernorm,
+  // modeling_hunyuan_v1_moe / _dense (Hunyuan-A13B, Hunyuan-7B; "hunyuan" in Tencent's copies and Hunyuan-Large):
+  // per-head q/k RMSNorms (query_layernorm,
   // key_layernorm) when use_qk_norm, attention_bias on q/k/v/o; MoE layers (hunyuan_v1_moe) hold num_experts gated
   // experts of moe_intermediate_size (else intermediate_size), top moe_topk, a bias-free router, and with
   // use_mixed_mlp_moe a shared MLP of intermediate_size x num_shared_expert (vLLM hunyuan_v1.py); each of these may be
@@ -1294,7 +1295,7 @@ struct Reader {
       t.fail("use_cla", "is true: cross-layer attention (layers sharing one KV cache) is not modelled", "plan a checkpoint without CLA");
     const bool qk = t.bool_or("use_qk_norm", true);
     for (auto& l : m.layers) l.qk_norm = qk;
-    if (m.model_type == "hunyuan_v1_moe") {
+    if (t.has("num_experts")) {  // hunyuan_v1_moe (Tencent's own copies say model_type "hunyuan"); dense: no experts
       const auto experts = per_layer("num_experts", 1, 1, kMaxExperts), topk = per_layer("moe_topk", 1, 1, kMaxExperts);
       const auto width = per_layer("moe_intermediate_size", inter, 1, kMaxDim), shared = per_layer("num_shared_expert", 1, 0, kMaxExperts);
       for (i64 i = 0; i < layers; ++i) {
@@ -1311,13 +1312,15 @@ struct Reader {
   // use_qkv_bias, dense (o) and the MLPs with use_bias; per-head q/k RMSNorms with use_qk_norm (Ling 2.0); the first
   // first_k_dense_replace layers dense MLPs of intermediate_size, the others num_experts gated experts of
   // moe_intermediate_size, top num_experts_per_tok, a router without bias (with an expert bias under
-  // moe_router_enable_expert_bias), and num_shared_experts x moe_intermediate_size shared. Untied by default.
+  // moe_router_enable_expert_bias), and num_shared_experts x moe_intermediate_size shared. Untied by default. Ling 2.0's
+  // official configs say model_type "bailing_moe" (architecture BailingMoeV2ForCausalLM): the keys decide, not the type.
   void read_bailing() {
     llama_like(false);
     const bool bias = t.bool_or("use_bias", false), qkv_bias = bias || t.bool_or("use_qkv_bias", false);
     const i64 e = t.get_int("num_experts", 1, kMaxExperts), k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
     const i64 width = t.get_int("moe_intermediate_size", 1, kMaxDim);
-    const i64 shared = mul(t.int_or("num_shared_experts", 0, 0, kMaxExperts), width);
+    // vLLM sizes the shared MLP by moe_shared_expert_intermediate_size when the config gives it
+    const i64 shared = mul(t.int_or("num_shared_experts", 0, 0, kMaxExperts), t.int_or("moe_shared_expert_intermediate_size", width, 1, kMaxDim));
     const i64 first_dense = t.int_or("first_k_dense_replace", 0, 0, kMaxLayers);
     const bool qk = t.bool_or("use_qk_norm", false), expert_bias = t.bool_or("moe_router_enable_expert_bias", false);
     for (i64 i = 0; i < layers; ++i) {
