@@ -562,6 +562,15 @@ TEST_CASE("seed_oss, arcee, apertus, exaone4, smollm3: biases, plain MLPs, q/k n
   CHECK(kvtest::kv(e4, 100000).kv_bytes_per_token == 64 * 2 * 8 * 128 * 2);
   const i64 he = 5120;
   CHECK(count_params(e4).total == 2 * 102400 * he + 64 * (2 * he * he + 2 * he * 1024 + 2 * 128 + 3 * he * 27392 + 2 * he) + he);
+  // Exaone4Config's own derivation: an integer pattern (default 4) over sliding_window (default 4096); null: all full
+  std::string ints = ex;
+  ints.replace(ints.find("\"LLLG\""), 6, "2");
+  const auto e2 = kvtest::from_text(ints);
+  CHECK(e2.layers[0].kv == KvKind::sliding);
+  CHECK(e2.layers[1].kv == KvKind::full);
+  std::string none = ex;
+  none.replace(none.find("\"sliding_window\":4096"), 21, "\"sliding_window\":null");
+  CHECK(kvtest::from_text(none).layers[0].kv == KvKind::full);
   ex.replace(ex.find("LLLG"), 4, "LLXG");
   CHECK(error_of(ex) == "config.json: /sliding_window_pattern: is \"LLXG\"; use a string of L (sliding) and G (global) layers");
 

@@ -1257,19 +1257,28 @@ struct Reader {
     tie(false);
   }
 
-  // modeling_exaone4 (EXAONE 4.0): per-head q/k RMSNorms, norms after attention and after the MLP, a gated MLP;
-  // sliding layers from layer_types, else (Exaone4Config) from sliding_window_pattern, a string whose "L" entries
-  // are local (sliding) layers, repeated over the depth, when sliding_window is set. Untied by default.
+  // modeling_exaone4 (EXAONE 4.0): per-head q/k RMSNorms, norms after attention and after the MLP, a gated MLP.
+  // Windows from layer_types; else as Exaone4Config.__post_init__ derives them: sliding_window (default 4096; null: every
+  // layer full) on the layers where (i + 1) % sliding_window_pattern != 0 (default 4), or, for the "LLLG" string form
+  // some checkpoints carry, on the layers whose letter is L. Untied by default.
   void read_exaone4() {
     llama_like(false);
     for (auto& l : m.layers) l.qk_norm = true;
     tie(false);
-    if (t.has("layer_types") || !t.has("sliding_window") || !t.raw()["sliding_window_pattern"].is_string()) return;
-    const std::string pattern = t.string_or("sliding_window_pattern", "");
-    if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos)
-      t.fail("sliding_window_pattern", "is \"" + pattern + "\"", "use a string of L (sliding) and G (global) layers");
+    if (t.has("layer_types") || (t.raw().contains("sliding_window") && t.raw()["sliding_window"].is_null())) return;
+    const i64 window = t.int_or("sliding_window", 4096, 1, kMaxTokens);
+    auto slide = [&](size_t i) { m.layers[i].kv = KvKind::sliding; m.layers[i].window = window; };
+    if (t.raw().contains("sliding_window_pattern") && t.raw()["sliding_window_pattern"].is_string()) {
+      const std::string pattern = t.string_or("sliding_window_pattern", "");
+      if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos)
+        t.fail("sliding_window_pattern", "is \"" + pattern + "\"", "use a string of L (sliding) and G (global) layers");
+      for (size_t i = 0; i < m.layers.size(); ++i)
+        if (pattern[i % pattern.size()] == 'L') slide(i);
+      return;
+    }
+    const i64 p = t.int_or("sliding_window_pattern", 4, 1, kMaxLayers);
     for (size_t i = 0; i < m.layers.size(); ++i)
-      if (pattern[i % pattern.size()] == 'L') set_sliding(i);
+      if ((i64(i) + 1) % p != 0) slide(i);
   }
 
   // A key that is one integer for every layer or a list of one per layer (Hunyuan's moe_topk, num_experts, ...).
