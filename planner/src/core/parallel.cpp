@@ -45,12 +45,10 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
   r.sharded = p.tp > 1 || p.pp > 1 || p.ep > 1;
   // the stage's decoder layers, each with the entries that join it
   const auto [first, last] = stage_layers(decoder_layers(m.layers), p.pp, stage);
-  i64 block = -1;
+  const std::vector<i64> block = decoder_block_of(m.layers);
   r.layers.clear();
-  for (const Layer& l : m.layers) {
-    if (!l.joins_previous) ++block;
-    if (block >= first && block < last) r.layers.push_back(l);
-  }
+  for (size_t i = 0; i < m.layers.size(); ++i)
+    if (block[i] >= first && block[i] < last) r.layers.push_back(m.layers[i]);
   r.has_embedding = m.has_embedding && stage == 0;
   r.has_lm_head = m.has_lm_head && stage == p.pp - 1;
   if (stage != 0) r.vision = VisionTower{};

@@ -701,20 +701,6 @@ void Planner::build_generic(const ModelSpec& rank, i64 available) {
   report_.startup_ok = units_per_request(spec_.engine.max_model_len) <= pool_units_;
 }
 
-// Per-entry layer weights summed by decoder block (entries that join the previous one are part of it).
-static LayerWeights by_block(LayerWeights w, const std::vector<i64>& block_of, i64 blocks) {
-  if (static_cast<i64>(w.blocks.size()) == blocks) return w;
-  std::vector<i64> b(static_cast<size_t>(blocks), 0), x(static_cast<size_t>(blocks), 0);
-  for (size_t i = 0; i < block_of.size(); ++i) {
-    const size_t k = static_cast<size_t>(block_of[i]);
-    b[k] = add(b[k], w.blocks[i], "weight bytes");
-    x[k] = add(x[k], w.experts[i], "weight bytes");
-  }
-  w.blocks = std::move(b);
-  w.experts = std::move(x);
-  return w;
-}
-
 // ---------------------------------------------------------------- llama.cpp layer placement
 // ggml-org/llama.cpp src/llama-model.cpp llama_model::load_tensors ("calculate the split points", get_layer_buft_list).
 std::vector<int> llamacpp_layer_devices(i64 n_layer, i64 n_gpu_layers, const std::vector<double>& split, bool output_first) {
@@ -876,8 +862,7 @@ void Planner::build_llamacpp() {
   // cached by llama_memory_hybrid) is two entries of m.layers, the second joins_previous: block_of maps them
   const i64 n_entries = static_cast<i64>(m.layers.size());
   const i64 n_layer = decoder_layers(m.layers);
-  std::vector<i64> block_of(static_cast<size_t>(n_entries));
-  for (i64 i = 0, b = -1; i < n_entries; ++i) block_of[static_cast<size_t>(i)] = m.layers[static_cast<size_t>(i)].joins_previous ? b : ++b;
+  const std::vector<i64> block_of = decoder_block_of(m.layers);
   // llama_init_from_model (from #19067): "model does not support different K and V cache types" for MLA
   if (!e.rules->mla_v_cache && spec_.kv.k_format != spec_.kv.v_format &&
       std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; }))
@@ -906,7 +891,7 @@ void Planner::build_llamacpp() {
   for (i64 g : d_devices)
     if (g < 0 || g >= gpus) throw InputError("device_draft", "GPU " + std::to_string(g) + " is not one of the deployment's " + std::to_string(gpus), "give --gpu-count");
   const WeightBytes dwb = draft ? weight_bytes(draft->model, count_params(draft->model)) : WeightBytes{};
-  const LayerWeights lw = by_block(layer_weight_bytes(m), block_of, n_layer);
+  const LayerWeights lw = layer_weight_bytes(m);  // by decoder block
   const LayerWeights dlw = draft ? layer_weight_bytes(draft->model) : LayerWeights{};
   // the draft's layers are placed once (its -ngld is not changed by --fit)
   const Placement dp = draft ? place_llama(d_layer, d_ngl, e, d_devices, output_first) : Placement{};

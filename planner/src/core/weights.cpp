@@ -313,13 +313,16 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
 }
 
 LayerWeights layer_weight_bytes(const ModelSpec& m) {
+  // by llama.cpp layer: a decoder block's entries (Falcon-H1's attention and Mamba2 halves) sum into one
   const i64 n = static_cast<i64>(m.layers.size());
+  const std::vector<i64> block_of = decoder_block_of(m.layers);
+  const i64 blocks = decoder_layers(m.layers);
   LayerWeights w;
-  w.blocks.assign(static_cast<size_t>(n), 0);
-  w.experts.assign(static_cast<size_t>(n), 0);
-  if (static_cast<i64>(m.exact_layer_bytes.size()) == n + 2 && static_cast<i64>(m.exact_expert_bytes.size()) == n) {
+  w.blocks.assign(static_cast<size_t>(blocks), 0);
+  w.experts.assign(static_cast<size_t>(blocks), 0);
+  if (static_cast<i64>(m.exact_layer_bytes.size()) == blocks + 2 && static_cast<i64>(m.exact_expert_bytes.size()) == blocks) {
     w.input = m.exact_layer_bytes.front();
-    for (i64 i = 0; i < n; ++i) w.blocks[static_cast<size_t>(i)] = m.exact_layer_bytes[static_cast<size_t>(i + 1)];
+    for (i64 i = 0; i < blocks; ++i) w.blocks[static_cast<size_t>(i)] = m.exact_layer_bytes[static_cast<size_t>(i + 1)];
     w.experts = m.exact_expert_bytes;
     // a tied head is token_embd loaded again where the output layer runs (TENSOR_DUPLICATED)
     w.output_copy = m.tied_embeddings ? m.exact_embedding_bytes : 0;
@@ -364,14 +367,13 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
     one.has_lm_head = false;
     one.final_norm = false;
     one.vision = VisionTower{};
-    i64 b = 0;
+    const size_t k = static_cast<size_t>(block_of[static_cast<size_t>(i)]);
     for (const auto& part : count_params(one).parts) {
       const i64 x = price(one, part, i);
-      b = add(b, x, "weight bytes");
-      if (part.name == "routed_experts") w.experts[static_cast<size_t>(i)] = x;
+      w.blocks[k] = add(w.blocks[k], x, "weight bytes");
+      sum = add(sum, x, "weight bytes");
+      if (part.name == "routed_experts") w.experts[k] = add(w.experts[k], x, "weight bytes");
     }
-    w.blocks[static_cast<size_t>(i)] = b;
-    sum = add(sum, b, "weight bytes");
   }
   w.basis = gguf ? "each layer its own tensors at the recipe's types" : "each layer its own parameters";
   // a weights file's exact total without a per-layer table (a safetensors snapshot, its MTP layers already left

@@ -99,6 +99,14 @@ inline i64 decoder_layers(const std::vector<Layer>& layers) {
   return static_cast<i64>(std::count_if(layers.begin(), layers.end(), [](const Layer& l) { return !l.joins_previous; }));
 }
 
+/// Each entry's decoder layer (an entry that joins the previous one shares its index).
+inline std::vector<i64> decoder_block_of(const std::vector<Layer>& layers) {
+  std::vector<i64> block(layers.size());
+  i64 b = -1;
+  for (size_t i = 0; i < layers.size(); ++i) block[i] = layers[i].joins_previous ? b : ++b;
+  return block;
+}
+
 enum class NormKind { rms, layer };  // RMSNorm: weight only; LayerNorm: weight + bias
 
 struct VisionTower {

@@ -46,7 +46,8 @@ i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part);
 
 /// A model's weights by llama.cpp layer (ggml-org/llama.cpp src/llama-model.cpp load_tensors: the input layer is
 /// always on the CPU, block i goes where layer i runs, the output layer where it runs): `input` the token embedding
-/// and learned positions; `blocks[i]` every tensor of layer i (attention or mixer, MLP or experts, norms, biases);
+/// and learned positions; `blocks[i]` every tensor of decoder layer i (attention or mixer, MLP or experts, norms,
+/// biases; both halves of a block whose entries run side by side, Falcon-H1's, `decoder_block_of`);
 /// `output` the final norm and the head. A tied head is loaded a second time as the output tensor
 /// (TENSOR_DUPLICATED), so `output` then holds the embedding's bytes again. From the GGUF tensor table when the
 /// model has one (ModelSpec::exact_layer_bytes); else each block's own parameters priced as weight_bytes prices
