@@ -482,40 +482,51 @@ struct Reader {
       case Family::chatglm: read_chatglm(); break;
       case Family::phi: read_phi(); break;
       case Family::stablelm: read_stablelm(); break;
-      case Family::seed_oss:  // modeling_seed_oss: q/k/v biases with attention_bias, o_proj's with attention_out_bias
+      case Family::seed_oss: {  // modeling_seed_oss: q/k/v biases with attention_bias, o_proj's with attention_out_bias
         llama_like(false);
+        const bool qkv_bias = t.bool_or("attention_bias", true), o_bias = t.bool_or("attention_out_bias", false);
         for (auto& l : m.layers) {
-          l.qkv_bias = t.bool_or("attention_bias", true);
-          l.o_bias = t.bool_or("attention_out_bias", false);
+          l.qkv_bias = qkv_bias;
+          l.o_bias = o_bias;
         }
         tie(false);
         break;
+      }
       case Family::arcee:  // modeling_arcee (AFM): llama-shaped with a plain MLP (up_proj, down_proj, relu squared)
         llama_like(false);
         for (auto& l : m.layers) l.mlp = MlpKind::plain;
         tie(false);
         break;
-      case Family::apertus:  // modeling_apertus: per-head q/k RMSNorms, a plain MLP (up_proj, down_proj, xIELU whose two
-        llama_like(false);   // scalars a layer are not counted)
+      case Family::apertus: {  // modeling_apertus: per-head q/k RMSNorms, a plain MLP (up_proj, down_proj, xIELU whose
+                               // two scalars a layer are not counted)
+        llama_like(false);
+        const bool qk = t.bool_or("qk_norm", true);
         for (auto& l : m.layers) {
           l.mlp = MlpKind::plain;
-          l.qk_norm = t.bool_or("qk_norm", true);
+          l.qk_norm = qk;
         }
         tie(false);
         break;
+      }
       case Family::exaone4: read_exaone4(); break;
       case Family::hunyuan: read_hunyuan(); break;
       case Family::bailing: read_bailing(); break;
-      case Family::ernie4_5:  // modeling_ernie4_5 (dense ERNIE-4.5): biases on q/k/v/o and the MLP with use_bias;
-        llama_like(false);    // tied embeddings by default (Ernie4_5Config)
-        for (auto& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = t.bool_or("use_bias", false);
+      case Family::ernie4_5: {  // modeling_ernie4_5 (dense ERNIE-4.5): biases on q/k/v/o and the MLP with use_bias;
+                                // tied embeddings by default (Ernie4_5Config)
+        llama_like(false);
+        const bool bias = t.bool_or("use_bias", false);
+        for (auto& l : m.layers) l.qkv_bias = l.o_bias = l.mlp_bias = bias;
         tie(true);
         break;
-      case Family::internlm2:  // InternLM2 / 2.5 (trust_remote_code): llama-shaped, fused wqkv; `bias` (InternLM2Config
-        llama_like(false);     // default true) on wqkv and wo
-        for (auto& l : m.layers) l.qkv_bias = l.o_bias = t.bool_or("bias", true);
+      }
+      case Family::internlm2: {  // InternLM2 / 2.5 (trust_remote_code): llama-shaped, fused wqkv; `bias`
+                                 // (InternLM2Config default true) on wqkv and wo
+        llama_like(false);
+        const bool bias = t.bool_or("bias", true);
+        for (auto& l : m.layers) l.qkv_bias = l.o_bias = bias;
         tie(false);
         break;
+      }
     }
     apply_windows();
   }
@@ -1307,11 +1318,12 @@ struct Reader {
     if (t.has("num_experts")) {  // hunyuan_v1_moe (Tencent's own copies say model_type "hunyuan"); dense: no experts
       const auto experts = per_layer("num_experts", 1, 1, kMaxExperts), topk = per_layer("moe_topk", 1, 1, kMaxExperts);
       const auto width = per_layer("moe_intermediate_size", inter, 1, kMaxDim), shared = per_layer("num_shared_expert", 1, 0, kMaxExperts);
+      const bool mixed = t.bool_or("use_mixed_mlp_moe", true);
       for (i64 i = 0; i < layers; ++i) {
         const size_t k = size_t(i);
         if (experts[k] <= 1) continue;  // one expert: a plain MLP
         moe_layer(m.layers[k], experts[k], topk[k], width[k]);
-        if (t.bool_or("use_mixed_mlp_moe", true)) m.layers[k].shared_intermediate = mul(shared[k], inter);
+        if (mixed) m.layers[k].shared_intermediate = mul(shared[k], inter);
       }
     }
     tie(true);
