@@ -352,6 +352,24 @@ TEST_CASE("olmo2: q/k norms over the whole projection, norms after attention and
   CHECK(m3.layers[0].window == 4096);
   CHECK(m3.layers[3].kv == KvKind::full);
   CHECK(count_params(m3).total == count_params(m).total);
+  // without layer_types, Olmo3Config.__post_init__'s: sliding on (i + 1) % 4 != 0, sliding_window default 4096
+  std::string bare = kvtest::read_text("olmo-2-1124-7b");
+  bare.replace(bare.find("\"olmo2\""), 7, "\"olmo3\"");
+  const auto d3 = kvtest::from_text(bare);
+  int sliding = 0;
+  for (const auto& l : d3.layers) sliding += l.kv == KvKind::sliding && l.window == 4096;
+  CHECK(sliding == 24);  // 32 layers, every fourth full
+  CHECK(d3.layers[2].kv == KvKind::sliding);
+  CHECK(d3.layers[3].kv == KvKind::full);
+  CHECK(d3.layers[31].kv == KvKind::full);
+  std::string w = bare;
+  w.replace(w.find("\"tie_word_embeddings\""), 0, "\"sliding_window\": 2048,\n  ");
+  CHECK(kvtest::from_text(w).layers[0].window == 2048);
+  std::string none = bare;
+  none.replace(none.find("\"tie_word_embeddings\""), 0, "\"sliding_window\": null,\n  ");
+  for (const auto& l : kvtest::from_text(none).layers) CHECK(l.kv == KvKind::full);
+  // OLMo 2 has no such default: every layer full
+  for (const auto& l : m.layers) CHECK(l.kv == KvKind::full);
 }
 
 // StarCoder2-15B (tests/data/configs/starcoder2-15b.json, bigcode/starcoder2-15b's config.json as transcribed): a plain

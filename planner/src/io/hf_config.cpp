@@ -22,7 +22,7 @@ using namespace limits;  // kMaxLayers, kMaxHeads, ... (io/limits.hpp)
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
-  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, starcoder2,
+  glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, olmo3, starcoder2,
   nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, hunyuan, bailing, generic
 };
 
@@ -51,7 +51,7 @@ const TypeRule kTypes[] = {
     {"granite", Family::llama},       {"granitemoe", Family::granitemoe}, {"granitemoeshared", Family::granitemoe},
     {"granitemoehybrid", Family::granitemoehybrid}, {"lfm2", Family::lfm2}, {"lfm2_moe", Family::lfm2_moe},
     {"falcon_h1", Family::falcon_h1}, {"minimax_m2", Family::minimax_m2}, {"ernie4_5_moe", Family::ernie4_5_moe},
-    {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo2},
+    {"olmoe", Family::olmoe},         {"olmo2", Family::olmo2},           {"olmo3", Family::olmo3},
     {"starcoder2", Family::starcoder2}, {"nemotron", Family::nemotron}, {"dots1", Family::glm4_moe},
     {"phimoe", Family::phimoe},       {"dbrx", Family::dbrx},             {"exaone", Family::exaone},
     {"glm4", Family::glm4},           {"chatglm", Family::chatglm},       {"phi", Family::phi},
@@ -469,7 +469,8 @@ struct Reader {
       case Family::minimax_m2: read_minimax_m2(); break;
       case Family::ernie4_5_moe: read_ernie4_5_moe(); break;
       case Family::olmoe: read_olmoe(); break;
-      case Family::olmo2: read_olmo2(); break;
+      case Family::olmo2:
+      case Family::olmo3: read_olmo2(); break;
       case Family::starcoder2: read_starcoder2(); break;
       case Family::nemotron: read_nemotron(); break;
       case Family::phimoe: read_phimoe(); break;
@@ -1132,11 +1133,13 @@ struct Reader {
   // modeling_olmo2 / modeling_olmo3 (OLMo 2, Olmo 3): q_norm an RMSNorm over all of q (heads x head_dim), k_norm over all
   // of k; the two norms per layer come after attention and after the MLP (post_attention_layernorm,
   // post_feedforward_layernorm), a gated MLP, attention_bias (default false) on q/k/v/o. Olmo 3's sliding layers come
-  // from its layer_types (apply_windows). Untied embeddings by default.
+  // from its layer_types; without them, as Olmo3Config.__post_init__ derives them: sliding_window (default 4096) on the
+  // layers where (i + 1) % 4 != 0. Untied embeddings by default.
   void read_olmo2() {
     llama_like(false);
     for (auto& l : m.layers) l.qk_norm = l.qk_norm_whole = true;
     tie(false);
+    if (fam == Family::olmo3) periodic_windows(4);
   }
 
   // modeling_starcoder2 (StarCoder2): q/k/v/o and a plain MLP (c_fc hidden x I, c_proj I x hidden, gelu) with biases
@@ -1276,20 +1279,26 @@ struct Reader {
     llama_like(false);
     for (auto& l : m.layers) l.qk_norm = true;
     tie(false);
-    if (t.has("layer_types") || (t.raw().contains("sliding_window") && t.raw()["sliding_window"].is_null())) return;
-    const i64 window = t.int_or("sliding_window", 4096, 1, kMaxTokens);
-    auto slide = [&](size_t i) { m.layers[i].kv = KvKind::sliding; m.layers[i].window = window; };
     if (t.raw().contains("sliding_window_pattern") && t.raw()["sliding_window_pattern"].is_string()) {
+      if (t.has("layer_types") || (t.raw().contains("sliding_window") && t.raw()["sliding_window"].is_null())) return;
+      const i64 window = t.int_or("sliding_window", 4096, 1, kMaxTokens);
       const std::string pattern = t.string_or("sliding_window_pattern", "");
       if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos)
         t.fail("sliding_window_pattern", "is \"" + pattern + "\"", "use a string of L (sliding) and G (global) layers");
       for (size_t i = 0; i < m.layers.size(); ++i)
-        if (pattern[i % pattern.size()] == 'L') slide(i);
+        if (pattern[i % pattern.size()] == 'L') { m.layers[i].kv = KvKind::sliding; m.layers[i].window = window; }
       return;
     }
-    const i64 p = t.int_or("sliding_window_pattern", 4, 1, kMaxLayers);
+    periodic_windows(t.int_or("sliding_window_pattern", 4, 1, kMaxLayers));
+  }
+
+  // Windows a config class derives when layer_types is absent (Exaone4Config, Olmo3Config __post_init__):
+  // sliding_window (default 4096; null: every layer full) on the layers where (i + 1) % period != 0.
+  void periodic_windows(i64 period) {
+    if (t.has("layer_types") || (t.raw().contains("sliding_window") && t.raw()["sliding_window"].is_null())) return;
+    const i64 window = t.int_or("sliding_window", 4096, 1, kMaxTokens);
     for (size_t i = 0; i < m.layers.size(); ++i)
-      if ((i64(i) + 1) % p != 0) slide(i);
+      if ((i64(i) + 1) % period != 0) { m.layers[i].kv = KvKind::sliding; m.layers[i].window = window; }
   }
 
   // A key that is one integer for every layer or a list of one per layer (Hunyuan's moe_topk, num_experts, ...).
