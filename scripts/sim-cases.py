@@ -3,6 +3,18 @@
 
   scripts/sim-cases.py [--kvplan build/release/kvplan] [--only ID_SUBSTRING] [--json OUT.json] [--coefficients FILE]
   scripts/sim-cases.py --fit-frontend
+  scripts/sim-cases.py --audit
+
+--audit checks each fixed-length case's published figures against the hardware instead: how much of the GPUs'
+datasheet dense tensor peak (the weight format's: fp8 for fp8 weights, fp4 for fp4, else bf16 / fp16) the
+published figures would need for the linear layers alone (2 x active parameters less the embedding and the output
+layer per token; attention FLOPs left out, so every figure is a lower bound). Three demands, each from one
+published figure: the throughput (tokens/s x FLOPs per prompt + output token), a closed loop's latencies (Little's
+law: concurrency x (ISL + OSL - 1) tokens of work per mean E2E = TTFT + (OSL - 1) x TPOT, medians where only
+medians are published), and a closed burst's median TTFT (N requests at once: the k-th first token waits for k
+prompts' prefill, so the median waits for ceil(N / 2)). Over 100% means the published figure cannot come from the
+stated workload on the stated GPUs (prefix-cache hits, another GPU or other lengths would explain it); such cases
+stay in the tables, marked in docs/simulation.md. No kvplan coefficient enters.
 
 --fit-frontend derives the performance-model coefficient frontend_s (the API server's share of TTFT,
 docs/simulation.md "Front end") instead: it reruns, with frontend_s 0, the vLLM open-loop cases below
@@ -110,6 +122,66 @@ def fit_frontend(kvplan, cases):
     print(f"\nfrontend_s = median of {n} gaps = {median:.4f} s")
 
 
+def kvplan_json(kvplan, args):
+    p = subprocess.run([kvplan] + args + ["--format", "json"], capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"kvplan {args[0]} exited {p.returncode}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def audit(kvplan, cases):
+    """Share of the datasheet dense peak each fixed-length case's published figures need (see the docstring)."""
+    gpus = {g["id"]: g for g in kvplan_json(kvplan, ["gpus"])["results"]["gpus"]}
+    print("| case | GPUs | peak TFLOP/s (dtype) | GFLOP / token | from throughput | from closed-loop latency | "
+          "from burst TTFT | verdict |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    flagged = []
+    for case in cases:
+        if any(f in case["args"] for f in ("--prompt-dist", "--output-dist", "--trace", "--shared-prefix-tokens",
+                                           "--turns")):
+            continue
+        args = [os.path.join(DATA, x) if x.endswith((".json", ".csv")) and not os.path.isabs(x) else x
+                for x in case["args"]]
+        doc = kvplan_json(kvplan, ["simulate"] + args)
+        inp = doc["inputs"]
+        w = inp["workload"]
+        isl, osl = w["prompt"]["mean_tokens"], w["output"]["mean_tokens"]
+        params = kvplan_json(kvplan, ["kv", args[0]])["results"]
+        comp = params["params_by_component"]
+        flop = 2 * (params["params_active"] - comp["embedding"] - comp["position_embedding"] - comp["lm_head"])
+        g = gpus[inp["gpu"]]
+        fmt_w = (inp.get("weight_format") or "").lower()
+        dtype = "fp8" if "fp8" in fmt_w else "fp4" if "fp4" in fmt_w else "bf16"
+        tflops = g.get(f"{dtype}_dense_tflops") or (g.get("fp16_dense_tflops") if dtype == "bf16" else None)
+        if not tflops:
+            continue
+        peak = tflops * 1e12 * inp["gpus"]
+        m = case["measured"]
+        need = {}
+        if "output_tokens_per_s" in m:
+            need["throughput"] = m["output_tokens_per_s"] / osl * (isl + osl - 1) * flop / peak
+        elif "request_throughput_per_s" in m:
+            need["throughput"] = m["request_throughput_per_s"] * (isl + osl - 1) * flop / peak
+        ttft = m.get("ttft_ms.mean", m.get("ttft_ms.p50"))
+        tpot = m.get("tpot_ms.mean", m.get("tpot_ms.p50", m.get("itl_ms.mean", m.get("itl_ms.p50"))))
+        c, n = w.get("concurrency"), w.get("requests")
+        if w["mode"] == "closed_loop" and c and ttft is not None and tpot is not None and n and n > c:
+            e2e = (ttft + (osl - 1) * tpot) / 1000
+            need["latency"] = c * (isl + osl - 1) * flop / (e2e * peak)
+        if w["mode"] == "closed_loop" and c and n and n <= c and "ttft_ms.p50" in m:
+            need["burst"] = -(-n // 2) * isl * flop / (m["ttft_ms.p50"] / 1000 * peak)
+        if not need:
+            continue
+        worst = max(need.values())
+        verdict = "unreachable" if worst > 1 else "near the peak" if worst > 0.8 else "reachable"
+        if worst > 1:
+            flagged.append(case["id"])
+        cell = lambda k: f"{need[k]:.0%}" if k in need else "n/a"
+        print(f"| {case['id']} | {inp['gpus']} | {tflops:g} ({dtype}) | {flop / 1e9:.2f} | {cell('throughput')} | "
+              f"{cell('latency')} | {cell('burst')} | {verdict} |")
+    print(f"\n- published figures over 100% of the peak: {len(flagged)}" + (f" ({', '.join(flagged)})" if flagged else ""))
+
+
 def fmt(v):
     if v is None:
         return "n/a"
@@ -131,6 +203,7 @@ def main():
     ap.add_argument("--only", help="run the cases whose id contains this")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--fit-frontend", action="store_true", help="derive frontend_s (see above) and stop")
+    ap.add_argument("--audit", action="store_true", help="the published figures against the datasheet peak (see above)")
     ap.add_argument("--coefficients", help="a --perf-coefficients JSON file every run takes (e.g. a perf-cases.py --fit result)")
     a = ap.parse_args()
     if a.coefficients:
@@ -143,6 +216,9 @@ def main():
     cases = [c for c in doc["cases"] if not a.only or a.only in c["id"]]
     if a.fit_frontend:
         fit_frontend(a.kvplan, cases)
+        return 0
+    if a.audit:
+        audit(a.kvplan, cases)
         return 0
     summary, failed, out = [], 0, []
     for case in cases:
