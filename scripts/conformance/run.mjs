@@ -30,7 +30,7 @@ mkdirSync(out, { recursive: true });
 const arches = [
   ["llama", false], ["qwen3", false], ["gemma2", true], ["gemma3", true], ["gpt-oss", true], ["deepseek2", false],
   ["qwen3moe", false], ["llama4", true], ["mamba2", false], ["nemotron_h", false], ["granitehybrid", false],
-  ["lfm2", false],
+  ["lfm2", false], ["falcon-h1", false],
 ];
 // Contexts per sequence (node-llama-cpp's contextSize), including values that are not multiples of 256
 const contexts = quick ? [1000, 4096] : [512, 1000, 4096, 5000, 40960];

@@ -20,7 +20,7 @@ using kvtest::T_F32;
 using kvtest::Writer;
 using u64 = std::uint64_t;
 
-const char* const kArchs = "llama qwen3 gemma2 gemma3 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2";
+const char* const kArchs = "llama qwen3 gemma2 gemma3 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2 falcon-h1";
 
 void usage(std::ostream& os) {
   os << "usage: kvplan_make_gguf ARCH OUT.gguf [options]\n"
@@ -29,7 +29,7 @@ void usage(std::ostream& os) {
      << "\n"
         "options:\n"
         "  --ctx-train N     context_length (n_ctx_train), default 8192\n"
-        "  --layers N        block_count; default 4 (gemma3 6, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6)\n"
+        "  --layers N        block_count; default 4 (gemma3 6, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6, falcon-h1 4)\n"
         "  --embd N          embedding_length, default 256\n"
         "  --heads N         attention.head_count, default 4\n"
         "  --kv-heads N      attention.head_count_kv, default 2\n"
@@ -47,7 +47,7 @@ void usage(std::ostream& os) {
         "  --rope-dim N      deepseek2 rope.dimension_count (qk rope dims), default 32\n"
         "  --nope-dim N      deepseek2 qk nope dims (key_length_mla = nope + rope), default 64\n"
         "  --v-head-dim N    deepseek2 value_length_mla, default 64\n"
-        "  --ssm-state N     ssm.state_size (mamba2, nemotron_h, granitehybrid), default 128\n"
+        "  --ssm-state N     ssm.state_size (mamba2, nemotron_h, granitehybrid, falcon-h1), default 128\n"
         "  --ssm-groups N    ssm.group_count, default 1\n"
         "  --ssm-heads N     ssm.time_step_rank (Mamba2 heads), default 8\n"
         "  --ssm-inner N     ssm.inner_size, default 2 * embd\n";
@@ -473,6 +473,23 @@ void lfm2(Model& m, u64 n) {
   }
 }
 
+// falcon-h1 (llama.cpp src/models/falcon-h1.cpp): attention and a Mamba2 mixer side by side in every block (both
+// caches on every layer), then a gated MLP of feed_forward_length; tied output.
+void falcon_h1(Model& m, u64 n) {
+  const Opts& o = m.o;
+  m.ssm_keys();
+  m.u32("feed_forward_length", o.ff);
+  m.attention_keys(o.kv_heads);
+  m.embeddings(false);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), o.embd);
+    m.qkvo(i, o.kv_heads, false);
+    m.mamba2(i, true);
+    m.norm(blk(i, "ffn_norm"), o.embd);  // no ".weight": falcon-h1.cpp asks for tn(LLM_TENSOR_FFN_NORM, i)
+    m.gated_mlp(i, o.ff);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -481,7 +498,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, u64> default_layers = {
       {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gpt-oss", 4},
       {"deepseek2", 3}, {"qwen3moe", 4}, {"llama4", 4}, {"mamba2", 4}, {"nemotron_h", 8},
-      {"granitehybrid", 6}, {"lfm2", 6},
+      {"granitehybrid", 6}, {"lfm2", 6}, {"falcon-h1", 4},
   };
   auto it = default_layers.find(a);
   if (it == default_layers.end()) die("unknown architecture '" + a + "'; expected one of: " + kArchs);
@@ -504,6 +521,8 @@ int main(int argc, char** argv) {
       granitehybrid(m, n);
     else if (a == "lfm2")
       lfm2(m, n);
+    else if (a == "falcon-h1")
+      falcon_h1(m, n);
     else
       nemotron_h(m, n);
     m.w.save(o.out);

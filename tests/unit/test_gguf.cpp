@@ -618,6 +618,54 @@ TEST_CASE("hybrid architectures of 2025: granitehybrid (Granite 4.0-H) and lfm2 
   CHECK(count_params(lm).parts[4].total() == 3 * (64 * 3 * 64 + 64 * 64 + 64 * 3));
 }
 
+TEST_CASE("falcon-h1: attention and Mamba2 side by side in every block, both caches kept", "[gguf]") {
+  // llama.cpp src/models/falcon-h1.cpp and create_memory (both layer filters true): each of the 3 blocks keeps
+  // its attention K/V (2 KV heads of 64 / 4 = 16) and a Mamba2 state (conv (4 - 1) x (128 + 2 x 1 x 16), ssm 128 x 16)
+  Writer g;
+  g.str("general.architecture", "falcon-h1")
+      .u32("falcon-h1.block_count", 3)
+      .u32("falcon-h1.context_length", 16384)
+      .u32("falcon-h1.embedding_length", 64)
+      .u32("falcon-h1.feed_forward_length", 96)
+      .u32("falcon-h1.attention.head_count", 4)
+      .u32("falcon-h1.attention.head_count_kv", 2)
+      .u32("falcon-h1.ssm.conv_kernel", 4)
+      .u32("falcon-h1.ssm.inner_size", 128)
+      .u32("falcon-h1.ssm.state_size", 16)
+      .u32("falcon-h1.ssm.time_step_rank", 8)
+      .u32("falcon-h1.ssm.group_count", 1)
+      .u32("falcon-h1.vocab_size", 1000);
+  for (int i = 0; i < 3; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    // llama.cpp loads the MLP norm as blk.i.ffn_norm, without ".weight" (falcon-h1.cpp: tn(LLM_TENSOR_FFN_NORM, i))
+    g.tensor(b + "attn_norm.weight", {64}, kvtest::T_F32).tensor(b + "ffn_norm", {64}, kvtest::T_F32);
+    g.tensor(b + "ssm_norm.weight", {128, 1}, kvtest::T_F32).tensor(b + "ffn_up.weight", {64, 96}, kvtest::T_F16);
+    g.tensor(b + "ffn_gate.weight", {64, 96}, kvtest::T_F16);
+  }
+  g.tensor("token_embd.weight", {64, 1000}, kvtest::T_F16);
+  const auto m = load(g.save(test_dir() / "falcon-h1.gguf"));
+  CHECK(m.warnings.empty());
+  REQUIRE(m.layers.size() == 6);
+  CHECK(decoder_layers(m.layers) == 3);
+  CHECK(m.layers[0].mixer == Mixer::attention);
+  CHECK(m.layers[0].mlp == MlpKind::none);
+  CHECK(m.layers[1].mixer == Mixer::mamba2);
+  CHECK(m.layers[1].joins_previous);
+  CHECK(m.layers[1].mamba_gated_norm);
+  CHECK(m.layers[1].mlp == MlpKind::gated);
+  CHECK(m.layers[1].intermediate == 96);
+  CHECK(m.layers[0].norms + m.layers[1].norms == 2);  // attn_norm and ffn_norm once per block
+  CHECK(m.layers[1].conv_state_elems == 3 * (128 + 2 * 1 * 16));
+  CHECK(m.layers[1].ssm_state_elems == 128 * 16);
+  const auto kv = kvtest::kv(m, 1, ElemFormat::f16, ElemFormat::f16);
+  CHECK(kv.kv_bytes_per_token == 3 * 2 * 16 * 2 * 2);
+  CHECK(m.dtype == ElemFormat::f16);  // the reader's dtype without general.file_type
+  CHECK(kv.state_bytes == 3 * (3 * (128 + 2 * 16) + 128 * 16) * 2);
+  // the tensor table by block: 3 blocks + the input and output layers
+  REQUIRE(m.exact_layer_bytes.size() == 3 + 2);
+  CHECK(m.exact_layer_bytes[1] == 64 * 4 + 64 * 4 + 128 * 4 + 2 * 64 * 96 * 2);
+}
+
 TEST_CASE("an unknown architecture reads the generic keys with a warning", "[gguf]") {
   Writer w;
   w.str("general.architecture", "mynewarch")

@@ -578,7 +578,7 @@ struct Meta {
 
 enum class Arch {
   llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma, gemma2, gemma3, phi3, falcon, gpt2, gptneox, starcoder,
-  deepseek2, gpt_oss, llama4, mamba, mamba2, jamba, nemotron_h, granitemoe, granitehybrid, lfm2, generic
+  deepseek2, gpt_oss, llama4, mamba, mamba2, jamba, nemotron_h, granitemoe, granitehybrid, lfm2, falcon_h1, generic
 };
 
 const std::pair<const char*, Arch> kArchs[] = {
@@ -590,7 +590,7 @@ const std::pair<const char*, Arch> kArchs[] = {
     {"gpt-oss", Arch::gpt_oss},   {"openai-moe", Arch::gpt_oss},  {"llama4", Arch::llama4},
     {"mamba", Arch::mamba},       {"mamba2", Arch::mamba2},       {"jamba", Arch::jamba},
     {"nemotron_h", Arch::nemotron_h}, {"granite", Arch::llama},   {"granitemoe", Arch::granitemoe},
-    {"granitehybrid", Arch::granitehybrid}, {"lfm2", Arch::lfm2},  {"lfm2moe", Arch::lfm2},
+    {"granitehybrid", Arch::granitehybrid}, {"lfm2", Arch::lfm2}, {"falcon-h1", Arch::falcon_h1},  {"lfm2moe", Arch::lfm2},
     // read by the generic keys, no warning: every layer full attention in llama.cpp (src/models/<arch>.cpp sets no
     // swa_type) and, for the MoE ones, experts on every layer without shared experts
     {"starcoder2", Arch::generic}, {"nemotron", Arch::generic},   {"exaone", Arch::generic},
@@ -995,6 +995,28 @@ struct Builder {
     }
   }
 
+  // llama.cpp falcon-h1 (src/models/falcon-h1.cpp): attention and a Mamba2 mixer (ssm.* keys, time_step_rank heads)
+  // side by side in every block, then a gated MLP of feed_forward_length; llama_memory_hybrid keeps both caches on
+  // every layer (src/llama-model.cpp create_memory: Falcon-H1's attention and recurrent filters both true). Two entries
+  // per block as the config reader has them (the second joins_previous); ssm_norm, when present, is the gated norm.
+  void read_falcon_h1() {
+    const Ssm s = read_ssm(true);
+    for (i64 i = 0; i < n; ++i) {
+      Layer a = attention_layer(i);
+      a.mlp = MlpKind::none;
+      a.intermediate = 0;
+      a.norms = 1;  // attn_norm, shared with the Mamba branch
+      Layer r = mamba2_layer(s);
+      r.mamba_gated_norm = has_blk(i, "ssm_norm.weight");
+      r.mlp = MlpKind::gated;
+      r.intermediate = ff[i];
+      r.norms = 1;  // ffn_norm
+      r.joins_previous = true;
+      m.layers.push_back(a);
+      m.layers.push_back(r);
+    }
+  }
+
   // llama.cpp lfm2 / lfm2moe (src/models/lfm2.cpp, lfm2moe.cpp): a layer with head_count_kv 0 is a short convolution
   // of shortconv.l_cache taps over n_embd channels (state (l_cache - 1) x n_embd, hparams n_embd_r); lfm2moe layers
   // from leading_dense_block_count on route expert_count experts of expert_feed_forward_length with a selection bias.
@@ -1045,10 +1067,15 @@ struct Builder {
 
   // The tensor table is the truth about biases, norms and MLP shape; a layer without tensors keeps
   // its family defaults.
+  // Entries are refined from their block's tensors (blk.i); a block of several entries (Falcon-H1) keeps the norms
+  // its reader shared out between them.
   void refine_from_tensors() {
-    for (i64 i = 0; i < n; ++i) {
+    const std::vector<i64> block_of = decoder_block_of(m.layers);
+    for (size_t j = 0; j < m.layers.size(); ++j) {
+      const i64 i = block_of[j];
       if (!layer_has_tensors(i)) continue;
-      Layer& l = m.layers[i];
+      Layer& l = m.layers[j];
+      const bool whole_block = !l.joins_previous && (j + 1 == m.layers.size() || !m.layers[j + 1].joins_previous);
       if (l.mixer == Mixer::attention) {
         l.qkv_bias = has_blk(i, "attn_q.bias") || has_blk(i, "attn_qkv.bias");
         l.o_bias = has_blk(i, "attn_output.bias");
@@ -1076,7 +1103,7 @@ struct Builder {
       for (const char* t : {"attn_norm.weight", "attn_norm_2.weight", "ffn_norm.weight", "post_attention_norm.weight",
                             "post_ffw_norm.weight"})
         norms += has_blk(i, t) ? 1 : 0;
-      if (norms > 0) l.norms = norms;
+      if (norms > 0 && whole_block) l.norms = norms;
     }
   }
 
@@ -1125,6 +1152,7 @@ struct Builder {
       case Arch::granitemoe:
       case Arch::granitehybrid: read_granite_moe_hybrid(); break;
       case Arch::lfm2: read_lfm2(); break;
+      case Arch::falcon_h1: read_falcon_h1(); break;
       case Arch::generic: read_generic(); break;
     }
     refine_from_tensors();
@@ -1277,7 +1305,7 @@ ModelSpec model_from_gguf(const std::string& path, const std::string& id, GgufIn
 
   m.tied_embeddings = !b.has_tensor("output.weight");  // llama.cpp reuses token_embd when output is absent
   m.exact_weight_bytes = gi.tensor_bytes;
-  m.exact_layer_bytes = layer_table(b.tensors, static_cast<i64>(m.layers.size()), m.exact_expert_bytes);
+  m.exact_layer_bytes = layer_table(b.tensors, decoder_layers(m.layers), m.exact_expert_bytes);
   if (const auto it = b.tensors.find("token_embd.weight"); it != b.tensors.end()) m.exact_embedding_bytes = it->second->bytes;
   m.exact_params = gi.tensor_elements;
   if (n_split > 1) m.notes.push_back("weights from " + std::to_string(n_split) + " split files");
