@@ -313,3 +313,16 @@ TEST_CASE("quantization_config: the KV cache quantisation a ModelOpt checkpoint 
   CHECK(checkpoint_kv_adopters("FP8") == "TensorRT-LLM, vLLM >= 0.14.0 and SGLang >= 0.5.3");
   CHECK(checkpoint_kv_adopters("NVFP4") == "TensorRT-LLM");
 }
+
+TEST_CASE("llama-quantize counts layers by block: Falcon-H1's two entries per block are one layer", "[gguf][recipe]") {
+  // llama-quant.cpp: ffn_down's (i_layer, n_layer) is (its index, hparams.n_layer = 44 blocks), and Q4_K_M raises it
+  // to q6_K where use_more_bits(i, 44): i < 5, i >= 38, or (i - 5) % 3 == 2. Counting the 88 entries instead would
+  // give block 6 q6_K (6 < 88 / 8) and block 39 q4_K ((39 - 11) % 3 == 1).
+  const auto v = types_of("falcon-h1-7b", "Q4_K_M", TensorRole::ffn_down);
+  REQUIRE(v.size() == 44);
+  CHECK(v[4] == ElemFormat::q6_k);
+  CHECK(v[6] == ElemFormat::q4_k);
+  CHECK(v[7] == ElemFormat::q6_k);
+  CHECK(v[39] == ElemFormat::q6_k);
+  CHECK(count(v, ElemFormat::q6_k) == 5 + 6 + 11);  // i < 5; 38..43; 7, 10, ..., 37
+}

@@ -406,7 +406,7 @@ void gguf_tensor_types(const GgufRecipe& r, const ModelSpec& m, std::vector<Gguf
   const Hparams hp = hparams_of(m);
   const bool tied = m.tied_embeddings;  // no output.weight: token_embd is the output head
   Counters c;
-  c.n_layer = static_cast<i64>(m.layers.size());
+  c.n_layer = decoder_layers(m.layers);  // hparams.n_layer: blocks (Falcon-H1's two entries per block are one)
   for (const auto& t : ts) c.n_attn_v += attn_v_like(t.role) ? 1 : 0;
   for (auto& t : ts) {
     const ElemFormat nt = r.ftype == F::pure ? r.base : mixture_type(r, hp, tied, t, c);
