@@ -202,6 +202,25 @@ TEST_CASE("llama.cpp draft model: draft_weights and draft_kv on the GPUs that ho
   }
 }
 
+TEST_CASE("llama.cpp draft model of a hybrid family is placed by decoder block", "[llamacpp][gpus][draft][ssm]") {
+  // Falcon-H1-0.5B as the draft (tests/data/configs/falcon-h1-0.5b.json): 36 blocks, each an attention and a Mamba2
+  // entry. One GPU, the slot's 8192 cells, f16 K/V, f32 recurrent state (llama_memory_hybrid); per block:
+  // KV 8192 x 2 KV heads x 64 x 2 B x (K + V) = 4,194,304; state (4 - 1) x (1536 + 2 x 1 x 128) + 1536 x 128
+  // = 201,984 elements x 4 B = 807,936
+  PlanSpec s = eight_b(1);
+  LlamaDraft dr;
+  dr.model = kvtest::load("falcon-h1-0.5b");
+  s.llama_draft = dr;
+  const Planner p(s);
+  const auto& d = p.devices()[0];
+  CHECK(d.draft_layers == 36);
+  CHECK(d.draft_kv == 36LL * (8192LL * 2 * 64 * 2 * 2 + (3LL * (1536 + 2 * 128) + 1536LL * 128) * 4));
+  const LayerWeights lw = layer_weight_bytes(dr.model);
+  i64 all = lw.output;
+  for (i64 b : lw.blocks) all += b;
+  CHECK(d.draft_weights == all);
+}
+
 TEST_CASE("llama.cpp on several GPUs does not fit when its fullest GPU does not", "[llamacpp][gpus]") {
   PlanSpec s = eight_b(3);
   const Planner roomy(s);

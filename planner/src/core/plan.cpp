@@ -883,7 +883,9 @@ void Planner::build_llamacpp() {
   const i64 context = ov.cuda_context.value_or(cpu_host ? 0 : kCudaContext);
   const i64 extra = ov.extra.value_or(0);
   const LlamaDraft* draft = spec_.llama_draft ? &*spec_.llama_draft : nullptr;
-  const i64 d_layer = draft ? static_cast<i64>(draft->model.layers.size()) : 0;
+  // the draft's layers by decoder block too (a Falcon-H1 draft: two entries a block)
+  const i64 d_layer = draft ? decoder_layers(draft->model.layers) : 0;
+  const std::vector<i64> d_block_of = draft ? decoder_block_of(draft->model.layers) : std::vector<i64>{};
   const i64 d_ngl = draft ? (draft->n_gpu_layers < 0 ? d_layer + 1 : std::min(draft->n_gpu_layers, d_layer + 1)) : 0;
   std::vector<i64> d_devices = draft && !draft->devices.empty() ? draft->devices : std::vector<i64>{};
   if (draft && d_devices.empty())
@@ -1004,15 +1006,15 @@ void Planner::build_llamacpp() {
       // one draft context per slot: n_ctx = -cd, else the target's n_ctx_seq, padded to 256; one sequence
       L.draft_ctx = round_up(draft->ctx_size > 0 ? draft->ctx_size : (unified ? L.n_ctx : L.n_ctx_seq), 256, "draft n_ctx");
       const i64 d_ubatch = std::min(e.ubatch_size, L.draft_ctx);  // n_batch = the draft's n_ctx
-      for (i64 i = 0; i < d_layer; ++i) {
-        const Layer& l = draft->model.layers[static_cast<size_t>(i)];
+      for (size_t i = 0; i < draft->model.layers.size(); ++i) {
+        const Layer& l = draft->model.layers[i];
         const i64 swa = (l.kv == KvKind::sliding || l.kv == KvKind::chunked)
                             ? (e.swa_full ? L.draft_ctx : round_up(std::min(L.draft_ctx, add(l.window, d_ubatch)), 256))
                             : 0;
         const LayerCache c = llama_layer_cache(l, L.draft_ctx, swa, 1, draft->k_format, draft->v_format, e.rules->mla_v_cache);
         const i64 bytes = mul(add(add(c.k, c.v), c.state), e.parallel, "draft KV");
         L.draft_kv = add(L.draft_kv, bytes);
-        const int g = dp.layer_gpu[static_cast<size_t>(i)];
+        const int g = dp.layer_gpu[static_cast<size_t>(d_block_of[i])];
         if (g >= 0 && e.kv_offload) L.dev[static_cast<size_t>(g)].draft_kv = add(L.dev[static_cast<size_t>(g)].draft_kv, bytes);
       }
       L.host_layer_bytes = add(L.host_layer_bytes, dlw.input, "host weights");
