@@ -1,7 +1,7 @@
 // `kvplan log FILE...`: reads engine startup logs (vLLM, SGLang, TensorRT-LLM, llama.cpp), plans the deployment
 // each describes and prints what the engine printed next to what kvplan computes, term by term
 // (log_compare.hpp). Exit 0 when every engine rule reproduces the printed figures, 1 when one does not,
-// 2 for a bad log. --save-overheads FILE keeps the measured terms for plan / check --overheads FILE.
+// 2 for a bad log. --save-overheads FILE keeps the measured terms for plan --overheads FILE and check --set overheads=FILE.
 #include <iostream>
 
 #include "commands.hpp"
@@ -85,7 +85,7 @@ void register_log(CLI::App& app, Globals& g) {
   c->add_option("--gpu", a->gpu, "GPU profile when the log does not print the GPU's total memory");
   c->add_option("--engine-version", a->engine_version, "Engine version when the log does not print it");
   c->add_option("--set", a->set, "KEY=VALUE: a setting the log does not show (max-model-len=8192); repeatable");
-  c->add_option("--save-overheads", a->save_overheads, "Write the measured overhead terms to FILE (JSON) for plan / check --overheads FILE");
+  c->add_option("--save-overheads", a->save_overheads, "Write the measured overhead terms to FILE (JSON) for plan --overheads FILE or check --set overheads=FILE");
   c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_log(*a, g); });
 }
