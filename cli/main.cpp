@@ -1,12 +1,43 @@
 // kvplan entry point: builds the CLI, registers subcommands, maps errors to exit codes
 // (0 ok / fits, 1 does not fit, 2 bad input or usage, 3 runtime failure).
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 
 #include "commands.hpp"
 #include "output.hpp"
 #include "kvplan/core/error.hpp"
 #include "version.hpp"
+
+namespace {
+
+// inf, infinity or nan (any case, optional sign): what strtod accepts and no option of kvplan means
+bool non_finite_word(std::string v) {
+  if (!v.empty() && (v[0] == '+' || v[0] == '-')) v.erase(0, 1);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v == "inf" || v == "infinity" || v == "nan";
+}
+
+// Every number kvplan takes is finite: an option value (--rate inf, --x=nan, --set key=inf) that is not is refused
+// before any option parses it, so no command runs on it (a gamma sampler with an infinite shape never returns).
+void reject_non_finite(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.') continue;
+    std::string flag = a, value;
+    if (const auto eq = a.find('='); eq != std::string::npos) {
+      flag = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[i + 1];
+    }
+    if (flag == "--set" || flag == "-s") value = value.substr(value.find('=') == std::string::npos ? 0 : value.find('=') + 1);
+    if (non_finite_word(value))
+      throw kvplan::InputError(flag, "'" + value + "' is not a finite number", "give a finite value");
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace kvplan;
@@ -47,6 +78,7 @@ int main(int argc, char** argv) {
       }
     }
     args = cli::rewrite_engine_spellings(args);
+    reject_non_finite(args);
     cli::set_table_options(0, std::find(args.begin(), args.end(), "--verbose") != args.end());
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
     app.parse(args);

@@ -132,3 +132,10 @@ kvplan_cli_test(perf_coefficients_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3
   STDERR "kvplan: error: ${KVPLAN_DATA}/perf/bad/negative.json: /kv_eff: expected a number > 0; give the coefficient as a positive number")
 kvplan_cli_test(perf_coefficients_unknown EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --perf-coefficients ${KVPLAN_DATA}/perf/bad/unknown.json
   STDERR "kvplan: error: ${KVPLAN_DATA}/perf/bad/unknown.json: /nope: unknown coefficient; see docs/performance-model.md for the names")
+# a non-finite number is refused before any option parses it (a gamma arrival of shape inf never returned)
+kvplan_cli_test(non_finite_burstiness EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --rate 1 --burstiness inf --requests 1
+  STDERR "kvplan: error: --burstiness: 'inf' is not a finite number; give a finite value")
+kvplan_cli_test(non_finite_price EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --context 4k --price-per-gpu-hour=NaN
+  STDERR "kvplan: error: --price-per-gpu-hour: 'NaN' is not a finite number; give a finite value")
+kvplan_cli_test(non_finite_set EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set gpu-memory-utilization=-Infinity
+  STDERR "kvplan: error: --set: '-Infinity' is not a finite number; give a finite value")

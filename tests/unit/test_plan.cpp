@@ -42,6 +42,19 @@ TEST_CASE("a deployment that does not fit names the limiting term", "[plan][fit]
   const Planner big(kvtest::spec("llama-3.1-70b", "l4", kvtest::engine(EngineKind::vllm)));
   CHECK(big.cell(1024, 1).limiting == "weights");
   CHECK(big.max_concurrency(1024) == 0);
+  // a pool set by hand larger than the GPU: Llama-3.1-8B's 16 GB of bf16 weights beside a 200 GiB
+  // --kv-cache-memory-bytes pool cannot fit an H100's 80 GB, so the cache allocation fails at startup; 20 GiB fits
+  auto hand = kvtest::engine(EngineKind::vllm);
+  hand.kv_cache_memory_bytes = 200 * GiB;
+  const Planner over(kvtest::spec("llama-3.1-8b", "h100-sxm", hand));
+  CHECK_FALSE(over.engine().startup_ok);
+  CHECK(over.cell(8192, 1).limiting == "gpu_memory");
+  hand.kv_cache_memory_bytes = 20 * GiB;
+  CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", hand)).cell(8192, 1).fits);
+  // the same with vLLM --num-gpu-blocks-override: 10^7 blocks of 16 tokens x 128 KiB is 20 TiB
+  auto blocks = kvtest::engine(EngineKind::vllm);
+  blocks.num_gpu_blocks_override = 10000000;
+  CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", blocks)).cell(8192, 1).limiting == "gpu_memory");
 }
 
 TEST_CASE("a shared prefix is held once, in whole blocks", "[plan][prefix]") {

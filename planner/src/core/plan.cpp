@@ -350,6 +350,17 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
       if (t.name != "gpu_total" && t.name != "kv_cache_available" && !(t.name == "draft_kv" && e.kind != EngineKind::sglang))
         trial.fixed_ = add(trial.fixed_, t.bytes);
     if (trial.fixed_ > total_ && trial.startup_limit_.empty()) trial.startup_limit_ = "gpu_memory";
+    // a pool set by hand (--kv-cache-memory-bytes, vLLM --num-gpu-blocks-override) is allocated whatever memory is
+    // free: beside the other terms it must fit the GPU, or the cache allocation runs out of memory at startup
+    if (e.kv_cache_memory_bytes || (e.kind == EngineKind::vllm && e.num_gpu_blocks_override)) {
+      const i64 pool = e.kind == EngineKind::vllm ? trial.report_.kv_pool_bytes : avail;
+      if (add(trial.fixed_, pool, "GPU bytes") > total_) {
+        if (trial.startup_limit_.empty()) trial.startup_limit_ = "gpu_memory";
+        trial.report_.startup_ok = false;
+        trial.report_.notes.push_back("the KV pool set by hand (" + human_bytes(pool) + ") and the other terms (" + human_bytes(trial.fixed_) +
+                                      ") exceed the GPU's " + human_bytes(total_) + ": allocating the cache runs out of memory");
+      }
+    }
     if (first || trial.pool_units_ < pool_units_) {
       *this = std::move(trial);
       first = false;
