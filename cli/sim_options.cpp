@@ -158,7 +158,9 @@ std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg) {
 }
 
 void require_completions(const SimResult& r, const SimConfig& cfg, const std::string& where) {
-  if (r.completed > 0 || r.requests == 0) return;
+  if (r.requests == 0)  // only a trace can be empty: --requests is at least 1
+    throw InputError(where, "no request to simulate: the trace has no rows", "give it at least one row after its header");
+  if (r.completed > 0) return;
   throw InputError(where, "no request completed: " + failures_line(r, cfg), commonest_failure_fix(r, cfg));
 }
 
@@ -180,7 +182,16 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
     throw InputError("--burstiness", "applies to gamma arrivals", "give --arrival gamma or leave --arrival out");
   if (!a.arrival.empty() && !a.rate)
     throw InputError("--arrival", "an arrival process needs a rate", "give --rate R (requests/s)");
-  if (a.think_s && *a.think_s < 0) throw InputError("--think-s", "must be >= 0 seconds");
+  if (a.think_s && !(*a.think_s >= 0 && *a.think_s <= kMaxSimClockS)) throw InputError("--think-s", "must be from 0 to 10^9 seconds");
+  if (a.requests && *a.requests > kMaxSimRequests)
+    throw InputError("--requests", "at most " + std::to_string(kMaxSimRequests) + " in one run",
+                     "simulate fewer requests (the percentiles settle long before), or replay a trace");
+  if (a.requests && *a.requests > kMaxSimBurst && !a.rate && !closed && !traced)
+    throw InputError("--requests", "at most " + std::to_string(kMaxSimBurst) + " sent all at once (each waits in memory)",
+                     "give --rate R or --concurrency N to send them over time");
+  if (a.rate && static_cast<double>(a.requests.value_or(1000)) / *a.rate > kMaxSimClockS)
+    throw InputError("--rate", "the requests at this rate span more than 10^9 s, where the clock loses its milliseconds",
+                     "give a higher rate or fewer requests");
   if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
   if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
   if (traced) {

@@ -139,3 +139,5 @@ kvplan_cli_test(non_finite_price EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --con
   STDERR "kvplan: error: --price-per-gpu-hour: 'NaN' is not a finite number; give a finite value")
 kvplan_cli_test(non_finite_set EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set gpu-memory-utilization=-Infinity
   STDERR "kvplan: error: --set: '-Infinity' is not a finite number; give a finite value")
+kvplan_cli_test(gpu_bandwidth_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-bandwidth 0
+  STDERR "kvplan: error: --gpu-bandwidth: must be from 1e9 to 1e15 bytes per second; give it in bytes/s, e.g. 3.35e12 for 3.35 TB/s")

@@ -371,6 +371,11 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
       {"b-unsorted.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n2,4,2\n1,4,2\n",
        ":4: arrival_s: arrivals are not in order"},
       {"b-empty.csv", "", ": the trace is empty"},
+      // a number beyond a double: one line naming the row, not the JSON library's exception
+      {"b-e400.jsonl", "{\"timestamp\":0,\"input_length\":1e400,\"output_length\":10}\n",
+       ":1: not a JSON object: invalid JSON (number overflow parsing '1e400')"},
+      // past 10^9 s the clock's milliseconds are gone
+      {"b-far.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n1e300,4,2\n", ":3: arrival_s: more than 10^9 s"},
   };
   const std::string per = (temp_dir() / "per.csv").string();
   for (const auto& b : bad) {
@@ -382,6 +387,14 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
     CHECK(lines(r.err) == 1);
     CHECK(r.err.find("kvplan: error: " + path + b.expect) == 0);
     CHECK_FALSE(std::filesystem::exists(per));  // no partial output file
+  }
+  {  // a header and no rows: nothing to simulate is bad input, not a run of n/a figures
+    const auto path = write_temp("b-header.csv", "arrival_s,prompt_tokens,output_tokens\n");
+    const Run r = kvtest::kvplan(base({"--trace", path, "--format", "json", "--per-request", per}));
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "kvplan: error: --trace " + path + ": no request to simulate: the trace has no rows; give it at least one row after its header\n");
+    CHECK_FALSE(std::filesystem::exists(per));
   }
   for (const auto& e : std::filesystem::directory_iterator(temp_dir()))
     CHECK(e.path().string().find(".tmp-") == std::string::npos);
@@ -404,6 +417,11 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
        "simulates for vllm"},
       {{"--trace", "/nonexistent/trace.csv"}, "kvplan: error: /nonexistent/trace.csv: cannot open the trace file"},
       {{"--html", "/nonexistent/dir/r.html"}, "kvplan: error: --html"},
+      // every request at t = 0 waits in memory; a rate that spreads them past 10^9 s loses the clock's milliseconds
+      {{"--requests", "20000000"}, "kvplan: error: --requests: at most 10000000 sent all at once"},
+      {{"--requests", "200000000", "--rate", "1000"}, "kvplan: error: --requests: at most 100000000 in one run"},
+      {{"--rate", "1e-12", "--requests", "5"}, "kvplan: error: --rate: the requests at this rate span more than 10^9 s"},
+      {{"--think-s", "1e300", "--turns", "2"}, "kvplan: error: --think-s: must be from 0 to 10^9 seconds"},
   };
   for (const auto& [extra, expect] : opts) {
     const Run r = kvtest::kvplan(base(extra));

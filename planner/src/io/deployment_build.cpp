@@ -262,6 +262,14 @@ void apply_apple_memory(const SettingsBag& bag, GpuSpec& g) {
   g.memory_bytes_kind = "metal_working_set";
 }
 
+// --gpu-bandwidth in bytes/s: from 1 GB/s (below any device that runs an LLM; a value in GB/s by mistake) to 10^15
+double gpu_bandwidth_of(const SettingsBag& bag) {
+  const double bw = *bag.number("gpu_bandwidth");
+  if (!(bw >= 1e9 && bw <= 1e15))
+    bag.fail("gpu_bandwidth", "must be from 1e9 to 1e15 bytes per second", "give it in bytes/s, e.g. 3.35e12 for 3.35 TB/s");
+  return bw;
+}
+
 GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   const auto name = bag.text("gpu");
   const bool custom = (name && (*name == "custom" || *name == "CUSTOM")) || (!name && bag.has("gpu_memory_bytes") && bag.has("gpu_bandwidth"));
@@ -276,8 +284,7 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
     g.memory_bytes = *bag.bytes("gpu_memory_bytes");
     g.memory_bytes_kind = "derived";
     g.memory_source = bag.get("gpu_memory_bytes")->origin.where;
-    g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bag.number("gpu_bandwidth"));
-    if (g.memory_bandwidth_bytes_per_s <= 0) bag.fail("gpu_bandwidth", "must be > 0 bytes per second");
+    g.memory_bandwidth_bytes_per_s = gpu_bandwidth_of(bag);
     apply_apple_memory(bag, g);  // --ram-gb, the memory channels: refused (their memory and bandwidth are given)
     apply_cpu_host(bag, g);
     return g;
@@ -290,7 +297,7 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
     if (const auto* v = bag.get("gpu"); v && !v->origin.where.empty()) throw InputError(v->origin.where, e.problem(), e.fix());
     throw;
   }
-  if (const auto bw = bag.number("gpu_bandwidth")) g.memory_bandwidth_bytes_per_s = static_cast<i64>(*bw);
+  if (bag.has("gpu_bandwidth")) g.memory_bandwidth_bytes_per_s = gpu_bandwidth_of(bag);
   apply_apple_memory(bag, g);
   apply_cpu_host(bag, g);
   apply_ecc(bag, g);

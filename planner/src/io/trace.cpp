@@ -299,9 +299,9 @@ void TraceSource::open_jsonl(const std::string& first) {
   layout_ = "kvplan";
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(first);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("", std::string("not a JSON object: ") + e.what(), "write one JSON object per line (JSONL)");
+    j = parse_json_text(first, "row");
+  } catch (const InputError& e) {
+    fail("", "not a JSON object: " + e.problem(), "write one JSON object per line (JSONL)");
   }
   if (!j.is_object()) fail("", "not a JSON object", "write one JSON object per line (JSONL)");
   auto find = [&](const std::vector<std::string>& names) -> std::string {
@@ -343,6 +343,9 @@ void TraceSource::open_jsonl(const std::string& first) {
 }
 
 void TraceSource::set_arrival(double rel_s, const std::string& column, SimRequest& out) {
+  if (std::abs(rel_s) > kMaxSimClockS)
+    fail(column, "more than 10^9 s from the first arrival, where the clock loses its milliseconds",
+         "give arrivals in seconds (or the unit the column names) within 31 years of each other");
   if (opts_.require_sorted && rows_ > 0 && rel_s < last_arrival_s_)
     fail(column, "arrivals are not in order (this row arrives before the previous one)",
          "sort the trace by arrival time (an open-loop replay needs "
@@ -545,9 +548,9 @@ bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
 bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("", std::string("not a JSON object: ") + e.what(), "write one JSON object per line (JSONL)");
+    j = parse_json_text(line, "row");
+  } catch (const InputError& e) {  // syntax, or a number beyond a double (1e400)
+    fail("", "not a JSON object: " + e.problem(), "write one JSON object per line (JSONL)");
   }
   if (!j.is_object()) fail("", "not a JSON object", "write one JSON object per line (JSONL)");
   auto integer = [&](const std::string& key, i64 lo, i64 hi, const std::string& fix) -> i64 {

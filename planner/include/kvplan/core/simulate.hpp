@@ -173,6 +173,14 @@ struct LengthDist {
   i64 min = 1, max = 0;                             // clamp (max 0: none)
 };
 
+/// Bounds of a simulated workload. A run's clock is seconds in a double: past ~10^9 s (31 years) its
+/// millisecond latencies lose digits, so arrivals, think times and the gaps a rate implies stay below it;
+/// a generated run holds at most kMaxSimRequests requests (about half an hour at the simulator's speed), and
+/// one that sends them all at once keeps every one waiting, so at most kMaxSimBurst (a few GB).
+constexpr i64 kMaxSimRequests = 100000000;
+constexpr i64 kMaxSimBurst = 10000000;
+constexpr double kMaxSimClockS = 1e9;
+
 struct WorkloadSpec {
   i64 requests = 1000;
   double rate = 0;                   // requests/s (open loop); 0 = all at t=0 unless closed loop.
