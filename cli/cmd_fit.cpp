@@ -246,7 +246,7 @@ std::string achieved_text(const Achieved& r) {
 /// The GPUs of --gpu A,B,C: one deployment source per GPU (the flag's other settings unchanged).
 std::vector<std::string> gpu_list(const DeploymentSource& src) {
   for (const auto& [key, text, origin] : src.settings)
-    if (key == "gpu" && text.find(',') != std::string::npos) return split_names(text);
+    if (key == "gpu" && (text.find(',') != std::string::npos || text.empty())) return split_names(text, "--gpu");
   return {};
 }
 

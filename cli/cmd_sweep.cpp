@@ -78,7 +78,7 @@ std::map<std::string, std::string> take_axes(DeploymentSource& src) {
     const auto& [key, text, origin] = s;
     if (io::find_setting(key)->sweepable) {
       axes[key] = text;
-      if (key == "gpu" && !split_names(text).empty()) rest.emplace_back(key, split_names(text).front(), origin);
+      if (key == "gpu") rest.emplace_back(key, split_names(text, "--gpu").front(), origin);
     } else {
       rest.push_back(s);
     }
@@ -108,7 +108,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   SweepAxes axes;
   axes.contexts = expand_counts(axis(ax, "context").value_or("1k,4k,16k,32k"), "--context", max_cells);
   axes.concurrencies = expand_counts(axis(ax, "concurrency").value_or("1,8,32,128"), "--concurrency", max_cells);
-  for (const auto& name : split_names(axis(ax, "gpu").value_or(d.spec.gpu.id))) {
+  for (const auto& name : split_names(axis(ax, "gpu").value_or(d.spec.gpu.id), "--gpu")) {
     if (name == d.spec.gpu.id || name == d.bag.text("gpu")) {
       axes.gpus.push_back(d.spec.gpu);
       continue;
@@ -121,7 +121,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   }
   axes.tensor_parallel = expand_counts(axis(ax, "tensor_parallel_size").value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
   if (const auto kv = axis(ax, "kv_cache_dtype")) {
-    for (const auto& s : split_names(*kv)) {
+    for (const auto& s : split_names(*kv, "--kv-dtype")) {
       if (s == "auto") {
         axes.kv_formats.emplace_back(std::nullopt);
         continue;

@@ -3,6 +3,7 @@
 #include "deploy_options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -144,12 +145,29 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   io::SettingsBag& bag = d.bag;
   // the engine named outside the command (kvplan flag, deployment field) decides how the command is read
   std::string hint = src.engine_hint, version = src.version_hint;
+  bool empty_at = false;  // vllm@
   if (const auto at = hint.find('@'); at != std::string::npos) {
     if (version.empty()) version = hint.substr(at + 1);
+    empty_at = at + 1 == hint.size() && src.version_hint.empty();
     hint.erase(at);
   }
   if (!version.empty() && (version[0] == 'v' || version[0] == 'V')) version.erase(0, 1);
-  if (!version.empty() && version != "latest" && version.find_first_of("0123456789") == std::string::npos) {
+  // a release: latest, b<digits> (llama.cpp), or up to four dot-separated numbers with a suffix (0.10.1.1, 1.0.0rc3,
+  // 0.5.6.post1); not a sign (-1), b-1, or five numbers
+  const auto bad_version = [](const std::string& v) {
+    if (v == "latest") return false;
+    if (v.find_first_of("0123456789") == std::string::npos || v[0] == '-' || v[0] == '+' || v[0] == '.') return true;
+    if (v[0] == 'b' && v.size() > 1 && !std::isdigit(static_cast<unsigned char>(v[1])) && v.find_first_not_of("0123456789abcdef") != std::string::npos) return true;
+    int numbers = 0;
+    for (size_t i = 0; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]));) {
+      ++numbers;
+      while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+      if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1]))) ++i;
+      else break;
+    }
+    return numbers > 4;
+  };
+  if (empty_at || (!version.empty() && bad_version(version))) {
     // an engine version names a release (0.11, 0.5.4, b6000) or latest; point at where it was written
     std::string where = "--engine-version";
     for (const auto& [key, value, origin] : src.settings)

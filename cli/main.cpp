@@ -20,6 +20,7 @@ bool non_finite_word(std::string v) {
 
 // Every number kvplan takes is finite: an option value (--rate inf, --x=nan, --set key=inf) that is not is refused
 // before any option parses it, so no command runs on it (a gamma sampler with an infinite shape never returns).
+// An empty option value is refused too.
 void reject_non_finite(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -31,6 +32,9 @@ void reject_non_finite(const std::vector<std::string>& args) {
     } else if (i + 1 < args.size()) {
       value = args[i + 1];
     }
+    // an empty value (--trace "", --html=) would silently mean "not given"
+    if (a.find('=') != std::string::npos ? value.empty() : (i + 1 < args.size() && args[i + 1].empty()))
+      throw kvplan::InputError(flag, "empty value", "give a value, or leave " + flag + " out");
     if (flag == "--set" || flag == "-s") value = value.substr(value.find('=') == std::string::npos ? 0 : value.find('=') + 1);
     if (non_finite_word(value))
       throw kvplan::InputError(flag, "'" + value + "' is not a finite number", "give a finite value");

@@ -141,3 +141,12 @@ kvplan_cli_test(non_finite_set EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set 
   STDERR "kvplan: error: --set: '-Infinity' is not a finite number; give a finite value")
 kvplan_cli_test(gpu_bandwidth_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-bandwidth 0
   STDERR "kvplan: error: --gpu-bandwidth: must be from 1e9 to 1e15 bytes per second; give it in bytes/s, e.g. 3.35e12 for 3.35 TB/s")
+kvplan_cli_test(bad_engine_version_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version=-1
+  STDERR "kvplan: error: --engine-version: '-1' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
+kvplan_cli_test(bad_engine_version_empty_at EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@
+  STDERR "kvplan: error: --engine: '' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
+# (--trace= : a CMake list cannot carry an empty argument; tests/unit covers --trace "")
+kvplan_cli_test(empty_option_value EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --trace=
+  STDERR "kvplan: error: --trace: empty value; give a value, or leave --trace out")
+kvplan_cli_test(sweep_empty_gpu_name EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --gpu h100-sxm,,a10
+  STDERR "kvplan: error: --gpu: 'h100-sxm,,a10' has an empty name; give names separated by single commas")

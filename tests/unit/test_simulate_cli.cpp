@@ -422,6 +422,8 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
       {{"--requests", "200000000", "--rate", "1000"}, "kvplan: error: --requests: at most 100000000 in one run"},
       {{"--rate", "1e-12", "--requests", "5"}, "kvplan: error: --rate: the requests at this rate span more than 10^9 s"},
       {{"--think-s", "1e300", "--turns", "2"}, "kvplan: error: --think-s: must be from 0 to 10^9 seconds"},
+      {{"--trace", ""}, "kvplan: error: --trace: empty value; give a value, or leave --trace out"},
+      {{"--html", ""}, "kvplan: error: --html: empty value"},
   };
   for (const auto& [extra, expect] : opts) {
     const Run r = kvtest::kvplan(base(extra));

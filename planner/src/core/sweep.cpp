@@ -57,12 +57,14 @@ std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64
   return out;
 }
 
-std::vector<std::string> split_names(std::string_view spec) {
+std::vector<std::string> split_names(std::string_view spec, std::string_view flag) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= spec.size()) {
     const size_t comma = spec.find(',', start);
     const auto item = trim(spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (item.empty() && !flag.empty())
+      throw InputError(std::string(flag), "'" + std::string(spec) + "' has an empty name", "give names separated by single commas");
     if (!item.empty()) out.emplace_back(item);
     if (comma == std::string_view::npos) break;
     start = comma + 1;

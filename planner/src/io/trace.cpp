@@ -673,6 +673,8 @@ std::vector<std::pair<i64, double>> read_length_histogram(const std::string& pat
       throw InputError(where + ": weight", "expected a number >= 0, got " + shown(cells[1]), "give a count or a share");
     h.emplace_back(tokens, w);
     total += w;
+    if (!std::isfinite(total))  // weights of 1e308: the sum overflows and every draw lands on the last row
+      throw InputError(where + ": weight", "the weights so far sum beyond a double", "scale the weights down (they are relative)");
   }
   if (h.empty() || !(total > 0))
     throw InputError(path, h.empty() ? "no rows" : "every weight is 0",

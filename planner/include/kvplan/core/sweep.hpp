@@ -20,8 +20,9 @@ namespace kvplan {
 /// Throws InputError naming `flag` on anything else.
 std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64 max_values = 1000000);
 
-/// Splits a comma-separated list of names ("h100-sxm,h200").
-std::vector<std::string> split_names(std::string_view spec);
+/// Splits a comma-separated list of names ("h100-sxm,h200"). With `flag`, an empty list or an empty item
+/// ("h100,,a10", ",") is an InputError naming it; without, empty items are skipped.
+std::vector<std::string> split_names(std::string_view spec, std::string_view flag = {});
 
 /// Result of the fewest-GPUs search.
 struct LayoutSearch {
