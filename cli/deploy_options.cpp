@@ -82,12 +82,18 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
       const std::string key = d.key, name = s.name;
       const std::string help = first ? d.help : "same as " + d.kvplan.front().name + (s.conv == io::Conv::negate ? " false" : "");
       first = false;
+      // two spellings of one setting with different values (--tp 2 --tp-size 4) would leave one of them unread
+      const auto set = [&a, key, name](const std::string& v) {
+        if (const auto* prev = a.flags.get(key); prev && prev->origin.where != name && prev->text != v)
+          throw InputError(name, "'" + v + "' given, and " + prev->origin.where + " '" + prev->text + "' for the same setting",
+                           "give one of them");
+        a.flags.set(key, v, io::Origin{io::Origin::Kind::flag, name, name});
+      };
       if (d.type == io::SettingType::boolean) {
         const std::string value = s.conv == io::Conv::negate ? "false" : "true";
-        g->add_flag_callback(name, [&a, key, name, value] { a.flags.set(key, value, io::Origin{io::Origin::Kind::flag, name, name}); }, help);
+        g->add_flag_callback(name, [set, value] { set(value); }, help);
       } else {
-        g->add_option_function<std::string>(
-            name, [&a, key, name](const std::string& v) { a.flags.set(key, v, io::Origin{io::Origin::Kind::flag, name, name}); }, help);
+        g->add_option_function<std::string>(name, [set](const std::string& v) { set(v); }, help);
       }
     }
   }
@@ -140,6 +146,23 @@ void apply_overheads(io::SettingsBag& bag, const io::SettingValue& v, const std:
 
 }  // namespace
 
+bool is_engine_version(std::string v) {
+  if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v.erase(0, 1);
+  // a release: latest, b<digits> (llama.cpp), or up to four dot-separated numbers with a suffix (0.10.1.1, 1.0.0rc3,
+  // 0.5.6.post1); not a sign (-1), b-1, or five numbers
+  if (v == "latest") return true;
+  if (v.empty() || v.find_first_of("0123456789") == std::string::npos || v[0] == '-' || v[0] == '+' || v[0] == '.') return false;
+  if (v[0] == 'b' && v.size() > 1 && !std::isdigit(static_cast<unsigned char>(v[1])) && v.find_first_not_of("0123456789abcdef") != std::string::npos) return false;
+  int numbers = 0;
+  for (size_t i = 0; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]));) {
+    ++numbers;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1]))) ++i;
+    else break;
+  }
+  return numbers <= 4;
+}
+
 Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles) {
   Deployment d;
   io::SettingsBag& bag = d.bag;
@@ -152,22 +175,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     hint.erase(at);
   }
   if (!version.empty() && (version[0] == 'v' || version[0] == 'V')) version.erase(0, 1);
-  // a release: latest, b<digits> (llama.cpp), or up to four dot-separated numbers with a suffix (0.10.1.1, 1.0.0rc3,
-  // 0.5.6.post1); not a sign (-1), b-1, or five numbers
-  const auto bad_version = [](const std::string& v) {
-    if (v == "latest") return false;
-    if (v.find_first_of("0123456789") == std::string::npos || v[0] == '-' || v[0] == '+' || v[0] == '.') return true;
-    if (v[0] == 'b' && v.size() > 1 && !std::isdigit(static_cast<unsigned char>(v[1])) && v.find_first_not_of("0123456789abcdef") != std::string::npos) return true;
-    int numbers = 0;
-    for (size_t i = 0; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]));) {
-      ++numbers;
-      while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
-      if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1]))) ++i;
-      else break;
-    }
-    return numbers > 4;
-  };
-  if (empty_at || (!version.empty() && bad_version(version))) {
+  if (empty_at || (!version.empty() && !is_engine_version(version))) {
     // an engine version names a release (0.11, 0.5.4, b6000) or latest; point at where it was written
     std::string where = "--engine-version";
     for (const auto& [key, value, origin] : src.settings)

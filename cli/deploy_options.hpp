@@ -60,6 +60,9 @@ struct Deployment {
 
 /// Builds a deployment from its source. Unexpanded variables in settings that change memory, with
 /// no value supplied, are one error naming them and how to supply them (exit 2).
+/// A release as --engine-version and ENGINE@VERSION take it: latest, b<digits>, or up to four numbers with a suffix.
+bool is_engine_version(std::string v);
+
 Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles);
 
 /// The source plan/sweep/fit/report build from their flags, --set and a pasted command.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/files.hpp"
@@ -102,6 +103,12 @@ void OutputFiles::add_options(CLI::App* c, bool json_and_junit) {
 }
 
 void OutputFiles::check() const {
+  // two reports into one file: the second would overwrite the first
+  const std::vector<std::pair<const std::string*, const char*>> all = {{&html, "--html"}, {&markdown, "--markdown"}, {&json, "--json"}, {&junit, "--junit"}};
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i + 1; j < all.size(); ++j)
+      if (!all[i].first->empty() && std::filesystem::path(*all[i].first).lexically_normal() == std::filesystem::path(*all[j].first).lexically_normal())
+        throw InputError(all[j].second, "'" + *all[j].first + "' is also the " + all[i].second + " file", "give each report its own file");
   if (!html.empty()) io::check_writable(html, "--html");
   if (!markdown.empty()) io::check_writable(markdown, "--markdown");
   if (!json.empty()) io::check_writable(json, "--json");

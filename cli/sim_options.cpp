@@ -304,6 +304,9 @@ void add_workload_options(CLI::App* wl, WorkloadArgs& a, DeployArgs& d, bool clo
   wl->add_option_function<std::string>(
       "--shared-prefix-tokens",
       [dp](const std::string& v) {
+        if (const auto* prev = dp->flags.get("shared_prefix"); prev && prev->text != v)
+          throw InputError("--shared-prefix-tokens", "'" + v + "' given, and " + prev->origin.where + " '" + prev->text + "' for the same setting",
+                           "give one of them");
         dp->flags.set("shared_prefix", v,
                       io::Origin{io::Origin::Kind::flag, "--shared-prefix-tokens", "--shared-prefix-tokens"});
       },

@@ -150,3 +150,10 @@ kvplan_cli_test(empty_option_value EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8
   STDERR "kvplan: error: --trace: empty value; give a value, or leave --trace out")
 kvplan_cli_test(sweep_empty_gpu_name EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --gpu h100-sxm,,a10
   STDERR "kvplan: error: --gpu: 'h100-sxm,,a10' has an empty name; give names separated by single commas")
+# kvplan log checks --gpu and --engine-version whether or not a model makes them count
+kvplan_cli_test(log_unknown_gpu EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DATA}/logs/cases/vllm-llama31-8b-3090-20k.log --gpu nosuch
+  STDERR "kvplan: error: --gpu: unknown GPU 'nosuch'; kvplan gpus lists them")
+kvplan_cli_test(same_setting_two_spellings EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --tp 2 --tp-size 4
+  STDERR "kvplan: error: --tp-size: '4' given, and --tp '2' for the same setting; give one of them")
+kvplan_cli_test(two_reports_one_file EXIT 2 STDOUT_EMPTY ARGS check ${CMAKE_SOURCE_DIR}/examples/llama8b-l4-llamacpp.yaml --json same.out --junit same.out
+  STDERR "kvplan: error: --junit: 'same.out' is also the --json file; give each report its own file")

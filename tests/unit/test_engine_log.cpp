@@ -670,6 +670,11 @@ TEST_CASE("hostile input: long lines huge numbers and brackets", "[engine_log]")
   CHECK(huge.figures.empty());
   CHECK(huge.warnings.size() == 2);
   CHECK(huge.warnings[0].find("is out of range; ignored") != std::string::npos);
+  // finite but past any GPU's figure: 10^23 blocks would wrap to negative bytes, 10^14 GiB is past 2^63 bytes
+  auto wraps = text("GPU blocks: 99999999999999999999999, # CPU blocks: 2048\nAvailable KV cache memory: 1e14 GiB\n");
+  CHECK(all(wraps, "gpu_blocks").empty());
+  CHECK(all(wraps, "kv_available_bytes").empty());
+  CHECK(wraps.warnings.size() == 2);
   std::string brackets = "INFO non-default args: {'a': " + std::string(100000, '[') + "\n";
   CHECK_NOTHROW(text(brackets));
   std::string many;

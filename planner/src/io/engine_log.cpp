@@ -353,7 +353,9 @@ NumStatus parse_number(string_view s, size_t i, Num& out) {
   out.end = p;
   out.decimals = decimals;
   out.value = std::strtod(clean.c_str(), nullptr);
-  if (!std::isfinite(out.value)) return NumStatus::out_of_range;
+  // no figure an engine prints reaches 10^15 (blocks, tokens, GiB, bytes of one GPU): beyond it a count would wrap
+  // when it becomes bytes (99999999999999999999999 blocks, 1e300 GiB)
+  if (!std::isfinite(out.value) || std::abs(out.value) > 1e15) return NumStatus::out_of_range;
   return NumStatus::ok;
 }
 
@@ -622,6 +624,10 @@ class Reader {
     }
     string_view unit = trim(s_.substr(n->end, u.end - n->end));
     if (unit == "GB") u.factor = gb;
+    if (std::abs(n->value * u.factor) > 1e16) {  // 10 PB: no GPU's figure; beyond 2^63 bytes it would wrap
+      warn("line " + std::to_string(n_) + ": size '" + std::string(s_.substr(n->begin, u.end - n->begin)) + "' is out of range; ignored");
+      return npos;
+    }
     emit(key, *n, u.factor, u.end, min_decimals);
     return u.end;
   }
