@@ -43,7 +43,13 @@ Report make_report(const Deployment& d, const Planner& p) {
 }
 
 void run_plan(const PlanArgs& a, Globals& g) {
-  const Format fmt = parse_format_flag(a.report_only ? (a.report_format == "md" || a.report_format == "markdown" || a.report_format == "html" ? "table" : a.report_format) : a.format);
+  Format fmt = Format::table;
+  try {
+    fmt = parse_format_flag(a.report_only ? (a.report_format == "md" || a.report_format == "markdown" || a.report_format == "html" ? "table" : a.report_format) : a.format);
+  } catch (const InputError& e) {  // report also writes html
+    if (!a.report_only) throw;
+    throw InputError(e.where(), e.problem(), "use md, html, or the plan's table, csv, json or jsonl");
+  }
   a.out.check();
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);

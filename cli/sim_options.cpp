@@ -81,6 +81,9 @@ LengthDist length_dist(const std::string& dist_flag, const std::string& dist, co
     if (spread.empty())
       throw InputError(dist_flag, kind + " needs a spread", "give " + spread_flag + " P (+-P% of the mean)");
     l.spread = parse_percent(spread, spread_flag);
+    if (l.kind == LengthDist::Kind::uniform && l.spread > 1)  // mean +- more than the mean: negative lengths
+      throw InputError(spread_flag, "a uniform spread is at most 100 (+-100% of the mean), got '" + spread + "'",
+                       "give a spread from 0 to 100, or a lognormal distribution for a longer tail");
   }
   return l;
 }
