@@ -265,8 +265,8 @@ void run_fit(const FitArgs& a, Globals& g) {
   slo.ttft_ms = a.slo_ttft_ms;
   slo.tpot_ms = a.slo_tpot_ms;
   slo.percentile = a.slo_percentile;
-  if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0)) throw InputError("--slo-ttft-ms", "must be > 0 ms");
-  if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0)) throw InputError("--slo-tpot-ms", "must be > 0 ms");
+  if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0 && *a.slo_ttft_ms <= 1e9)) throw InputError("--slo-ttft-ms", "must be > 0 and at most 10^9 ms");
+  if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0 && *a.slo_tpot_ms <= 1e9)) throw InputError("--slo-tpot-ms", "must be > 0 and at most 10^9 ms");
   if (a.slo_percentile != 50 && a.slo_percentile != 90 && a.slo_percentile != 99)
     throw InputError("--slo-percentile", "expected 50, 90 or 99, got " + std::to_string(a.slo_percentile));
   const bool simulated = a.w.rate.has_value() || !a.w.trace.empty();
@@ -289,8 +289,8 @@ void run_fit(const FitArgs& a, Globals& g) {
   }
   if (a.price_per_gpu_hour && !a.prices.empty())
     throw InputError("--price-per-gpu-hour", "given with --prices", "give one of them");
-  if (a.price_per_gpu_hour && !(*a.price_per_gpu_hour > 0))
-    throw InputError("--price-per-gpu-hour", "must be > 0 US dollars");
+  if (a.price_per_gpu_hour && !(*a.price_per_gpu_hour > 0 && *a.price_per_gpu_hour <= 1e6))
+    throw InputError("--price-per-gpu-hour", "must be > 0 and at most 10^6 US dollars an hour");
   const std::map<std::string, Price> prices = a.prices.empty() ? std::map<std::string, Price>{} : read_prices(a.prices, profiles);
   const bool costed = a.price_per_gpu_hour || !a.prices.empty();
 

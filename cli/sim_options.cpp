@@ -173,8 +173,8 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
   if (a.rate && closed)
     throw InputError("--rate", "a rate and --concurrency together",
                      "give --rate R (open loop) or --concurrency N (closed loop), not both");
-  if (a.rate && !(*a.rate > 0))
-    throw InputError("--rate", "must be > 0 requests/s",
+  if (a.rate && !(*a.rate > 0 && *a.rate <= 1e9))
+    throw InputError("--rate", "must be > 0 and at most 10^9 requests/s",
                      "give --rate 10, or leave it out to send every request at once");
   if (a.requests && *a.requests < 1) throw InputError("--requests", "must be >= 1");
   if (a.burstiness && !(*a.burstiness > 0)) throw InputError("--burstiness", "must be > 0 (1 = Poisson; < 1 burstier)");

@@ -1166,7 +1166,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   d.perf.bandwidth_efficiency = bag.fraction("bw_efficiency").value_or(0);
   d.perf.compute_efficiency = bag.fraction("compute_efficiency").value_or(0);
   for (const char* k : {"bw_efficiency", "compute_efficiency"})
-    if (const auto f = bag.fraction(k); f && !(*f > 0 && *f <= 1)) bag.fail(k, "must be in (0, 1]", "use a fraction such as 0.8");
+    if (const auto f = bag.fraction(k); f && !(*f >= 0.01 && *f <= 1)) bag.fail(k, "must be in [0.01, 1]", "use a fraction such as 0.8");
   d.perf.step_overhead_s = bag.has("step_overhead_us") ? *bag.number("step_overhead_us") * 1e-6 : -1;
   apply_perf_coefficients(bag, d);
   apply_calibration(bag, d);
