@@ -675,6 +675,9 @@ TEST_CASE("hostile input: long lines huge numbers and brackets", "[engine_log]")
   CHECK(all(wraps, "gpu_blocks").empty());
   CHECK(all(wraps, "kv_available_bytes").empty());
   CHECK(wraps.warnings.size() == 2);
+  auto negative = text("GPU blocks: -1952, # CPU blocks: 2048\n");
+  CHECK(all(negative, "gpu_blocks").empty());
+  CHECK(negative.warnings.size() == 1);
   std::string brackets = "INFO non-default args: {'a': " + std::string(100000, '[') + "\n";
   CHECK_NOTHROW(text(brackets));
   std::string many;

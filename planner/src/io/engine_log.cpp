@@ -636,6 +636,10 @@ class Reader {
   size_t count(const std::string& key, string_view anchor, size_t from = 0) {
     auto n = number(value_pos(anchor, from));
     if (!n) return npos;
+    if (n->value < 0 && key != "chunked_prefill_size") {  // SGLang prints chunked_prefill_size=-1 (off); no other count is negative
+      warn("line " + std::to_string(n_) + ": " + key + " '" + std::string(s_.substr(n->begin, n->end - n->begin)) + "' is negative; ignored");
+      return npos;
+    }
     size_t end = n->end;
     if (at(s_, end, "x") && (end + 1 >= s_.size() || !is_alpha(s_[end + 1]))) ++end;
     emit(key, *n, 1, end);
