@@ -45,6 +45,7 @@ void run_kv(const KvArgs& a, Globals& g) {
   KvOptions o = rm.kv_options;
   if (!a.context.empty()) {
     o.context = parse_count(a.context, "--context");
+    if (o.context < 1) throw InputError("--context", "must be >= 1 token");  // as plan
   } else {
     if (m.max_context <= 0)
       throw InputError("--context", "the model config has no max_position_embeddings", "pass --context N (e.g. 4096 or 32k)");

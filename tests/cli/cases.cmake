@@ -157,3 +157,5 @@ kvplan_cli_test(same_setting_two_spellings EXIT 2 STDOUT_EMPTY ARGS plan llama-3
   STDERR "kvplan: error: --tp-size: '4' given, and --tp '2' for the same setting; give one of them")
 kvplan_cli_test(two_reports_one_file EXIT 2 STDOUT_EMPTY ARGS check ${CMAKE_SOURCE_DIR}/examples/llama8b-l4-llamacpp.yaml --json same.out --junit same.out
   STDERR "kvplan: error: --junit: 'same.out' is also the --json file; give each report its own file")
+kvplan_cli_test(kv_context_zero EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --context 0
+  STDERR "kvplan: error: --context: must be >= 1 token")
