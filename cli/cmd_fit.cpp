@@ -265,8 +265,8 @@ void run_fit(const FitArgs& a, Globals& g) {
   slo.ttft_ms = a.slo_ttft_ms;
   slo.tpot_ms = a.slo_tpot_ms;
   slo.percentile = a.slo_percentile;
-  if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0 && *a.slo_ttft_ms <= 1e9)) throw InputError("--slo-ttft-ms", "must be > 0 and at most 10^9 ms");
-  if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0 && *a.slo_tpot_ms <= 1e9)) throw InputError("--slo-tpot-ms", "must be > 0 and at most 10^9 ms");
+  check_slo_ms(a.slo_ttft_ms, "--slo-ttft-ms");
+  check_slo_ms(a.slo_tpot_ms, "--slo-tpot-ms");
   if (a.slo_percentile != 50 && a.slo_percentile != 90 && a.slo_percentile != 99)
     throw InputError("--slo-percentile", "expected 50, 90 or 99, got " + std::to_string(a.slo_percentile));
   const bool simulated = a.w.rate.has_value() || !a.w.trace.empty();

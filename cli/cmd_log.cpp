@@ -29,8 +29,7 @@ void run_log(const LogArgs& a, Globals& g) {
   }
   const io::Profiles profiles = io::Profiles::load(g.profiles_dir);
   // checked whether or not a model makes them count, so that a typo is not silently ignored
-  if (!a.engine_version.empty() && !is_engine_version(a.engine_version))
-    throw InputError("--engine-version", "'" + a.engine_version + "' is not an engine version", "give a release such as 0.11, 0.5.4 or b6000, or latest");
+  if (!a.engine_version.empty()) check_engine_version(a.engine_version, "--engine-version");
   if (!a.gpu.empty()) {
     try {
       (void)profiles.gpu(a.gpu);

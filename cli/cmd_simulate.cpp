@@ -234,8 +234,8 @@ void run_simulate(const SimArgs& a, Globals& g) {
   // ---- the workload ----
   const bool closed = d.bag.has("concurrency");
   const Workload wl = build_workload(a.w, d, closed);
-  if (a.slo_ttft_ms && !(*a.slo_ttft_ms > 0 && *a.slo_ttft_ms <= 1e9)) throw InputError("--slo-ttft-ms", "must be > 0 and at most 10^9 ms");
-  if (a.slo_tpot_ms && !(*a.slo_tpot_ms > 0 && *a.slo_tpot_ms <= 1e9)) throw InputError("--slo-tpot-ms", "must be > 0 and at most 10^9 ms");
+  check_slo_ms(a.slo_ttft_ms, "--slo-ttft-ms");
+  check_slo_ms(a.slo_tpot_ms, "--slo-tpot-ms");
   if (a.timeline_interval_s && !(*a.timeline_interval_s > 0))
     throw InputError("--timeline-interval-s", "must be > 0 seconds");
   const bool traced = wl.traced;

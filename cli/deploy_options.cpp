@@ -65,6 +65,13 @@ std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>
   return out;
 }
 
+void set_flag(DeployArgs& a, const std::string& key, const std::string& name, const std::string& value) {
+  if (const auto* prev = a.flags.get(key); prev && prev->origin.where != name && prev->text != value)
+    throw InputError(name, "'" + value + "' given, and " + prev->origin.where + " '" + prev->text + "' for the same setting",
+                     "give one of them");
+  a.flags.set(key, value, io::Origin{io::Origin::Kind::flag, name, name});
+}
+
 void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
   c->add_option_function<std::string>(
       "MODEL",
@@ -82,18 +89,11 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
       const std::string key = d.key, name = s.name;
       const std::string help = first ? d.help : "same as " + d.kvplan.front().name + (s.conv == io::Conv::negate ? " false" : "");
       first = false;
-      // two spellings of one setting with different values (--tp 2 --tp-size 4) would leave one of them unread
-      const auto set = [&a, key, name](const std::string& v) {
-        if (const auto* prev = a.flags.get(key); prev && prev->origin.where != name && prev->text != v)
-          throw InputError(name, "'" + v + "' given, and " + prev->origin.where + " '" + prev->text + "' for the same setting",
-                           "give one of them");
-        a.flags.set(key, v, io::Origin{io::Origin::Kind::flag, name, name});
-      };
       if (d.type == io::SettingType::boolean) {
         const std::string value = s.conv == io::Conv::negate ? "false" : "true";
-        g->add_flag_callback(name, [set, value] { set(value); }, help);
+        g->add_flag_callback(name, [&a, key, name, value] { set_flag(a, key, name, value); }, help);
       } else {
-        g->add_option_function<std::string>(name, [set](const std::string& v) { set(v); }, help);
+        g->add_option_function<std::string>(name, [&a, key, name](const std::string& v) { set_flag(a, key, name, v); }, help);
       }
     }
   }
@@ -146,6 +146,8 @@ void apply_overheads(io::SettingsBag& bag, const io::SettingValue& v, const std:
 
 }  // namespace
 
+namespace {
+
 bool is_engine_version(std::string v) {
   if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v.erase(0, 1);
   // a release: latest, b<digits> (llama.cpp), or up to four dot-separated numbers with a suffix (0.10.1.1, 1.0.0rc3,
@@ -163,6 +165,13 @@ bool is_engine_version(std::string v) {
   return numbers <= 4;
 }
 
+}  // namespace
+
+void check_engine_version(const std::string& v, const std::string& where) {
+  if (!is_engine_version(v))
+    throw InputError(where, "'" + v + "' is not an engine version", "give a release such as 0.11, 0.5.4 or b6000, or latest");
+}
+
 Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles) {
   Deployment d;
   io::SettingsBag& bag = d.bag;
@@ -175,12 +184,12 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     hint.erase(at);
   }
   if (!version.empty() && (version[0] == 'v' || version[0] == 'V')) version.erase(0, 1);
-  if (empty_at || (!version.empty() && !is_engine_version(version))) {
+  if (empty_at || !version.empty()) {
     // an engine version names a release (0.11, 0.5.4, b6000) or latest; point at where it was written
     std::string where = "--engine-version";
     for (const auto& [key, value, origin] : src.settings)
       if (key == "engine_version" || (key == "engine" && value.find('@') != std::string::npos)) where = origin.where;
-    throw InputError(where, "'" + version + "' is not an engine version", "give a release such as 0.11, 0.5.4 or b6000, or latest");
+    check_engine_version(version, where);
   }
   if (!src.command.empty()) {
     io::CommandContext ctx;

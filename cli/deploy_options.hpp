@@ -25,6 +25,10 @@ struct DeployArgs {
   bool strict = false;
 };
 
+/// Records a kvplan flag's value for `key`; another spelling of the same setting already given with a different value
+/// (--tp 2 --tp-size 4) is an InputError naming both, since one of them would go unread.
+void set_flag(DeployArgs& a, const std::string& key, const std::string& name, const std::string& value);
+
 /// Registers MODEL (optional when a command is pasted after --), every setting of the table as a
 /// kvplan flag (workload settings only when `workload`), --set and --strict.
 void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload = true);
@@ -60,8 +64,9 @@ struct Deployment {
 
 /// Builds a deployment from its source. Unexpanded variables in settings that change memory, with
 /// no value supplied, are one error naming them and how to supply them (exit 2).
-/// A release as --engine-version and ENGINE@VERSION take it: latest, b<digits>, or up to four numbers with a suffix.
-bool is_engine_version(std::string v);
+/// Throws an InputError at `where` unless `v` is a release as --engine-version and ENGINE@VERSION take it: latest,
+/// b<digits>, or up to four numbers with a suffix (0.10.1.1, 1.0.0rc3, 0.5.6.post1).
+void check_engine_version(const std::string& v, const std::string& where);
 
 Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profiles);
 

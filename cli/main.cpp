@@ -35,7 +35,7 @@ void reject_non_finite(const std::vector<std::string>& args) {
     // an empty value (--trace "", --html=) would silently mean "not given"
     if (a.find('=') != std::string::npos ? value.empty() : (i + 1 < args.size() && args[i + 1].empty()))
       throw kvplan::InputError(flag, "empty value", "give a value, or leave " + flag + " out");
-    if (flag == "--set" || flag == "-s") value = value.substr(value.find('=') == std::string::npos ? 0 : value.find('=') + 1);
+    if (flag == "--set") value = value.substr(value.find('=') == std::string::npos ? 0 : value.find('=') + 1);
     if (non_finite_word(value))
       throw kvplan::InputError(flag, "'" + value + "' is not a finite number", "give a finite value");
   }

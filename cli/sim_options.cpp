@@ -167,6 +167,10 @@ void require_completions(const SimResult& r, const SimConfig& cfg, const std::st
   throw InputError(where, "no request completed: " + failures_line(r, cfg), commonest_failure_fix(r, cfg));
 }
 
+void check_slo_ms(const std::optional<double>& ms, const char* flag) {
+  if (ms && !(*ms > 0 && *ms <= 1e9)) throw InputError(flag, "must be > 0 and at most 10^9 ms");
+}
+
 Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed) {
   const auto given = [&](const char* key) { return d.bag.has(key); };
   const bool traced = !a.trace.empty();
@@ -307,11 +311,7 @@ void add_workload_options(CLI::App* wl, WorkloadArgs& a, DeployArgs& d, bool clo
   wl->add_option_function<std::string>(
       "--shared-prefix-tokens",
       [dp](const std::string& v) {
-        if (const auto* prev = dp->flags.get("shared_prefix"); prev && prev->text != v)
-          throw InputError("--shared-prefix-tokens", "'" + v + "' given, and " + prev->origin.where + " '" + prev->text + "' for the same setting",
-                           "give one of them");
-        dp->flags.set("shared_prefix", v,
-                      io::Origin{io::Origin::Kind::flag, "--shared-prefix-tokens", "--shared-prefix-tokens"});
+        set_flag(*dp, "shared_prefix", "--shared-prefix-tokens", v);
       },
       "same as --shared-prefix: tokens of a system prompt added before every "
       "(first-turn) prompt");

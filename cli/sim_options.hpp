@@ -69,4 +69,7 @@ std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg);
 /// (`where`) and the commonest failure's fix. Returns normally when at least one request completed.
 void require_completions(const SimResult& r, const SimConfig& cfg, const std::string& where);
 
+/// --slo-ttft-ms / --slo-tpot-ms as simulate and fit take them: > 0 and at most 10^9 ms.
+void check_slo_ms(const std::optional<double>& ms, const char* flag);
+
 }  // namespace kvplan::cli
