@@ -161,6 +161,38 @@ TEST_CASE("simulate vLLM preempts the last running request and recomputes it", "
   CHECK(r.result.peak_blocks_used == 4);
 }
 
+TEST_CASE("simulate vLLM readmits a preempted request on its own blocks still cached", "[simulate]") {
+  // The test above with A ending first: A's 30 outputs end at step 30, before A would need a 4th block (step 34),
+  // so B's first block (its own prompt tokens, cached when B was preempted at step 18) is still in the free queue
+  // and B's second block went to A. Step 31 readmits B on that one hit: it recomputes 33 - 16 = 17 tokens, not 33.
+  // A step takes 10 ms plus 1 ms per prefill token: step 1 (two 16-token prompts) 42 ms, steps 2..30 10 ms each
+  // (332 ms), step 31 27 ms (359 ms: B's 18th token), steps 32..53 B's tokens 19..40 (579 ms).
+  std::vector<double> prefills;
+  const StepTimeFn step = [&](const StepBatch& b) {
+    if (b.prefill_tokens > 0) prefills.push_back(b.prefill_tokens);
+    return 0.010 + 0.001 * b.prefill_tokens;
+  };
+  Requests src({request(0, 0, 16, 30), request(1, 0, 16, 40)});
+  std::map<i64, RequestRecord> rec;
+  const SimResult r = simulate(vllm(5), src, step, {}, [&](const RequestRecord& x) { rec[x.id] = x; });
+  CHECK(r.preemptions == 1);
+  CHECK(prefills == std::vector<double>{32, 17});
+  CHECK(rec.at(0).finish_s == Approx(0.332));
+  CHECK(rec.at(1).finish_s == Approx(0.579));
+  CHECK(rec.at(1).output_tokens == 40);
+  CHECK(r.blocks_leaked == 0);
+  SECTION("without prefix caching B recomputes all 33 tokens") {
+    prefills.clear();
+    SimConfig c = vllm(5);
+    c.prefix_caching = false;
+    Requests again({request(0, 0, 16, 30), request(1, 0, 16, 40)});
+    const SimResult u = simulate(c, again, step, {}, [&](const RequestRecord& x) { rec[x.id] = x; });
+    CHECK(u.preemptions == 1);
+    CHECK(prefills == std::vector<double>{32, 33});
+    CHECK(rec.at(1).finish_s == Approx(0.595));
+  }
+}
+
 TEST_CASE("simulate vLLM prefix cache hits the full blocks of a shared system prompt", "[simulate]") {
   // Both prompts start with the 40 tokens of prefix group 0. A's full blocks stay cached after it ends;
   // B finds blocks 0 and 1 (tokens 0..31); block 2 mixes the prefix with A's own tokens, so it misses.

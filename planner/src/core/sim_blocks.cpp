@@ -67,10 +67,15 @@ void BlockPool::init(i64 blocks, bool caching) {
   next_.clear();
   hash_.clear();
   head_ = tail_ = -1;
-  keys_.assign(caching ? 1024 : 0, 0);
-  vals_.assign(keys_.size(), -1);
-  mask_ = keys_.empty() ? 0 : keys_.size() - 1;
+  slots_.assign(caching ? 1024 : 0, Slot{});
+  mask_ = slots_.empty() ? 0 : slots_.size() - 1;
   entries_ = 0;
+  watch_blocks_.clear();
+  watch_pos_.clear();
+  watch_bits_.clear();
+  watch_len_ = watch_free_ = 0;
+  watch_next_ = 0;
+  watch_on_ = false;
 }
 
 void BlockPool::unlink(i32 b) {
@@ -105,22 +110,29 @@ i32 BlockPool::alloc() {
     prev_.push_back(-1);
     next_.push_back(-1);
     hash_.push_back(0);
+    if (caching_) {
+      watch_pos_.push_back(-1);
+      if ((static_cast<u64>(b) & 63) == 0) watch_bits_.push_back(0);
+    }
   } else {
     b = head_;
     unlink(b);
   }
   --free_;
   peak_ = std::max(peak_, total_ - free_);
-  ref_[static_cast<size_t>(b)] = 1;
-  if (caching_ && hash_[static_cast<size_t>(b)]) {
-    map_erase(hash_[static_cast<size_t>(b)]);
-    hash_[static_cast<size_t>(b)] = 0;
+  const auto i = static_cast<size_t>(b);
+  if (caching_ && hash_[i]) {
+    watch_evict(b, hash_[i]);
+    map_erase(hash_[i]);
+    hash_[i] = 0;
   }
+  ref_[i] = 1;
   return b;
 }
 
 void BlockPool::touch(i32 b) {
   if (ref_[static_cast<size_t>(b)]++ == 0) {
+    watch_ref(b, -1);
     unlink(b);
     --free_;
     peak_ = std::max(peak_, total_ - free_);
@@ -129,6 +141,7 @@ void BlockPool::touch(i32 b) {
 
 void BlockPool::release(i32 b) {
   if (--ref_[static_cast<size_t>(b)] == 0) {
+    watch_ref(b, 1);
     push_tail(b);
     ++free_;
   }
@@ -136,56 +149,94 @@ void BlockPool::release(i32 b) {
 
 i32 BlockPool::lookup(u64 h) const {
   for (u64 i = mix(h) & mask_;; i = (i + 1) & mask_) {
-    if (keys_[i] == h) return vals_[i];
-    if (keys_[i] == 0) return -1;
+    if (slots_[i].key == h) return slots_[i].val;
+    if (slots_[i].key == 0) return -1;
   }
 }
 
 void BlockPool::set_hash(i32 b, u64 h) {
-  if (2 * (entries_ + 1) > keys_.size()) grow_map();
+  if (2 * (entries_ + 1) > slots_.size()) grow_map();
   u64 i = mix(h) & mask_;
-  for (; keys_[i] != 0; i = (i + 1) & mask_)
-    if (keys_[i] == h) return;  // a duplicate: vLLM keeps both, one cached copy is enough here
-  keys_[i] = h;
-  vals_[i] = b;
+  for (; slots_[i].key != 0; i = (i + 1) & mask_)
+    if (slots_[i].key == h) return;  // a duplicate: vLLM keeps both, one cached copy is enough here
+  slots_[i] = {h, b};
   ++entries_;
   hash_[static_cast<size_t>(b)] = h;
+  if (watch_on_ && h == watch_next_) unwatch();
+}
+
+void BlockPool::watch(const std::vector<i32>& hits, u64 next) {
+  unwatch();
+  if (!caching_ || hits.empty()) return;  // a lookup that misses at once costs one probe: nothing to save
+  watch_blocks_ = hits;
+  for (size_t p = 0; p < hits.size(); ++p) {
+    watch_pos_[static_cast<size_t>(hits[p])] = static_cast<i32>(p);
+    watch_bits_[static_cast<size_t>(hits[p]) >> 6] |= u64{1} << (static_cast<u64>(hits[p]) & 63);
+    watch_free_ += ref_[static_cast<size_t>(hits[p])] == 0;
+  }
+  watch_len_ = static_cast<i64>(hits.size());
+  watch_next_ = next;
+  watch_on_ = true;
+}
+
+void BlockPool::unwatch() {
+  for (i32 b : watch_blocks_) {
+    watch_pos_[static_cast<size_t>(b)] = -1;
+    watch_bits_[static_cast<size_t>(b) >> 6] &= ~(u64{1} << (static_cast<u64>(b) & 63));
+  }
+  watch_blocks_.clear();
+  watch_len_ = watch_free_ = 0;
+  watch_next_ = 0;
+  watch_on_ = false;
+}
+
+// Block b, cached under h, is being evicted (it is free): when it is in the live part of the chain, the chain
+// ends before it, and a lookup would next miss on h.
+void BlockPool::watch_evict(i32 b, u64 h) {
+  if (!watch_on_ || !watched(b)) return;
+  const i32 p = watch_pos_[static_cast<size_t>(b)];
+  if (p < 0 || p >= watch_len_) return;
+  for (i64 q = p; q < watch_len_; ++q) watch_free_ -= ref_[static_cast<size_t>(watch_blocks_[static_cast<size_t>(q)])] == 0;
+  watch_len_ = p;
+  watch_next_ = h;
+}
+
+// Block b left (-1) or joined (+1) the free queue.
+void BlockPool::watch_ref(i32 b, int delta) {
+  if (!watch_on_ || !watched(b)) return;
+  const i32 p = watch_pos_[static_cast<size_t>(b)];
+  if (p >= 0 && p < watch_len_) watch_free_ += delta;
 }
 
 void BlockPool::grow_map() {  // doubles the table (load stays <= 1/2)
-  std::vector<u64> keys(keys_.size() * 2, 0);
-  std::vector<i32> vals(keys.size(), -1);
-  const u64 mask = keys.size() - 1;
-  for (size_t j = 0; j < keys_.size(); ++j) {
-    if (keys_[j] == 0) continue;
-    u64 i = mix(keys_[j]) & mask;
-    while (keys[i] != 0) i = (i + 1) & mask;
-    keys[i] = keys_[j];
-    vals[i] = vals_[j];
+  std::vector<Slot> slots(slots_.size() * 2);
+  const u64 mask = slots.size() - 1;
+  for (const Slot& s : slots_) {
+    if (s.key == 0) continue;
+    u64 i = mix(s.key) & mask;
+    while (slots[i].key != 0) i = (i + 1) & mask;
+    slots[i] = s;
   }
-  keys_.swap(keys);
-  vals_.swap(vals);
+  slots_.swap(slots);
   mask_ = mask;
 }
 
 void BlockPool::map_erase(u64 h) {
   u64 i = mix(h) & mask_;
-  while (keys_[i] != h) i = (i + 1) & mask_;
+  while (slots_[i].key != h) i = (i + 1) & mask_;
   --entries_;
   // backward-shift deletion keeps every probe chain unbroken
   for (u64 j = (i + 1) & mask_;; j = (j + 1) & mask_) {
-    if (keys_[j] == 0) break;
-    const u64 home = mix(keys_[j]) & mask_;
+    if (slots_[j].key == 0) break;
+    const u64 home = mix(slots_[j].key) & mask_;
     // move j into the hole at i when its home is not in the cyclic range (i, j]
     const bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
     if (!in_range) {
-      keys_[i] = keys_[j];
-      vals_[i] = vals_[j];
+      slots_[i] = slots_[j];
       i = j;
     }
   }
-  keys_[i] = 0;
-  vals_[i] = -1;
+  slots_[i] = Slot{};
 }
 
 // ---------------------------------------------------------------- quantiles

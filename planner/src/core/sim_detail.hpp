@@ -26,6 +26,7 @@ struct Req {
   i64 computed = 0;   // tokens in the KV cache
   i64 out = 0;        // output tokens produced
   i64 hashed = 0;     // leading blocks hashed into the prefix cache
+  i64 full = 0;       // leading blocks the engine has cached (hashed, or only r's own tokens: hashed when r is preempted)
   u64 last_hash = 0;  // hash of block hashed - 1 (the chain continues from it)
   std::vector<i32> blocks;
   double first_token = -1, last_token = -1;
@@ -66,21 +67,47 @@ class BlockPool {
   /// Caches block b under hash h unless another block already holds h (then b stays uncached).
   void set_hash(i32 b, u64 h);
 
+  /// Follows one lookup's chain, so that a request waiting at the queue's head is not looked up block by
+  /// block every step: `hits` are the cached blocks found (in chain order), `next` the hash the chain
+  /// continues with (0: none). Evicting a block of the chain shortens it to the blocks before; caching
+  /// `next` ends the watch (the chain may grow: look it up again). A new watch replaces the last.
+  void watch(const std::vector<i32>& hits, u64 next);
+  void unwatch();
+  bool watching() const { return watch_on_; }
+  i64 watch_len() const { return watch_len_; }    // chain blocks still cached
+  i64 watch_free() const { return watch_free_; }  // of those, blocks in the free queue (reference count 0)
+
  private:
+  // one table slot per key: a probe touches one cache line
+  struct Slot {
+    u64 key = 0;  // 0: empty
+    i32 val = -1;
+  };
   void unlink(i32 b);
   void push_tail(i32 b);
   void map_erase(u64 h);
   void grow_map();
+  void watch_evict(i32 b, u64 h);
+  void watch_ref(i32 b, int delta);
   i64 total_ = 0, free_ = 0, peak_ = 0;
   bool caching_ = false;
+  // per block, one array each (the free queue walks them in runs of consecutive ids: SGLang's page size 1 takes
+  // a block per token, and four small arrays stream better than one wide record)
   std::vector<i32> ref_, prev_, next_;
-  std::vector<u64> hash_;
+  std::vector<u64> hash_;  // 0: not cached
   i32 head_ = -1, tail_ = -1;
-  // open addressing (linear probing, backward-shift deletion): key 0 = empty
-  std::vector<u64> keys_;
-  std::vector<i32> vals_;
+  // open addressing (linear probing, backward-shift deletion)
+  std::vector<Slot> slots_;
   u64 mask_ = 0;
   size_t entries_ = 0;
+  // the watched chain: its blocks, each block's position in it (-1: not in it; sized as ref_), and one bit per
+  // block set for the chain's blocks (small enough to stay in cache: most releases test only the bit)
+  std::vector<i32> watch_blocks_, watch_pos_;
+  std::vector<u64> watch_bits_;
+  bool watched(i32 b) const { return (watch_bits_[static_cast<size_t>(b) >> 6] >> (static_cast<u64>(b) & 63)) & 1; }
+  i64 watch_len_ = 0, watch_free_ = 0;
+  u64 watch_next_ = 0;
+  bool watch_on_ = false;
 };
 
 /// Mean and linearly interpolated percentiles (numpy's default, as vllm bench serve) of a stream of

@@ -33,31 +33,48 @@ class Paged : public Engine {
 
   // Leading blocks of r found in the prefix cache, at most (num_tokens - 1) / B: the last token is
   // always recomputed to get logits (vLLM get_computed_blocks; SGLang max_prefix_len = input_len - 1).
+  // The pool watches the last chain looked up: a request that stays at the queue's head (a preempted one
+  // waiting for blocks) is answered from it until an eviction shortens it or `next` is cached.
   i64 lookup_hits(const Req& r, u64& last) {
     hits_.clear();
+    hits_free_ = 0;
     last = 0;
     if (!pool_.caching()) return 0;
+    if (pool_.watching() && watch_uid_ == r.uid) {
+      const i64 n = pool_.watch_len();
+      hits_.assign(watch_hits_.begin(), watch_hits_.begin() + n);
+      hits_free_ = pool_.watch_free();
+      last = n > 0 ? watch_hashes_[static_cast<size_t>(n - 1)] : 0;
+      return n;
+    }
+    watch_hashes_.clear();
+    u64 next = 0;
     const i64 max_blocks = (r.num_tokens() - 1) / B_;
     for (i64 i = 0; i < max_blocks; ++i) {
       const u64 h = block_hash(last, r, i, B_);
       const i32 b = pool_.lookup(h);
-      if (b < 0) break;
+      if (b < 0) {
+        next = h;
+        break;
+      }
       hits_.push_back(b);
+      watch_hashes_.push_back(h);
+      hits_free_ += pool_.ref(b) == 0;
       last = h;
     }
+    watch_hits_ = hits_;
+    watch_uid_ = r.uid;
+    pool_.watch(hits_, next);
     return static_cast<i64>(hits_.size());
   }
   // Free blocks taking the hits costs (hit blocks nobody holds sit in the free queue).
-  i64 hits_from_free() const {
-    i64 n = 0;
-    for (i32 b : hits_) n += pool_.ref(b) == 0;
-    return n;
-  }
+  i64 hits_from_free() const { return hits_free_; }
   // Starts r on the blocks of the last lookup: takes them, computed = hit tokens.
   void take_hits(Req& r, u64 last) {
+    if (watch_uid_ == r.uid) pool_.unwatch();  // r leaves the queue: its length changes from here
     for (i32 b : hits_) pool_.touch(b);
     r.blocks.assign(hits_.begin(), hits_.end());
-    r.hashed = static_cast<i64>(hits_.size());
+    r.hashed = r.full = static_cast<i64>(hits_.size());
     r.last_hash = last;
     r.computed = r.hashed * B_;
     if (r.cached_prompt < 0) {
@@ -76,13 +93,26 @@ class Paged : public Engine {
     for (i64 i = 0; i < n; ++i) r.blocks.push_back(pool_.alloc());
     return true;
   }
-  // Caches the full blocks of r's first `tokens` tokens (hashing continues the chain). Without
-  // `hash_own_`, blocks of tokens only r has are not cached: only r itself could hit them again.
+  // Caches the full blocks of r's first `tokens` tokens (hashing continues the chain). A block holding tokens
+  // only r has (after any shared group prefix, outside a session) can be hit by r alone, and only once r gave
+  // its blocks back while it still runs: preempted by recompute. Such blocks are hashed then (publish_own),
+  // not here, so a long unique prompt costs no hash-table traffic unless it is preempted; the cache holds
+  // the same blocks when r looks them up again. Without `hash_own_` (SGLang) they are never cached.
   void cache_blocks(Req& r, i64 tokens) {
     if (!pool_.caching()) return;
-    const i64 full = std::min<i64>(tokens / B_, static_cast<i64>(r.blocks.size()));
-    for (; r.hashed < full; ++r.hashed) {
-      if (!hash_own_ && r.session < 0 && (r.group < 0 || (r.hashed + 1) * B_ > r.group_tokens)) return;
+    r.full = std::max(r.full, std::min<i64>(tokens / B_, static_cast<i64>(r.blocks.size())));
+    for (; r.hashed < r.full; ++r.hashed) {
+      if (own_only(r, r.hashed)) return;
+      r.last_hash = block_hash(r.last_hash, r, r.hashed, B_);
+      pool_.set_hash(r.blocks[static_cast<size_t>(r.hashed)], r.last_hash);
+    }
+  }
+  // Block i of r holds a token no other request shares: the chain's later blocks do too.
+  bool own_only(const Req& r, i64 i) const { return r.session < 0 && (r.group < 0 || (i + 1) * B_ > r.group_tokens); }
+  // Hashes r's cached own blocks into the prefix cache (vLLM keeps every full block's hash).
+  void publish_own(Req& r) {
+    if (!hash_own_) return;
+    for (; r.hashed < r.full; ++r.hashed) {
       r.last_hash = block_hash(r.last_hash, r, r.hashed, B_);
       pool_.set_hash(r.blocks[static_cast<size_t>(r.hashed)], r.last_hash);
     }
@@ -91,11 +121,12 @@ class Paged : public Engine {
   void free_blocks(Req& r) {
     for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it) pool_.release(*it);
     r.blocks.clear();
-    r.hashed = 0;
+    r.hashed = r.full = 0;
     r.last_hash = 0;
   }
   // Preemption by recompute: blocks freed (hashes kept), computed tokens reset, outputs kept.
   void preempt(Req& r) {
+    publish_own(r);
     free_blocks(r);
     r.computed = 0;
     ++r.preemptions;
@@ -121,6 +152,11 @@ class Paged : public Engine {
   bool hash_own_ = true;
   BlockPool pool_;
   std::vector<i32> hits_, done_;
+  i64 hits_free_ = 0;
+  // the chain the pool watches: whose (uid), its blocks and their hashes
+  i64 watch_uid_ = -1;
+  std::vector<i32> watch_hits_;
+  std::vector<u64> watch_hashes_;
 };
 
 // The step's shape for the time model: a request computing exactly its last sampled token decodes
