@@ -191,7 +191,7 @@ struct SimOutcome {
 SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, const Planner& p) {
   SimOutcome o;
   if (!p.engine().startup_ok) return o;
-  SimConfig cfg = sim_config_for(p, d.perf);
+  SimConfig cfg = sim_config(d, p);
   const bool traced = !doc.trace.empty();
   o.closed = !traced && !doc.rate && doc.concurrency;
   if (o.closed) cfg.closed_loop_concurrency = *doc.concurrency;

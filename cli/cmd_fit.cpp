@@ -106,7 +106,7 @@ Achieved static_perf(const Deployment& d, const Planner& p, const Slo& s) {
 
 /// One simulation of `w` on the deployment `p` plans (open loop; the step time from the model).
 Achieved simulated_perf(const Deployment& d, const Planner& p, const Workload& w, const WorkloadArgs& wa, const Slo& s) {
-  SimConfig cfg = sim_config_for(p, d.perf);
+  SimConfig cfg = sim_config(d, p);
   cfg.closed_loop_concurrency = 0;
   const StepTimeModel model(p, d.perf);
   const StepTimeFn step = [&model](const StepBatch& b) { return model.step_s(b); };

@@ -50,7 +50,7 @@ struct SimArgs {
   OutputFiles out;
   WorkloadArgs w;
   std::optional<double> slo_ttft_ms, slo_tpot_ms, timeline_interval_s;
-  std::string policy, per_request;
+  std::string per_request;
 };
 
 std::string fmt(double v, int digits) {
@@ -299,21 +299,9 @@ void run_simulate(const SimArgs& a, Globals& g) {
   }
 
   // ---- the engine ----
-  SimConfig cfg = sim_config_for(p, d.perf);
+  SimConfig cfg = sim_config(d, p);
   cfg.closed_loop_concurrency = closed ? d.concurrency : 0;
   if (a.timeline_interval_s) cfg.timeline_interval_s = *a.timeline_interval_s;
-  if (!a.policy.empty()) {
-    const EngineKind k = d.spec.engine.kind;
-    const bool ok = a.policy == "fcfs" || (k == EngineKind::vllm && a.policy == "priority") ||
-                    (k == EngineKind::sglang && a.policy == "lpm");
-    if (!ok)
-      throw InputError("--scheduling-policy",
-                       "'" + a.policy + "' is not a policy kvplan simulates for " + engine_name(k),
-                       k == EngineKind::vllm     ? "use fcfs or priority"
-                       : k == EngineKind::sglang ? "use fcfs or lpm"
-                                                 : "use fcfs");
-    cfg.policy = a.policy;
-  }
   const StepTimeModel step_model(p, d.perf);
   const StepTimeFn step = [&step_model](const StepBatch& b) { return step_model.step_s(b); };
 
@@ -394,6 +382,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                  {"prefix_caching", cfg.prefix_caching},
                  {"frontend_s", cfg.frontend_s},
                  {"policy", cfg.policy}};
+  if (cfg.scheduler == SchedulerKind::trtllm) res["pool"]["capacity_scheduler_policy"] = cfg.capacity_policy;
   if (cfg.scheduler == SchedulerKind::sglang) {
     res["pool"]["max_prefill_tokens"] = cfg.max_prefill_tokens;
     res["pool"]["mixed_chunk"] = cfg.mixed_chunk;
@@ -486,7 +475,9 @@ void run_simulate(const SimArgs& a, Globals& g) {
   t.rows.push_back(
       {"KV pool per replica", grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) + " tokens"});
   if (cfg.replicas > 1) t.rows.push_back({"replicas", grouped(cfg.replicas)});
-  t.rows.push_back({"scheduler", std::string(scheduler_name(cfg.scheduler)) + ", " + cfg.policy});
+  t.rows.push_back({"scheduler", std::string(scheduler_name(cfg.scheduler)) + ", " + cfg.policy +
+                                     (cfg.scheduler == SchedulerKind::trtllm ? ", " + cfg.capacity_policy : "") +
+                                     (cfg.prefix_caching ? "" : ", no prefix cache")});
   t.rows.push_back({"max_num_seqs / max_num_batched_tokens",
                     grouped(cfg.max_num_seqs) + " / " + grouped(cfg.max_num_batched_tokens)});
   t.rows.push_back({"API server in each TTFT and E2E", fmt(cfg.frontend_s * 1e3, 1) + " ms (" +
@@ -510,8 +501,6 @@ void register_simulate(CLI::App& app, Globals& g) {
   add_workload_options(wl, a->w, a->d, true);
   wl->add_option("--slo-ttft-ms", a->slo_ttft_ms, "Goodput: a good request's TTFT is at most this");
   wl->add_option("--slo-tpot-ms", a->slo_tpot_ms, "Goodput: a good request's TPOT is at most this");
-  wl->add_option("--scheduling-policy", a->policy,
-                 "vLLM fcfs | priority; SGLang fcfs | lpm (default: the engine's, fcfs)");
   wl->add_option("--timeline-interval-s", a->timeline_interval_s,
                  "Spacing of timeline samples in seconds (default: the run / 200)");
   wl->add_option("--per-request", a->per_request,

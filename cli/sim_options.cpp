@@ -160,6 +160,22 @@ std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg) {
   return failure_text(static_cast<Failure>(worst), cfg).fix;
 }
 
+SimConfig sim_config(const Deployment& d, const Planner& p) {
+  const EngineKind k = p.spec().engine.kind;
+  if (const auto v = d.bag.text("scheduling_policy")) {
+    const bool ok = *v == "fcfs" || (k == EngineKind::vllm && *v == "priority") || (k == EngineKind::sglang && *v == "lpm");
+    if (!ok)
+      d.bag.fail("scheduling_policy", "'" + *v + "' is not a policy kvplan simulates for " + engine_name(k),
+                 k == EngineKind::vllm     ? "use fcfs or priority"
+                 : k == EngineKind::sglang ? "use fcfs or lpm"
+                                           : "use fcfs");
+  }
+  if (k == EngineKind::trtllm && p.spec().engine.capacity_scheduler_policy == "STATIC_BATCH")
+    d.bag.fail("capacity_scheduler_policy", "STATIC_BATCH is not a capacity scheduler kvplan simulates",
+               "use GUARANTEED_NO_EVICT or MAX_UTILIZATION");
+  return sim_config_for(p, d.perf);
+}
+
 void require_completions(const SimResult& r, const SimConfig& cfg, const std::string& where) {
   if (r.requests == 0)  // only a trace can be empty: --requests is at least 1
     throw InputError(where, "no request to simulate: the trace has no rows", "give it at least one row after its header");

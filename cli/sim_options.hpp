@@ -69,6 +69,11 @@ std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg);
 /// (`where`) and the commonest failure's fix. Returns normally when at least one request completed.
 void require_completions(const SimResult& r, const SimConfig& cfg, const std::string& where);
 
+/// The simulator's configuration for the deployment `p` plans (sim_config_for), after checking the settings only the
+/// simulator reads where they were given: a waiting-queue order or capacity scheduler kvplan does not simulate for
+/// the engine is one line naming the flag (or file line), exit 2.
+SimConfig sim_config(const Deployment& d, const Planner& p);
+
 /// --slo-ttft-ms / --slo-tpot-ms as simulate and fit take them: > 0 and at most 10^9 ms.
 void check_slo_ms(const std::optional<double>& ms, const char* flag);
 

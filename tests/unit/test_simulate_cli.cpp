@@ -772,3 +772,79 @@ TEST_CASE("SGLang --chunked-prefill-size -1 turns chunked prefill off, as SGLang
   REQUIRE(k.exit == 0);
   CHECK(json::parse(k.out)["results"]["pool"]["chunked_prefill"] == false);
 }
+
+TEST_CASE("the prefix cache, queue order and capacity scheduler reach the simulator from flags, commands and YAML",
+          "[simulate_cli]") {
+  // Two prefix groups of 512 shared tokens ahead of 1,024-token prompts, 20 requests 0.2 s apart: every request but
+  // the first of each group hits the group's 32 full blocks of 16, so the hit rate is 18 x 512 / (20 x 1,536) = 0.3.
+  const std::vector<std::string> w = {"--prefix-groups", "2", "--shared-prefix-tokens", "512", "--prompt-tokens", "1024",
+                                      "--output-tokens", "16", "--requests", "20", "--rate", "5", "--format", "json"};
+  const Run on = kvtest::kvplan(base(w));
+  REQUIRE(on.exit == 0);
+  CHECK(json::parse(on.out)["results"]["prefix_hit_rate"] == Approx(18.0 * 512 / (20 * 1536)));
+  CHECK(json::parse(on.out)["results"]["pool"]["prefix_caching"] == true);
+  std::vector<std::string> off = w;
+  off.push_back("--no-enable-prefix-caching");
+  const Run f = kvtest::kvplan(base(off));
+  REQUIRE(f.exit == 0);
+  CHECK(json::parse(f.out)["results"]["prefix_hit_rate"] == 0);
+  CHECK(json::parse(f.out)["results"]["pool"]["prefix_caching"] == false);
+  // the engines' own spellings: vLLM --no-enable-prefix-caching, SGLang --disable-radix-cache, TensorRT-LLM's YAML
+  const std::vector<std::string> tail = {"--gpu", "h100", "--prefix-groups", "2", "--shared-prefix-tokens", "512",
+                                         "--prompt-tokens", "1024", "--output-tokens", "16", "--requests", "20",
+                                         "--rate", "5", "--format", "json", "--"};
+  const std::string yml = write_temp("reuse.yml",
+                                     "kv_cache_config:\n  enable_block_reuse: false\n"
+                                     "scheduler_config:\n  capacity_scheduler_policy: MAX_UTILIZATION\n");
+  for (const std::vector<std::string>& cmd :
+       {std::vector<std::string>{"vllm", "serve", "llama-3.1-8b", "--no-enable-prefix-caching"},
+        std::vector<std::string>{"python", "-m", "sglang.launch_server", "--model-path", "llama-3.1-8b", "--disable-radix-cache"},
+        std::vector<std::string>{"trtllm-serve", "llama-3.1-8b", "--extra_llm_api_options", yml}}) {
+    std::vector<std::string> args = {"simulate"};
+    args.insert(args.end(), tail.begin(), tail.end());
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    const Run r = kvtest::kvplan(args);
+    INFO(cmd.front() << ": " << r.err);
+    REQUIRE(r.exit == 0);
+    const json res = json::parse(r.out)["results"];
+    CHECK(res["prefix_hit_rate"] == 0);
+    CHECK(res["pool"]["prefix_caching"] == false);
+    if (cmd.front() == "trtllm-serve") CHECK(res["pool"]["capacity_scheduler_policy"] == "MAX_UTILIZATION");
+  }
+  // SGLang --schedule-policy lpm from a pasted command; a policy kvplan does not simulate is one line naming the flag
+  const Run lpm = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
+                                  "sglang.launch_server", "--model-path", "llama-3.1-8b", "--schedule-policy", "lpm"});
+  REQUIRE(lpm.exit == 0);
+  CHECK(json::parse(lpm.out)["results"]["pool"]["policy"] == "lpm");
+  const Run rnd = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--", "python", "-m",
+                                  "sglang.launch_server", "--model-path", "llama-3.1-8b", "--schedule-policy", "random"});
+  CHECK(rnd.exit == 2);
+  CHECK(rnd.out.empty());
+  CHECK(rnd.err == "kvplan: error: command: --schedule-policy: 'random' is not a policy kvplan simulates for sglang; use fcfs or lpm\n");
+  // TensorRT-LLM: GUARANTEED_NO_EVICT (the default) starts a request only with blocks for its whole output and never
+  // pauses one; MAX_UTILIZATION starts more and pauses the latest started when decode runs out of blocks
+  const std::vector<std::string> t = {"simulate", "llama-3.1-8b", "--gpu", "l40s", "--engine", "trtllm", "--max-num-tokens",
+                                      "8192", "--rate", "20", "--prompt-tokens", "2000", "--output-tokens", "1500",
+                                      "--requests", "200", "--seed", "1", "--format", "json"};
+  const Run g = kvtest::kvplan(t);
+  REQUIRE(g.exit == 0);
+  CHECK(json::parse(g.out)["results"]["preemptions"] == 0);
+  CHECK(json::parse(g.out)["results"]["pool"]["capacity_scheduler_policy"] == "GUARANTEED_NO_EVICT");
+  std::vector<std::string> mu = t;
+  mu.insert(mu.end(), {"--capacity-scheduler-policy", "MAX_UTILIZATION"});
+  const Run m = kvtest::kvplan(mu);
+  REQUIRE(m.exit == 0);
+  CHECK(json::parse(m.out)["results"]["preemptions"] > 0);
+  std::vector<std::string> sb = t;
+  sb.insert(sb.end(), {"--capacity-scheduler-policy", "STATIC_BATCH"});
+  const Run s = kvtest::kvplan(sb);
+  CHECK(s.exit == 2);
+  CHECK(s.err == "kvplan: error: --capacity-scheduler-policy: STATIC_BATCH is not a capacity scheduler kvplan simulates; use "
+                 "GUARANTEED_NO_EVICT or MAX_UTILIZATION\n");
+  // kvplan plan does not simulate: it takes STATIC_BATCH, and refuses what TensorRT-LLM would
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--engine", "trtllm", "--capacity-scheduler-policy", "STATIC_BATCH"}).exit == 0);
+  const Run bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--engine", "trtllm", "--capacity-scheduler-policy", "greedy"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.err == "kvplan: error: --capacity-scheduler-policy: 'greedy' is not a TensorRT-LLM capacity scheduler policy; use "
+                   "GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH\n");
+}

@@ -449,6 +449,9 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
   c.max_num_seqs = p.max_seqs();
   c.max_num_batched_tokens = e.max_num_batched_tokens;
   c.max_model_len = p.max_len();
+  c.prefix_caching = e.prefix_caching.value_or(true);
+  if (!e.scheduling_policy.empty()) c.policy = e.scheduling_policy;
+  if (!e.capacity_scheduler_policy.empty()) c.capacity_policy = e.capacity_scheduler_policy;
   switch (e.kind) {
     case EngineKind::vllm:
       // a request takes one block per KV cache group (hybrid models): the pool in request blocks

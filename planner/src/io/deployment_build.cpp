@@ -1173,6 +1173,12 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   apply_speculative(bag, profiles, d);
   for (const SettingDef& def : settings_table())  // rows that say themselves where their value goes
     if (def.apply && bag.has(def.key)) def.apply(bag, d);
+  // SGLang without its radix cache also sizes a hybrid Mamba model's state cache from max_running_requests instead of
+  // the mamba / KV ratio (ModelRunner.handle_max_mamba_cache, 0.5.6): kvplan reads the switch for the simulator only
+  const bool recurrent = std::any_of(d.model.layers.begin(), d.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::ssm; });
+  if (kind == EngineKind::sglang && d.engine.prefix_caching == false && recurrent)
+    d.model.warnings.push_back(bag.where("enable_prefix_caching", kind) +
+                               ": SGLang then sizes the Mamba state cache from max_running_requests, which kvplan does not model");
   return b;
 }
 

@@ -98,6 +98,18 @@ void apply_mm_processor_kwargs(const SettingsBag& bag, DeploymentSpec& s) {
   s.engine.mm_max_pixels = v.get<i64>();
 }
 
+// TensorRT-LLM scheduler_config.capacity_scheduler_policy: one of CapacitySchedulerPolicy's three values
+// (tensorrt_llm/llmapi/llm_args.py; the YAML gives the upper-case name), kept upper-case.
+void apply_capacity_policy(const SettingsBag& bag, DeploymentSpec& s) {
+  const std::string key = "capacity_scheduler_policy";
+  std::string v = bag.text(key).value_or("");
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (v != "GUARANTEED_NO_EVICT" && v != "MAX_UTILIZATION" && v != "STATIC_BATCH")
+    bag.fail(key, "'" + bag.text(key).value_or("") + "' is not a TensorRT-LLM capacity scheduler policy",
+             "use GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH");
+  s.engine.capacity_scheduler_policy = v;
+}
+
 // --host-bandwidth: host memory bytes/s, as a number (8.96e10) or a byte unit per second (89.6GB/s, 100GiB/s); the
 // performance model's host_weights and host_kv_read terms read at it (docs/performance-model.md).
 void apply_host_bandwidth(const SettingsBag& bag, DeploymentSpec& s) {
@@ -180,6 +192,14 @@ struct Row {
     d.apply = [key, type, field](const SettingsBag& bag, DeploymentSpec& s) {
       const auto v = type == SettingType::bytes ? bag.bytes(key) : type == SettingType::signed_count ? bag.signed_count(key) : bag.count(key);
       if (v) s.engine.*field = *v;
+    };
+    return *this;
+  }
+  // a word (text or choice) kept as given
+  Row& into(std::string EngineSettings::*field) {
+    const std::string key = d.key;
+    d.apply = [key, field](const SettingsBag& bag, DeploymentSpec& s) {
+      if (const auto v = bag.text(key)) s.engine.*field = *v;
     };
     return *this;
   }
@@ -325,6 +345,17 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("enable_chunked_prefill", T::boolean, "engine", "Split prompts into chunks that fit the step's token budget beside the decodes: TensorRT-LLM enable_chunked_prefill (default false), SGLang (default on; --chunked-prefill-size -1 turns it off); kvplan simulate")
       .flags("--enable-chunked-prefill@sglang,trtllm|--no-enable-chunked-prefill@sglang,trtllm=false")
       .yaml("enable_chunked_prefill").into(&EngineSettings::chunked_prefill));
+  // the simulator's scheduler (kvplan simulate, fit --find-max-rate, check with traffic); kvplan plan does not read them
+  r.push_back(Row("enable_prefix_caching", T::boolean, "engine", "Prefix cache: a request reuses the cached KV blocks of a prompt prefix it shares (vLLM --enable-prefix-caching, SGLang radix cache (--disable-radix-cache: off), TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp server's cache_prompt; default on in each): kvplan simulate")
+      .flags("--enable-prefix-caching|--no-enable-prefix-caching=false")
+      .on(E::vllm, "--enable-prefix-caching|--no-enable-prefix-caching=false").on(E::sglang, "--disable-radix-cache=false")
+      .yaml("kv_cache_config.enable_block_reuse").into(&EngineSettings::prefix_caching));
+  r.push_back(Row("scheduling_policy", T::text, "engine", "Order of the waiting queue in kvplan simulate: vLLM --scheduling-policy fcfs | priority (a trace's priority column, lower first); SGLang --schedule-policy fcfs | lpm (longest cached prefix first); TensorRT-LLM and llama.cpp fcfs (default fcfs)")
+      .flags("--scheduling-policy|--schedule-policy@sglang").on(E::vllm, "--scheduling-policy").on(E::sglang, "--schedule-policy")
+      .into(&EngineSettings::scheduling_policy));
+  r.push_back(Row("capacity_scheduler_policy", T::choice, "engine", "TensorRT-LLM capacity scheduler (scheduler_config.capacity_scheduler_policy): GUARANTEED_NO_EVICT (default: a request starts only with blocks for its whole output) or MAX_UTILIZATION (starts on the blocks its next step needs; pauses the latest started when they run out); STATIC_BATCH is not simulated: kvplan simulate")
+      .flags("--capacity-scheduler-policy@trtllm").yaml("scheduler_config.capacity_scheduler_policy")
+      .choices({"GUARANTEED_NO_EVICT", "MAX_UTILIZATION", "STATIC_BATCH"}).apply(apply_capacity_policy));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
       .flags("--max-total-tokens@sglang").on(E::sglang, "--max-total-tokens"));
   r.push_back(Row("max_tokens", T::count, "engine", "TensorRT-LLM: cap on tokens in the paged KV cache")

@@ -102,6 +102,13 @@ struct EngineSettings {
   // prompts split into chunks that fit the step's token budget; unset: the engine's default (SGLang on,
   // off with --chunked-prefill-size -1; TensorRT-LLM enable_chunked_prefill, default False)
   std::optional<bool> chunked_prefill;
+  // kvplan simulate's scheduler (the pool and the plan do not depend on them): the prefix cache (vLLM
+  // --enable-prefix-caching, SGLang radix cache, TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp
+  // server's cache_prompt; unset: on, every engine's default), the waiting queue's order (vLLM --scheduling-policy, SGLang
+  // --schedule-policy; "": fcfs) and TensorRT-LLM's capacity scheduler ("": GUARANTEED_NO_EVICT)
+  std::optional<bool> prefix_caching;
+  std::string scheduling_policy;
+  std::string capacity_scheduler_policy;
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
   i64 mm_image_limit = -1;  // vLLM --limit-mm-per-prompt image items per prompt (-1: the engine's default, 999; 0: text-only)
