@@ -90,8 +90,17 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
       const std::string help = first ? d.help : "same as " + d.kvplan.front().name + (s.conv == io::Conv::negate ? " false" : "");
       first = false;
       if (d.type == io::SettingType::boolean) {
-        const std::string value = s.conv == io::Conv::negate ? "false" : "true";
-        g->add_flag_callback(name, [&a, key, name, value] { set_flag(a, key, name, value); }, help);
+        // --flag sets the setting (false for a negating spelling); --flag=false / =0 / =off / =no sets the opposite, as
+        // CLI11 counts it -1 (a callback flag would drop it silently); any other value is one error line
+        const bool negate = s.conv == io::Conv::negate;
+        g->add_flag_function(
+             name, [&a, key, name, negate](std::int64_t n) { set_flag(a, key, name, (n > 0) != negate ? "true" : "false"); }, help)
+            ->check(CLI::Validator(
+                [](std::string& v) -> std::string {
+                  if (v.empty() || v == "+1" || v == "-1" || io::parse_bool_text(v)) return "";
+                  return "'" + v + "' is not true or false";
+                },
+                "BOOL"));
       } else {
         g->add_option_function<std::string>(name, [&a, key, name](const std::string& v) { set_flag(a, key, name, v); }, help);
       }
@@ -103,6 +112,27 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
   c->add_flag("--strict", a.strict, "Warnings (flags the engine version lacks or that kvplan does not model, fallbacks) fail: exit 1");
 }
 
+// The setting one of whose flag spellings (kvplan's or an engine's, without the dashes, '_' read as '-') is `word`,
+// and whether that spelling sets it false.
+static std::pair<const io::SettingDef*, bool> setting_spelled(std::string word) {
+  while (!word.empty() && word.front() == '-') word.erase(word.begin());
+  std::replace(word.begin(), word.end(), '_', '-');
+  if (word.empty()) return {nullptr, false};
+  auto bare = [](std::string n) {
+    while (!n.empty() && n.front() == '-') n.erase(n.begin());
+    std::replace(n.begin(), n.end(), '_', '-');
+    return n;
+  };
+  for (const io::SettingDef& d : io::settings_table()) {
+    for (const io::Spelling& sp : d.kvplan)
+      if (bare(sp.name) == word) return {&d, sp.conv == io::Conv::negate};
+    for (const auto& [kind, list] : d.engine)
+      for (const io::Spelling& sp : list)
+        if (bare(sp.name) == word) return {&d, sp.conv == io::Conv::negate};
+  }
+  return {nullptr, false};
+}
+
 DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string>& pasted) {
   DeploymentSource src;
   src.command = pasted;
@@ -111,6 +141,19 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
   if (const auto* e = a.flags.get("engine")) src.engine_hint = e->text;
   if (const auto* v = a.flags.get("engine_version")) src.version_hint = v->text;
   for (const auto& [key, v] : a.flags.values()) src.settings.emplace_back(key, v.text, v.origin);
+  // --set with a flag's spelling (no-enable-prefix-caching, schedule-policy) instead of a key would be a variable
+  // nothing reads, unless the pasted command names it ($tp, ${tp}, $(tp))
+  for (const std::string& kv : a.set) {
+    const std::string key = kv.substr(0, kv.find('='));
+    if (key.empty() || key.size() == kv.size() || io::find_setting(key)) continue;
+    const bool referenced = std::any_of(pasted.begin(), pasted.end(), [&](const std::string& w) {
+      return w.find("$" + key) != std::string::npos || w.find("${" + key + "}") != std::string::npos ||
+             w.find("$(" + key + ")") != std::string::npos;
+    });
+    if (const auto [def, negated] = setting_spelled(key); def && !referenced)
+      throw InputError("--set " + key, "'" + key + "' is a flag's spelling, not a setting key",
+                       "write --set " + def->key + "=" + (negated ? "false" : "VALUE") + ", or the flag itself");
+  }
   add_set_values(a.set, src);
   return src;
 }
@@ -121,8 +164,11 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) 
     if (eq == std::string::npos || eq == 0)
       throw InputError("--set", "'" + kv + "' is not KEY=VALUE", "write --set max-model-len=8192 or --set MAX_SEQ_LEN=8192");
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    if (const auto* def = io::find_setting(key)) src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
-    else src.variables[key] = value;
+    if (const auto* def = io::find_setting(key)) {
+      src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
+      continue;
+    }
+    src.variables[key] = value;
   }
 }
 

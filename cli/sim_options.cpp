@@ -162,6 +162,7 @@ std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg) {
 
 SimConfig sim_config(const Deployment& d, const Planner& p) {
   const EngineKind k = p.spec().engine.kind;
+  if (k == EngineKind::generic) return sim_config_for(p, d.perf);  // which refuses the generic engine
   if (const auto v = d.bag.text("scheduling_policy")) {
     const bool ok = *v == "fcfs" || (k == EngineKind::vllm && *v == "priority") || (k == EngineKind::sglang && *v == "lpm");
     if (!ok)

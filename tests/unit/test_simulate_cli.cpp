@@ -412,9 +412,11 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
        "or 30 for +-30%"},
       {{"--trace", kTraces + "/burstgpt.csv", "--rate", "3"},
        "kvplan: error: --rate: the trace gives arrivals and lengths"},
-      {{"--scheduling-policy", "lpm"},
-       "kvplan: error: --scheduling-policy: 'lpm' is not a policy kvplan "
-       "simulates for vllm"},
+      {{"--scheduling-policy", "lpm"}, "kvplan: error: --scheduling-policy: 'lpm' is not a vLLM scheduling policy; use fcfs or priority"},
+      {{"--enable-prefix-caching=maybe"}, "kvplan: error: --enable-prefix-caching: 'maybe' is not true or false"},
+      {{"--set", "no-enable-prefix-caching=true"},
+       "kvplan: error: --set no-enable-prefix-caching: 'no-enable-prefix-caching' is a flag's spelling, not a setting key; "
+       "write --set enable_prefix_caching=false, or the flag itself"},
       {{"--trace", "/nonexistent/trace.csv"}, "kvplan: error: /nonexistent/trace.csv: cannot open the trace file"},
       {{"--html", "/nonexistent/dir/r.html"}, "kvplan: error: --html"},
       // every request at t = 0 waits in memory; a rate that spreads them past 10^9 s loses the clock's milliseconds
@@ -811,6 +813,23 @@ TEST_CASE("the prefix cache, queue order and capacity scheduler reach the simula
     CHECK(res["pool"]["prefix_caching"] == false);
     if (cmd.front() == "trtllm-serve") CHECK(res["pool"]["capacity_scheduler_policy"] == "MAX_UTILIZATION");
   }
+  // a switch's =false is honoured (a callback flag used to drop it), =true likewise
+  for (const auto& [flag, caching] : std::vector<std::pair<std::string, bool>>{{"--enable-prefix-caching=false", false},
+                                                                          {"--enable-prefix-caching=off", false},
+                                                                          {"--no-enable-prefix-caching=false", true},
+                                                                          {"--enable-prefix-caching=true", true}}) {
+    std::vector<std::string> args = w;
+    args.push_back(flag);
+    const Run x = kvtest::kvplan(base(args));
+    INFO(flag << ": " << x.err);
+    REQUIRE(x.exit == 0);
+    CHECK(json::parse(x.out)["results"]["pool"]["prefix_caching"] == caching);
+  }
+  // SGLang without its radix cache runs a cache-aware policy as fcfs (SchedulePolicy._validate_and_adjust_policy)
+  const Run nolpm = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--scheduling-policy", "lpm",
+                                    "--no-enable-prefix-caching", "--requests", "5", "--format", "json"});
+  REQUIRE(nolpm.exit == 0);
+  CHECK(json::parse(nolpm.out)["results"]["pool"]["policy"] == "fcfs");
   // SGLang --schedule-policy lpm from a pasted command; a policy kvplan does not simulate is one line naming the flag
   const Run lpm = kvtest::kvplan({"simulate", "--gpu", "h100", "--requests", "5", "--format", "json", "--", "python", "-m",
                                   "sglang.launch_server", "--model-path", "llama-3.1-8b", "--schedule-policy", "lpm"});
@@ -841,10 +860,31 @@ TEST_CASE("the prefix cache, queue order and capacity scheduler reach the simula
   CHECK(s.exit == 2);
   CHECK(s.err == "kvplan: error: --capacity-scheduler-policy: STATIC_BATCH is not a capacity scheduler kvplan simulates; use "
                  "GUARANTEED_NO_EVICT or MAX_UTILIZATION\n");
+  // plan refuses a vLLM policy vLLM refuses; SGLang's choices change between releases, so plan leaves them to simulate
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--scheduling-policy", "bogus"}).exit == 2);
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--engine", "sglang", "--scheduling-policy", "random"}).exit == 0);
+  // --set with a flag's spelling is refused, unless the pasted command names it as a variable
+  CHECK(kvtest::kvplan({"plan", "--set", "tp=2", "--", "vllm", "serve", "llama-3.1-8b", "-tp", "$tp"}).exit == 0);
   // kvplan plan does not simulate: it takes STATIC_BATCH, and refuses what TensorRT-LLM would
   CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--engine", "trtllm", "--capacity-scheduler-policy", "STATIC_BATCH"}).exit == 0);
   const Run bad = kvtest::kvplan({"plan", "llama-3.1-8b", "--engine", "trtllm", "--capacity-scheduler-policy", "greedy"});
   CHECK(bad.exit == 2);
   CHECK(bad.err == "kvplan: error: --capacity-scheduler-policy: 'greedy' is not a TensorRT-LLM capacity scheduler policy; use "
                    "GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH\n");
+}
+
+TEST_CASE("a block shares its hash only with blocks of the same tokens", "[simulate_cli]") {
+  // Two sessions of prefix group 0 whose group prefixes end at token 2 and token 3: their first blocks of 16 hold the
+  // same 2 or 3 group tokens and then different tokens, so the second request finds nothing cached. The cut inside
+  // the block was XORed into the hash with the request's id (session 0, cut 2 and session 2, cut 3 met: 0 ^ 4 = 2 ^ 6)
+  // and the second request took a 16-token hit on a block it shares 2 tokens of.
+  const std::string trace = write_temp("cut.csv",
+                                       "arrival_s,prompt_tokens,output_tokens,prefix_group,prefix_tokens,session\n"
+                                       "0,20,200,0,2,0\n"
+                                       "0.5,20,5,0,3,2\n");
+  const std::string per = (temp_dir() / "cut-per.csv").string();
+  const Run r = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--trace", trace, "--per-request", per, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  CHECK(json::parse(r.out)["results"]["prefix_hit_rate"] == 0);
 }

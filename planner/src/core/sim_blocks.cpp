@@ -34,7 +34,8 @@ u64 block_hash(u64 prev, const Req& r, i64 i, i64 block_tokens) {
   const i64 first = i * block_tokens, last = first + block_tokens - 1;
   const i64 cut = (r.group >= 0 && r.group_tokens > first && r.group_tokens <= last) ? r.group_tokens - first : 0;
   u64 h = mix(prev ^ mix(token_ns(r, first)));
-  h = mix(h ^ token_ns(r, last) ^ (static_cast<u64>(cut) << 1));
+  // the cut goes in on its own: XORed with the namespace (a request id), two requests' (id, cut) pairs could meet
+  h = mix(mix(h ^ token_ns(r, last)) ^ static_cast<u64>(cut));
   h = mix(h + static_cast<u64>(i));
   return h ? h : 1;
 }

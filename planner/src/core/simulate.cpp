@@ -472,6 +472,9 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       // and server_args.py turns it off under EAGLE speculative decoding ("Mixed chunked prefill is disabled because of
       // using eagle speculative decoding")
       c.mixed_chunk = e.mixed_chunk && c.chunked_prefill && e.spec.method != SpecMethod::eagle && e.spec.method != SpecMethod::eagle3;
+      // SchedulePolicy._validate_and_adjust_policy (python/sglang/srt/managers/schedule_policy.py): without the radix
+      // cache a cache-aware policy (lpm, dfs-weight) runs as fcfs
+      if (!c.prefix_caching && c.policy == "lpm") c.policy = "fcfs";
       break;
     case EngineKind::trtllm:
       c.scheduler = SchedulerKind::trtllm;

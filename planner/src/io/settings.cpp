@@ -98,6 +98,18 @@ void apply_mm_processor_kwargs(const SettingsBag& bag, DeploymentSpec& s) {
   s.engine.mm_max_pixels = v.get<i64>();
 }
 
+// vLLM --scheduling-policy takes fcfs or priority (vllm/config/scheduler.py SchedulerPolicy, every release since 0.6);
+// SGLang's --schedule-policy choices change between releases and only the simulator reads the order, which checks
+// the ones it simulates (cli/sim_options.cpp sim_config).
+void apply_scheduling_policy(const SettingsBag& bag, DeploymentSpec& s) {
+  const std::string key = "scheduling_policy";
+  const std::string v = bag.text(key).value_or("");
+  if (v.empty()) bag.fail(key, "empty value", "give fcfs, or priority (vLLM) / lpm (SGLang)");
+  if (s.engine.kind == EngineKind::vllm && v != "fcfs" && v != "priority")
+    bag.fail(key, "'" + v + "' is not a vLLM scheduling policy", "use fcfs or priority");
+  s.engine.scheduling_policy = v;
+}
+
 // TensorRT-LLM scheduler_config.capacity_scheduler_policy: one of CapacitySchedulerPolicy's three values
 // (tensorrt_llm/llmapi/llm_args.py; the YAML gives the upper-case name), kept upper-case.
 void apply_capacity_policy(const SettingsBag& bag, DeploymentSpec& s) {
@@ -352,7 +364,7 @@ std::vector<SettingDef> build_table() {
       .yaml("kv_cache_config.enable_block_reuse").into(&EngineSettings::prefix_caching));
   r.push_back(Row("scheduling_policy", T::text, "engine", "Order of the waiting queue in kvplan simulate: vLLM --scheduling-policy fcfs | priority (a trace's priority column, lower first); SGLang --schedule-policy fcfs | lpm (longest cached prefix first); TensorRT-LLM and llama.cpp fcfs (default fcfs)")
       .flags("--scheduling-policy|--schedule-policy@sglang").on(E::vllm, "--scheduling-policy").on(E::sglang, "--schedule-policy")
-      .into(&EngineSettings::scheduling_policy));
+      .apply(apply_scheduling_policy));
   r.push_back(Row("capacity_scheduler_policy", T::choice, "engine", "TensorRT-LLM capacity scheduler (scheduler_config.capacity_scheduler_policy): GUARANTEED_NO_EVICT (default: a request starts only with blocks for its whole output) or MAX_UTILIZATION (starts on the blocks its next step needs; pauses the latest started when they run out); STATIC_BATCH is not simulated: kvplan simulate")
       .flags("--capacity-scheduler-policy@trtllm").yaml("scheduler_config.capacity_scheduler_policy")
       .choices({"GUARANTEED_NO_EVICT", "MAX_UTILIZATION", "STATIC_BATCH"}).apply(apply_capacity_policy));
