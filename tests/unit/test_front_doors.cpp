@@ -574,7 +574,7 @@ TEST_CASE("OffloadingConnector's spelling is the planned vLLM version's: cpu_byt
   CHECK(json::parse(d.out)["results"]["tiers"][1]["kv_tokens"] == 1000 * 16);  // 1000 blocks x the GPU block size 16
 }
 
-TEST_CASE("LMCACHE_CONFIG_FILE sizes LMCache's tiers; LMCACHE_ variables override it", "[front-doors][offload]") {
+TEST_CASE("LMCACHE_CONFIG_FILE sizes LMCache's tiers, LMCACHE_ variables override it", "[front-doors][offload]") {
   // LMCache lmcache/v1/config_base.py load_config_with_overrides: from_file, then update_config_from_env
   const std::string yaml = kvtest::write_temp("lmcache-file", "lmcache.yaml",
                                               "chunk_size: 1000\nlocal_cpu: true\nmax_local_cpu_size: 4\n"

@@ -22,7 +22,7 @@ TEST_CASE("syntax errors name line and column", "[json]") {
   CHECK(parse_error("{\"a\": 1").rfind("c.json: line 1, column ", 0) == 0);
 }
 
-TEST_CASE("NaN and Infinity outside strings become marked strings; inside strings they stay", "[json]") {
+TEST_CASE("NaN and Infinity outside strings become marked strings, inside strings they stay", "[json]") {
   const auto j = io::parse_json_text(R"({"a": NaN, "b": [0.0, Infinity, -Infinity], "c": "NaN Infinity"})", "c.json");
   CHECK(j["a"] == "NaN");
   CHECK(j["b"][1] == "Infinity");

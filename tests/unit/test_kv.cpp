@@ -45,7 +45,7 @@ TEST_CASE("llama.cpp: Llama-3.1-8B, n_ctx 1024, K iq4_nl + V f16 = 18 + 64 MiB",
   CHECK(r.sequence_kv_bytes == 82 * MiB);
 }
 
-TEST_CASE("llama.cpp: Qwen3-30B-A3B, n_ctx 4096 f16 = 384 MiB; 16384 = 1536 MiB", "[kv][llamacpp][qwen3_moe]") {
+TEST_CASE("llama.cpp: Qwen3-30B-A3B, n_ctx 4096 f16 = 384 MiB, 16384 = 1536 MiB", "[kv][llamacpp][qwen3_moe]") {
   // cases.json lc-qwen3-30b-a3b-4k-f16 (ik_llama.cpp #380) and lc-qwen3-30b-a3b-16k-f16-mainline (#514)
   const auto m = kvtest::load("qwen3-30b-a3b");
   CHECK(kvtest::kv(m, 4096, ElemFormat::f16, ElemFormat::f16).k_bytes == 192 * MiB);
@@ -88,7 +88,7 @@ TEST_CASE("Falcon-7B: multi_query without new_decoder_architecture is one KV hea
   CHECK(kvtest::kv(f40, 1).kv_bytes_per_token == 60 * 2 * 8 * (8192 / 128) * 2);
 }
 
-TEST_CASE("gpt_bigcode multi_query is one KV head; gpt2 and gpt_neox are MHA", "[kv]") {
+TEST_CASE("gpt_bigcode multi_query is one KV head, gpt2 and gpt_neox are MHA", "[kv]") {
   CHECK(kvtest::kv(kvtest::load("santacoder"), 1).kv_bytes_per_token == 24 * 2 * 1 * (2048 / 16) * 2);
   CHECK(kvtest::kv(kvtest::load("gpt2"), 1).kv_bytes_per_token == 12 * 2 * 768 * 2);
   // RedPajama-INCITE-3B: float16, 32 layers, hidden 2560
@@ -122,7 +122,7 @@ TEST_CASE("Gemma-3-1B: 5 sliding (512) : 1 full, one KV head of 256", "[kv][gemm
   CHECK(r.sequence_kv_bytes == 4 * per_layer * 32768 + 22 * per_layer * 512);
 }
 
-TEST_CASE("Gemma-2-9B alternates sliding (4096) and full, starting with sliding; float32 dtype", "[kv][gemma2]") {
+TEST_CASE("Gemma-2-9B alternates sliding (4096) and full, starting with sliding, float32 dtype", "[kv][gemma2]") {
   const auto m = kvtest::load("gemma-2-9b");
   CHECK(m.layers.at(0).kv == KvKind::sliding);
   CHECK(m.layers.at(1).kv == KvKind::full);
@@ -132,7 +132,7 @@ TEST_CASE("Gemma-2-9B alternates sliding (4096) and full, starting with sliding;
         21 * per_layer * 8192 + 21 * per_layer * 4096);
 }
 
-TEST_CASE("gpt-oss-20b: layer_types, 12 full + 12 sliding (128); 49,152 B/token all layers", "[kv][gpt_oss]") {
+TEST_CASE("gpt-oss-20b: layer_types, 12 full + 12 sliding (128), 49,152 B/token all layers", "[kv][gpt_oss]") {
   // cases.json pub-gguf-parser-gpt-oss-20b (gpustack/gguf-parser-go#32): 24 x 8 x 64 x 2 x 2 = 49152
   const auto m = kvtest::load("gpt-oss-20b");
   const auto r = kvtest::kv(m, 131072, ElemFormat::f16, ElemFormat::f16);

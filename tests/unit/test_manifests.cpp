@@ -209,7 +209,7 @@ TEST_CASE("KServe InferenceService and ServingRuntime", "[manifests]") {
   CHECK(qwen.gpu_product.empty());
 }
 
-TEST_CASE("KubeAI Models: url, engine, args, resourceProfile; OLlama skipped", "[manifests]") {
+TEST_CASE("KubeAI Models: url, engine, args, resourceProfile, OLlama skipped", "[manifests]") {
   const std::string f = "kubeai-models.yaml";
   const auto ds = read(f);
   REQUIRE(ds.size() == 2);
@@ -407,7 +407,7 @@ TEST_CASE("MIG resource and required node affinity", "[manifests]") {
   CHECK(d.gpu_product_where == loc(f, 21, 15));
 }
 
-TEST_CASE("workload kinds: Job, CronJob, DaemonSet, List; requests when no limits", "[manifests]") {
+TEST_CASE("workload kinds: Job, CronJob, DaemonSet, List, requests when no limits", "[manifests]") {
   const std::string container = R"(
               containers:
               - name: bench
@@ -481,7 +481,7 @@ spec:
   CHECK(ds[2].name == "DeploymentConfig/o");
 }
 
-TEST_CASE("containers that run no engine are skipped; unsure GPU containers kept", "[manifests]") {
+TEST_CASE("containers that run no engine are skipped, unsure GPU containers kept", "[manifests]") {
   const auto ds = read_text(pod_head + R"(  containers:
   - name: exporter
     image: prom/node-exporter

@@ -53,7 +53,7 @@ TEST_CASE("decode step of a dense model: weights and KV read once per step plus 
   CHECK(estimate_perf(p, 1000, 0, 64, hand_params()).decode_tokens_per_s_per_gpu > 20 * r.decode_tokens_per_s_per_gpu);
 }
 
-TEST_CASE("vLLM and SGLang join the linear layers' weight read and GEMM as a p-norm; TensorRT-LLM takes the larger", "[perf]") {
+TEST_CASE("vLLM and SGLang join the linear layers' weight read and GEMM as a p-norm, TensorRT-LLM takes the larger", "[perf]") {
   // Llama-3.1-8B on an H100 at batch 256, 1,000 tokens each: weights 15.01 GB / (3.35e12 x 0.5) = 8.96 ms; GEMMs
   // 2 x 8.03e9 x 256 FLOP / (989e12 x 0.5) = 8.31 ms. vLLM: sqrt(8.96^2 + 8.31^2) = 12.22 ms for the linear layers;
   // TensorRT-LLM: 8.96 ms. KV 256 x 1000 x 131,072 B / (3.35e12 x 0.5) = 20.03 ms against attention FLOPs far below.
@@ -343,7 +343,7 @@ TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][d
   CHECK(term(sixteen.decode_terms, "dequant") == Approx((dense + routed * (1 - std::pow(1 - 8.0 / 128, 16))) / rate));
 }
 
-TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention groups; DP attention reads its own group's KV", "[perf][ep]") {
+TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention groups, DP attention reads its own group's KV", "[perf][ep]") {
   // Qwen3-30B-A3B: 48 layers, all MoE (128 experts, 8 active), hidden 2048, 4 KV heads x 128, on H100 SXM (3.35 TB/s)
   const PerfParams hp = hand_params();
   const auto run = [&](EngineKind k, Parallel par, i64 attention_dp) {

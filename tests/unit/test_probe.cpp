@@ -34,7 +34,7 @@ TEST_CASE("fp8 e4m3 and bf16 conversions", "[probe][convert]") {
   CHECK(from_f16(to_f16(0.5f)) == 0.5f);
 }
 
-TEST_CASE("block allocator: a permutation without repeats; released blocks are reused", "[probe][allocator]") {
+TEST_CASE("block allocator: a permutation without repeats, released blocks are reused", "[probe][allocator]") {
   BlockAllocator a(100, true, 7);
   const auto p = a.allocate(16 * 50, 16);
   REQUIRE(p.size() == 50);

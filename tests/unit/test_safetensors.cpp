@@ -54,7 +54,7 @@ struct Snapshot {
 
 }  // namespace
 
-TEST_CASE("safetensors headers give the exact weight bytes; MTP layers are left out", "[safetensors]") {
+TEST_CASE("safetensors headers give the exact weight bytes, MTP layers are left out", "[safetensors]") {
   Snapshot s("headers");
   // two shards: embeddings (128256 x 4096 bf16) and a layer-0 projection; a layer numbered 32 (= num_hidden_layers,
   // so a multi-token-prediction layer) of 1 MiB that engines skip without MTP speculation
@@ -80,7 +80,7 @@ TEST_CASE("safetensors headers give the exact weight bytes; MTP layers are left 
   CHECK(weights_term(json::parse(f.out)) > static_cast<long long>(embed + proj));
 }
 
-TEST_CASE("only the index: metadata.total_size; float32 files cast at load scale by the element size", "[safetensors]") {
+TEST_CASE("only the index: metadata.total_size, float32 files cast at load scale by the element size", "[safetensors]") {
   Snapshot s("index");
   std::ofstream(s.dir / "model.safetensors.index.json") << R"({"metadata": {"total_size": 16060522496}, "weight_map": {}})";
   const auto w = kvplan::io::read_safetensors_weights(s.dir.string(), 32);

@@ -346,7 +346,7 @@ TEST_CASE("simulate vLLM session turns hit the history earlier turns cached", "[
   CHECK(r.result.prefix_hit_rate == Approx(48.0 / (40 + 64)));
 }
 
-TEST_CASE("simulate TensorRT-LLM GUARANTEED_NO_EVICT reserves to completion; MAX_UTILIZATION pauses", "[simulate]") {
+TEST_CASE("simulate TensorRT-LLM GUARANTEED_NO_EVICT reserves to completion, MAX_UTILIZATION pauses", "[simulate]") {
   // 8 blocks of 16; A and B: 32-token prompts, 64 outputs: 96 tokens = 6 blocks each to completion.
   SimConfig c;
   c.scheduler = SchedulerKind::trtllm;
