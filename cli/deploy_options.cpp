@@ -114,15 +114,14 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
 
 // The setting one of whose flag spellings (kvplan's or an engine's, without the dashes, '_' read as '-') is `word`,
 // and whether that spelling sets it false.
-static std::pair<const io::SettingDef*, bool> setting_spelled(std::string word) {
-  while (!word.empty() && word.front() == '-') word.erase(word.begin());
-  std::replace(word.begin(), word.end(), '_', '-');
-  if (word.empty()) return {nullptr, false};
+static std::pair<const io::SettingDef*, bool> setting_spelled(const std::string& written) {
   auto bare = [](std::string n) {
     while (!n.empty() && n.front() == '-') n.erase(n.begin());
     std::replace(n.begin(), n.end(), '_', '-');
     return n;
   };
+  const std::string word = bare(written);
+  if (word.empty()) return {nullptr, false};
   for (const io::SettingDef& d : io::settings_table()) {
     for (const io::Spelling& sp : d.kvplan)
       if (bare(sp.name) == word) return {&d, sp.conv == io::Conv::negate};
@@ -164,11 +163,8 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) 
     if (eq == std::string::npos || eq == 0)
       throw InputError("--set", "'" + kv + "' is not KEY=VALUE", "write --set max-model-len=8192 or --set MAX_SEQ_LEN=8192");
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    if (const auto* def = io::find_setting(key)) {
-      src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
-      continue;
-    }
-    src.variables[key] = value;
+    if (const auto* def = io::find_setting(key)) src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
+    else src.variables[key] = value;
   }
 }
 

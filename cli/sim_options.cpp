@@ -163,14 +163,10 @@ std::string commonest_failure_fix(const SimResult& r, const SimConfig& cfg) {
 SimConfig sim_config(const Deployment& d, const Planner& p) {
   const EngineKind k = p.spec().engine.kind;
   if (k == EngineKind::generic) return sim_config_for(p, d.perf);  // which refuses the generic engine
-  if (const auto v = d.bag.text("scheduling_policy")) {
-    const bool ok = *v == "fcfs" || (k == EngineKind::vllm && *v == "priority") || (k == EngineKind::sglang && *v == "lpm");
-    if (!ok)
-      d.bag.fail("scheduling_policy", "'" + *v + "' is not a policy kvplan simulates for " + engine_name(k),
-                 k == EngineKind::vllm     ? "use fcfs or priority"
-                 : k == EngineKind::sglang ? "use fcfs or lpm"
-                                           : "use fcfs");
-  }
+  // vLLM's two policies were checked when the deployment was built (settings.cpp apply_scheduling_policy)
+  if (const auto v = d.bag.text("scheduling_policy"); v && k != EngineKind::vllm && *v != "fcfs" && !(k == EngineKind::sglang && *v == "lpm"))
+    d.bag.fail("scheduling_policy", "'" + *v + "' is not a policy kvplan simulates for " + engine_name(k),
+               k == EngineKind::sglang ? "use fcfs or lpm" : "use fcfs");
   if (k == EngineKind::trtllm && p.spec().engine.capacity_scheduler_policy == "STATIC_BATCH")
     d.bag.fail("capacity_scheduler_policy", "STATIC_BATCH is not a capacity scheduler kvplan simulates",
                "use GUARANTEED_NO_EVICT or MAX_UTILIZATION");

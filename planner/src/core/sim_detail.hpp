@@ -74,6 +74,7 @@ class BlockPool {
   void watch(const std::vector<i32>& hits, u64 next);
   void unwatch();
   bool watching() const { return watch_on_; }
+  const std::vector<i32>& watch_blocks() const { return watch_blocks_; }  // the chain as watched (first watch_len live)
   i64 watch_len() const { return watch_len_; }    // chain blocks still cached
   i64 watch_free() const { return watch_free_; }  // of those, blocks in the free queue (reference count 0)
 

@@ -42,7 +42,7 @@ class Paged : public Engine {
     if (!pool_.caching()) return 0;
     if (pool_.watching() && watch_uid_ == r.uid) {
       const i64 n = pool_.watch_len();
-      hits_.assign(watch_hits_.begin(), watch_hits_.begin() + n);
+      hits_.assign(pool_.watch_blocks().begin(), pool_.watch_blocks().begin() + n);
       hits_free_ = pool_.watch_free();
       last = n > 0 ? watch_hashes_[static_cast<size_t>(n - 1)] : 0;
       return n;
@@ -62,7 +62,6 @@ class Paged : public Engine {
       hits_free_ += pool_.ref(b) == 0;
       last = h;
     }
-    watch_hits_ = hits_;
     watch_uid_ = r.uid;
     pool_.watch(hits_, next);
     return static_cast<i64>(hits_.size());
@@ -153,9 +152,8 @@ class Paged : public Engine {
   BlockPool pool_;
   std::vector<i32> hits_, done_;
   i64 hits_free_ = 0;
-  // the chain the pool watches: whose (uid), its blocks and their hashes
+  // the chain the pool watches: whose (uid) and its blocks' hashes
   i64 watch_uid_ = -1;
-  std::vector<i32> watch_hits_;
   std::vector<u64> watch_hashes_;
 };
 

@@ -207,14 +207,6 @@ struct Row {
     };
     return *this;
   }
-  // a word (text or choice) kept as given
-  Row& into(std::string EngineSettings::*field) {
-    const std::string key = d.key;
-    d.apply = [key, field](const SettingsBag& bag, DeploymentSpec& s) {
-      if (const auto v = bag.text(key)) s.engine.*field = *v;
-    };
-    return *this;
-  }
   // a switch: a bool, or std::optional<bool> where unset means the engine's own default
   template <class B>
     requires std::is_same_v<B, bool> || std::is_same_v<B, std::optional<bool>>
