@@ -579,3 +579,40 @@ TEST_CASE("Falcon-H1: pipeline stages, Mamba2 TP shards and llama.cpp placement 
   const Planner half(kvtest::spec("falcon-h1-7b", "h100-sxm", e, {}, ElemFormat::f16));
   CHECK(half.engine().gpu_kv_bytes * 2 == lc.engine().gpu_kv_bytes);
 }
+
+// qualcomm/GenieX#1346 (a llama.cpp log, Gemma-4 E4B GGUF q4_0, n_ctx 4096): "creating SWA KV cache, size = 1536
+// cells", the SWA KV buffer 60.00 MiB and the non-SWA one 64.00 MiB (f16 cache). The 1,536 cells are
+// pad(min(4096, 512 x 1 + n_ubatch), 256) with a 1,024-token ubatch. Full layers 5, 11, 17, 23: 2 KV heads of 512;
+// 20 sliding layers of 2 x 256; layers 24-41 read those caches.
+TEST_CASE("llama.cpp Gemma 4 E4B: KV-sharing layers allocate nothing (published SWA and non-SWA buffers)", "[engine][llamacpp][gemma]") {
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 4096;
+  e.parallel = 1;
+  e.ubatch_size = 1024;
+  const Planner p(kvtest::spec("gemma-4-e4b-it", "rtx-4090", e, {}, ElemFormat::f16));
+  CHECK(p.engine().swa_cells == 1536);
+  CHECK(p.engine().kv_bytes == 64LL * (1 << 20) + 60LL * (1 << 20));
+  CHECK(4LL * 4096 * 2 * 2 * 512 * 2 == 64LL * (1 << 20));   // the non-SWA buffer by hand
+  CHECK(20LL * 1536 * 2 * 2 * 256 * 2 == 60LL * (1 << 20));  // the SWA buffer by hand
+}
+
+// vllm/v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: Gemma 4 E2B's full layers (1 KV head of 512) have
+// pages twice its sliding layers' (1 x 256), so the sliding layers' block size doubles to 32; 12 sliding and 3 full
+// layers make groups of 3 (12 >= 1.5 x 3): 4 sliding groups + 1 full group.
+TEST_CASE("vLLM Gemma 4: smaller pages get a larger block size, per-group blocks per request", "[engine][vllm][hybrid][gemma]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  e.max_model_len = 32768;
+  e.max_num_batched_tokens = 8192;
+  const i64 page = 16 * 1 * 512 * 2 * 2;  // a full layer's page: block 16 x 1 KV head x 512 x (K, V) x 2 B
+  e.kv_cache_memory_bytes = 5000 * page * 3;
+  e.version = "0.11.0";
+  const Planner p(kvtest::spec("gemma-4-e2b-it", "h100-sxm", e));
+  CHECK(p.engine().page_bytes == page);
+  CHECK(p.engine().group_size == 3);
+  CHECK(p.engine().num_groups == 5);
+  CHECK(p.engine().num_gpu_blocks == 5000);
+  // full: 32768 / 16 = 2048 blocks; each sliding group cdiv(min(511 + 8192, 32768), 32) + 1 = 273
+  CHECK(p.units_per_request(32768) == 2048 + 4 * 273);
+  // 0.10-0.20: num_blocks // num_groups x the smallest block size
+  CHECK(p.engine().kv_cache_tokens == 5000 / 5 * 16);
+}

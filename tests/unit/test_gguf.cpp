@@ -878,3 +878,64 @@ TEST_CASE("corrupted headers fail with an input error, never a crash", "[gguf]")
   }
   CHECK(rejected > 0);
 }
+
+// llama.cpp src/models/gemma4.cpp: sliding_window_pattern one bool per layer; sliding layers key_length_swa, full
+// ones key_length; n_layer_kv_from_start = block_count - attention.shared_kv_layers, the later layers reading the last
+// earlier cache of their type; a full layer with attn_k and no attn_v uses K as V (both cached).
+TEST_CASE("gemma4 and gemma3n GGUFs: per-layer head sizes, KV-sharing layers, per-layer embeddings", "[gguf][gemma]") {
+  Writer w;
+  w.str("general.architecture", "gemma4")
+      .u32("gemma4.block_count", 8)
+      .u32("gemma4.context_length", 32768)
+      .u32("gemma4.embedding_length", 128)
+      .u32("gemma4.feed_forward_length", 512)
+      .u32("gemma4.attention.head_count", 4)
+      .arr_i32("gemma4.attention.head_count_kv", {2, 2, 2, 2, 2, 1, 2, 1})
+      .u32("gemma4.attention.key_length", 64)
+      .u32("gemma4.attention.value_length", 64)
+      .u32("gemma4.attention.key_length_swa", 32)
+      .u32("gemma4.attention.value_length_swa", 32)
+      .u32("gemma4.attention.sliding_window", 128)
+      .arr_bool("gemma4.attention.sliding_window_pattern", {true, true, true, true, true, false, true, false})
+      .u32("gemma4.attention.shared_kv_layers", 2)
+      .u32("gemma4.embedding_length_per_layer_input", 16)
+      .u32("gemma4.vocab_size", 1000)
+      .tensor("blk.5.attn_k.weight", {128, 64}, T_F16);
+  const auto m = load(w.save(test_dir() / "gemma4.gguf"));
+  CHECK(m.warnings.empty());
+  CHECK(m.layers[0].kv == KvKind::sliding);
+  CHECK(m.layers[0].k_head_dim == 32);
+  CHECK(m.layers[5].kv == KvKind::full);
+  CHECK(m.layers[5].k_head_dim == 64);
+  CHECK(m.layers[5].kv_projections == 1);
+  CHECK(m.layers[6].kv == KvKind::none);  // reads layer 4's cache
+  CHECK(m.layers[7].kv == KvKind::none);  // reads layer 5's
+  const auto kv = kvtest::kv(m, 2000, ElemFormat::f16, ElemFormat::f16);
+  const i64 swa_row = 2 * 32 * 2 * 2, full_row = 1 * 64 * 2 * 2;  // KV heads x head size x (K, V) x f16
+  CHECK(kv.kv_bytes_per_token == 5 * swa_row + full_row);
+  CHECK(kv.sequence_kv_bytes == 5 * 128 * swa_row + 2000 * full_row);
+  CHECK(m.ple_table == 1000LL * 8 * 16);
+  CHECK(has_note(m, "layers 6-7 read the cache of the last earlier layer of their type"));
+
+  // gemma3n: a period of 5 (layer il sliding when il % 5 < 4), and llama.cpp's fixed n_layer_kv_from_start of 20
+  Writer n3;
+  n3.str("general.architecture", "gemma3n")
+      .u32("gemma3n.block_count", 22)
+      .u32("gemma3n.context_length", 32768)
+      .u32("gemma3n.embedding_length", 128)
+      .u32("gemma3n.feed_forward_length", 512)
+      .u32("gemma3n.attention.head_count", 4)
+      .u32("gemma3n.attention.head_count_kv", 2)
+      .u32("gemma3n.attention.key_length", 64)
+      .u32("gemma3n.attention.value_length", 64)
+      .u32("gemma3n.attention.sliding_window", 512)
+      .u32("gemma3n.vocab_size", 1000);
+  const auto g = load(n3.save(test_dir() / "gemma3n.gguf"));
+  CHECK(g.layers[19].kv == KvKind::full);
+  CHECK(g.layers[20].kv == KvKind::none);
+  CHECK(g.layers[21].kv == KvKind::none);
+  const auto kv3 = kvtest::kv(g, 4096, ElemFormat::f16, ElemFormat::f16);
+  const i64 row = 2 * 64 * 2 * 2;
+  CHECK(kv3.kv_bytes_per_token == 20 * row);
+  CHECK(kv3.sequence_kv_bytes == (4 * 4096 + 16 * 512) * row);
+}

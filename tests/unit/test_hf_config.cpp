@@ -669,3 +669,93 @@ TEST_CASE("bailing_moe: experts beside shared experts, optional dense first laye
   CHECK(std::abs(double(count_params(mini).total) / 16.256e9 - 1) < 0.001);
   CHECK(std::abs(double(count_params(mini).active) / 1.433e9 - 1) < 0.002);
 }
+
+// Gemma 4 (transformers modeling_gemma4 / configuration_gemma4). 31B: 50 sliding layers (16 KV heads of 256) and 10
+// full ones (5 sliding then 1 full); the full layers take global_head_dim 512 and, with attention_k_eq_v,
+// num_global_key_value_heads 4 and no v_proj. K and V are both cached on every layer.
+TEST_CASE("gemma4: global head size and KV heads on full layers, k = v without a v_proj, both cached", "[hf][gemma]") {
+  const auto m = kvtest::load("gemma-4-31b-it");
+  CHECK(m.warnings.empty());
+  CHECK(m.model_type == "gemma4_text");
+  CHECK(m.layers[0].kv == KvKind::sliding);
+  CHECK(m.layers[0].window == 1024);
+  CHECK(m.layers[5].kv == KvKind::full);
+  CHECK(m.layers[5].k_head_dim == 512);
+  CHECK(m.layers[5].kv_heads == 4);
+  // per token: 50 x 2 x 16 x 256 + 10 x 2 x 4 x 512 elements, bf16
+  const auto kv = kvtest::kv(m, 100000);
+  CHECK(kv.kv_bytes_per_token == (50LL * 2 * 16 * 256 + 10LL * 2 * 4 * 512) * 2);
+  CHECK(kv.sequence_kv_bytes == (50LL * 1024 * 2 * 16 * 256 + 10LL * 100000 * 2 * 4 * 512) * 2);
+  // parameters: embedding (tied) + sliding layers (q, k, v, o; q/k norms of 256) + full layers (q, k, o; norms of 512)
+  // + gated MLPs of 21504 + 4 norms a layer + the final norm
+  const i64 h = 5376;
+  const i64 sliding = h * (32 * 256 + 16 * 256 + 16 * 256 + 32 * 256) + 2 * 256;
+  const i64 full = h * (32 * 512 + 4 * 512 + 32 * 512) + 2 * 512;
+  const i64 total = 262144LL * h + 50 * sliding + 10 * full + 60 * (3 * h * 21504LL + 4 * h) + h;
+  CHECK(count_params(m).total == total);
+  CHECK(std::abs(double(total) / 30.7e9 - 1) < 0.01);  // Google's "31B"
+}
+
+// Gemma 4 E2B: 35 layers (4 sliding + 1 full), the last 20 reading the cache of layer 13 (sliding) or 14 (full);
+// per-layer embeddings of 256; the KV-sharing layers have no k/v projections and, with use_double_wide_mlp, MLPs
+// twice as wide.
+TEST_CASE("gemma4 E-models: KV-sharing layers keep no cache, per-layer embeddings counted apart", "[hf][gemma]") {
+  const auto m = kvtest::load("gemma-4-e2b-it");
+  CHECK(m.warnings.empty());
+  for (int i = 15; i < 35; ++i) CHECK(m.layers[i].kv == KvKind::none);
+  CHECK(m.layers[14].kv == KvKind::full);
+  CHECK(m.layers[13].kv == KvKind::sliding);
+  // the cache: layers 0-14, 3 full (4, 9, 14) and 12 sliding, one KV head each
+  const auto kv = kvtest::kv(m, 8192);
+  CHECK(kv.kv_bytes_per_token == (3LL * 2 * 512 + 12LL * 2 * 256) * 2);
+  CHECK(kv.sequence_kv_bytes == (3LL * 8192 * 2 * 512 + 12LL * 512 * 2 * 256) * 2);
+  const i64 h = 1536, L = 35, P = 256, I = 6144;
+  i64 total = 262144LL * h + 262144LL * L * P + h * L * P + P + h;  // embedding, PLE table, its projection and norm
+  for (i64 i = 0; i < L; ++i) {
+    const bool full = (i + 1) % 5 == 0, shared = i >= 15;
+    const i64 d = full ? 512 : 256;
+    total += h * (8 * d + (shared ? 0 : 2 * d) + 8 * d) + (shared ? d : 2 * d);  // q, k, v, o; q and k norms
+    total += 3 * h * (shared ? 2 * I : I) + 4 * h + 2 * h * P + h;             // MLP, norms, PLE gate and projection
+  }
+  const auto p = count_params(m);
+  CHECK(p.total == total);
+  for (const auto& part : p.parts)
+    if (part.name == "per_layer_embedding") CHECK(part.total() == 262144LL * L * P);
+
+  // the 26B-A4B: 128 experts of 704 (top 8) beside a dense MLP of 2112 on every layer
+  const auto moe = kvtest::load("gemma-4-26b-a4b-it");
+  CHECK(moe.layers[0].mlp == MlpKind::moe);
+  CHECK(moe.layers[0].shared_intermediate == 2112);
+  const auto pm = count_params(moe);
+  CHECK(pm.total - pm.active == 30LL * (128 - 8) * 3 * 2816 * 704);
+}
+
+TEST_CASE("gemma4: bad KV sharing is refused naming the key", "[hf][gemma][errors]") {
+  std::string text = kvtest::read_text("gemma-4-e2b-it");
+  text.replace(text.find("\"num_kv_shared_layers\": 20"), 26, "\"num_kv_shared_layers\": 35");
+  CHECK(error_of(text) == "config.json: /text_config/num_kv_shared_layers: 35 is not below num_hidden_layers 35; leave at least one layer with its own cache");
+  std::string all_sliding = kvtest::read_text("gemma-4-e2b-it");
+  all_sliding.replace(all_sliding.find("\"num_kv_shared_layers\": 20"), 26, "\"num_kv_shared_layers\": 31");
+  // layers 0-3 are all sliding: full layer 4 onwards cannot find an earlier full layer
+  CHECK(error_of(all_sliding) == "config.json: /text_config/num_kv_shared_layers: layer 4 (full) would reuse the cache of an earlier full layer, "
+                                 "and layers 0-3 have none; lower num_kv_shared_layers or fix layer_types");
+}
+
+// Gemma 3n E4B (Gemma3nTextConfig's defaults): 35 layers, full every 5th, the last 15 sharing; every layer keeps its
+// k/v projections; AltUp of 4 and Laurel of rank 64 beside the per-layer embeddings.
+TEST_CASE("gemma3n: shared KV layers, AltUp, Laurel and per-layer embeddings", "[hf][gemma]") {
+  const auto m = kvtest::load("gemma-3n-e4b-it");
+  CHECK(m.warnings.empty());
+  const auto kv = kvtest::kv(m, 32768);
+  // 20 layers keep a cache: 4 full (4, 9, 14, 19) and 16 sliding, 2 KV heads of 256
+  CHECK(kv.kv_bytes_per_token == 20LL * 2 * 2 * 256 * 2);
+  CHECK(kv.sequence_kv_bytes == (4LL * 32768 + 16LL * 512) * 2 * 2 * 256 * 2);
+  const i64 h = 2048, L = 35, P = 256, n = 4, r = 64;
+  const i64 layer = h * (8 * 256 * 2 + 2 * 256 * 2) + 2 * 256     // q, o, k, v; q and k norms
+                    + 3 * h * 16384 + 4 * h                       // MLP, norms
+                    + 2 * h * P + h                               // PLE gate, projection, post norm
+                    + 2 * h + h * n + n * n + n * n * n           // AltUp
+                    + 2 * h * r + h;                              // Laurel
+  const i64 total = 262400LL * h + 262144LL * L * P + h * L * P + P + 2 * (n - 1) * h * h + L * layer + h;
+  CHECK(count_params(m).total == total);
+}

@@ -382,7 +382,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
   m->step_overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : engine_step_overhead(c, s.engine);
 
-  // weights read per step: the embedding table is looked up (a few rows), not read, unless it is the output head
+  // weights read per step: the embedding table (and Gemma's per-layer embedding table) is looked up (a few rows), not
+  // read, unless it is the output head
   const ParamCount pc = count_params(rank);
   bool has_head = false;
   for (const auto& part : pc.parts) has_head |= part.name == "lm_head";
@@ -390,7 +391,9 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
       rank.exact_weight_bytes && pc.total > 0 ? static_cast<double>(*rank.exact_weight_bytes) / static_cast<double>(weight_bytes(rank, pc).total) : 1.0;
   double routed_quant = 0;
   for (const auto& part : pc.parts) {
-    if (part.name == "vision" || part.name == "position_embedding" || (part.name == "embedding" && has_head)) continue;
+    if (part.name == "vision" || part.name == "position_embedding" || part.name == "per_layer_embedding" ||
+        (part.name == "embedding" && has_head))
+      continue;
     if (part.name == "attention") m->attention_params = static_cast<double>(part.total());
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
     const bool packed = part_packed(rank.quant, part);
@@ -421,8 +424,11 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
       break;
     }
   m->active_params = static_cast<double>(pc.active);
-  for (const Layer& l : rank.layers) {
-    if (l.kv == KvKind::ssm || l.kv == KvKind::none) continue;
+  for (const Layer& stored : rank.layers) {
+    if (stored.kv == KvKind::ssm || (stored.kv == KvKind::none && stored.mixer != Mixer::attention)) continue;
+    // a layer reading an earlier layer's cache (Gemma 3n / 4 KV sharing) reads as much as that layer does
+    Layer l = stored;
+    if (l.kv == KvKind::none) l.kv = l.window > 0 ? KvKind::sliding : KvKind::full;
     const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
     m->attn_width += w;
     const i64 window = (l.kv == KvKind::sliding || l.kv == KvKind::chunked) ? l.window : 0;

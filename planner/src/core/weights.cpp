@@ -17,23 +17,25 @@ struct Acc {
   ParamPart embedding{"embedding"}, positions{"position_embedding"}, lm_head{"lm_head"},
       attention{"attention", 0, 0, true}, mamba{"mamba", 0, 0, true}, mlp{"mlp", 0, 0, true},
       routed{"routed_experts", 0, 0, true}, shared{"shared_experts", 0, 0, true}, router{"router"},
-      norms{"norms"}, vision{"vision"};
+      norms{"norms"}, vision{"vision"}, ple_table{"per_layer_embedding"}, side{"per_layer_inputs", 0, 0, true};
   i64 inactive = 0;  // routed-expert parameters a token does not touch
 };
 
 i64 norm_size(const ModelSpec& m, i64 width) { return m.norm == NormKind::layer ? mul(2, width) : width; }
 
 // q: hidden x (q_heads*k_hd); k: hidden x (kv*k_hd); v: hidden x (kv*v_hd); o: (q_heads*v_hd) x hidden.
+// k and v only as far as the layer has them (kv_projections: Gemma 4's k = v and KV-sharing layers).
 void attention_params(const ModelSpec& m, const Layer& l, Acc& a) {
   const i64 h = m.hidden;
-  const i64 q = mul(l.q_heads, l.k_head_dim), k = mul(l.kv_heads, l.k_head_dim), v = mul(l.kv_heads, l.v_head_dim);
+  const i64 q = mul(l.q_heads, l.k_head_dim), k = l.kv_projections > 0 ? mul(l.kv_heads, l.k_head_dim) : 0,
+            v = l.kv_projections > 1 ? mul(l.kv_heads, l.v_head_dim) : 0;
   const i64 o = mul(l.q_heads, l.v_head_dim);
   const i64 q_out = l.q_gate ? mul(2, q) : q;
   a.attention.matrix = add(a.attention.matrix, mul(h, add(add(q_out, k), add(v, o))), "attention params");
   if (l.qkv_bias) a.attention.vector = add(a.attention.vector, add(add(q, k), v));
   if (l.o_bias) a.attention.vector = add(a.attention.vector, h);
-  if (l.qk_norm)
-    a.attention.vector = add(a.attention.vector, l.qk_norm_whole ? add(q, k) : mul(2, l.k_head_dim));
+  if (l.qk_norm)  // per head: q_norm, and k_norm where the layer projects k
+    a.attention.vector = add(a.attention.vector, l.qk_norm_whole ? add(q, k) : mul(l.kv_projections > 0 ? 2 : 1, l.k_head_dim));
   if (l.attn_sinks) a.attention.vector = add(a.attention.vector, l.q_heads);
 }
 
@@ -189,12 +191,22 @@ ParamCount count_params(const ModelSpec& m) {
     }
     mlp_params(m, l, a);
     a.norms.vector = add(a.norms.vector, mul(l.norms, norm_size(m, m.hidden)));
+    a.side.matrix = add(a.side.matrix, l.side_matrix, "per-layer input params");
+    a.side.vector = add(a.side.vector, l.side_vector, "per-layer input params");
+  }
+  if (m.has_embedding) {  // Gemma 3n / 4 per-layer embeddings: the table and its model-level projections
+    a.ple_table.matrix = m.ple_table;
+    a.side.matrix = add(a.side.matrix, m.ple_matrix, "per-layer input params");
+    a.side.vector = add(a.side.vector, m.ple_vector, "per-layer input params");
   }
   if (m.final_norm && m.has_lm_head) a.norms.vector = add(a.norms.vector, norm_size(m, m.hidden));
   a.vision.matrix = m.vision.params;
 
   ParamCount p;
   p.parts = {a.embedding, a.positions, a.lm_head, a.attention, a.mamba, a.mlp, a.routed, a.shared, a.router, a.norms, a.vision};
+  // parts only Gemma 3n / 4 have: listed when present, so other models' breakdowns keep their shape
+  for (const ParamPart* part : {&a.ple_table, &a.side})
+    if (part->total() > 0) p.parts.push_back(*part);
   for (const auto& part : p.parts) {
     p.total = add(p.total, part.total(), "total params");
     if (part.name != "vision") p.text_total = add(p.text_total, part.total(), "text params");

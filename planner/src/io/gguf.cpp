@@ -578,7 +578,8 @@ struct Meta {
 
 enum class Arch {
   llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma, gemma2, gemma3, phi3, falcon, gpt2, gptneox, starcoder,
-  deepseek2, gpt_oss, llama4, mamba, mamba2, jamba, nemotron_h, granitemoe, granitehybrid, lfm2, falcon_h1, generic
+  deepseek2, gpt_oss, llama4, mamba, mamba2, jamba, nemotron_h, granitemoe, granitehybrid, lfm2, falcon_h1, gemma3n, gemma4,
+  generic
 };
 
 const std::pair<const char*, Arch> kArchs[] = {
@@ -591,6 +592,7 @@ const std::pair<const char*, Arch> kArchs[] = {
     {"mamba", Arch::mamba},       {"mamba2", Arch::mamba2},       {"jamba", Arch::jamba},
     {"nemotron_h", Arch::nemotron_h}, {"granite", Arch::llama},   {"granitemoe", Arch::granitemoe},
     {"granitehybrid", Arch::granitehybrid}, {"lfm2", Arch::lfm2}, {"falcon-h1", Arch::falcon_h1},  {"lfm2moe", Arch::lfm2},
+    {"gemma3n", Arch::gemma3n},   {"gemma4", Arch::gemma4},
     // read by the generic keys, no warning: every layer full attention in llama.cpp (src/models/<arch>.cpp sets no
     // swa_type) and, for the MoE ones, experts on every layer without shared experts
     {"starcoder2", Arch::generic}, {"nemotron", Arch::generic},   {"exaone", Arch::generic},
@@ -761,6 +763,78 @@ struct Builder {
     // llama_hparams::set_swa_pattern(p): layer il is SWA when il % p < p - 1
     for (i64 i = 0; i < n; ++i)
       if (i % pattern < pattern - 1) set_window(m.layers[i], KvKind::sliding, w);
+  }
+
+  // Gemma 3n / Gemma 4 (llama.cpp src/models/gemma3n.cpp, gemma4.cpp load_arch_hparams): sliding layers by
+  // attention.sliding_window_pattern (gemma4: one bool per layer; gemma3n: a period, default 5, layer il sliding when
+  // il % p < p - 1); gemma4's sliding layers take attention.key_length_swa / value_length_swa, its full ones
+  // key_length, each its head_count_kv entry, and a full layer without attn_v reuses k as V (cached apart all the same);
+  // layers from n_layer_kv_from_start on keep no cache and read the last earlier one of their type (llama-model.cpp:
+  // n_layer_kv_from_start - (is_swa ? 2 : 1)); n_layer_kv_from_start = block_count - attention.shared_kv_layers
+  // (gemma4), 20 (gemma3n, fixed). gemma4 experts (expert_count > 0): beside the dense FFN, which runs as a shared
+  // expert. Per-layer embeddings (embedding_length_per_layer_input P): per_layer_token_embd is counted apart from the
+  // weights read per step. The tensor table gives the bytes; the counts below split them.
+  void read_gemma_ple(bool g4) {
+    llama_like();
+    const i64 w = md.get_int(md.k("attention.sliding_window"), 1, kMaxTokens);
+    const std::string pattern_key = md.k("attention.sliding_window_pattern");
+    std::vector<bool> swa(static_cast<size_t>(n), false);
+    const Value* pv = md.find(pattern_key);
+    if (pv && pv->type == VType::array) {
+      if (pv->count != static_cast<std::uint64_t>(n) || !pv->ints_kept)
+        md.fail(pattern_key, "expected one bool per layer (" + std::to_string(n) + "), got " + describe(*pv), "convert the model again");
+      for (i64 i = 0; i < n; ++i) swa[static_cast<size_t>(i)] = pv->ints[static_cast<size_t>(i)] != 0;
+    } else {
+      const i64 period = md.int_or(pattern_key, g4 ? 6 : 5, 1, kMaxLayers);
+      for (i64 i = 0; i < n; ++i) swa[static_cast<size_t>(i)] = i % period < period - 1;
+    }
+    const i64 kswa = g4 ? md.get_int(md.k("attention.key_length_swa"), 1, kMaxDim) : k_dim;
+    const i64 vswa = g4 ? md.get_int(md.k("attention.value_length_swa"), 1, kMaxDim) : v_dim;
+    const i64 shared = g4 ? md.int_or(md.k("attention.shared_kv_layers"), 0, 0, n - 1) : std::min<i64>(std::max<i64>(n - 20, 0), n - 1);
+    const i64 first = n - shared;
+    const i64 e = experts();
+    for (i64 i = 0; i < n; ++i) {
+      Layer& l = m.layers[static_cast<size_t>(i)];
+      l.norms = 4;
+      l.qk_norm = true;
+      if (swa[static_cast<size_t>(i)]) {
+        set_window(l, KvKind::sliding, w);
+        l.k_head_dim = kswa;
+        l.v_head_dim = vswa;
+      } else if (g4 && !has_blk(i, "attn_v.weight") && has_blk(i, "attn_k.weight")) {
+        l.kv_projections = 1;
+      }
+      if (g4 && e > 0 && has_blk(i, "ffn_gate_inp.weight")) {
+        moe_layer(l, e, md.get_int(md.k("expert_feed_forward_length"), 1, kMaxDim), md.k("expert_feed_forward_length"));
+        l.shared_intermediate = ff[static_cast<size_t>(i)];
+        l.intermediate = 0;
+      }
+    }
+    for (i64 i = first; i < n; ++i) {
+      Layer& l = m.layers[static_cast<size_t>(i)];
+      bool donor = false;
+      for (i64 j = first - 1; j >= 0 && !donor; --j) donor = m.layers[static_cast<size_t>(j)].kv == l.kv;
+      if (!donor)
+        md.fail(g4 ? md.k("attention.shared_kv_layers") : md.k("block_count"),
+                "layer " + std::to_string(i) + " would reuse an earlier " + kv_kind_name(l.kv) + " layer's cache and layers 0-" +
+                    std::to_string(first - 1) + " have none", "convert the model again");
+      l.kv = KvKind::none;  // the window stays: the layer reads a window of its donor's cache
+      if (g4) l.kv_projections = 0;
+    }
+    if (shared > 0)
+      note(std::string(g4 ? "gemma4" : "gemma3n (llama.cpp: n_layer_kv_from_start 20)") + ": layers " + std::to_string(first) + "-" +
+           std::to_string(n - 1) + " read the cache of the last earlier layer of their type and keep none");
+    if (const i64 p = md.int_or(md.k("embedding_length_per_layer_input"), 0, 0, kMaxDim); p > 0) {
+      const Tensor* table = tensor("per_layer_token_embd.weight");
+      const i64 rows = table && table->n_dims >= 2 ? table->dims[1] : m.vocab;
+      m.ple_table = mul(rows, mul(n, p), "per-layer embedding params");
+      m.ple_matrix = mul(hidden, mul(n, p), "per-layer embedding params");
+      m.ple_vector = p;
+      for (Layer& l : m.layers) {
+        l.side_matrix = mul(2, mul(hidden, p));
+        l.side_vector = hidden;
+      }
+    }
   }
 
   void read_layernorm_family(bool learned_positions) {
@@ -1153,6 +1227,8 @@ struct Builder {
       case Arch::granitehybrid: read_granite_moe_hybrid(); break;
       case Arch::lfm2: read_lfm2(); break;
       case Arch::falcon_h1: read_falcon_h1(); break;
+      case Arch::gemma3n: read_gemma_ple(false); break;
+      case Arch::gemma4: read_gemma_ple(true); break;
       case Arch::generic: read_generic(); break;
     }
     refine_from_tensors();

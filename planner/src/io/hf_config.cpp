@@ -23,7 +23,8 @@ enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, falcon, gpt2,
   gpt_neox, gptj, gpt_bigcode, deepseek, gpt_oss, llama4, jamba, nemotron_h, mamba, mamba2, mllama, qwen3_next, cohere, cohere2,
   glm4_moe, granitemoe, granitemoehybrid, lfm2, lfm2_moe, falcon_h1, minimax_m2, ernie4_5_moe, olmoe, olmo2, olmo3, starcoder2,
-  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, hunyuan, bailing, generic
+  nemotron, phimoe, dbrx, exaone, glm4, chatglm, phi, stablelm, internlm2, seed_oss, arcee, apertus, exaone4, ernie4_5, hunyuan, bailing,
+  gemma3n, gemma4, generic
 };
 
 struct TypeRule {
@@ -60,6 +61,8 @@ const TypeRule kTypes[] = {
     {"exaone4", Family::exaone4},     {"ernie4_5", Family::ernie4_5},
     {"hunyuan_v1_moe", Family::hunyuan}, {"hunyuan_v1_dense", Family::hunyuan}, {"hunyuan", Family::hunyuan},
     {"bailing_moe", Family::bailing}, {"bailing_moe_v2", Family::bailing},
+    {"gemma3n", Family::gemma3n},     {"gemma3n_text", Family::gemma3n},  {"gemma4", Family::gemma4},
+    {"gemma4_text", Family::gemma4},
 };
 
 // Wrappers whose text model lives in text_config: the text model_type when text_config has none.
@@ -67,7 +70,7 @@ const std::pair<const char*, const char*> kWrapperText[] = {
     {"gemma3", "gemma3_text"},       {"mllama", "mllama_text_model"}, {"llama4", "llama4_text"},
     {"qwen2_5_vl", "qwen2_5_vl_text"}, {"qwen2_vl", "qwen2_vl_text"},   {"qwen3_vl", "qwen3_vl_text"},
     {"qwen3_vl_moe", "qwen3_vl_moe_text"}, {"llava", "llama"},          {"llava_next", "llama"},
-    {"mistral3", "mistral"},
+    {"mistral3", "mistral"},          {"gemma3n", "gemma3n_text"},       {"gemma4", "gemma4_text"},
 };
 
 // Defaults of the transformers config classes that multimodal wrappers instantiate from a sparse
@@ -80,6 +83,16 @@ std::vector<std::pair<std::string, json>> text_config_defaults(const std::string
     return {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216}, {"num_hidden_layers", 26},
             {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256}, {"max_position_embeddings", 131072},
             {"sliding_window", 4096}, {"sliding_window_pattern", 6}};
+  if (text_type == "gemma3n_text")  // Gemma3nTextConfig (transformers configuration_gemma3n.py)
+    return {{"vocab_size", 262400}, {"hidden_size", 2048}, {"intermediate_size", 16384}, {"num_hidden_layers", 35},
+            {"num_attention_heads", 8}, {"num_key_value_heads", 2}, {"head_dim", 256}, {"max_position_embeddings", 32768},
+            {"sliding_window", 512}, {"vocab_size_per_layer_input", 262144}, {"hidden_size_per_layer_input", 256},
+            {"altup_num_inputs", 4}, {"laurel_rank", 64}, {"num_kv_shared_layers", 15}};
+  if (text_type == "gemma4_text")  // Gemma4TextConfig (transformers configuration_gemma4.py; global_head_dim a kwarg)
+    return {{"vocab_size", 262144}, {"hidden_size", 2304}, {"intermediate_size", 9216}, {"num_hidden_layers", 30},
+            {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256}, {"max_position_embeddings", 131072},
+            {"sliding_window", 512}, {"vocab_size_per_layer_input", 262144}, {"hidden_size_per_layer_input", 256},
+            {"global_head_dim", 512}};
   return {};
 }
 
@@ -119,7 +132,7 @@ struct Reader {
       m.max_context = t.get_int(*k, 1, kMaxTokens);
     sglang_context();
     apply_rope_scaling();
-    if (auto k = t.first_present({"intermediate_size", "n_inner", "ffn_hidden_size"}))
+    if (auto k = t.first_present({"intermediate_size", "n_inner", "ffn_hidden_size"}); k && !(fam == Family::gemma3n && t.raw()[*k].is_array()))
       inter = t.get_int(*k, 1, kMaxDim);
   }
 
@@ -264,6 +277,13 @@ struct Reader {
         return;
       case Family::gemma3: {  // modeling_gemma3: sliding unless (layer_idx + 1) % sliding_window_pattern == 0
         const i64 p = t.int_or("sliding_window_pattern", 6, 1, kMaxLayers);
+        for (size_t i = 0; i < m.layers.size(); ++i)
+          if ((i64(i) + 1) % p != 0) set_sliding(i);
+        return;
+      }
+      case Family::gemma3n:  // Gemma3nTextConfig.__post_init__: full attention when (i + 1) % 5 == 0
+      case Family::gemma4: {  // Gemma4TextConfig.__post_init__: sliding_window_pattern 6, the last layer full (below)
+        const i64 p = fam == Family::gemma3n ? 5 : 6;
         for (size_t i = 0; i < m.layers.size(); ++i)
           if ((i64(i) + 1) % p != 0) set_sliding(i);
         return;
@@ -423,6 +443,8 @@ struct Reader {
         }
         tie(true);
         break;
+      case Family::gemma3n:
+      case Family::gemma4: read_gemma_layers(); break;
       case Family::mllama: {
         llama_like(false);
         for (i64 i : t.int_list("cross_attention_layers", 0, layers - 1)) {
@@ -530,6 +552,138 @@ struct Reader {
       }
     }
     apply_windows();
+    if (fam == Family::gemma3n || fam == Family::gemma4) read_gemma_ple();
+  }
+
+  // ---- Gemma 3n (transformers modeling_gemma3n) and Gemma 4 (modeling_gemma4) ----
+  // Layers as Gemma 3 (4 norms, per-head q and k norms, v_norm without a weight, a gated MLP, tied embeddings), with:
+  //  - Gemma 3n: intermediate_size an int or one width per layer;
+  //  - Gemma 4 with enable_moe_block: every layer adds num_experts routed experts of moe_intermediate_size
+  //    (top_k_experts per token) beside its dense MLP (counted as an always-on shared expert), a router (proj hidden x
+  //    E; scale hidden and per_expert_scale E) and 3 more norms (post_feedforward_layernorm_1/_2,
+  //    pre_feedforward_layernorm_2).
+  void read_gemma_layers() {
+    read_attention();
+    std::vector<i64> widths;
+    if (t.has("intermediate_size") && t.raw()["intermediate_size"].is_array()) {
+      widths = t.int_list("intermediate_size", 1, kMaxDim);
+      if ((i64)widths.size() != layers)
+        t.fail("intermediate_size", "has " + std::to_string(widths.size()) + " entries but num_hidden_layers is " + std::to_string(layers),
+               "give one width per layer, or one for all");
+    } else {
+      widths.assign(static_cast<size_t>(layers), need_inter());
+    }
+    const bool moe = fam == Family::gemma4 && t.bool_or("enable_moe_block", false);
+    i64 experts = 0, active = 0, expert_width = 0;
+    if (moe) {
+      experts = t.get_int("num_experts", 1, kMaxExperts);
+      active = t.get_int("top_k_experts", 1, kMaxExperts);
+      expert_width = t.get_int_any({"moe_intermediate_size", "expert_intermediate_size"}, 1, kMaxDim);
+    }
+    const bool ab = t.bool_or("attention_bias", false);
+    for (i64 i = 0; i < layers; ++i) {
+      Layer l = attention_layer();
+      l.intermediate = widths[static_cast<size_t>(i)];
+      l.qkv_bias = l.o_bias = ab;
+      l.norms = 4;  // input, post_attention, pre_feedforward, post_feedforward
+      l.qk_norm = true;
+      if (moe) {
+        moe_layer(l, experts, active, expert_width);
+        l.shared_intermediate = l.intermediate;  // the dense MLP beside the experts
+        l.intermediate = 0;
+        l.router_bias = true;                    // per_expert_scale: one per expert
+        l.side_vector = hidden;                  // the router's scale
+        l.norms += 3;
+      }
+      m.layers.push_back(l);
+    }
+    tie(true);
+  }
+
+  // After the windows (layer_types or the family's pattern):
+  //  - Gemma 4 forces its last layer to full attention (Gemma4TextConfig.__post_init__); its full-attention layers take
+  //    head_dim global_head_dim (default 512) and, with attention_k_eq_v, num_global_key_value_heads KV heads and no
+  //    v_proj (V is k_proj's output; it is cached apart all the same: K after k_norm and RoPE, V after v_norm);
+  //  - KV sharing: the last num_kv_shared_layers layers keep no cache of their own; each reads the cache of the last
+  //    earlier layer of its type (Gemma3nTextAttention / Gemma4TextAttention; vLLM kv_sharing_target_layer_name,
+  //    which allocates nothing for them; llama.cpp n_layer_kv_from_start). Gemma 4's have no k/v projections
+  //    (use_double_wide_mlp: a doubled MLP instead); Gemma 3n's keep theirs, unused;
+  //  - per-layer embeddings, hidden_size_per_layer_input P > 0: embed_tokens_per_layer vocab_size_per_layer_input x
+  //    (layers x P); per_layer_model_projection hidden x (layers x P) and its norm P; per layer per_layer_input_gate
+  //    hidden x P, per_layer_projection P x hidden and post_per_layer_input_norm hidden;
+  //  - Gemma 3n per layer: AltUp of altup_num_inputs n (correct_output_scale and router_norm hidden each, modality_router
+  //    hidden x n, correction_coefs n x n, prediction_coefs n x n^2) and Laurel of laurel_rank r (linear_left hidden x
+  //    r, linear_right r x hidden, post_laurel_norm hidden); altup_projections and altup_unembed_projections, 2 (n - 1)
+  //    matrices of hidden x hidden, at model level.
+  void read_gemma_ple() {
+    const bool g4 = fam == Family::gemma4;
+    if (g4) {
+      Layer& last = m.layers.back();
+      if (last.kv != KvKind::full) {
+        last.kv = KvKind::full;
+        last.window = 0;
+        m.notes.push_back("gemma4: the last layer is full attention whatever layer_types says (Gemma4TextConfig)");
+      }
+      const i64 global_dim = t.int_or("global_head_dim", 512, 1, kMaxDim);
+      const bool k_eq_v = t.bool_or("attention_k_eq_v", false);
+      const i64 global_kv = k_eq_v && t.has("num_global_key_value_heads") && !t.raw()["num_global_key_value_heads"].is_null()
+                                ? t.get_int("num_global_key_value_heads", 1, kMaxHeads) : kv_heads;
+      if (heads % global_kv != 0)
+        t.fail("num_global_key_value_heads", "num_attention_heads " + std::to_string(heads) + " is not divisible by " + std::to_string(global_kv),
+               "fix the head counts");
+      for (Layer& l : m.layers)
+        if (l.kv == KvKind::full) {
+          l.k_head_dim = l.v_head_dim = global_dim;
+          l.kv_heads = global_kv;
+          if (k_eq_v) l.kv_projections = 1;
+        }
+    }
+    const i64 shared = t.int_or("num_kv_shared_layers", 0, 0, kMaxLayers);
+    if (shared >= layers)
+      t.fail("num_kv_shared_layers", std::to_string(shared) + " is not below num_hidden_layers " + std::to_string(layers),
+             "leave at least one layer with its own cache");
+    const i64 first = layers - shared;
+    const bool wide = g4 && t.bool_or("use_double_wide_mlp", false);
+    for (i64 i = first; i < layers; ++i) {
+      Layer& l = m.layers[static_cast<size_t>(i)];
+      bool donor = false;
+      for (i64 j = first - 1; j >= 0 && !donor; --j) donor = m.layers[static_cast<size_t>(j)].kv == l.kv;
+      if (!donor)
+        t.fail("num_kv_shared_layers", "layer " + std::to_string(i) + " (" + kv_kind_name(l.kv) + ") would reuse the cache of an earlier " +
+                                           kv_kind_name(l.kv) + " layer, and layers 0-" + std::to_string(first - 1) + " have none",
+               "lower num_kv_shared_layers or fix layer_types");
+      l.kv = KvKind::none;  // the window stays: the layer reads a window of its donor's cache
+      if (g4) {
+        l.kv_projections = 0;
+        if (wide) (l.mlp == MlpKind::moe ? l.shared_intermediate : l.intermediate) *= 2;
+      }
+    }
+    if (shared > 0)
+      m.notes.push_back("num_kv_shared_layers = " + std::to_string(shared) + ": layers " + std::to_string(first) + "-" + std::to_string(layers - 1) +
+                        " read the cache of the last earlier layer of their type and keep none");
+    const i64 p = t.int_or("hidden_size_per_layer_input", 0, 0, kMaxDim);
+    if (p > 0) {
+      const i64 vp = t.int_or("vocab_size_per_layer_input", m.vocab, 1, kMaxVocab);
+      m.ple_table = mul(vp, mul(layers, p), "per-layer embedding params");
+      m.ple_matrix = mul(hidden, mul(layers, p), "per-layer embedding params");
+      m.ple_vector = p;
+      for (Layer& l : m.layers) {
+        l.side_matrix = add(l.side_matrix, mul(2, mul(hidden, p)));
+        l.side_vector = add(l.side_vector, hidden);
+      }
+    }
+    if (!g4) {
+      const i64 n = t.int_or("altup_num_inputs", 4, 1, 64), r = t.int_or("laurel_rank", 64, 0, kMaxDim);
+      m.ple_matrix = add(m.ple_matrix, mul(2, mul(n - 1, mul(hidden, hidden))), "AltUp params");
+      for (Layer& l : m.layers) {
+        l.side_matrix = add(l.side_matrix, add(mul(hidden, n), mul(2, mul(hidden, r))));
+        l.side_vector = add(l.side_vector, add(mul(3, hidden), add(mul(n, n), mul(n, mul(n, n)))));
+      }
+      if (root.has("vision_config") || root.has("audio_config"))
+        m.notes.push_back("gemma3n: the vision (MobileNet-V5) and audio towers are not counted");
+    } else if (root.has("audio_config") && !root.raw()["audio_config"].is_null()) {
+      m.notes.push_back("gemma4: the audio tower is not counted");
+    }
   }
 
   // modeling_falcon: multi_query without new_decoder_architecture means ONE KV head, whatever
@@ -1611,7 +1765,7 @@ ModelSpec model_from_hf_config(const json& root_json, const std::string& label, 
   r.read();
 
   if (auto v = root.object("vision_config"); v && (fam == Family::qwen2 || fam == Family::qwen3 ||
-                                                   fam == Family::qwen3_moe || fam == Family::gemma3 ||
+                                                   fam == Family::qwen3_moe || fam == Family::gemma3 || fam == Family::gemma4 ||
                                                    fam == Family::mllama || fam == Family::llama ||
                                                    fam == Family::llama4 || fam == Family::mistral))
     m.vision = read_vision_tower(root, *v, outer, m.hidden);

@@ -89,6 +89,13 @@ struct Layer {
   bool expert_bias = false;   // gpt-oss experts carry biases
   bool router_score_bias = false;  // deepseek-v3 e_score_correction_bias
   int norms = 2;              // norm modules in the layer (input, post-attention, ...)
+  // attention projections of K and V: k_proj and v_proj (2); k_proj alone, its output used as V too (1: Gemma 4
+  // attention_k_eq_v full-attention layers, which still cache V apart); none (0: Gemma 4 layers that read an earlier
+  // layer's cache). A layer reading another's cache is kv none with the attention mixer and that cache's geometry.
+  int kv_projections = 2;
+  // per-layer paths beside attention and the MLP (Gemma 3n / Gemma 4 per-layer-input gate and projection, Gemma 3n
+  // AltUp and Laurel; io/hf_config.cpp read_gemma_ple): linear-layer parameters and vectors
+  i64 side_matrix = 0, side_vector = 0;
   // the second half of one decoder layer whose mixers run side by side (Falcon-H1: attention, then this Mamba2 entry
   // with the MLP); vLLM and llama.cpp give each half its own cache. Pipeline stages and layer counts go by decoder layer.
   bool joins_previous = false;
@@ -174,6 +181,10 @@ struct ModelSpec {
   bool has_embedding = true;  // false on pipeline stages after the first
   bool has_lm_head = true;    // false on pipeline stages before the last
   std::vector<Layer> layers;
+  // Gemma 3n / Gemma 4 per-layer embeddings (PLE): a second token table (vocab_size_per_layer_input x layers x
+  // hidden_size_per_layer_input) looked up per token like the embedding, and the model-level parameters beside it
+  // (per_layer_model_projection, Gemma 3n's AltUp projections): matrices and vectors; on the first pipeline stage
+  i64 ple_table = 0, ple_matrix = 0, ple_vector = 0;
   i64 mtp_layers = 0;  // multi-token-prediction layers after num_hidden_layers (num_nextn_predict_layers);
                        // not in `layers`: engines load them only with MTP speculation
   std::optional<i64> mtp_weight_bytes;  // those layers' bytes in the snapshot's safetensors (no embedding/head copies, no fc)

@@ -98,6 +98,7 @@ struct CacheGroup {
   i64 state_bytes = 0;          // per layer, per sequence (ssm)
   i64 page_bytes = 0;           // per layer page (vLLM)
   i64 groups = 0;               // vLLM kv_cache_groups of this kind
+  i64 block_tokens = 0;         // vLLM: tokens per block of this kind (the block size, raised where its page was smaller)
 };
 
 /// What the engine itself would report at start-up.

@@ -21,7 +21,9 @@ struct ParamPart {
 
 struct ParamCount {
   std::vector<ParamPart> parts;  // embedding, position_embedding, lm_head, attention, mamba, mlp,
-                                 // routed_experts, shared_experts, router, norms, vision
+                                 // routed_experts, shared_experts, router, norms, vision; and, when
+                                 // the model has them (Gemma 3n / 4), per_layer_embedding (the PLE
+                                 // table) and per_layer_inputs (its projections, AltUp, Laurel)
   i64 total = 0;                 // text model + vision tower
   i64 text_total = 0;            // without the vision tower
   i64 active = 0;                // per token: total minus the routed experts a token does not use
