@@ -493,3 +493,15 @@ TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml effic
   const PerfResult mp = estimate_perf(Planner(mac), 0, 512, 1, hp);
   CHECK(term(mp.prefill_terms, "kernel_launches") == Approx(292 * 20e-6));
 }
+
+// Gemma 4 E2B: the 20 KV-sharing layers keep no cache but attend over their donor's, so a decode step reads 7 full
+// layers' caches (1 KV head of 512: 2,048 B a token) and 28 sliding ones' windows (1 x 256: 1,024 B, 512 tokens);
+// the per-layer embedding table is looked up like the token embedding, not read; the token embedding is the tied
+// output head, read whole every step.
+TEST_CASE("decode step of Gemma 4: KV-sharing layers read their donor's cache, the PLE table is not read", "[perf][gemma]") {
+  const Planner p = planner("gemma-4-e2b-it", "h100-sxm");
+  const PerfResult r = estimate_perf(p, 1000, 0, 1, hand_params());
+  CHECK(r.kv_bytes_read == Approx(7.0 * 1000 * 2048 + 28.0 * 512 * 1024));
+  const double table = 262144.0 * 35 * 256;  // vocab_size_per_layer_input x layers x hidden_size_per_layer_input
+  CHECK(r.weight_bytes_read == Approx(2.0 * (static_cast<double>(count_params(p.spec().model).total) - table)));
+}

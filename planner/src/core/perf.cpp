@@ -385,14 +385,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // weights read per step: the embedding table (and Gemma's per-layer embedding table) is looked up (a few rows), not
   // read, unless it is the output head
   const ParamCount pc = count_params(rank);
-  bool has_head = false;
-  for (const auto& part : pc.parts) has_head |= part.name == "lm_head";
+  // a tied head is the embedding table itself, read whole by the output projection where the rank runs it
+  const bool embedding_is_head = rank.tied_embeddings && rank.has_embedding && rank.has_lm_head;
   const double exact_scale =
       rank.exact_weight_bytes && pc.total > 0 ? static_cast<double>(*rank.exact_weight_bytes) / static_cast<double>(weight_bytes(rank, pc).total) : 1.0;
   double routed_quant = 0;
   for (const auto& part : pc.parts) {
     if (part.name == "vision" || part.name == "position_embedding" || part.name == "per_layer_embedding" ||
-        (part.name == "embedding" && has_head))
+        (part.name == "embedding" && !embedding_is_head))
       continue;
     if (part.name == "attention") m->attention_params = static_cast<double>(part.total());
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;

@@ -810,17 +810,10 @@ struct Builder {
         l.intermediate = 0;
       }
     }
-    for (i64 i = first; i < n; ++i) {
-      Layer& l = m.layers[static_cast<size_t>(i)];
-      bool donor = false;
-      for (i64 j = first - 1; j >= 0 && !donor; --j) donor = m.layers[static_cast<size_t>(j)].kv == l.kv;
-      if (!donor)
-        md.fail(g4 ? md.k("attention.shared_kv_layers") : md.k("block_count"),
-                "layer " + std::to_string(i) + " would reuse an earlier " + kv_kind_name(l.kv) + " layer's cache and layers 0-" +
-                    std::to_string(first - 1) + " have none", "convert the model again");
-      l.kv = KvKind::none;  // the window stays: the layer reads a window of its donor's cache
-      if (g4) l.kv_projections = 0;
-    }
+    if (const i64 i = share_kv_from(m.layers, first, g4); i >= 0)
+      md.fail(g4 ? md.k("attention.shared_kv_layers") : md.k("block_count"),
+              "layer " + std::to_string(i) + " would reuse an earlier " + kv_kind_name(m.layers[static_cast<size_t>(i)].kv) +
+                  " layer's cache and layers 0-" + std::to_string(first - 1) + " have none", "convert the model again");
     if (shared > 0)
       note(std::string(g4 ? "gemma4" : "gemma3n (llama.cpp: n_layer_kv_from_start 20)") + ": layers " + std::to_string(first) + "-" +
            std::to_string(n - 1) + " read the cache of the last earlier layer of their type and keep none");

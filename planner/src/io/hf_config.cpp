@@ -643,21 +643,17 @@ struct Reader {
       t.fail("num_kv_shared_layers", std::to_string(shared) + " is not below num_hidden_layers " + std::to_string(layers),
              "leave at least one layer with its own cache");
     const i64 first = layers - shared;
-    const bool wide = g4 && t.bool_or("use_double_wide_mlp", false);
-    for (i64 i = first; i < layers; ++i) {
-      Layer& l = m.layers[static_cast<size_t>(i)];
-      bool donor = false;
-      for (i64 j = first - 1; j >= 0 && !donor; --j) donor = m.layers[static_cast<size_t>(j)].kv == l.kv;
-      if (!donor)
-        t.fail("num_kv_shared_layers", "layer " + std::to_string(i) + " (" + kv_kind_name(l.kv) + ") would reuse the cache of an earlier " +
-                                           kv_kind_name(l.kv) + " layer, and layers 0-" + std::to_string(first - 1) + " have none",
-               "lower num_kv_shared_layers or fix layer_types");
-      l.kv = KvKind::none;  // the window stays: the layer reads a window of its donor's cache
-      if (g4) {
-        l.kv_projections = 0;
-        if (wide) (l.mlp == MlpKind::moe ? l.shared_intermediate : l.intermediate) *= 2;
-      }
+    if (const i64 i = share_kv_from(m.layers, first, g4); i >= 0) {
+      const char* kind = kv_kind_name(m.layers[static_cast<size_t>(i)].kv);
+      t.fail("num_kv_shared_layers", "layer " + std::to_string(i) + " (" + kind + ") would reuse the cache of an earlier " + kind +
+                                         " layer, and layers 0-" + std::to_string(first - 1) + " have none",
+             "lower num_kv_shared_layers or fix layer_types");
     }
+    if (g4 && t.bool_or("use_double_wide_mlp", false))
+      for (i64 i = first; i < layers; ++i) {
+        Layer& l = m.layers[static_cast<size_t>(i)];
+        (l.mlp == MlpKind::moe ? l.shared_intermediate : l.intermediate) *= 2;
+      }
     if (shared > 0)
       m.notes.push_back("num_kv_shared_layers = " + std::to_string(shared) + ": layers " + std::to_string(first) + "-" + std::to_string(layers - 1) +
                         " read the cache of the last earlier layer of their type and keep none");

@@ -106,6 +106,23 @@ inline i64 decoder_layers(const std::vector<Layer>& layers) {
   return static_cast<i64>(std::count_if(layers.begin(), layers.end(), [](const Layer& l) { return !l.joins_previous; }));
 }
 
+/// KV sharing (Gemma 3n / Gemma 4): layers from `first` on keep no cache of their own and read the cache of the last
+/// earlier layer of their kind (their window kept; Gemma 4's, `drop_projections`, have no k/v projections either).
+/// Returns the first layer that has no such earlier layer (nothing is changed then), or -1 when all were marked.
+inline i64 share_kv_from(std::vector<Layer>& layers, i64 first, bool drop_projections) {
+  const i64 n = static_cast<i64>(layers.size());
+  for (i64 i = first; i < n; ++i) {
+    bool donor = false;
+    for (i64 j = first - 1; j >= 0 && !donor; --j) donor = layers[static_cast<size_t>(j)].kv == layers[static_cast<size_t>(i)].kv;
+    if (!donor) return i;
+  }
+  for (i64 i = first; i < n; ++i) {
+    layers[static_cast<size_t>(i)].kv = KvKind::none;
+    if (drop_projections) layers[static_cast<size_t>(i)].kv_projections = 0;
+  }
+  return -1;
+}
+
 /// Each entry's decoder layer (an entry that joins the previous one shares its index).
 inline std::vector<i64> decoder_block_of(const std::vector<Layer>& layers) {
   std::vector<i64> block(layers.size());

@@ -34,7 +34,7 @@ struct PerfCoefficients {
   // "The linear layers of vLLM and SGLang")
   double gemm_overlap_p = 2.0;
   double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
-  double die_link_bw_eff = 0.868;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
+  double die_link_bw_eff = 0.920;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
   double dequant_per_sm_cycle = 12.5;
