@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ using kvtest::T_F32;
 using kvtest::Writer;
 using u64 = std::uint64_t;
 
-const char* const kArchs = "llama qwen3 gemma2 gemma3 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2 falcon-h1";
+const char* const kArchs = "llama qwen3 gemma2 gemma3 gemma4 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2 falcon-h1";
 
 void usage(std::ostream& os) {
   os << "usage: kvplan_make_gguf ARCH OUT.gguf [options]\n"
@@ -29,14 +30,15 @@ void usage(std::ostream& os) {
      << "\n"
         "options:\n"
         "  --ctx-train N     context_length (n_ctx_train), default 8192\n"
-        "  --layers N        block_count; default 4 (gemma3 6, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6, falcon-h1 4)\n"
+        "  --layers N        block_count; default 4 (gemma3 6, gemma4 8, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6,\n"
+        "                    falcon-h1 4)\n"
         "  --embd N          embedding_length, default 256\n"
         "  --heads N         attention.head_count, default 4\n"
         "  --kv-heads N      attention.head_count_kv, default 2\n"
         "  --head-dim N      attention.key_length and value_length, default 64\n"
         "  --ff N            feed_forward_length, default 512\n"
         "  --vocab N         tokens in the vocabulary (>= 260), default 512\n"
-        "  --swa N           attention.sliding_window (gemma2, gemma3, gpt-oss, llama4), default 512;\n"
+        "  --swa N           attention.sliding_window (gemma2, gemma3, gemma4, gpt-oss, llama4), default 512;\n"
         "                    llama4: 0 writes sliding_window = 0 (chunking off), any other value is\n"
         "                    written but llama.cpp uses its fixed chunk of 8192\n"
         "  --experts N       expert_count (MoE architectures), default 8\n"
@@ -300,6 +302,53 @@ void gemma(Model& m, u64 n, bool v3) {
   }
 }
 
+// gemma4 (llama.cpp src/models/gemma4.cpp): 3 sliding layers then 1 full (a bool per layer), the full ones with
+// twice the head size (key_length) and half the KV heads (head_count_kv per layer), their V from K (no attn_v);
+// the second half of the layers (attention.shared_kv_layers, at least 2 kept, ending on a full layer) read the last
+// kept sliding and full caches and carry no attn_k / attn_k_norm; per-layer embeddings of 16; tied output.
+void gemma4(Model& m, u64 n) {
+  if (n < 4 || n % 4 != 0) die("--layers: gemma4 needs a multiple of 4 (3 sliding layers, then 1 full)");
+  const u64 first = (n / 2 + 3) / 4 * 4;  // n_layer_kv_from_start: the first multiple of 4 from half the layers
+  const u64 ple = 16, hd_full = 2 * m.o.head_dim, kv_full = std::max<u64>(1, m.o.kv_heads / 2);
+  std::vector<bool> swa;
+  std::vector<std::int32_t> kv_heads;
+  for (u64 i = 0; i < n; ++i) {
+    swa.push_back(i % 4 != 3);
+    kv_heads.push_back(static_cast<std::int32_t>(swa.back() ? m.o.kv_heads : kv_full));
+  }
+  m.u32("feed_forward_length", m.o.ff).u32("attention.sliding_window", m.o.swa);
+  m.u32("attention.head_count", m.o.heads);
+  m.w.arr_i32(m.a + ".attention.head_count_kv", kv_heads);
+  m.u32("attention.key_length", hd_full).u32("attention.value_length", hd_full);
+  m.u32("attention.key_length_swa", m.o.head_dim).u32("attention.value_length_swa", m.o.head_dim);
+  m.w.arr_bool(m.a + ".attention.sliding_window_pattern", swa);
+  m.u32("attention.shared_kv_layers", n - first).u32("embedding_length_per_layer_input", ple);
+  m.embeddings(false);
+  m.mat("per_layer_token_embd.weight", ple * n, m.o.vocab);
+  m.mat("per_layer_model_proj.weight", m.o.embd, ple * n);
+  m.norm("per_layer_proj_norm.weight", ple);
+  m.w.tensor("rope_freqs.weight", {hd_full / 2}, T_F32, 1.0f);
+  for (u64 i = 0; i < n; ++i) {
+    const u64 hd = swa[i] ? m.o.head_dim : hd_full, kv = static_cast<u64>(kv_heads[i]) * hd, q = m.o.heads * hd;
+    m.norm(blk(i, "attn_norm.weight"), m.o.embd);
+    m.mat(blk(i, "attn_q.weight"), m.o.embd, q);
+    if (i < first) {
+      m.mat(blk(i, "attn_k.weight"), m.o.embd, kv);
+      if (swa[i]) m.mat(blk(i, "attn_v.weight"), m.o.embd, kv);
+      m.norm(blk(i, "attn_k_norm.weight"), hd);
+    }
+    m.mat(blk(i, "attn_output.weight"), q, m.o.embd);
+    m.norm(blk(i, "attn_q_norm.weight"), hd);
+    m.norm(blk(i, "post_attention_norm.weight"), m.o.embd);
+    m.norm(blk(i, "ffn_norm.weight"), m.o.embd);
+    m.gated_mlp(i, m.o.ff);
+    m.norm(blk(i, "post_ffw_norm.weight"), m.o.embd);
+    m.mat(blk(i, "inp_gate.weight"), m.o.embd, ple);
+    m.mat(blk(i, "proj.weight"), ple, m.o.embd);
+    m.norm(blk(i, "post_norm.weight"), m.o.embd);
+  }
+}
+
 // gpt-oss (llama.cpp OPENAI_MOE): SWA on even layers, attention sinks, MoE with biases.
 void gpt_oss(Model& m, u64 n) {
   m.u32("feed_forward_length", m.o.ff).u32("attention.sliding_window", m.o.swa);
@@ -496,7 +545,7 @@ int main(int argc, char** argv) {
   const Opts o = parse(argc, argv);
   const std::string& a = o.arch;
   const std::map<std::string, u64> default_layers = {
-      {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gpt-oss", 4},
+      {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gemma4", 8}, {"gpt-oss", 4},
       {"deepseek2", 3}, {"qwen3moe", 4}, {"llama4", 4}, {"mamba2", 4}, {"nemotron_h", 8},
       {"granitehybrid", 6}, {"lfm2", 6}, {"falcon-h1", 4},
   };
@@ -509,6 +558,8 @@ int main(int argc, char** argv) {
       dense(m, n, a != "llama", a == "qwen3moe");
     else if (a == "gemma2" || a == "gemma3")
       gemma(m, n, a == "gemma3");
+    else if (a == "gemma4")
+      gemma4(m, n);
     else if (a == "gpt-oss")
       gpt_oss(m, n);
     else if (a == "deepseek2")
