@@ -28,7 +28,7 @@ mkdirSync(out, { recursive: true });
 
 // Architectures: [name, has sliding-window layers]
 const arches = [
-  ["llama", false], ["qwen3", false], ["gemma2", true], ["gemma3", true], ["gemma4", true], ["gpt-oss", true], ["deepseek2", false],
+  ["llama", false], ["qwen3", false], ["gemma2", true], ["gemma3", true], ["gemma3n", true], ["gemma4", true], ["gpt-oss", true], ["deepseek2", false],
   ["qwen3moe", false], ["llama4", true], ["mamba2", false], ["nemotron_h", false], ["granitehybrid", false],
   ["lfm2", false], ["falcon-h1", false],
 ];

@@ -21,7 +21,7 @@ using kvtest::T_F32;
 using kvtest::Writer;
 using u64 = std::uint64_t;
 
-const char* const kArchs = "llama qwen3 gemma2 gemma3 gemma4 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2 falcon-h1";
+const char* const kArchs = "llama qwen3 gemma2 gemma3 gemma3n gemma4 gpt-oss deepseek2 qwen3moe llama4 mamba2 nemotron_h granitehybrid lfm2 falcon-h1";
 
 void usage(std::ostream& os) {
   os << "usage: kvplan_make_gguf ARCH OUT.gguf [options]\n"
@@ -30,7 +30,7 @@ void usage(std::ostream& os) {
      << "\n"
         "options:\n"
         "  --ctx-train N     context_length (n_ctx_train), default 8192\n"
-        "  --layers N        block_count; default 4 (gemma3 6, gemma4 8, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6,\n"
+        "  --layers N        block_count; default 4 (gemma3 6, gemma3n 22, gemma4 8, deepseek2 3, nemotron_h 8, granitehybrid 6, lfm2 6,\n"
         "                    falcon-h1 4)\n"
         "  --embd N          embedding_length, default 256\n"
         "  --heads N         attention.head_count, default 4\n"
@@ -349,6 +349,41 @@ void gemma4(Model& m, u64 n) {
   }
 }
 
+// gemma3n (llama.cpp src/models/gemma3n.cpp): 4 sliding layers then 1 full (llama.cpp's default period 5, no key);
+// layers from 20 on (llama.cpp's fixed n_layer_kv_from_start) read layer 18's or 19's cache; every layer keeps its
+// k/v projections; AltUp of 4 inputs, Laurel of rank 64 and per-layer embeddings of 256 (llama.cpp's fixed sizes).
+void gemma3n(Model& m, u64 n) {
+  const u64 altup = 4, laurel = 64, ple = 256;
+  m.u32("feed_forward_length", m.o.ff).u32("attention.sliding_window", m.o.swa);
+  m.attention_keys(m.o.kv_heads);
+  m.embeddings(false);
+  m.mat3("altup_proj.weight", m.o.embd, m.o.embd, altup - 1);
+  m.mat3("altup_unembd_proj.weight", m.o.embd, m.o.embd, altup - 1);
+  m.mat("per_layer_token_embd.weight", ple * n, m.o.vocab);
+  m.mat("per_layer_model_proj.weight", m.o.embd, ple * n);
+  m.norm("per_layer_proj_norm.weight", ple);
+  for (u64 i = 0; i < n; ++i) {
+    m.norm(blk(i, "attn_norm.weight"), m.o.embd);
+    m.qkvo(i, m.o.kv_heads, false);
+    m.qk_norm(i);
+    m.norm(blk(i, "post_attention_norm.weight"), m.o.embd);
+    m.norm(blk(i, "ffn_norm.weight"), m.o.embd);
+    m.gated_mlp(i, m.o.ff);
+    m.norm(blk(i, "post_ffw_norm.weight"), m.o.embd);
+    m.mat(blk(i, "inp_gate.weight"), m.o.embd, ple);
+    m.mat(blk(i, "proj.weight"), ple, m.o.embd);
+    m.norm(blk(i, "post_norm.weight"), m.o.embd);
+    m.mat(blk(i, "altup_correct_coef.weight"), altup, altup);
+    m.norm(blk(i, "altup_correct_scale.weight"), m.o.embd);
+    m.mat(blk(i, "altup_predict_coef.weight"), altup, altup * altup);
+    m.mat(blk(i, "altup_router.weight"), m.o.embd, altup);
+    m.norm(blk(i, "altup_router_norm.weight"), m.o.embd);
+    m.mat(blk(i, "laurel_l.weight"), m.o.embd, laurel);
+    m.mat(blk(i, "laurel_r.weight"), laurel, m.o.embd);
+    m.norm(blk(i, "laurel_post_norm.weight"), m.o.embd);
+  }
+}
+
 // gpt-oss (llama.cpp OPENAI_MOE): SWA on even layers, attention sinks, MoE with biases.
 void gpt_oss(Model& m, u64 n) {
   m.u32("feed_forward_length", m.o.ff).u32("attention.sliding_window", m.o.swa);
@@ -545,7 +580,7 @@ int main(int argc, char** argv) {
   const Opts o = parse(argc, argv);
   const std::string& a = o.arch;
   const std::map<std::string, u64> default_layers = {
-      {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gemma4", 8}, {"gpt-oss", 4},
+      {"llama", 4},     {"qwen3", 4},    {"gemma2", 4}, {"gemma3", 6}, {"gemma3n", 22}, {"gemma4", 8}, {"gpt-oss", 4},
       {"deepseek2", 3}, {"qwen3moe", 4}, {"llama4", 4}, {"mamba2", 4}, {"nemotron_h", 8},
       {"granitehybrid", 6}, {"lfm2", 6}, {"falcon-h1", 4},
   };
@@ -560,6 +595,8 @@ int main(int argc, char** argv) {
       gemma(m, n, a == "gemma3");
     else if (a == "gemma4")
       gemma4(m, n);
+    else if (a == "gemma3n")
+      gemma3n(m, n);
     else if (a == "gpt-oss")
       gpt_oss(m, n);
     else if (a == "deepseek2")

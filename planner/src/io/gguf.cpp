@@ -772,8 +772,8 @@ struct Builder {
   // layers from n_layer_kv_from_start on keep no cache and read the last earlier one of their type (llama-model.cpp:
   // n_layer_kv_from_start - (is_swa ? 2 : 1)); n_layer_kv_from_start = block_count - attention.shared_kv_layers
   // (gemma4), 20 (gemma3n, fixed). gemma4 experts (expert_count > 0): beside the dense FFN, which runs as a shared
-  // expert. Per-layer embeddings (embedding_length_per_layer_input P): per_layer_token_embd is counted apart from the
-  // weights read per step. The tensor table gives the bytes; the counts below split them.
+  // expert. Per-layer embeddings (gemma4: embedding_length_per_layer_input P; gemma3n: 256, fixed): per_layer_token_embd
+  // is counted apart from the weights read per step. The tensor table gives the bytes; the counts below split them.
   void read_gemma_ple(bool g4) {
     llama_like();
     const i64 w = md.get_int(md.k("attention.sliding_window"), 1, kMaxTokens);
@@ -817,7 +817,8 @@ struct Builder {
     if (shared > 0)
       note(std::string(g4 ? "gemma4" : "gemma3n (llama.cpp: n_layer_kv_from_start 20)") + ": layers " + std::to_string(first) + "-" +
            std::to_string(n - 1) + " read the cache of the last earlier layer of their type and keep none");
-    if (const i64 p = md.int_or(md.k("embedding_length_per_layer_input"), 0, 0, kMaxDim); p > 0) {
+    // gemma3n: llama.cpp's fixed n_embd_altup of 256 (llama-hparams.h), whatever the file says
+    if (const i64 p = g4 ? md.int_or(md.k("embedding_length_per_layer_input"), 0, 0, kMaxDim) : 256; p > 0) {
       const Tensor* table = tensor("per_layer_token_embd.weight");
       const i64 rows = table && table->n_dims >= 2 ? table->dims[1] : m.vocab;
       m.ple_table = mul(rows, mul(n, p), "per-layer embedding params");
@@ -828,6 +829,7 @@ struct Builder {
         l.side_vector = hidden;
       }
     }
+    if (!g4) add_altup_laurel(m, 4, 64);  // llama.cpp's fixed n_altup and laurel_rank (llama-hparams.h)
   }
 
   void read_layernorm_family(bool learned_positions) {

@@ -669,12 +669,7 @@ struct Reader {
       }
     }
     if (!g4) {
-      const i64 n = t.int_or("altup_num_inputs", 4, 1, 64), r = t.int_or("laurel_rank", 64, 0, kMaxDim);
-      m.ple_matrix = add(m.ple_matrix, mul(2, mul(n - 1, mul(hidden, hidden))), "AltUp params");
-      for (Layer& l : m.layers) {
-        l.side_matrix = add(l.side_matrix, add(mul(hidden, n), mul(2, mul(hidden, r))));
-        l.side_vector = add(l.side_vector, add(mul(3, hidden), add(mul(n, n), mul(n, mul(n, n)))));
-      }
+      add_altup_laurel(m, t.int_or("altup_num_inputs", 4, 1, 64), t.int_or("laurel_rank", 64, 0, kMaxDim));
       if (root.has("vision_config") || root.has("audio_config"))
         m.notes.push_back("gemma3n: the vision (MobileNet-V5) and audio towers are not counted");
     } else if (root.has("audio_config") && !root.raw()["audio_config"].is_null()) {

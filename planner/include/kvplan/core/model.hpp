@@ -230,4 +230,16 @@ struct ModelSpec {
   std::vector<std::string> notes;     // facts worth printing (e.g. sliding window ignored)
 };
 
+/// Gemma 3n's AltUp of `inputs` (per layer: router hidden x n, correct_output_scale and router_norm hidden each,
+/// correction n x n and prediction n x n^2 coefficients; altup_projections and altup_unembed_projections, 2 (n - 1)
+/// matrices of hidden x hidden) and Laurel of `rank` (per layer: hidden x rank, rank x hidden, a norm of hidden).
+inline void add_altup_laurel(ModelSpec& m, i64 inputs, i64 rank) {
+  const i64 h = m.hidden, n = inputs;
+  m.ple_matrix = add(m.ple_matrix, mul(2, mul(n - 1, mul(h, h))), "AltUp params");
+  for (Layer& l : m.layers) {
+    l.side_matrix = add(l.side_matrix, add(mul(h, n), mul(2, mul(h, rank))), "AltUp params");
+    l.side_vector = add(l.side_vector, add(mul(3, h), add(mul(n, n), mul(n, mul(n, n)))), "AltUp params");
+  }
+}
+
 }  // namespace kvplan
