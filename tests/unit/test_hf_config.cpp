@@ -739,6 +739,13 @@ TEST_CASE("gemma4: bad KV sharing is refused naming the key", "[hf][gemma][error
   // layers 0-3 are all sliding: full layer 4 onwards cannot find an earlier full layer
   CHECK(error_of(all_sliding) == "config.json: /text_config/num_kv_shared_layers: layer 4 (full) would reuse the cache of an earlier full layer, "
                                  "and layers 0-3 have none; lower num_kv_shared_layers or fix layer_types");
+  std::string heads = kvtest::read_text("gemma-4-31b-it");
+  heads.replace(heads.find("\"num_global_key_value_heads\": 4"), 31, "\"num_global_key_value_heads\": 5");
+  CHECK(error_of(heads) == "config.json: /text_config/num_global_key_value_heads: num_attention_heads 32 is not divisible by 5; fix the head counts");
+  std::string widths = kvtest::read_text("gemma-3n-e4b-it");
+  const std::string first_width = "\"intermediate_size\": [\n      16384,";
+  widths.replace(widths.find(first_width), first_width.size(), "\"intermediate_size\": [");  // 34 widths left
+  CHECK(error_of(widths) == "config.json: /text_config/intermediate_size: has 34 entries but num_hidden_layers is 35; give one width per layer, or one for all");
 }
 
 // Gemma 3n E4B (Gemma3nTextConfig's defaults): 35 layers, full every 5th, the last 15 sharing; every layer keeps its
