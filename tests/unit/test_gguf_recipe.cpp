@@ -326,3 +326,14 @@ TEST_CASE("llama-quantize counts layers by block: Falcon-H1's two entries per bl
   CHECK(v[39] == ElemFormat::q6_k);
   CHECK(count(v, ElemFormat::q6_k) == 5 + 6 + 11);  // i < 5; 38..43; 7, 10, ..., 37
 }
+
+// Gemma 4 as convert_hf_to_gguf.py writes it (llama.cpp src/models/gemma4.cpp loads attn_v as optional): the 31B's
+// 10 full-attention layers take K as V (no attn_v), so llama-quantize counts 50 attn_v tensors; the E2B's 20
+// KV-sharing layers have neither attn_k nor attn_v (15 of each: attention_k_eq_v is false there, so its full layers
+// keep their V projection).
+TEST_CASE("gemma4 tensor listing: no attn_v where K is V, no attn_k / attn_v on KV-sharing layers", "[gguf][recipe][gemma]") {
+  CHECK(types_of("gemma-4-31b-it", "Q4_K_M", TensorRole::attn_v).size() == 50);
+  CHECK(types_of("gemma-4-31b-it", "Q4_K_M", TensorRole::attn_k).size() == 60);
+  CHECK(types_of("gemma-4-e2b-it", "Q4_K_M", TensorRole::attn_k).size() == 15);
+  CHECK(types_of("gemma-4-e2b-it", "Q4_K_M", TensorRole::attn_v).size() == 15);
+}

@@ -135,10 +135,10 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m) {
       const i64 q_out = l.q_gate ? mul(2, q) : q;
       if (fused_qkv) {
         ts.push_back({"attention", TensorRole::attn_qkv, i, h, add(add(q_out, k), v), 1});
-      } else {
-        ts.push_back({"attention", TensorRole::attn_k, i, h, k, 1});
+      } else {  // attn_k and attn_v as far as the layer has them (Gemma 4: k = v full layers, KV-sharing layers)
+        if (l.kv_projections > 0) ts.push_back({"attention", TensorRole::attn_k, i, h, k, 1});
         ts.push_back({"attention", TensorRole::attn_q, i, h, q_out, 1});
-        ts.push_back({"attention", TensorRole::attn_v, i, h, v, 1});
+        if (l.kv_projections > 1) ts.push_back({"attention", TensorRole::attn_v, i, h, v, 1});
       }
       ts.push_back({"attention", TensorRole::attn_output, i, mul(l.q_heads, l.v_head_dim), h, 1});
     } else if (l.mixer == Mixer::mla) {
