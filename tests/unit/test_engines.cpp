@@ -616,3 +616,19 @@ TEST_CASE("vLLM Gemma 4: smaller pages get a larger block size, per-group blocks
   // 0.10-0.20: num_blocks // num_groups x the smallest block size
   CHECK(p.engine().kv_cache_tokens == 5000 / 5 * 16);
 }
+
+// Gemma 4 31B on vLLM: its full layers (4 KV heads of 512) have half the page of its sliding ones (16 of 256), so
+// their block holds 32 tokens; a shared prefix is held once in whole blocks of each full-attention group's own size:
+// 16,384 / 32 = 512 blocks (one full group), not 16,384 / 16.
+TEST_CASE("vLLM shared prefix at each group's block size, and SGLang allocates for KV-sharing layers", "[engine][vllm][sglang][gemma]") {
+  auto e = kvtest::engine(EngineKind::vllm);
+  e.max_model_len = 32768;
+  e.kv_cache_memory_bytes = 20 * GiB;
+  const Planner p(kvtest::spec("gemma-4-31b-it", "h200", e));
+  CHECK(p.shared_units(16384) == 16384 / 32);
+  // SGLang (ModelConfig.num_attention_layers = num_hidden_layers): a buffer for each of Gemma 3n E4B's 35 layers,
+  // 2 KV heads of 256, K and V, bf16
+  auto sg = kvtest::engine(EngineKind::sglang);
+  const Planner s(kvtest::spec("gemma-3n-e4b-it", "h100-sxm", sg));
+  CHECK(s.engine().cell_size == 35 * 2 * 2 * 256 * 2);
+}

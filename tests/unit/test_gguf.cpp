@@ -900,8 +900,11 @@ TEST_CASE("gemma4 and gemma3n GGUFs: per-layer head sizes, KV-sharing layers, pe
       .u32("gemma4.attention.shared_kv_layers", 2)
       .u32("gemma4.embedding_length_per_layer_input", 16)
       .u32("gemma4.vocab_size", 1000)
-      .tensor("blk.5.attn_k.weight", {128, 64}, T_F16);
+      .tensor("blk.5.attn_k.weight", {128, 64}, T_F16)
+      .tensor("per_layer_token_embd.weight", {8 * 16, 1000}, T_F16);
   const auto m = load(w.save(test_dir() / "gemma4.gguf"));
+  // the per-layer table is an input-layer tensor (LLM_TENSOR_LAYER_INPUT): host memory with token_embd
+  CHECK(m.exact_layer_bytes.front() == 8 * 16 * 1000 * 2);
   CHECK(m.warnings.empty());
   CHECK(m.layers[0].kv == KvKind::sliding);
   CHECK(m.layers[0].k_head_dim == 32);

@@ -721,6 +721,9 @@ TEST_CASE("gemma4 E-models: KV-sharing layers keep no cache, per-layer embedding
   CHECK(p.total == total);
   for (const auto& part : p.parts)
     if (part.name == "per_layer_embedding") CHECK(part.total() == 262144LL * L * P);
+  CHECK(p.active == total - 262144LL * L * P);  // a token reads one row of the per-layer table
+  // llama.cpp keeps the per-layer table with token_embd in host memory (LLM_TENSOR_LAYER_INPUT), bf16 here
+  CHECK(layer_weight_bytes(m).input == (262144LL * h + 262144LL * L * P) * 2);
 
   // the 26B-A4B: 128 experts of 704 (top 8) beside a dense MLP of 2112 on every layer
   const auto moe = kvtest::load("gemma-4-26b-a4b-it");

@@ -55,7 +55,9 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
   const i64 tp = p.tp;
   r.vocab = ceil_div(m.vocab, tp);
   r.vision.params = ceil_div(r.vision.params, tp);
-  // Gemma 3n / 4 per-layer embeddings: the table vocab-parallel like the embedding, its projections split by tp
+  // Gemma 3n / 4 per-layer embeddings: the table vocab-parallel like the embedding, per_layer_model_projection split by
+  // tp; each layer's per-layer-input gate and projection (side_matrix) are ReplicatedLinear in vLLM gemma4.py and SGLang
+  // gemma3n: whole on every rank
   r.ple_table = ceil_div(m.ple_table, tp);
   r.ple_matrix = ceil_div(m.ple_matrix, tp);
   for (Layer& l : r.layers) {
@@ -64,7 +66,6 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
       if (l.kv != KvKind::mla_latent) l.kv_heads = l.kv_heads >= tp ? l.kv_heads / tp : 1;
     }
     l.intermediate = ceil_div(l.intermediate, tp);
-    l.side_matrix = ceil_div(l.side_matrix, tp);
     l.shared_intermediate = ceil_div(l.shared_intermediate, tp);
     if (p.ep > 1) {
       l.experts = ceil_div(l.experts, p.ep);

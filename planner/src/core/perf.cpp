@@ -398,7 +398,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     const double bytes = static_cast<double>(part_weight_bytes(rank, part)) * exact_scale;
     const bool packed = part_packed(rank.quant, part);
     // matrices stored as f16 / bf16 / f32 (a GGUF recipe quantises the output head too: Q6_K in Q4_K_M)
-    const bool stored_float = !packed && !(rank.quant.method == "gguf" && part.name == "lm_head");
+    const bool head = part.name == "lm_head" || (part.name == "embedding" && embedding_is_head);
+    const bool stored_float = !packed && !(rank.quant.method == "gguf" && head);
     const double elems = !stored_float ? static_cast<double>(part.matrix) : 0.0;
     const double plain = stored_float ? static_cast<double>(part.matrix) : 0.0;
     if (part.name == "routed_experts") {
@@ -425,10 +426,9 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     }
   m->active_params = static_cast<double>(pc.active);
   for (const Layer& stored : rank.layers) {
-    if (stored.kv == KvKind::ssm || (stored.kv == KvKind::none && stored.mixer != Mixer::attention)) continue;
+    if (stored.kv == KvKind::ssm || (stored.kv == KvKind::none && !shares_kv(stored))) continue;
     // a layer reading an earlier layer's cache (Gemma 3n / 4 KV sharing) reads as much as that layer does
-    Layer l = stored;
-    if (l.kv == KvKind::none) l.kv = l.window > 0 ? KvKind::sliding : KvKind::full;
+    const Layer l = with_own_cache(stored);
     const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
     m->attn_width += w;
     const i64 window = (l.kv == KvKind::sliding || l.kv == KvKind::chunked) ? l.window : 0;

@@ -70,8 +70,9 @@ i64 lora_buffer_bytes(const ModelSpec& rank, i64 slots, i64 lora_rank) {
   const i64 h = rank.hidden;
   i64 per_slot_rank = 0;  // elements per adapter slot per unit of LoRA rank
   for (const Layer& l : rank.layers) {
-    if (l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
-      const i64 q_out = mul(l.q_heads, l.k_head_dim), kv_out = mul(l.kv_heads, l.k_head_dim) + mul(l.kv_heads, l.v_head_dim);
+    if (l.mixer == Mixer::attention && l.kv != KvKind::cross) {  // KV-sharing layers (kv none) keep q and o
+      const i64 q_out = mul(l.q_heads, l.k_head_dim);
+      const i64 kv_out = (l.kv_projections > 0 ? mul(l.kv_heads, l.k_head_dim) : 0) + (l.kv_projections > 1 ? mul(l.kv_heads, l.v_head_dim) : 0);
       per_slot_rank = add(per_slot_rank, add(mul(3, h), q_out + kv_out));              // qkv: 3 A + B
       per_slot_rank = add(per_slot_rank, add(mul(l.q_heads, l.v_head_dim), h));         // o: A + B
     }
@@ -614,11 +615,19 @@ i64 Planner::vllm_blocks_for(i64 tokens) const {
 // max_num_reqs is --max-running-requests, else clamp(profiled tokens / context_len x 512, 2048, 4096).
 void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell) {
   const EngineSettings& e = spec_.engine;
-  i64 cell = 0, state = 0;
-  for (const Layer& l : rank.layers) {
+  // SGLang's pool holds a buffer for every hidden layer (ModelConfig.num_attention_layers = num_hidden_layers): Gemma's
+  // KV-sharing layers, which read their donor's buffer (RadixAttention layer_id = kv_shared_layer_index), keep an
+  // unused one of their own geometry
+  i64 cell = 0, state = 0, shared = 0;
+  for (const Layer& stored : rank.layers) {
+    const Layer l = with_own_cache(stored);
+    shared += shares_kv(stored) ? 1 : 0;
     if (holds_tokens(l.kv) && l.kv != KvKind::cross) cell = add(cell, layer_bytes_per_token(l, spec_.kv));
     state = add(state, layer_state_bytes(l, spec_.kv.state_format));
   }
+  if (shared > 0)
+    report_.notes.push_back("SGLang allocates a KV buffer for each of the " + std::to_string(shared) +
+                            " KV-sharing layers too (every hidden layer has one; they read their donor's)");
   if (cell == 0) throw InputError("engine", "the model keeps no per-token KV cache", "use --engine vllm for pure state-space models");
   const i64 derived = spec_.model.max_context_sglang > 0 ? spec_.model.max_context_sglang : spec_.model.max_context;
   if (derived > 0 && e.max_model_len > derived)
@@ -1278,11 +1287,16 @@ i64 Planner::shared_units(i64 shared_prefix) const {
         b = add(b, mul(mul(shared_prefix / unit_tokens_ * unit_tokens_, g.bytes_per_token), g.layers));
     return b;
   }
-  // whole pages of the prefix are held once (vLLM prefix caching shares full blocks only)
-  i64 groups = 0;
+  // whole pages of the prefix are held once (vLLM prefix caching shares full blocks only), each group at its own block
+  // size (vLLM: raised where its page was smaller; the other engines' groups have none and take the unit)
+  i64 units = 0;
+  const i64 dcp = k == EngineKind::vllm ? spec_.engine.decode_context_parallel.value_or(1) : 1;
   for (const auto& g : groups_)
-    if (g.kind == KvKind::full || g.kind == KvKind::mla_latent || g.kind == KvKind::mla_expanded) groups += g.groups;
-  return mul(shared_prefix / unit_tokens_, groups);
+    if (g.kind == KvKind::full || g.kind == KvKind::mla_latent || g.kind == KvKind::mla_expanded) {
+      const i64 block = g.block_tokens > 0 ? mul(g.block_tokens, dcp, "block tokens") : unit_tokens_;
+      units = add(units, mul(shared_prefix / block, g.groups), "shared prefix blocks");
+    }
+  return units;
 }
 
 i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {

@@ -29,6 +29,7 @@ void disable_windows(ModelSpec& m) {
       l.kv = KvKind::full;
       l.window = 0;
     }
+    if (shares_kv(l)) l.window = 0;  // a KV-sharing layer reads its donor whole
   }
 }
 

@@ -211,7 +211,8 @@ ParamCount count_params(const ModelSpec& m) {
     p.total = add(p.total, part.total(), "total params");
     if (part.name != "vision") p.text_total = add(p.text_total, part.total(), "text params");
   }
-  p.active = sub(p.total, a.inactive);
+  // a token reads one row of Gemma's per-layer embedding table, as of the token embedding: the table is not active
+  p.active = sub(sub(p.total, a.inactive), a.ple_table.total());
   return p;
 }
 
@@ -364,11 +365,15 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
   };
   const ParamPart embedding = part_of("embedding");
   w.input = add(price(m, embedding, -1), price(m, part_of("position_embedding"), -1), "weight bytes");
+  // Gemma's per-layer embedding table is an input-layer tensor too (per_layer_token_embd, LLM_TENSOR_LAYER_INPUT);
+  // per_layer_model_proj and per_layer_proj_norm, outside the blocks, go with the output layer as the GGUF table has it
+  w.input = add(w.input, price(m, part_of("per_layer_embedding"), -1), "weight bytes");
+  ParamPart ple_model{"per_layer_inputs", m.has_embedding ? m.ple_matrix : 0, m.has_embedding ? m.ple_vector : 0, true};
   // the head: a tied one is the embedding again; the final norm at the vectors' width (f32 in a GGUF)
   const i64 head = m.tied_embeddings ? price(m, embedding, -1) : price(m, part_of("lm_head"), -1);
   ParamPart final_norm{"norms"};
   if (m.final_norm && m.has_lm_head) final_norm.vector = norm_size(m, m.hidden);  // as count_params counts it
-  const i64 norm = price(m, final_norm, -1);
+  const i64 norm = add(price(m, final_norm, -1), price(m, ple_model, -1), "weight bytes");
   w.output = add(head, norm, "weight bytes");
   if (m.tied_embeddings) w.output_copy = head;
   i64 sum = add(w.input, m.tied_embeddings ? norm : w.output, "weight bytes");

@@ -585,6 +585,12 @@ std::vector<std::pair<std::string, i64>> llama_tensor_names(const ModelSpec& m) 
   std::vector<std::pair<std::string, i64>> out;
   const i64 h = m.hidden;
   out.emplace_back("token_embd.weight", bytes(mul(m.vocab, h, "tensor params")));
+  if (m.ple_table > 0) {  // Gemma 3n / 4 per-layer embeddings (llama-arch.cpp LLM_TENSOR_PER_LAYER_*)
+    out.emplace_back("per_layer_token_embd.weight", bytes(m.ple_table));
+    out.emplace_back("per_layer_model_proj.weight", bytes(mul(h, mul(static_cast<i64>(m.layers.size()), m.ple_width), "tensor params")));
+  }
+  // Gemma 4's dense MLP beside its experts keeps the plain ffn_gate / ffn_up / ffn_down names (src/models/gemma4.cpp)
+  const bool dense_beside_experts = m.model_type == "gemma4_text" || m.model_type == "gemma4";
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     const Layer& l = m.layers[i];
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -592,12 +598,16 @@ std::vector<std::pair<std::string, i64>> llama_tensor_names(const ModelSpec& m) 
     t("attn_norm", h);
     if (l.mixer == Mixer::attention) {
       t("attn_q", mul(h, mul(l.q_heads, l.k_head_dim)));
-      t("attn_k", mul(h, mul(l.kv_heads, l.k_head_dim)));
-      t("attn_v", mul(h, mul(l.kv_heads, l.v_head_dim)));
+      if (l.kv_projections > 0) t("attn_k", mul(h, mul(l.kv_heads, l.k_head_dim)));
+      if (l.kv_projections > 1) t("attn_v", mul(h, mul(l.kv_heads, l.v_head_dim)));
       t("attn_output", mul(mul(l.q_heads, l.v_head_dim), h));
       if (l.qk_norm) {
         t("attn_q_norm", l.k_head_dim);
-        t("attn_k_norm", l.k_head_dim);
+        if (l.kv_projections > 0) t("attn_k_norm", l.k_head_dim);
+      }
+      if (m.ple_width > 0) {  // the per-layer input gate and projection
+        t("inp_gate", mul(h, m.ple_width));
+        t("proj", mul(m.ple_width, h));
       }
     } else if (l.mixer == Mixer::mla) {
       const i64 qk = add(l.qk_nope_head_dim, l.qk_rope_head_dim);
@@ -632,9 +642,9 @@ std::vector<std::pair<std::string, i64>> llama_tensor_names(const ModelSpec& m) 
       t("ffn_up_exps", e);
       t("ffn_down_exps", e);
       if (l.shared_intermediate > 0) {
-        t("ffn_gate_shexp", mul(h, l.shared_intermediate));
-        t("ffn_up_shexp", mul(h, l.shared_intermediate));
-        t("ffn_down_shexp", mul(l.shared_intermediate, h));
+        t(dense_beside_experts ? "ffn_gate" : "ffn_gate_shexp", mul(h, l.shared_intermediate));
+        t(dense_beside_experts ? "ffn_up" : "ffn_up_shexp", mul(h, l.shared_intermediate));
+        t(dense_beside_experts ? "ffn_down" : "ffn_down_shexp", mul(l.shared_intermediate, h));
       }
     }
   }

@@ -824,6 +824,7 @@ struct Builder {
       m.ple_table = mul(rows, mul(n, p), "per-layer embedding params");
       m.ple_matrix = mul(hidden, mul(n, p), "per-layer embedding params");
       m.ple_vector = p;
+      m.ple_width = p;
       for (Layer& l : m.layers) {
         l.side_matrix = mul(2, mul(hidden, p));
         l.side_vector = hidden;
@@ -1271,7 +1272,8 @@ static std::vector<i64> layer_table(const std::map<std::string, const Tensor*>& 
         for (const char* stem : {".ffn_up_exps", ".ffn_down_exps", ".ffn_gate_exps", ".ffn_up_chexps", ".ffn_down_chexps", ".ffn_gate_chexps"})
           if (name.compare(dot, std::strlen(stem), stem) == 0) experts[static_cast<size_t>(il)] = add(experts[static_cast<size_t>(il)], ten->bytes, "tensor bytes");
       }
-    } else if (starts(name, "token_embd.") || starts(name, "position_embd.") || starts(name, "token_types.")) {
+    } else if (starts(name, "token_embd.") || starts(name, "position_embd.") || starts(name, "token_types.") ||
+               starts(name, "per_layer_token_embd.")) {  // LLM_TENSOR_LAYER_INPUT tensors (llama-arch.cpp): host memory
       slot = 0;
     }
     t[slot] = add(t[slot], ten->bytes, "tensor bytes");

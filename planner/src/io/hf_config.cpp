@@ -578,6 +578,9 @@ struct Reader {
     if (moe) {
       experts = t.get_int("num_experts", 1, kMaxExperts);
       active = t.get_int("top_k_experts", 1, kMaxExperts);
+      if (active > experts)
+        t.fail("top_k_experts", std::to_string(active) + " experts per token exceeds " + std::to_string(experts) + " experts",
+               "fix the expert counts");
       expert_width = t.get_int_any({"moe_intermediate_size", "expert_intermediate_size"}, 1, kMaxDim);
     }
     const bool ab = t.bool_or("attention_bias", false);
@@ -663,6 +666,7 @@ struct Reader {
       m.ple_table = mul(vp, mul(layers, p), "per-layer embedding params");
       m.ple_matrix = mul(hidden, mul(layers, p), "per-layer embedding params");
       m.ple_vector = p;
+      m.ple_width = p;
       for (Layer& l : m.layers) {
         l.side_matrix = add(l.side_matrix, mul(2, mul(hidden, p)));
         l.side_vector = add(l.side_vector, hidden);

@@ -106,6 +106,16 @@ inline i64 decoder_layers(const std::vector<Layer>& layers) {
   return static_cast<i64>(std::count_if(layers.begin(), layers.end(), [](const Layer& l) { return !l.joins_previous; }));
 }
 
+/// A layer that reads another layer's cache (Gemma 3n / Gemma 4 KV sharing): attention without a cache of its own.
+inline bool shares_kv(const Layer& l) { return l.kv == KvKind::none && l.mixer == Mixer::attention; }
+
+/// The layer as if it kept its own cache (its donor's geometry: sliding when it has a window), for what reads the
+/// donor's cache (decode attention) and for engines that allocate a buffer for it anyway (SGLang).
+inline Layer with_own_cache(Layer l) {
+  if (shares_kv(l)) l.kv = l.window > 0 ? KvKind::sliding : KvKind::full;
+  return l;
+}
+
 /// KV sharing (Gemma 3n / Gemma 4): layers from `first` on keep no cache of their own and read the cache of the last
 /// earlier layer of their kind (their window kept; Gemma 4's, `drop_projections`, have no k/v projections either).
 /// Returns the first layer that has no such earlier layer (nothing is changed then), or -1 when all were marked.
@@ -202,6 +212,7 @@ struct ModelSpec {
   // hidden_size_per_layer_input) looked up per token like the embedding, and the model-level parameters beside it
   // (per_layer_model_projection, Gemma 3n's AltUp projections): matrices and vectors; on the first pipeline stage
   i64 ple_table = 0, ple_matrix = 0, ple_vector = 0;
+  i64 ple_width = 0;  // hidden_size_per_layer_input: each layer's per_layer_input_gate is hidden x this
   i64 mtp_layers = 0;  // multi-token-prediction layers after num_hidden_layers (num_nextn_predict_layers);
                        // not in `layers`: engines load them only with MTP speculation
   std::optional<i64> mtp_weight_bytes;  // those layers' bytes in the snapshot's safetensors (no embedding/head copies, no fc)

@@ -26,7 +26,8 @@ struct ParamCount {
                                  // table) and per_layer_inputs (its projections, AltUp, Laurel)
   i64 total = 0;                 // text model + vision tower
   i64 text_total = 0;            // without the vision tower
-  i64 active = 0;                // per token: total minus the routed experts a token does not use
+  i64 active = 0;                // per token: total minus the routed experts a token does not use and
+                                 // the per-layer embedding table (Gemma 3n / 4), of which it reads a row
 };
 
 /// Counts every parameter: embeddings (tied counted once), learned positions, per-layer attention
