@@ -239,6 +239,23 @@ struct Model {
 
   void moe_keys() { u32("expert_count", o.experts).u32("expert_used_count", o.experts_used); }
 
+  // Gemma 3n / 4: the per-layer embedding table, its projection and norm (width ple), and after each block's
+  // attention the sandwich norms around a gated MLP, then the per-layer input gate, projection and norm
+  void per_layer_embeddings(u64 ple, u64 n) {
+    mat("per_layer_token_embd.weight", ple * n, o.vocab);
+    mat("per_layer_model_proj.weight", o.embd, ple * n);
+    norm("per_layer_proj_norm.weight", ple);
+  }
+  void gemma_block_tail(u64 i, u64 ple) {
+    norm(blk(i, "post_attention_norm.weight"), o.embd);
+    norm(blk(i, "ffn_norm.weight"), o.embd);
+    gated_mlp(i, o.ff);
+    norm(blk(i, "post_ffw_norm.weight"), o.embd);
+    mat(blk(i, "inp_gate.weight"), o.embd, ple);
+    mat(blk(i, "proj.weight"), ple, o.embd);
+    norm(blk(i, "post_norm.weight"), o.embd);
+  }
+
   // Mamba2 mixer (llama.cpp mamba2 / nemotron_h): in_proj, conv, dt bias, A, D, grouped norm, out.
   void mamba2(u64 i, bool conv_bias) {
     const u64 d_inner = o.ssm_inner ? o.ssm_inner : 2 * o.embd;
@@ -324,9 +341,7 @@ void gemma4(Model& m, u64 n) {
   m.w.arr_bool(m.a + ".attention.sliding_window_pattern", swa);
   m.u32("attention.shared_kv_layers", n - first).u32("embedding_length_per_layer_input", ple);
   m.embeddings(false);
-  m.mat("per_layer_token_embd.weight", ple * n, m.o.vocab);
-  m.mat("per_layer_model_proj.weight", m.o.embd, ple * n);
-  m.norm("per_layer_proj_norm.weight", ple);
+  m.per_layer_embeddings(ple, n);
   m.w.tensor("rope_freqs.weight", {hd_full / 2}, T_F32, 1.0f);
   for (u64 i = 0; i < n; ++i) {
     const u64 hd = swa[i] ? m.o.head_dim : hd_full, kv = static_cast<u64>(kv_heads[i]) * hd, q = m.o.heads * hd;
@@ -339,13 +354,7 @@ void gemma4(Model& m, u64 n) {
     }
     m.mat(blk(i, "attn_output.weight"), q, m.o.embd);
     m.norm(blk(i, "attn_q_norm.weight"), hd);
-    m.norm(blk(i, "post_attention_norm.weight"), m.o.embd);
-    m.norm(blk(i, "ffn_norm.weight"), m.o.embd);
-    m.gated_mlp(i, m.o.ff);
-    m.norm(blk(i, "post_ffw_norm.weight"), m.o.embd);
-    m.mat(blk(i, "inp_gate.weight"), m.o.embd, ple);
-    m.mat(blk(i, "proj.weight"), ple, m.o.embd);
-    m.norm(blk(i, "post_norm.weight"), m.o.embd);
+    m.gemma_block_tail(i, ple);
   }
 }
 
@@ -359,20 +368,12 @@ void gemma3n(Model& m, u64 n) {
   m.embeddings(false);
   m.mat3("altup_proj.weight", m.o.embd, m.o.embd, altup - 1);
   m.mat3("altup_unembd_proj.weight", m.o.embd, m.o.embd, altup - 1);
-  m.mat("per_layer_token_embd.weight", ple * n, m.o.vocab);
-  m.mat("per_layer_model_proj.weight", m.o.embd, ple * n);
-  m.norm("per_layer_proj_norm.weight", ple);
+  m.per_layer_embeddings(ple, n);
   for (u64 i = 0; i < n; ++i) {
     m.norm(blk(i, "attn_norm.weight"), m.o.embd);
     m.qkvo(i, m.o.kv_heads, false);
     m.qk_norm(i);
-    m.norm(blk(i, "post_attention_norm.weight"), m.o.embd);
-    m.norm(blk(i, "ffn_norm.weight"), m.o.embd);
-    m.gated_mlp(i, m.o.ff);
-    m.norm(blk(i, "post_ffw_norm.weight"), m.o.embd);
-    m.mat(blk(i, "inp_gate.weight"), m.o.embd, ple);
-    m.mat(blk(i, "proj.weight"), ple, m.o.embd);
-    m.norm(blk(i, "post_norm.weight"), m.o.embd);
+    m.gemma_block_tail(i, ple);
     m.mat(blk(i, "altup_correct_coef.weight"), altup, altup);
     m.norm(blk(i, "altup_correct_scale.weight"), m.o.embd);
     m.mat(blk(i, "altup_predict_coef.weight"), altup, altup * altup);
