@@ -464,7 +464,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       block = attn_block;
     }
   }
-  struct Type { KvKind kind; i64 window; i64 bpt; i64 page; i64 n = 0; };
+  struct Type { KvKind kind; i64 window; i64 bpt; i64 page; i64 n = 0; i64 block_tokens = 0; };
   std::vector<Type> types;
   i64 max_page = 0;
   for (const Layer& l : rank.layers) {
@@ -497,20 +497,18 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // size multiplied by largest / its page, so its page holds that many more tokens; one that does not divide the
   // largest keeps its block size and pads its page (newer vLLM, backends that index KV by block stride; older
   // releases refuse to start)
-  std::vector<i64> block_tokens;
   for (auto& t : types) {
-    i64 bt = block;
+    t.block_tokens = block;
     if (t.page < max_page && t.kind == KvKind::ssm) {
       report_.notes.push_back("Mamba state page " + std::to_string(t.page) + " B padded to the attention page " + std::to_string(max_page) + " B");
     } else if (t.page < max_page && max_page % t.page == 0) {
-      bt = mul(block, max_page / t.page, "vLLM block tokens");
+      t.block_tokens = mul(block, max_page / t.page, "vLLM block tokens");
       report_.notes.push_back(std::string(kv_kind_name(t.kind)) + " layers' block size raised from " + std::to_string(block) + " to " +
-                              std::to_string(bt) + " tokens so their page matches the largest (" + std::to_string(max_page) + " B)");
+                              std::to_string(t.block_tokens) + " tokens so their page matches the largest (" + std::to_string(max_page) + " B)");
     } else if (t.page < max_page) {
       report_.notes.push_back(std::string(kv_kind_name(t.kind)) + " layers' page " + std::to_string(t.page) + " B does not divide the largest (" +
                               std::to_string(max_page) + " B): padded to it (vLLM releases without page_size_padded refuse to start)");
     }
-    block_tokens.push_back(bt);
     t.page = max_page;
   }
   i64 group_size = 0, num_groups = 0, layers = 0;
@@ -528,10 +526,8 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   if (report_.padding_layers > 0)
     report_.notes.push_back("vLLM adds " + std::to_string(report_.padding_layers) + " padding layers to equalise KV cache groups");
   groups_.clear();
-  for (size_t i = 0; i < types.size(); ++i) {
-    const Type& t = types[i];
-    groups_.push_back({t.kind, t.n, t.window, t.bpt, t.kind == KvKind::ssm ? t.page : 0, t.page, ceil_div(t.n, group_size), block_tokens[i]});
-  }
+  for (const auto& t : types)
+    groups_.push_back({t.kind, t.n, t.window, t.bpt, t.kind == KvKind::ssm ? t.page : 0, t.page, ceil_div(t.n, group_size), t.block_tokens});
   unit_bytes_ = mul(max_page, group_size, "vLLM block bytes");
   // Decode context parallel (-dcp, #23734): each of the dcp ranks holds every dcp-th token of a sequence, so a block
   // of block_size slots on a rank serves block_size x dcp tokens; the scheduler's block size becomes block_size x dcp
@@ -570,12 +566,11 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // "GPU KV cache size: N tokens": num_blocks // num_groups x block_size (_report_kv_cache_config, 0.10-0.20);
   // from 0.21 int(max_concurrency x max_model_len), group-aware (#41069)
   // (the smallest block size of the groups: min_block_size)
-  const i64 min_block = std::min_element(groups_.begin(), groups_.end(), [](const CacheGroup& a, const CacheGroup& b) {
-                          return a.block_tokens < b.block_tokens;
-                        })->block_tokens;
+  i64 min_block = group_block_tokens(groups_.front());
+  for (const auto& g : groups_) min_block = std::min(min_block, group_block_tokens(g));
   report_.kv_cache_tokens = e.rules->kv_tokens_from_concurrency
                                 ? static_cast<i64>(report_.max_concurrency * static_cast<double>(e.max_model_len))
-                                : mul(pool_units_ / num_groups, mul(min_block, dcp));
+                                : mul(pool_units_ / num_groups, min_block);
   report_.startup_ok = per_req <= pool_units_;
   // vLLM refuses to start when one max_model_len request does not fit the pool (check_enough_kv_cache_memory:
   // "To serve at least one request with the model's max seq len ..."): nothing fits a deployment that does not start
@@ -587,12 +582,18 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
 // Blocks one request of `tokens` tokens needs (vLLM max_memory_usage_bytes per group, in blocks):
 // full/MLA cdiv(tokens, block); sliding cdiv(min(window - 1 + max_num_batched_tokens, tokens), block) + 1;
 // chunked cdiv(min(chunk + max_num_batched_tokens, tokens), block); Mamba 1; cross cdiv(encoder, block).
+// Tokens one block of a group holds: vLLM's per-group block size (raised by unify_kv_cache_spec_page_size) x the
+// decode-context-parallel ranks; the other engines' groups take the planner's unit.
+i64 Planner::group_block_tokens(const CacheGroup& g) const {
+  if (g.block_tokens <= 0) return unit_tokens_;
+  return mul(g.block_tokens, spec_.engine.decode_context_parallel.value_or(1), "vLLM block tokens");
+}
+
 i64 Planner::vllm_blocks_for(i64 tokens) const {
   const i64 mnbt = spec_.engine.max_num_batched_tokens;
-  const i64 dcp = spec_.engine.decode_context_parallel.value_or(1);
   i64 blocks = 0;
   for (const auto& g : groups_) {
-    const i64 block = mul(g.block_tokens, dcp, "vLLM block tokens");  // each group's own (unify_kv_cache_spec_page_size)
+    const i64 block = group_block_tokens(g);
     i64 b = 0;
     switch (g.kind) {
       case KvKind::sliding: b = pages_for_tokens(std::min(g.window - 1 + mnbt, tokens), block) + 1; break;
@@ -1290,12 +1291,9 @@ i64 Planner::shared_units(i64 shared_prefix) const {
   // whole pages of the prefix are held once (vLLM prefix caching shares full blocks only), each group at its own block
   // size (vLLM: raised where its page was smaller; the other engines' groups have none and take the unit)
   i64 units = 0;
-  const i64 dcp = k == EngineKind::vllm ? spec_.engine.decode_context_parallel.value_or(1) : 1;
   for (const auto& g : groups_)
-    if (g.kind == KvKind::full || g.kind == KvKind::mla_latent || g.kind == KvKind::mla_expanded) {
-      const i64 block = g.block_tokens > 0 ? mul(g.block_tokens, dcp, "block tokens") : unit_tokens_;
-      units = add(units, mul(shared_prefix / block, g.groups), "shared prefix blocks");
-    }
+    if (g.kind == KvKind::full || g.kind == KvKind::mla_latent || g.kind == KvKind::mla_expanded)
+      units = add(units, mul(shared_prefix / group_block_tokens(g), g.groups), "shared prefix blocks");
   return units;
 }
 

@@ -820,15 +820,7 @@ struct Builder {
     // gemma3n: llama.cpp's fixed n_embd_altup of 256 (llama-hparams.h), whatever the file says
     if (const i64 p = g4 ? md.int_or(md.k("embedding_length_per_layer_input"), 0, 0, kMaxDim) : 256; p > 0) {
       const Tensor* table = tensor("per_layer_token_embd.weight");
-      const i64 rows = table && table->n_dims >= 2 ? table->dims[1] : m.vocab;
-      m.ple_table = mul(rows, mul(n, p), "per-layer embedding params");
-      m.ple_matrix = mul(hidden, mul(n, p), "per-layer embedding params");
-      m.ple_vector = p;
-      m.ple_width = p;
-      for (Layer& l : m.layers) {
-        l.side_matrix = mul(2, mul(hidden, p));
-        l.side_vector = hidden;
-      }
+      add_per_layer_embeddings(m, table && table->n_dims >= 2 ? table->dims[1] : m.vocab, p);
     }
     if (!g4) add_altup_laurel(m, 4, 64);  // llama.cpp's fixed n_altup and laurel_rank (llama-hparams.h)
   }

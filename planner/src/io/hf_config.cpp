@@ -263,6 +263,12 @@ struct Reader {
     m.layers[i].window = sliding_window();
   }
 
+  // sliding unless (layer_idx + 1) % period == 0: one full-attention layer closes every period
+  void sliding_except_every(i64 period) {
+    for (size_t i = 0; i < m.layers.size(); ++i)
+      if ((i64(i) + 1) % period != 0) set_sliding(i);
+  }
+
   // families whose layer_types names each layer's mixer (read with the family), not its attention window
   bool layer_types_are_mixers() const {
     return fam == Family::granitemoehybrid || fam == Family::lfm2 || fam == Family::lfm2_moe;
@@ -275,25 +281,18 @@ struct Reader {
       case Family::gemma2:  // modeling_gemma2: is_sliding = not bool(layer_idx % 2)
         for (size_t i = 0; i < m.layers.size(); i += 2) set_sliding(i);
         return;
-      case Family::gemma3: {  // modeling_gemma3: sliding unless (layer_idx + 1) % sliding_window_pattern == 0
-        const i64 p = t.int_or("sliding_window_pattern", 6, 1, kMaxLayers);
-        for (size_t i = 0; i < m.layers.size(); ++i)
-          if ((i64(i) + 1) % p != 0) set_sliding(i);
+      case Family::gemma3:  // modeling_gemma3: sliding unless (layer_idx + 1) % sliding_window_pattern == 0
+        sliding_except_every(t.int_or("sliding_window_pattern", 6, 1, kMaxLayers));
         return;
-      }
       case Family::gemma3n:  // Gemma3nTextConfig.__post_init__: full attention when (i + 1) % 5 == 0
-      case Family::gemma4: {  // Gemma4TextConfig.__post_init__: sliding_window_pattern 6, the last layer full (below)
-        const i64 p = fam == Family::gemma3n ? 5 : 6;
-        for (size_t i = 0; i < m.layers.size(); ++i)
-          if ((i64(i) + 1) % p != 0) set_sliding(i);
+        sliding_except_every(5);
         return;
-      }
-      case Family::cohere2: {  // modeling_cohere2 (transformers 4.48): sliding unless (layer_idx + 1) % sliding_window_pattern == 0
-        const i64 p = t.int_or("sliding_window_pattern", 4, 1, kMaxLayers);
-        for (size_t i = 0; i < m.layers.size(); ++i)
-          if ((i64(i) + 1) % p != 0) set_sliding(i);
+      case Family::gemma4:  // Gemma4TextConfig.__post_init__: sliding_window_pattern 6, the last layer full (read_gemma_ple)
+        sliding_except_every(6);
         return;
-      }
+      case Family::cohere2:  // modeling_cohere2 (transformers 4.48): sliding unless (layer_idx + 1) % sliding_window_pattern == 0
+        sliding_except_every(t.int_or("sliding_window_pattern", 4, 1, kMaxLayers));
+        return;
       case Family::gpt_oss:  // alternating, sliding first (the layer_types gpt-oss ships)
         for (size_t i = 0; i < m.layers.size(); i += 2) set_sliding(i);
         return;
@@ -660,18 +659,8 @@ struct Reader {
     if (shared > 0)
       m.notes.push_back("num_kv_shared_layers = " + std::to_string(shared) + ": layers " + std::to_string(first) + "-" + std::to_string(layers - 1) +
                         " read the cache of the last earlier layer of their type and keep none");
-    const i64 p = t.int_or("hidden_size_per_layer_input", 0, 0, kMaxDim);
-    if (p > 0) {
-      const i64 vp = t.int_or("vocab_size_per_layer_input", m.vocab, 1, kMaxVocab);
-      m.ple_table = mul(vp, mul(layers, p), "per-layer embedding params");
-      m.ple_matrix = mul(hidden, mul(layers, p), "per-layer embedding params");
-      m.ple_vector = p;
-      m.ple_width = p;
-      for (Layer& l : m.layers) {
-        l.side_matrix = add(l.side_matrix, mul(2, mul(hidden, p)));
-        l.side_vector = add(l.side_vector, hidden);
-      }
-    }
+    if (const i64 p = t.int_or("hidden_size_per_layer_input", 0, 0, kMaxDim); p > 0)
+      add_per_layer_embeddings(m, t.int_or("vocab_size_per_layer_input", m.vocab, 1, kMaxVocab), p);
     if (!g4) {
       add_altup_laurel(m, t.int_or("altup_num_inputs", 4, 1, 64), t.int_or("laurel_rank", 64, 0, kMaxDim));
       if (root.has("vision_config") || root.has("audio_config"))

@@ -241,6 +241,22 @@ struct ModelSpec {
   std::vector<std::string> notes;     // facts worth printing (e.g. sliding window ignored)
 };
 
+/// Gemma 3n / Gemma 4 per-layer embeddings of `width` (hidden_size_per_layer_input) over a table of `rows` tokens:
+/// embed_tokens_per_layer rows x (layers x width), per_layer_model_projection hidden x (layers x width) and its norm
+/// (width); per layer per_layer_input_gate hidden x width, per_layer_projection width x hidden and
+/// post_per_layer_input_norm (hidden).
+inline void add_per_layer_embeddings(ModelSpec& m, i64 rows, i64 width) {
+  const i64 h = m.hidden, n = static_cast<i64>(m.layers.size());
+  m.ple_table = mul(rows, mul(n, width), "per-layer embedding params");
+  m.ple_matrix = add(m.ple_matrix, mul(h, mul(n, width)), "per-layer embedding params");
+  m.ple_vector = add(m.ple_vector, width, "per-layer embedding params");
+  m.ple_width = width;
+  for (Layer& l : m.layers) {
+    l.side_matrix = add(l.side_matrix, mul(2, mul(h, width)), "per-layer embedding params");
+    l.side_vector = add(l.side_vector, h, "per-layer embedding params");
+  }
+}
+
 /// Gemma 3n's AltUp of `inputs` (per layer: router hidden x n, correct_output_scale and router_norm hidden each,
 /// correction n x n and prediction n x n^2 coefficients; altup_projections and altup_unembed_projections, 2 (n - 1)
 /// matrices of hidden x hidden) and Laurel of `rank` (per layer: hidden x rank, rank x hidden, a norm of hidden).

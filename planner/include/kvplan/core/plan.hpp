@@ -206,6 +206,7 @@ class Planner {
   void build_generic(const ModelSpec& rank, i64 available);
   void build_llamacpp();
   i64 vllm_blocks_for(i64 tokens) const;
+  i64 group_block_tokens(const CacheGroup& g) const;
 
   PlanSpec spec_;
   std::vector<BudgetTerm> budget_;
