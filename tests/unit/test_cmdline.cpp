@@ -819,7 +819,11 @@ TEST_CASE("trtllm-serve --config FILE (a spelling newer than 1.1.0) is read as t
   REQUIRE_NOTHROW(ctx = parse_argv(e));
   CHECK(ctx.model.empty());
   CHECK(unresolved(ctx) == Unresolved{{"MODEL", "model", "model"}});
-  CHECK(has(ctx.warnings, "--config /tmp/ctx_config.yaml: file not found here; the settings in it are not read"));
+  // the entry names an absolute path on this machine: the warning holds only while no such file exists here
+  if (!std::filesystem::exists("/tmp/ctx_config.yaml"))
+    CHECK(has(ctx.warnings, "--config /tmp/ctx_config.yaml: file not found here; the settings in it are not read"));
+  else
+    WARN("/tmp/ctx_config.yaml exists on this machine: its not-found warning is not checked");
   CHECK(has(ctx.ignored, "--server_role"));
   CHECK(has(ctx.ignored, "--log_level"));
   TempDir dir("trtllm-config");
