@@ -26,6 +26,7 @@ inline kvplan::PerfParams hand_params() {
   c.eager_kernel_s = 10e-6;
   c.kernel_llamacpp_s = 2e-6;
   c.eager_llamacpp_extra_s = 3e-6;
+  c.graph_build_llamacpp_s = 1e-6;
   c.metal_kernel_s = 20e-6;
   c.moe_layer_s = 50e-6;
   c.step_vllm_s = 100e-6;

@@ -417,7 +417,11 @@ TEST_CASE("llama.cpp before b4114 multiplies f16 weights in DMMV, bound by the S
 }
 
 TEST_CASE("llama.cpp without graphs: builds and GPUs its CUDA / HIP graphs did not reach launch each decode kernel", "[perf][llamacpp]") {
-  // Llama-3.1-8B bf16: 292 decode kernels at kernel_llamacpp_s 2 us, + eager_llamacpp_extra_s 3 us without graphs
+  // Llama-3.1-8B bf16 (32 layers, f16 mat-vec kernels): kernel_llamacpp_s 2 us a kernel, + eager_llamacpp_extra_s 3 us
+  // without graphs, + graph_build_llamacpp_s 1 us before b5922 (the graph built every token). Kernels
+  // (llamacpp_decode_kernels): newest build, flash attention on (auto from b6325): 15 a layer + 4 a token = 484;
+  // b8892 / b8893 (before #23764 the FA mask is cast: 5 a token) 485; b2821 / b2822 (flash attention off by default
+  // then; GQA through batched cuBLAS): 29 a layer + 5 = 933
   const PerfParams hp = hand_params();
   const auto launches = [&](const std::string& gpu, const std::string& version) {
     EngineSettings e = kvtest::engine(EngineKind::llamacpp);
@@ -425,22 +429,28 @@ TEST_CASE("llama.cpp without graphs: builds and GPUs its CUDA / HIP graphs did n
     const PerfResult r = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", gpu, e)), 1000, 0, 1, hp);
     return std::make_pair(term(r.decode_terms, "kernel_launches"), find_term(r.decode_terms, "kernel_launches")->basis);
   };
-  const double graphs = 292 * 2e-6, eager = 292 * 5e-6;
+  const auto graphs = [](double kernels) { return kernels * 2e-6; };
+  const auto eager = [](double kernels) { return kernels * 5e-6; };
   // Ampere and newer: graphs from b2822 (#6766); before it every kernel is launched
-  CHECK(launches("a100-sxm-80gb", "").first == Approx(graphs));
-  CHECK(launches("a100-sxm-80gb", "b2822").first == Approx(graphs));
-  CHECK(launches("a100-sxm-80gb", "b2821").first == Approx(eager));
+  CHECK(launches("a100-sxm-80gb", "").first == Approx(graphs(484)));
+  CHECK(launches("a100-sxm-80gb", "b2822").first == Approx(933 * (2e-6 + 1e-6)));
+  CHECK(launches("a100-sxm-80gb", "b2821").first == Approx(933 * (5e-6 + 1e-6)));
+  CHECK(launches("a100-sxm-80gb", "b2822").second.find("its graph built every token before b5922") != std::string::npos);
+  // from #14482 (b5922) the graph is reused
+  CHECK(launches("a100-sxm-80gb", "b5922").second.find("built every token") == std::string::npos);
   CHECK(launches("a100-sxm-80gb", "b2821").second.find("without graphs: CUDA graphs from b2822") != std::string::npos);
+  CHECK(launches("a100-sxm-80gb", "b2821").second.find("933 kernels: 29 a layer (f16 mat-vec, flash attention off) + 5 a token") !=
+        std::string::npos);
   // Turing (T4, compute capability 7.5): graphs only from b10042 (#25749); Pascal (P40, 6.1) never
-  CHECK(launches("t4", "b10041").first == Approx(eager));
-  CHECK(launches("t4", "b10042").first == Approx(graphs));
-  CHECK(launches("t4", "").first == Approx(graphs));
-  CHECK(launches("p40", "").first == Approx(eager));
+  CHECK(launches("t4", "b10041").first == Approx(eager(484)));
+  CHECK(launches("t4", "b10042").first == Approx(graphs(484)));
+  CHECK(launches("t4", "").first == Approx(graphs(484)));
+  CHECK(launches("p40", "").first == Approx(eager(484)));
   CHECK(launches("p40", "").second.find("below compute capability 7.0") != std::string::npos);
   // AMD: GGML_HIP_GRAPHS on by default from b8893 (#22254)
-  CHECK(launches("mi300x", "b8892").first == Approx(eager));
-  CHECK(launches("mi300x", "b8893").first == Approx(graphs));
-  CHECK(launches("mi300x", "").first == Approx(graphs));
+  CHECK(launches("mi300x", "b8892").first == Approx(eager(485)));
+  CHECK(launches("mi300x", "b8893").first == Approx(graphs(485)));
+  CHECK(launches("mi300x", "").first == Approx(graphs(484)));
   // not llama.cpp, or Metal: the rule does not apply
   EngineSettings v = kvtest::engine(EngineKind::vllm);
   CHECK(llamacpp_graphless_reason(kvtest::spec("llama-3.1-8b", "p40", v).gpu, v).empty());
@@ -449,14 +459,69 @@ TEST_CASE("llama.cpp without graphs: builds and GPUs its CUDA / HIP graphs did n
   CHECK(llamacpp_graphless_reason(kvtest::spec("llama-3.1-8b", "m2-ultra", l).gpu, l).empty());
 }
 
+TEST_CASE("llama.cpp's decode kernels per layer follow its fusions build by build", "[perf][llamacpp]") {
+  // Counted op by op from llama.cpp's graph builder and ggml-cuda at two builds (docs/performance-model.md "llama.cpp's
+  // kernels per token"). b2879, one Llama-3-8B layer, quantised weights, flash attention off: rms_norm, mul; q, k, v
+  // (quantize_q8_1 + mul_mat_vec_q each: 6); rope q, rope k; K store, V store; KQ through batched cuBLAS (src1 to
+  // f16, pointer table, GEMM, output to f32: 4; MHA has no pointer table: 3); soft_max; KQV (4 / 3); cont; o (2); add;
+  // rms_norm, mul; up, gate (4); silu; mul; down (2); add = 36 (MHA 34). A token adds the final rms_norm + mul, the
+  // output matmul (2) and the last layer's two get_rows = 6. Flash attention replaces KQ .. cont (10) with vec +
+  // combine (2) and the mask is cast (+1 a token): 28 and 7. f16 weights: each of the 7 matrices is one DMMV kernel,
+  // 7 fewer (29 / 27 / 21), and the output matmul one (5 a token).
+  const GpuSpec h100 = kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp)).gpu;
+  const auto count = [&](const GpuSpec& g, const std::string& version, const std::string& fa, bool quantised, bool gqa) {
+    EngineSettings e = kvtest::engine(EngineKind::llamacpp);
+    e.version = version;
+    e.flash_attn = fa;
+    const LlamacppKernels k = llamacpp_decode_kernels(g, e, quantised, gqa);
+    return std::make_pair(k.per_layer, k.per_token);
+  };
+  using P = std::pair<i64, i64>;
+  CHECK(count(h100, "b2879", "off", true, true) == P{36, 6});
+  CHECK(count(h100, "b2879", "off", true, false) == P{34, 6});
+  CHECK(count(h100, "b2879", "on", true, true) == P{28, 7});
+  CHECK(count(h100, "b2879", "off", false, true) == P{29, 5});
+  CHECK(count(h100, "b2879", "off", false, false) == P{27, 5});
+  CHECK(count(h100, "b2879", "on", false, true) == P{21, 6});
+  // b2879 with -fa auto: llama-cli / llama-server had flash attention off by default until b6325
+  CHECK(count(h100, "b2879", "auto", true, true) == P{36, 6});
+  // the newest build: fused rms_norm + mul (1); q (2), rope q, v (2), k (2), rope + K store fused, V store; attention
+  // (flash: vec + combine; else KQ, soft_max, KQV, cont through mul_mat_vec_f: 4); o (2); add; fused norm; gate, up
+  // and swiglu as one GEMV (2); down (2); add = 21 (FA on) / 23 (off); f16 15 / 17. A token: the fused final norm,
+  // the output matmul (2 / 1), two get_rows = 5 / 4; the mask is built as f16 (no cast)
+  CHECK(count(h100, "", "on", true, true) == P{21, 5});
+  CHECK(count(h100, "", "off", true, true) == P{23, 5});
+  CHECK(count(h100, "", "auto", true, false) == P{21, 5});
+  CHECK(count(h100, "", "on", false, true) == P{15, 4});
+  CHECK(count(h100, "", "off", false, false) == P{17, 4});
+  // b6500, between the rms_norm + mul fusion (#14800, b5965) and the GEMV fusion (#16715, b6841): 21 + 1 (rope and the
+  // K store apart, #16884 b7044) + 3 (gate, up, swiglu apart) = 25 with flash attention, 27 without; a token 5 + 1 cast
+  CHECK(count(h100, "b6500", "on", true, true) == P{25, 6});
+  CHECK(count(h100, "b6500", "off", true, true) == P{27, 5});
+  // b1842 on a P40 (compute capability 6.1): KQ and KQV are one mat-vec kernel each there, so b2879's 34 less 2 x 2;
+  // before #6122 (b2540) no output-row gathers: 4 a token
+  const GpuSpec p40 = kvtest::spec("llama-2-7b", "p40", kvtest::engine(EngineKind::llamacpp)).gpu;
+  CHECK(count(p40, "b1842", "off", true, false) == P{30, 4});
+  // before #5021 (b2771) llama.cpp had no flash attention: -fa on changes nothing
+  CHECK(count(h100, "b2770", "on", true, true) == P{36, 6});
+  EngineSettings e = kvtest::engine(EngineKind::llamacpp);
+  e.version = "b6324";
+  CHECK_FALSE(llamacpp_flash_attention(e));  // auto, before #15434
+  e.version = "b6325";
+  CHECK(llamacpp_flash_attention(e));
+  e.flash_attn = "off";
+  CHECK_FALSE(llamacpp_flash_attention(e));
+}
+
 TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml efficiency, and Metal dispatches every kernel", "[perf][llamacpp]") {
-  // Llama-3.1-8B in bf16 (no quantised tensor): 9 x 32 + 4 = 292 kernels
+  // Llama-3.1-8B in bf16 (no quantised tensor): llama.cpp's newest CUDA graph, flash attention on, 15 x 32 + 4 = 484
+  // kernels (llamacpp_decode_kernels); Metal and the other engines 9 x 32 + 4 = 292
   PerfParams hp = hand_params();
   hp.coefficients.weight_eff_ggml = 0.4;
   const PlanSpec cuda = kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp));
   const PerfResult c = estimate_perf(Planner(cuda), 1000, 0, 1, hp);
   // decode: llama.cpp's CUDA graphs at 2 us a kernel; every weight through its mat-vec kernels at ggml 0.4
-  CHECK(term(c.decode_terms, "kernel_launches") == Approx(292 * 2e-6));
+  CHECK(term(c.decode_terms, "kernel_launches") == Approx(484 * 2e-6));
   CHECK(term(c.decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.4)));
   CHECK(find_term(c.decode_terms, "kernel_launches")->basis.find("(llama.cpp CUDA graphs)") != std::string::npos);
   // --bw-efficiency 0.9 scales ggml by 0.9 / dense 0.5: 0.4 x 1.8 = 0.72; with ggml at 0.8 that would be 1.44, and a
@@ -469,7 +534,7 @@ TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml effic
   // prefill ubatches launch each kernel from ggml's loop: kernel_llamacpp_s 2 us + eager_llamacpp_extra_s 3 us (not
   // the engines' eager_kernel_s, 10 us)
   const PerfResult cp = estimate_perf(Planner(cuda), 0, 512, 1, hp);
-  CHECK(term(cp.prefill_terms, "kernel_launches") == Approx(292 * 5e-6));
+  CHECK(term(cp.prefill_terms, "kernel_launches") == Approx(484 * 5e-6));
   // vLLM on the same GPU: the shared graph time (1 us) and the dense efficiency (0.5)
   const PerfResult v = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm))), 1000, 0, 1, hp);
   CHECK(term(v.decode_terms, "kernel_launches") == Approx(292 * 1e-6));

@@ -35,6 +35,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
       {"eager_llamacpp_extra_s", &C::eager_llamacpp_extra_s, "added per kernel when llama.cpp launches its decode kernels without graphs", true},
+      {"graph_build_llamacpp_s", &C::graph_build_llamacpp_s, "added per kernel when llama.cpp (builds before b5922) builds its graph again every token", true},
       {"metal_kernel_s", &C::metal_kernel_s, "seconds per kernel on an Apple GPU (Metal dispatch), any engine"},
       {"moe_layer_s", &C::moe_layer_s, "vLLM, SGLang, TensorRT-LLM: fixed time per MoE layer per step (routing, token sort, grouped-GEMM latency)", true},
       {"step_vllm_s", &C::step_vllm_s, "vLLM V1 (>= 0.10) per-step overhead"},
@@ -115,6 +116,46 @@ std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& 
   return "";
 }
 
+bool llamacpp_flash_attention(const EngineSettings& engine) {
+  const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
+  if (before("b2771") || engine.flash_attn == "off") return false;  // #5021 (b2771) brought -fa
+  return engine.flash_attn == "on" || !before("b6325");              // #15434 (b6325): auto, on where the KV is
+}
+
+// Counted from the graph builder and ggml-cuda's fusions at each build (docs/performance-model.md "llama.cpp's kernels
+// per token"): the newest build's counts, then each PR that took kernels off added back for the builds before it.
+LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa) {
+  const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
+  const bool fa = llamacpp_flash_attention(engine);
+  // newest: fused norm (1), q / k / v (MMVQ: quantize_q8_1 + mul_mat_vec_q, 2 each; f16: 1), rope q, rope k fused with
+  // the K store, V store, attention (FA: vec + combine = 2; else KQ, softmax, KQV, cont = 4), o, add, fused norm, one
+  // fused gate / up / swiglu GEMV, down, add
+  const i64 mm = quantised ? 2 : 1;
+  LlamacppKernels k;
+  k.per_layer = 1 + 3 * mm + 1 + 1 + 1 + (fa ? 2 : 4) + mm + 1 + 1 + mm + mm + 1;
+  k.per_token = 1 + mm + 2;  // fused final norm, output matmul, the last layer's two get_rows of the output rows
+  if (fa && before("b9410")) k.per_token += 1;  // #23764: the KQ mask built as f16, no cast kernel
+  if (before("b7044")) k.per_layer += 1;        // #16884: rope + K store fused
+  if (before("b6841")) k.per_layer += mm + 1;   // #16715: gate, up and swiglu in one GEMV
+  if (before("b5965")) {                        // #14800: rms_norm + mul fused
+    k.per_layer += 2;
+    k.per_token += 1;
+  }
+  if (before("b5776")) k.per_layer += 1;  // #14158: swiglu, not silu then mul
+  // #10318 (b4114): KQ and KQV through mul_mat_vec, not batched cuBLAS (f32 -> f16 of the input, the GEMM and, for
+  // GQA, a pointer-table kernel, each); #10015 (b3983): KQ at f32, no output conversion. Below compute capability 7.0
+  // (fp16_performance_good false) those builds took mul_mat_vec_p021 / mul_mat_vec_nc instead: one kernel each
+  const int major = std::atoi(gpu.compute_capability.c_str());
+  const bool batched_cublas = gpu.vendor != "nvidia" || major == 0 || major >= 7;
+  if (!fa && batched_cublas && before("b4114")) k.per_layer += gqa ? 5 : 3;
+  if (!fa && batched_cublas && before("b3983")) k.per_layer += 1;
+  if (before("b2540")) k.per_token -= 2;  // #6122 added the output-row gathers
+  k.basis = std::to_string(k.per_layer) + " a layer (" + (quantised ? "MMVQ" : "f16 mat-vec") + ", flash attention " +
+            (fa ? "on" : "off") + ") + " + std::to_string(k.per_token) + " a token, llama.cpp " +
+            (engine.version.empty() ? std::string("newest") : engine.version);
+  return k;
+}
+
 // Everything a step's time depends on, computed once per deployment.
 struct StepTimeModel::Impl {
   PerfCoefficients c;
@@ -139,6 +180,7 @@ struct StepTimeModel::Impl {
   double kernel_s = 0, prefill_kernel_s = 0, step_overhead = 0;
   double moe_layer_s = 0;             // the serving engines' fixed time per MoE layer (0: llama.cpp, other engines)
   std::string launch_basis, prefill_launch_basis = " (prefill: eager)";
+  std::string kernel_count_basis;     // llama.cpp on CUDA / ROCm: how its kernels were counted
   i64 tp = 1, pp = 1, ep = 1, hidden = 0;
   double gemm_p = 0;  // vLLM, SGLang: gemm_overlap_p (Work::linear)
   // the routed experts' exchange: all-to-all dispatch and combine when the expert-parallel group spans more than one
@@ -332,7 +374,8 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   out.push_back({"attention_compute", w.t_attn,
                  num(w.attn_flops / 1e12, 4) + " TFLOP / (" + attn_peak_basis + " x " + num(compute_eff, 2) + ")"});
   out.push_back({"kernel_launches", w.t_launch,
-                 std::to_string(kernels) + " kernels x " + num(w.launch_s * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? prefill_launch_basis : launch_basis)});
+                 std::to_string(kernels) + " kernels" + (kernel_count_basis.empty() ? "" : ": " + kernel_count_basis + ",") + " x " +
+                     num(w.launch_s * 1e6, 3) + " us" + (b.prefill_tokens > 0 ? prefill_launch_basis : launch_basis)});
   if (w.t_moe > 0)
     out.push_back({"moe_layers", w.t_moe,
                    std::to_string(moe_layers) + " MoE layers x " + num(moe_layer_s * 1e6, 3) + " us x (1 - " + num(w.touched, 3) +
@@ -509,6 +552,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // final norm, lm_head, sampling)
   m->layers = static_cast<i64>(rank.layers.size());
   m->kernels = 9 * m->layers + 5 * m->moe_layers + 4;
+  // llama.cpp on CUDA / ROCm: its own graph, counted by build (llamacpp_decode_kernels); MoE layers keep the 5 more
+  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && s.gpu.device_class != "cpu") {
+    bool gqa = false;
+    for (const Layer& l : rank.layers) gqa = gqa || (l.kv_heads > 0 && l.kv_heads < l.q_heads);
+    const LlamacppKernels k = llamacpp_decode_kernels(s.gpu, s.engine, m->kernel != "dense", gqa);
+    m->kernels = k.per_layer * m->layers + 5 * m->moe_layers + k.per_token;
+    m->kernel_count_basis = k.basis;
+  }
   // Metal has no graphs: every kernel is encoded into a command buffer and dispatched, decode and prefill alike.
   // llama.cpp captures its own CUDA graphs for decode (ggml-cuda, GGML_CUDA_USE_GRAPHS) and launches prefill
   // ubatches eagerly; the other engines' decode graphs share kernel_s.
@@ -520,11 +571,20 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     // (or GGML_CUDA_DISABLE_GRAPHS, --enforce-eager here): each pays eager_llamacpp_extra_s more
     const std::string why = s.engine.enforce_eager ? "graphs disabled" : llamacpp_graphless_reason(s.gpu, s.engine);
     m->kernel_s = c.kernel_llamacpp_s + (why.empty() ? 0.0 : c.eager_llamacpp_extra_s);
+    // before #14482 (b5922) the ggml graph was built and allocated again for every token (and before #9017, b5036, the
+    // captured CUDA graph updated): CPU work per node ahead of each token, graphs or not; priced where the kernels are
+    // counted by build (CUDA / ROCm)
+    const bool graph_rebuilt = s.gpu.device_class != "cpu" && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") &&
+                               !s.engine.version.empty() && compare_versions(s.engine.version, "b5922") < 0;
+    if (graph_rebuilt) m->kernel_s += c.graph_build_llamacpp_s;
     // its prompt ubatches are launched one by one, by ggml's C++ loop (not PyTorch's eager_kernel_s)
-    m->prefill_kernel_s = c.kernel_llamacpp_s + c.eager_llamacpp_extra_s;
+    m->prefill_kernel_s = c.kernel_llamacpp_s + c.eager_llamacpp_extra_s + (graph_rebuilt ? c.graph_build_llamacpp_s : 0.0);
     m->prefill_launch_basis = " (prefill: llama.cpp launches each kernel)";
-    m->launch_basis = !why.empty() ? " (llama.cpp without graphs: " + why + ")"
-                      : s.gpu.vendor == "amd" ? " (llama.cpp HIP graphs)" : " (llama.cpp CUDA graphs)";
+    m->launch_basis = s.gpu.device_class == "cpu" ? " (ggml CPU graph: one node after another; no CPU case in the fit)"
+                      : !why.empty()                ? " (llama.cpp without graphs: " + why + ")" + (graph_rebuilt ? ", its graph built every token before b5922" : "")
+                      : graph_rebuilt               ? " (llama.cpp CUDA graphs, its graph built every token before b5922)"
+                      : s.gpu.vendor == "amd"       ? " (llama.cpp HIP graphs)"
+                                                    : " (llama.cpp CUDA graphs)";
   } else {
     m->kernel_s = s.engine.enforce_eager ? c.eager_kernel_s : c.kernel_s;
     m->prefill_kernel_s = c.eager_kernel_s;

@@ -1151,6 +1151,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (fa == "enabled") fa = "on";
   if (fa == "disabled") fa = "off";
   if (fa != "on" && fa != "off" && fa != "auto") bag.fail("flash_attn", "expected on, off or auto, got '" + fa + "'");
+  e.flash_attn = fa;
   if (kind == EngineKind::llamacpp && fa == "off" && d.v_format &&
       format_info(*d.v_format).block_elems > 1)
     bag.fail("cache_type_v", "a quantized V cache needs flash attention; llama.cpp refuses -fa off with -ctv " +

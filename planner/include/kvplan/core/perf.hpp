@@ -41,17 +41,25 @@ struct PerfCoefficients {
   // llama.cpp builds before b4114: f16 / bf16 / f32 weights its DMMV kernel multiplies per SM per clock cycle (fitted on
   // the May 2024 and January 2024 f16 llama-bench rows of A100, H100 PCIe and RTX 3090; docs/performance-model.md
   // "llama.cpp's DMMV")
-  double dmmv_per_sm_cycle = 2.76;
+  double dmmv_per_sm_cycle = 2.93;
   // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
   // steps that prefill run eagerly: engines capture graphs for decode batches)
   double kernel_s = 3.40e-6;
   double eager_kernel_s = 1.56e-5;
-  // llama.cpp's own decode graphs on CUDA / ROCm (per kernel; its prefill ubatches launch eagerly)
-  double kernel_llamacpp_s = 3.97e-6;
+  // llama.cpp's own decode graphs on CUDA / ROCm, per kernel of llamacpp_decode_kernels' count for the build (its
+  // prefill ubatches launch eagerly); refit 2026-12-06 with the count by build (docs/performance-model.md "llama.cpp's
+  // kernels per token")
+  double kernel_llamacpp_s = 1.72e-6;
   // what each decode kernel adds when llama.cpp launches them one by one (a build or GPU without its CUDA / HIP
   // graphs, see llamacpp_graphless_reason): the mean of six published before / after pairs of the PRs that turned
-  // graphs on (docs/performance-model.md "llama.cpp without graphs"); derived, not fitted
-  double eager_llamacpp_extra_s = 1.85e-6;
+  // graphs on, each saved time over its build's kernels (docs/performance-model.md "llama.cpp without graphs");
+  // derived, not fitted
+  double eager_llamacpp_extra_s = 0.528e-6;
+  // what each decode kernel adds in llama.cpp builds before b5922 (#14482, graph reuse), which built and allocated the
+  // ggml graph again for every token (and before b5036, #9017, updated the captured CUDA graph too: the K / V copy
+  // kernels' pointers and cudaGraphExecUpdate over every node): CPU work ahead of each token's launch
+  // (docs/performance-model.md "llama.cpp's kernels per token")
+  double graph_build_llamacpp_s = 0.311e-6;
   // Apple GPUs (Metal: no graphs; each kernel is encoded and dispatched in a command buffer), any engine
   double metal_kernel_s = 1.26e-5;
   // the serving engines' fused-MoE path (vLLM, SGLang, TensorRT-LLM), per MoE layer per step: routing (top-k), the
@@ -104,6 +112,25 @@ constexpr double kDefaultHostBandwidth = 2.0 * 8.0 * 5600e6;
 /// 7.x from b10042 (#25749); AMD from b8893 (#22254, GGML_HIP_GRAPHS on by default); an unversioned llama.cpp is the
 /// newest. Apple GPUs (Metal) and CPU hosts have no graphs to speak of: "".
 std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine);
+
+/// Whether llama.cpp runs decode attention as FLASH_ATTN_EXT: -fa on / off as given; auto (the default) is on from
+/// b6325 (#15434, FA by default; on a GPU holding each layer's KV it resolves to on) and off before, when -fa
+/// defaulted to off (and before b2771 llama.cpp had no flash attention). llama-bench kept -fa 0 until b9439: its
+/// measurements give -fa explicitly.
+bool llamacpp_flash_attention(const EngineSettings& engine);
+
+/// The kernels llama.cpp's CUDA / HIP backend launches for one decode token of a llama-style layer (norm, q / k / v,
+/// rope, KV store, attention, o, residual, norm, gate / up / act, down, residual), by build: each fusion that
+/// landed takes its kernels off (docs/performance-model.md "llama.cpp's kernels per token").
+struct LlamacppKernels {
+  i64 per_layer = 0;  // one attention + MLP layer
+  i64 per_token = 0;  // outside the layers: final norm, output matmul, the last layer's output-row gathers, mask cast
+  std::string basis;  // the era and its counts, for the printed term
+};
+/// `quantised`: the layers' matrices go through MMVQ (a quantize_q8_1 kernel before each); else f16 / bf16 / f32
+/// mat-vec kernels. `gqa`: fewer KV heads than query heads (builds before b4114 ran attention through batched cuBLAS
+/// on GPUs of compute capability 7.0 and up, which needs a pointer-table kernel then; Pascal took one mat-vec kernel).
+LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa);
 
 /// llama.cpp runs an op whose weights sit in host memory on the GPU (copying the weights over PCIe) when its batch
 /// has at least this many tokens, else on the CPU (ggml-cuda.cu ggml_backend_cuda_device_offload_op,
