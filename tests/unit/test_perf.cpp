@@ -504,7 +504,30 @@ TEST_CASE("llama.cpp's decode kernels per layer follow its fusions build by buil
   CHECK(count(p40, "b1842", "off", true, false) == P{30, 4});
   // before #5021 (b2771) llama.cpp had no flash attention: -fa on changes nothing
   CHECK(count(h100, "b2770", "on", true, true) == P{36, 6});
+  // an MoE layer (Qwen3-30B-A3B's path, top-8), its FFN block against the dense one. Newest: F32 router, fused top-k,
+  // gate / up / GLU with the expert ids (2), down (2), the weights, one sum of the 8 experts, add = 9 against gate /
+  // up / GLU (2), down (2), add = 5: 4. b6500 (before #16130's fused top-k, b6583): softmax, argsort, get_rows,
+  // sum_rows, div instead of one kernel, and gate, up, swiglu apart (5) against the dense 8 = 16 - 8: 8. b6000 (before
+  // #15631, b6316): 7 adds for the 8 experts, not 1: 14. b5100 (before #13014, b5170): each of the three expert
+  // matmuls one MMVQ per expert, 8 x 2 kernels instead of 2: 14 + 3 x 14 = 56
+  const auto moe = [&](const std::string& version) {
+    EngineSettings e = kvtest::engine(EngineKind::llamacpp);
+    e.version = version;
+    return llamacpp_decode_kernels(h100, e, true, true, 8).per_moe_layer;
+  };
+  CHECK(moe("") == 4);
+  CHECK(moe("b6500") == 8);
+  CHECK(moe("b6000") == 14);
+  CHECK(moe("b5100") == 56);
+  CHECK(count(h100, "", "on", true, true) == P{21, 5});  // a dense model: no MoE term
+  CHECK(llamacpp_decode_kernels(h100, kvtest::engine(EngineKind::llamacpp), true, true).per_moe_layer == 0);
   EngineSettings e = kvtest::engine(EngineKind::llamacpp);
+  // before #13014 (b5170) a MUL_MAT_ID node kept ggml-cuda from capturing the graph
+  e.version = "b5169";
+  CHECK(llamacpp_graphless_reason(h100, e, true).find("mul_mat_id") != std::string::npos);
+  CHECK(llamacpp_graphless_reason(h100, e, false).empty());
+  e.version = "b5170";
+  CHECK(llamacpp_graphless_reason(h100, e, true).empty());
   e.version = "b6324";
   CHECK_FALSE(llamacpp_flash_attention(e));  // auto, before #15434
   e.version = "b6325";

@@ -103,7 +103,7 @@ std::string num(double v, int digits = 3) {
 
 }  // namespace
 
-std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine) {
+std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine, bool moe) {
   if (engine.kind != EngineKind::llamacpp || gpu.device_class == "cpu") return "";
   const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
   if (gpu.vendor == "amd") return before("b8893") ? "HIP graphs off by default before b8893" : "";
@@ -113,6 +113,8 @@ std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& 
   if (major > 0 && major < 7) return "no CUDA graphs below compute capability 7.0";
   if (major > 0 && major < 8 && before("b10042")) return "CUDA graphs on compute capability 7.x from b10042";
   if (before("b2822")) return "CUDA graphs from b2822";
+  // ggml-cuda's graph check refused any MUL_MAT_ID node until #13014 (b5170), then only those of several tokens
+  if (moe && before("b5170")) return "mul_mat_id kept CUDA graphs off before b5170";
   return "";
 }
 
@@ -124,7 +126,8 @@ bool llamacpp_flash_attention(const EngineSettings& engine) {
 
 // Counted from the graph builder and ggml-cuda's fusions at each build (docs/performance-model.md "llama.cpp's kernels
 // per token"): the newest build's counts, then each PR that took kernels off added back for the builds before it.
-LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa) {
+LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa,
+                                        i64 experts_active) {
   const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
   const bool fa = llamacpp_flash_attention(engine);
   // newest: fused norm (1), q / k / v (MMVQ: quantize_q8_1 + mul_mat_vec_q, 2 each; f16: 1), rope q, rope k fused with
@@ -150,9 +153,25 @@ LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings
   if (!fa && batched_cublas && before("b4114")) k.per_layer += gqa ? 5 : 3;
   if (!fa && batched_cublas && before("b3983")) k.per_layer += 1;
   if (before("b2540")) k.per_token -= 2;  // #6122 added the output-row gathers
+  // an MoE layer's FFN block against the dense one (Qwen3-MoE's path: softmax gating, the top-k weights normalised),
+  // newest: the F32 router (1), fused top-k (1), gate / up / GLU with the expert ids (quantize + mmvq: 2), down (2), the
+  // weights (1), the k experts summed (1), the residual add (1) = 9 against 5: 4 more
+  if (experts_active > 0) {
+    const i64 kk = experts_active;
+    k.per_moe_layer = 4;
+    // #16130 (b6583) fused softmax, argsort, get_rows, sum_rows and div into one top-k kernel: before it 4 more
+    if (before("b6583")) k.per_moe_layer += 4;
+    // #15631 (b6316): the k experts' outputs added in one kernel, before it k - 1 adds
+    if (before("b6316")) k.per_moe_layer += std::max<i64>(0, kk - 2);
+    // #13014 (b5170): one mul_mat_vec_q over the expert ids; before it one per selected expert in each of the three
+    // expert matmuls
+    if (before("b5170")) k.per_moe_layer += 3 * mm * std::max<i64>(0, kk - 1);
+  }
   k.basis = std::to_string(k.per_layer) + " a layer (" + (quantised ? "MMVQ" : "f16 mat-vec") + ", flash attention " +
-            (fa ? "on" : "off") + ") + " + std::to_string(k.per_token) + " a token, llama.cpp " +
-            (engine.version.empty() ? std::string("newest") : engine.version);
+            (fa ? "on" : "off") + ")" + (k.per_moe_layer > 0 ? " + " + std::to_string(k.per_moe_layer) + " an MoE layer (top-" +
+                                                                   std::to_string(experts_active) + ")"
+                                                             : std::string()) +
+            " + " + std::to_string(k.per_token) + " a token, llama.cpp " + (engine.version.empty() ? std::string("newest") : engine.version);
   return k;
 }
 
@@ -552,12 +571,12 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // final norm, lm_head, sampling)
   m->layers = static_cast<i64>(rank.layers.size());
   m->kernels = 9 * m->layers + 5 * m->moe_layers + 4;
-  // llama.cpp on CUDA / ROCm: its own graph, counted by build (llamacpp_decode_kernels); MoE layers keep the 5 more
+  // llama.cpp on CUDA / ROCm: its own graph, counted by build (llamacpp_decode_kernels), MoE layers by their top-k too
   if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && s.gpu.device_class != "cpu") {
     bool gqa = false;
     for (const Layer& l : rank.layers) gqa = gqa || (l.kv_heads > 0 && l.kv_heads < l.q_heads);
-    const LlamacppKernels k = llamacpp_decode_kernels(s.gpu, s.engine, m->kernel != "dense", gqa);
-    m->kernels = k.per_layer * m->layers + 5 * m->moe_layers + k.per_token;
+    const LlamacppKernels k = llamacpp_decode_kernels(s.gpu, s.engine, m->kernel != "dense", gqa, m->moe_layers > 0 ? m->experts_active : 0);
+    m->kernels = k.per_layer * m->layers + k.per_moe_layer * m->moe_layers + k.per_token;
     m->kernel_count_basis = k.basis;
   }
   // Metal has no graphs: every kernel is encoded into a command buffer and dispatched, decode and prefill alike.
@@ -569,7 +588,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   } else if (llamacpp) {
     // llama.cpp launches a graph's kernels one by one where its build has no CUDA / HIP graphs for the GPU
     // (or GGML_CUDA_DISABLE_GRAPHS, --enforce-eager here): each pays eager_llamacpp_extra_s more
-    const std::string why = s.engine.enforce_eager ? "graphs disabled" : llamacpp_graphless_reason(s.gpu, s.engine);
+    const std::string why = s.engine.enforce_eager ? "graphs disabled" : llamacpp_graphless_reason(s.gpu, s.engine, m->moe_layers > 0);
     m->kernel_s = c.kernel_llamacpp_s + (why.empty() ? 0.0 : c.eager_llamacpp_extra_s);
     // before #14482 (b5922) the ggml graph was built and allocated again for every token (and before #9017, b5036, the
     // captured CUDA graph updated): CPU work per node ahead of each token, graphs or not; priced where the kernels are

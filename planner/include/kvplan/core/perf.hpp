@@ -49,7 +49,7 @@ struct PerfCoefficients {
   // llama.cpp's own decode graphs on CUDA / ROCm, per kernel of llamacpp_decode_kernels' count for the build (its
   // prefill ubatches launch eagerly); refit 2026-12-06 with the count by build (docs/performance-model.md "llama.cpp's
   // kernels per token")
-  double kernel_llamacpp_s = 1.72e-6;
+  double kernel_llamacpp_s = 1.62e-6;
   // what each decode kernel adds when llama.cpp launches them one by one (a build or GPU without its CUDA / HIP
   // graphs, see llamacpp_graphless_reason): the mean of six published before / after pairs of the PRs that turned
   // graphs on, each saved time over its build's kernels (docs/performance-model.md "llama.cpp without graphs");
@@ -110,8 +110,9 @@ constexpr double kDefaultHostBandwidth = 2.0 * 8.0 * 5600e6;
 /// Why llama.cpp launches its decode kernels one by one on `gpu` (a build before its CUDA / HIP graphs reached that
 /// GPU), or "" when it replays them as one graph. Graphs: NVIDIA compute capability >= 8.0 from b2822 (#6766),
 /// 7.x from b10042 (#25749); AMD from b8893 (#22254, GGML_HIP_GRAPHS on by default); an unversioned llama.cpp is the
-/// newest. Apple GPUs (Metal) and CPU hosts have no graphs to speak of: "".
-std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine);
+/// newest. Apple GPUs (Metal) and CPU hosts have no graphs to speak of: "". `moe`: the model has MoE layers, whose
+/// mul_mat_id switched CUDA graphs off before b5170 (#13014).
+std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine, bool moe = false);
 
 /// Whether llama.cpp runs decode attention as FLASH_ATTN_EXT: -fa on / off as given; auto (the default) is on from
 /// b6325 (#15434, FA by default; on a GPU holding each layer's KV it resolves to on) and off before, when -fa
@@ -124,13 +125,16 @@ bool llamacpp_flash_attention(const EngineSettings& engine);
 /// landed takes its kernels off (docs/performance-model.md "llama.cpp's kernels per token").
 struct LlamacppKernels {
   i64 per_layer = 0;  // one attention + MLP layer
+  i64 per_moe_layer = 0;  // what an MoE layer's FFN block (router to residual add) adds to the dense one
   i64 per_token = 0;  // outside the layers: final norm, output matmul, the last layer's output-row gathers, mask cast
   std::string basis;  // the era and its counts, for the printed term
 };
 /// `quantised`: the layers' matrices go through MMVQ (a quantize_q8_1 kernel before each); else f16 / bf16 / f32
 /// mat-vec kernels. `gqa`: fewer KV heads than query heads (builds before b4114 ran attention through batched cuBLAS
 /// on GPUs of compute capability 7.0 and up, which needs a pointer-table kernel then; Pascal took one mat-vec kernel).
-LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa);
+/// `experts_active`: the MoE layers' top-k (0: a dense model).
+LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa,
+                                        i64 experts_active = 0);
 
 /// llama.cpp runs an op whose weights sit in host memory on the GPU (copying the weights over PCIe) when its batch
 /// has at least this many tokens, else on the CPU (ggml-cuda.cu ggml_backend_cuda_device_offload_op,
