@@ -430,7 +430,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("kv_unified", T::boolean, "llama.cpp", "llama.cpp: one KV cache shared by all slots (default: on when the slots are auto); --no-kv-unified: one stream per slot")
       .flags("--kv-unified@llama.cpp|-kvu@llama.cpp|--no-kv-unified@llama.cpp=false|-no-kvu@llama.cpp=false")
       .on(E::llamacpp, "--kv-unified|--no-kv-unified=false").env("LLAMA_ARG_KV_UNIFIED"));
-  r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto); a quantized V cache needs it")
+  r.push_back(Row("flash_attn", T::choice, "llama.cpp", "llama.cpp: flash attention (on, off, auto: on from b6325); a quantized V cache needs it; the decode step's kernels are counted with it")
       .flags("--flash-attn@llama.cpp|-fa@llama.cpp").on(E::llamacpp, "--flash-attn").env("LLAMA_ARG_FLASH_ATTN").choices({"on", "off", "auto"}));
   r.push_back(Row("numa", T::choice, "llama.cpp", "llama.cpp: NUMA placement on a CPU host (distribute: threads and pages over every node; isolate: the starting node only; numactl: numactl's CPU map); without it kvplan counts one socket's memory bandwidth")
       .flags("--numa@llama.cpp").on(E::llamacpp, "--numa").env("LLAMA_ARG_NUMA").choices({"distribute", "isolate", "numactl"}));
