@@ -82,10 +82,13 @@ double kernel_eff(const PerfCoefficients& c, const std::string& k) {
   return c.weight_eff_dense;
 }
 
+// the planned engine is a release before `version` (an unversioned engine is the newest kvplan knows)
+bool built_before(const EngineSettings& e, const char* version) { return !e.version.empty() && compare_versions(e.version, version) < 0; }
+
 double engine_step_overhead(const PerfCoefficients& c, const EngineSettings& e) {
   switch (e.kind) {
     case EngineKind::vllm:
-      return !e.version.empty() && compare_versions(e.version, "0.10.0") < 0 ? c.step_vllm_v0_s : c.step_vllm_s;
+      return built_before(e, "0.10.0") ? c.step_vllm_v0_s : c.step_vllm_s;
     case EngineKind::sglang: return c.step_sglang_s;
     case EngineKind::trtllm: return c.step_trtllm_s;
     case EngineKind::llamacpp: return c.step_llamacpp_s;
@@ -105,7 +108,7 @@ std::string num(double v, int digits = 3) {
 
 std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine, bool moe) {
   if (engine.kind != EngineKind::llamacpp || gpu.device_class == "cpu") return "";
-  const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
+  const auto before = [&](const char* build) { return built_before(engine, build); };
   if (gpu.vendor == "amd") return before("b8893") ? "HIP graphs off by default before b8893" : "";
   if (gpu.vendor != "nvidia") return "";
   // ggml-cuda disables graphs below a compute capability (disable_due_to_gpu_arch): Ampere until b10042, Volta since
@@ -119,7 +122,7 @@ std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& 
 }
 
 bool llamacpp_flash_attention(const EngineSettings& engine) {
-  const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
+  const auto before = [&](const char* build) { return built_before(engine, build); };
   if (before("b2771") || engine.flash_attn == "off") return false;  // #5021 (b2771) brought -fa
   return engine.flash_attn == "on" || !before("b6325");              // #15434 (b6325): auto, on where the KV is
 }
@@ -128,7 +131,7 @@ bool llamacpp_flash_attention(const EngineSettings& engine) {
 // per token"): the newest build's counts, then each PR that took kernels off added back for the builds before it.
 LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings& engine, bool quantised, bool gqa,
                                         i64 experts_active) {
-  const auto before = [&](const char* build) { return !engine.version.empty() && compare_versions(engine.version, build) < 0; };
+  const auto before = [&](const char* build) { return built_before(engine, build); };
   const bool fa = llamacpp_flash_attention(engine);
   // newest: fused norm (1), q / k / v (MMVQ: quantize_q8_1 + mul_mat_vec_q, 2 each; f16: 1), rope q, rope k fused with
   // the K store, V store, attention (FA: vec + combine = 2; else KQ, softmax, KQV, cont = 4), o, add, fused norm, one
@@ -558,8 +561,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // (dequantize_mul_mat_vec, one warp per row converting two halves per thread per step), a kernel bound by the SMs'
   // issue rate rather than the read on HBM GPUs; PR #10318 (b4114) replaced it with mul_mat_vec (mmv.cu). #9816
   // (b3916) vectorised its f16 loads: 1.27x on an H100 SXM, Llama-3-8B F16 at batch 1, the factor applied from then.
-  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && !s.engine.version.empty() &&
-      compare_versions(s.engine.version, "b4114") < 0 && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dmmv_per_sm_cycle > 0) {
+  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && built_before(s.engine, "b4114") && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dmmv_per_sm_cycle > 0) {
     const double vectorised = compare_versions(s.engine.version, "b3916") >= 0 ? 1.27 : 1.0;
     m->dmmv_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.dmmv_per_sm_cycle * vectorised;
     m->dmmv_basis = std::to_string(*s.gpu.sm_count) + (s.gpu.vendor == "amd" ? " CUs x " : " SMs x ") + std::to_string(*s.gpu.boost_clock_mhz) +
@@ -572,7 +574,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->layers = static_cast<i64>(rank.layers.size());
   m->kernels = 9 * m->layers + 5 * m->moe_layers + 4;
   // llama.cpp on CUDA / ROCm: its own graph, counted by build (llamacpp_decode_kernels), MoE layers by their top-k too
-  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && s.gpu.device_class != "cpu") {
+  const bool llamacpp_gpu = llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && s.gpu.device_class != "cpu";
+  if (llamacpp_gpu) {
     bool gqa = false;
     for (const Layer& l : rank.layers) gqa = gqa || (l.kv_heads > 0 && l.kv_heads < l.q_heads);
     const LlamacppKernels k = llamacpp_decode_kernels(s.gpu, s.engine, m->kernel != "dense", gqa, m->moe_layers > 0 ? m->experts_active : 0);
@@ -593,8 +596,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     // before #14482 (b5922) the ggml graph was built and allocated again for every token (and before #9017, b5036, the
     // captured CUDA graph updated): CPU work per node ahead of each token, graphs or not; priced where the kernels are
     // counted by build (CUDA / ROCm)
-    const bool graph_rebuilt = s.gpu.device_class != "cpu" && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") &&
-                               !s.engine.version.empty() && compare_versions(s.engine.version, "b5922") < 0;
+    const bool graph_rebuilt = llamacpp_gpu && built_before(s.engine, "b5922");
     if (graph_rebuilt) m->kernel_s += c.graph_build_llamacpp_s;
     // its prompt ubatches are launched one by one, by ggml's C++ loop (not PyTorch's eager_kernel_s)
     m->prefill_kernel_s = c.kernel_llamacpp_s + c.eager_llamacpp_extra_s + (graph_rebuilt ? c.graph_build_llamacpp_s : 0.0);

@@ -119,7 +119,7 @@ struct EngineSettings {
   bool ctx_given = false;  // -c was given (--fit lowers only a context it chose)
   i64 parallel = 0;        // -np / --parallel (0: not given = the build's default: 1, or 4 auto slots)
   bool swa_full = false;   // --swa-full
-  // -fa / --flash-attn: "on", "off" or "auto" (the default; llama.cpp_flash_attention resolves it per build)
+  // -fa / --flash-attn: "on", "off" or "auto" (the default; llamacpp_flash_attention, core/perf.hpp, resolves it per build)
   std::string flash_attn = "auto";
   bool kv_offload = true;  // --no-kv-offload / -nkvo: the KV cache stays in host memory
   bool mmap = true;        // --mmap (default) / --no-mmap: CPU-resident weights are the file's mapped pages, else read into RAM
