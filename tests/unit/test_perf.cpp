@@ -319,6 +319,37 @@ TEST_CASE("weight-only quantised kernels pay for dequantising every weight on th
   CHECK(term(estimate_perf(Planner(h), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
 }
 
+TEST_CASE("llama.cpp's K-quant weights cost more ALU work in the dequant term, by the recipe's tensor types", "[perf][dequant][llamacpp]") {
+  PerfParams hp = hand_params();
+  hp.coefficients.dequant_per_sm_cycle = 4;
+  hp.coefficients.dequant_k = 1.5;
+  hp.coefficients.dequant_k_low = 2;
+  const auto dequant = [&](const std::string& format, EngineKind kind = EngineKind::llamacpp) {
+    PlanSpec s = kvtest::spec("llama-2-7b", "rtx-4090", kvtest::engine(kind));
+    apply_weight_format(s.model, format, "test");
+    s.gpu.sm_count = 100;  // a made-up GPU: 100 SMs at 1000 MHz
+    s.gpu.boost_clock_mhz = 1000;
+    return term(estimate_perf(Planner(s), 1000, 0, 1, hp).decode_terms, "dequant");
+  };
+  // LLaMA-2-7B's matrices the step multiplies: 32 x (4 x 4096 x 4096 + 3 x 4096 x 11008) + the output head 32000 x 4096
+  // (the token embedding is looked up, not read)
+  const double layers = 32.0 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008), head = 32000.0 * 4096;
+  const double rate = 100 * 1000e6 * 4;
+  // --pure: every tensor at one type
+  CHECK(dequant("pure:q4_0") == Approx((layers + head) / rate));
+  CHECK(dequant("pure:q8_0") == Approx((layers + head) / rate));
+  CHECK(dequant("pure:q3_k") == Approx(2 * (layers + head) / rate));
+  CHECK(dequant("pure:q6_k") == Approx(1.5 * (layers + head) / rate));
+  // Q4_0: llama-quantize gives the output head q6_K, every other matrix q4_0
+  CHECK(dequant("Q4_0") == Approx((layers + 1.5 * head) / rate));
+  // Q4_K_M: q4_K, and q6_K for half of attn_v and ffn_down and the head: K-quants throughout
+  CHECK(dequant("Q4_K_M") == Approx(1.5 * (layers + head) / rate));
+  // Q3_K_S: q3_K throughout but the q6_K head
+  CHECK(dequant("Q3_K_S") == Approx((2 * layers + 1.5 * head) / rate));
+  // not llama.cpp (gpt-fast / MLC with the same GGUF weights): no type cost
+  CHECK(dequant("Q3_K_S", EngineKind::generic) == Approx((layers + head) / rate));
+}
+
 TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][dequant]") {
   PerfParams hp = hand_params();
   hp.coefficients.dequant_per_sm_cycle = 4;

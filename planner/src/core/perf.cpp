@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kvplan/core/gguf_recipe.hpp"
 #include "kvplan/core/weights.hpp"
 
 namespace kvplan {
@@ -30,6 +31,8 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
+      {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
+      {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q2_K / q3_K weight in the dequant term, relative to q4_0"},
       {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
@@ -191,6 +194,10 @@ struct StepTimeModel::Impl {
   // kernel is not weight-only)
   double quant_elems = 0, routed_quant_elems = 0, dequant_rate = 0;
   std::string dequant_basis;
+  // llama.cpp: the ALU cost of those weights' ggml types relative to q4_0 (dequant_k, dequant_k_low), averaged over the
+  // GGUF recipe's tensors by elements, the routed experts apart; 1 for every other kernel
+  double dq_cost = 1, routed_dq_cost = 1;
+  std::string dq_cost_basis;
   // llama.cpp before b4114: its f16 / bf16 / f32 matrices through DMMV at dmmv_rate (0: not that build), elements
   double dense_elems = 0, routed_dense_elems = 0, dmmv_rate = 0;
   std::string dmmv_basis;
@@ -301,7 +308,7 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   // the GPU's weight-only quantised matrices, each weight dequantised once per step on the SMs' ALUs
   if (dequant_rate > 0) {
     w.dq_elems = quant_elems * gpu_dense + routed_quant_elems * w.touched * gpu_routed;
-    w.t_dq = w.dq_elems / dequant_rate;
+    w.t_dq = (quant_elems * gpu_dense * dq_cost + routed_quant_elems * w.touched * gpu_routed * routed_dq_cost) / dequant_rate;
   }
   if (dmmv_rate > 0) {
     w.dmmv_elems = dense_elems * gpu_dense + routed_dense_elems * w.touched * gpu_routed;
@@ -388,7 +395,7 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
                                  : "")});
   if (w.dq_elems > 0 || w.dmmv_elems > 0) {
     std::string db;
-    if (w.dq_elems > 0) db = num(w.dq_elems / 1e9, 4) + " G " + kernel + " weights / (" + dequant_basis + ")";
+    if (w.dq_elems > 0) db = num(w.dq_elems / 1e9, 4) + " G " + kernel + " weights" + dq_cost_basis + " / (" + dequant_basis + ")";
     if (w.dmmv_elems > 0)
       db += (db.empty() ? "" : " + ") + num(w.dmmv_elems / 1e9, 4) + " G f16/bf16/f32 weights through DMMV / (" + dmmv_basis + ")";
     out.push_back({"dequant", w.t_dq, db});
@@ -428,6 +435,57 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   }
   return out;
 }
+
+namespace {
+
+// The ALU cost per weight of a ggml type in llama.cpp's mat-vec kernels, relative to q4_0 (q8_0, q4_1, q5_0, q5_1,
+// iq4_nl and mxfp4 count as q4_0: one scale per 32 weights): the K-quants unpack a 256-weight super-block's
+// sub-block scales (and mins), q3_K / q2_K also their 2-bit lows and high-bit masks.
+double ggml_type_cost(ElemFormat f, const PerfCoefficients& c) {
+  switch (f) {
+    case ElemFormat::q4_k:
+    case ElemFormat::q5_k:
+    case ElemFormat::q6_k:
+      return c.dequant_k;
+    case ElemFormat::q2_k:
+    case ElemFormat::q3_k:
+      return c.dequant_k_low;
+    default:
+      return 1.0;
+  }
+}
+
+struct GgmlCost {
+  double dense = 1, routed = 1;
+  std::string basis;
+};
+
+// The recipe's tensors (as llama-quantize types them) the dequant term counts: all but the token embedding, which is
+// looked up, unless it is the output head too; the routed experts apart (they are read as touched).
+GgmlCost ggml_dequant_cost(const ModelSpec& rank, const PerfCoefficients& c) {
+  const auto recipe = parse_gguf_recipe(rank.quant.gguf_recipe);
+  GgmlCost out;
+  if (!recipe) return out;
+  std::vector<GgufTensor> ts = gguf_tensors(rank);
+  gguf_tensor_types(*recipe, rank, ts);
+  const bool embedding_is_head = rank.tied_embeddings && rank.has_embedding && rank.has_lm_head;
+  double elems[2] = {0, 0}, cost[2] = {0, 0};
+  for (const GgufTensor& t : ts) {
+    if (t.role == TensorRole::token_embd && !embedding_is_head) continue;
+    const int routed = t.part == "routed_experts" ? 1 : 0;
+    const double n = static_cast<double>(t.cols) * static_cast<double>(t.rows) * static_cast<double>(t.slices);
+    elems[routed] += n;
+    cost[routed] += n * ggml_type_cost(t.type, c);
+  }
+  if (elems[0] > 0) out.dense = cost[0] / elems[0];
+  if (elems[1] > 0) out.routed = cost[1] / elems[1];
+  if (out.dense != 1.0 || out.routed != 1.0)
+    out.basis = " x " + num(elems[0] > 0 ? out.dense : out.routed, 3) + (elems[0] > 0 && elems[1] > 0 ? " (routed " + num(out.routed, 3) + ")" : "") +
+                " " + recipe->name + " type cost (q4/5/6_K " + num(c.dequant_k, 3) + ", q2/3_K " + num(c.dequant_k_low, 3) + " x q4_0)";
+  return out;
+}
+
+}  // namespace
 
 StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   auto m = std::make_shared<Impl>();
@@ -549,6 +607,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // al., "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models", 2024).
   const bool own_kernels = llamacpp || s.engine.kind == EngineKind::generic;
   if (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) m->gemm_p = c.gemm_overlap_p;
+
   const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
                            (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
   if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {
@@ -556,6 +615,12 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     const char* const units = s.gpu.vendor == "amd" ? " CUs x " : s.gpu.vendor == "apple" ? " GPU cores x " : " SMs x ";
     m->dequant_basis = std::to_string(*s.gpu.sm_count) + units + std::to_string(*s.gpu.boost_clock_mhz) + " MHz x " +
                        num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
+  }
+  if (m->dequant_rate > 0 && llamacpp && !rank.quant.gguf_recipe.empty()) {
+    const GgmlCost g = ggml_dequant_cost(rank, c);
+    m->dq_cost = g.dense;
+    m->routed_dq_cost = g.routed;
+    m->dq_cost_basis = g.basis;
   }
   // llama.cpp builds before b4114 multiplied f16 / bf16 / f32 matrices by the token's vector in DMMV
   // (dequantize_mul_mat_vec, one warp per row converting two halves per thread per step), a kernel bound by the SMs'
