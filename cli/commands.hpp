@@ -33,7 +33,9 @@ void register_simulate(CLI::App& app, Globals& g);
 void warn(const std::string& msg);
 
 /// Rewrites the engine spellings CLI11 cannot take as options (-ctk, -np, -ngl, -ub, -fa, -tp, -kvu,
-/// ...) into their long kvplan flags, and gives a bare -fa / --flash-attn the value "on".
-std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args);
+/// ...) into their long kvplan flags, and gives a bare -fa / --flash-attn the value "on". A word after it that is no
+/// value of its (and not an option) goes to `after_flash_attn`: CLI11 then finds it unexpected, and main names the flag.
+std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args,
+                                                  std::vector<std::string>* after_flash_attn = nullptr);
 
 }  // namespace kvplan::cli

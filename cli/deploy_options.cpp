@@ -36,7 +36,7 @@ bool cli11_name(const std::string& s) {  // CLI11 takes --long and one-letter -x
 
 }  // namespace
 
-std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args) {
+std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>& args, std::vector<std::string>* after_flash_attn) {
   static const std::map<std::string, std::string> long_of = [] {
     std::map<std::string, std::string> m;
     for (const io::SettingDef& d : io::settings_table())
@@ -59,7 +59,10 @@ std::vector<std::string> rewrite_engine_spellings(const std::vector<std::string>
     out.push_back(a);
     if (a == "--flash-attn" || a == "-fa") {  // llama.cpp's -fa takes an optional on|off|auto
       static const std::set<std::string> values = {"on", "off", "auto", "true", "false", "1", "0", "enabled", "disabled"};
-      if (i + 1 >= args.size() || !values.count(args[i + 1])) out.push_back("on");
+      if (i + 1 >= args.size() || !values.count(args[i + 1])) {
+        out.push_back("on");
+        if (after_flash_attn && i + 1 < args.size() && args[i + 1].rfind('-', 0) != 0) after_flash_attn->push_back(args[i + 1]);
+      }
     }
   }
   return out;

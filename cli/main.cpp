@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   cli::register_kv(app, g);
   cli::register_models(app, g);
   cli::register_gpus(app, g);
+  std::vector<std::string> after_flash_attn;  // words after a bare --flash-attn that are no value of it
   try {
     // an engine command pasted after `--` is read by the deployment commands, not by CLI11
     std::vector<std::string> args(argv + 1, argv + argc);
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
         if (a == "plan" || a == "sweep" || a == "fit" || a == "check" || a == "report" || a == "simulate" || a == "probe") break;
       }
     }
-    args = cli::rewrite_engine_spellings(args);
+    args = cli::rewrite_engine_spellings(args, &after_flash_attn);
     reject_non_finite(args);
     cli::set_table_options(0, std::find(args.begin(), args.end(), "--verbose") != args.end());
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments in reverse order
@@ -93,6 +94,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // --flash-attn takes an optional value: a word after it that CLI11 finds unexpected was meant as one
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::string what = e.what();
+      for (const auto& w : after_flash_attn)
+        if (what.size() >= w.size() && (what.compare(what.size() - w.size(), w.size(), w) == 0 || what.find(": " + w + " ") != std::string::npos)) {
+          std::cerr << "kvplan: error: --flash-attn: expected on, off or auto, got '" << w << "' (alone, --flash-attn means on)\n";
+          return 2;
+        }
+    }
     std::cerr << "kvplan: error: " << e.what() << "; see kvplan --help\n";
     return 2;
   } catch (const InputError& e) {

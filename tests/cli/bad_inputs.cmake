@@ -215,3 +215,10 @@ kvplan_cli_test(bad_cpu_sockets_on_a_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1
   STDERR "kvplan: error: --cpu-sockets: describes a CPU host, not h100-sxm<SEMI> use --gpu cpu (or a CPU profile: kvplan gpus) for CPU inference")
 kvplan_cli_test(bad_ecc_on_a_card_without_ecc EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu rtx-3090 --ecc on
   STDERR "kvplan: error: --ecc: rtx-3090 has no ECC mode to switch<SEMI> leave --ecc out for this GPU")
+# --flash-attn takes an optional value (llama.cpp's -fa): a word after it that is none of its values is named as its
+kvplan_cli_test(bad_flash_attn_value_spaced EXIT 2 STDOUT_EMPTY ARGS plan llama-2-7b --engine llama.cpp --flash-attn maybe
+  STDERR "kvplan: error: --flash-attn: expected on, off or auto, got 'maybe' (alone, --flash-attn means on)")
+kvplan_cli_test(bad_flash_attn_value_short EXIT 2 STDOUT_EMPTY ARGS plan llama-2-7b --engine llama.cpp -fa maybe
+  STDERR "kvplan: error: --flash-attn: expected on, off or auto, got 'maybe' (alone, --flash-attn means on)")
+kvplan_cli_test(bad_flash_attn_value_equals EXIT 2 STDOUT_EMPTY ARGS plan llama-2-7b --engine llama.cpp --flash-attn=maybe
+  STDERR "kvplan: error: --flash-attn: expected on, off or auto, got 'maybe'")
