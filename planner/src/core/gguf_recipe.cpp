@@ -414,6 +414,12 @@ void gguf_tensor_types(const GgufRecipe& r, const ModelSpec& m, std::vector<Gguf
   }
 }
 
+std::vector<GgufTensor> gguf_typed_tensors(const GgufRecipe& r, const ModelSpec& m, const std::string& where) {
+  auto ts = gguf_tensors(m);
+  gguf_tensor_types(r, m, ts, where);
+  return ts;
+}
+
 i64 gguf_tensor_bytes(const GgufTensor& t) {
   return mul(mul(t.rows, t.slices, "GGUF tensor rows"), row_bytes(t.type, t.cols, "GGUF tensor row"),
              "GGUF tensor bytes");

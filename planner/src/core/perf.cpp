@@ -307,8 +307,9 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   w.t_w = bandwidth > 0 ? w.q_bytes / (bandwidth * weight_eff) + w.d_bytes / (bandwidth * dense_eff) : 0;
   // the GPU's weight-only quantised matrices, each weight dequantised once per step on the SMs' ALUs
   if (dequant_rate > 0) {
-    w.dq_elems = quant_elems * gpu_dense + routed_quant_elems * w.touched * gpu_routed;
-    w.t_dq = (quant_elems * gpu_dense * dq_cost + routed_quant_elems * w.touched * gpu_routed * routed_dq_cost) / dequant_rate;
+    const double dense_dq = quant_elems * gpu_dense, routed_dq = routed_quant_elems * w.touched * gpu_routed;
+    w.dq_elems = dense_dq + routed_dq;
+    w.t_dq = (dense_dq * dq_cost + routed_dq * routed_dq_cost) / dequant_rate;
   }
   if (dmmv_rate > 0) {
     w.dmmv_elems = dense_elems * gpu_dense + routed_dense_elems * w.touched * gpu_routed;
@@ -462,15 +463,12 @@ struct GgmlCost {
 
 // The recipe's tensors (as llama-quantize types them) the dequant term counts: all but the token embedding, which is
 // looked up, unless it is the output head too; the routed experts apart (they are read as touched).
-GgmlCost ggml_dequant_cost(const ModelSpec& rank, const PerfCoefficients& c) {
+GgmlCost ggml_dequant_cost(const ModelSpec& rank, const PerfCoefficients& c, bool embedding_is_head) {
   const auto recipe = parse_gguf_recipe(rank.quant.gguf_recipe);
   GgmlCost out;
   if (!recipe) return out;
-  std::vector<GgufTensor> ts = gguf_tensors(rank);
-  gguf_tensor_types(*recipe, rank, ts);
-  const bool embedding_is_head = rank.tied_embeddings && rank.has_embedding && rank.has_lm_head;
   double elems[2] = {0, 0}, cost[2] = {0, 0};
-  for (const GgufTensor& t : ts) {
+  for (const GgufTensor& t : gguf_typed_tensors(*recipe, rank)) {
     if (t.role == TensorRole::token_embd && !embedding_is_head) continue;
     const int routed = t.part == "routed_experts" ? 1 : 0;
     const double n = static_cast<double>(t.cols) * static_cast<double>(t.rows) * static_cast<double>(t.slices);
@@ -607,7 +605,6 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // al., "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models", 2024).
   const bool own_kernels = llamacpp || s.engine.kind == EngineKind::generic;
   if (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) m->gemm_p = c.gemm_overlap_p;
-
   const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
                            (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
   if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {
@@ -617,7 +614,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
                        num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
   }
   if (m->dequant_rate > 0 && llamacpp && !rank.quant.gguf_recipe.empty()) {
-    const GgmlCost g = ggml_dequant_cost(rank, c);
+    const GgmlCost g = ggml_dequant_cost(rank, c, embedding_is_head);
     m->dq_cost = g.dense;
     m->routed_dq_cost = g.routed;
     m->dq_cost_basis = g.basis;

@@ -262,12 +262,6 @@ GgufRecipe recipe_of(const ModelSpec& m) {
   return *r;
 }
 
-// every tensor of the model's GGUF listing with the type its recipe gives
-std::vector<GgufTensor> typed_tensors(const ModelSpec& m, const GgufRecipe& r) {
-  auto ts = gguf_tensors(m);
-  gguf_tensor_types(r, m, ts);
-  return ts;
-}
 
 // fp32 scalars a format keeps per linear module (nvfp4: weight_scale_2 and input_scale, 8 B): modules of `part`
 // counted from the GGUF tensor listing, each routed expert its own module
@@ -284,7 +278,7 @@ i64 per_module_bytes(const ModelSpec& m, const ParamPart& part) {
 i64 part_weight_bytes(const ModelSpec& m, const ParamPart& part) {
   if (!m.quant.gguf_recipe.empty()) {
     const GgufRecipe r = recipe_of(m);
-    return gguf_part_bytes(m, part, r, typed_tensors(m, r), kAllLayers);
+    return gguf_part_bytes(m, part, r, gguf_typed_tensors(r, m), kAllLayers);
   }
   const i64 elem = format_info(m.dtype).block_bytes;
   const bool packed = part_packed(m.quant, part);
@@ -350,7 +344,7 @@ LayerWeights layer_weight_bytes(const ModelSpec& m) {
   std::vector<std::vector<GgufTensor>> by_layer(static_cast<size_t>(n + 1));
   if (gguf) {
     recipe = recipe_of(m);
-    for (auto& t : typed_tensors(m, *recipe))
+    for (auto& t : gguf_typed_tensors(*recipe, m))
       if (t.layer >= -1 && t.layer < n) by_layer[static_cast<size_t>(t.layer + 1)].push_back(std::move(t));
   }
   // a part as the whole model's weight_bytes prices it; `layer` picks one block's tensors from the recipe's listing

@@ -64,6 +64,9 @@ std::vector<GgufTensor> gguf_tensors(const ModelSpec& m);
 void gguf_tensor_types(const GgufRecipe& r, const ModelSpec& m, std::vector<GgufTensor>& ts,
                        const std::string& where = "weight_format");
 
+/// gguf_tensors(m) with each tensor typed by gguf_tensor_types(r, m, ...).
+std::vector<GgufTensor> gguf_typed_tensors(const GgufRecipe& r, const ModelSpec& m, const std::string& where = "weight_format");
+
 /// Bytes of one tensor: rows x slices x row_bytes(type, cols), overflow-checked.
 i64 gguf_tensor_bytes(const GgufTensor& t);
 
