@@ -317,6 +317,21 @@ TEST_CASE("weight-only quantised kernels pay for dequantising every weight on th
   h.model = b.model;
   h.gpu.sm_count = 100;
   CHECK(term(estimate_perf(Planner(h), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
+
+  // before Volta (compute capability 6.1, a P40's) INT32 and FP32 share the cores: the SMs reach dequant_pre_volta of
+  // the rate; Volta (7.0) and AMD GPUs keep all of it
+  hp.coefficients.dequant_pre_volta = 0.5;
+  PlanSpec pascal = s;
+  pascal.gpu.sm_count = 100;
+  pascal.gpu.compute_capability = "6.1";
+  const PerfResult pr = estimate_perf(Planner(pascal), 1000, 0, 1, hp);
+  CHECK(term(pr.decode_terms, "dequant") == Approx(elems / (100 * 1000e6 * 4 * 0.5)));
+  CHECK(find_term(pr.decode_terms, "dequant")->basis.find("compute capability 6.1") != std::string::npos);
+  pascal.gpu.compute_capability = "7.0";
+  CHECK(term(estimate_perf(Planner(pascal), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
+  pascal.gpu.compute_capability = "6.1";
+  pascal.gpu.vendor = "amd";
+  CHECK(term(estimate_perf(Planner(pascal), 1000, 0, 1, hp).decode_terms, "dequant") == Approx(t_dq));
 }
 
 TEST_CASE("llama.cpp's K-quant weights cost more ALU work in the dequant term, by the recipe's tensor types", "[perf][dequant][llamacpp]") {

@@ -38,11 +38,15 @@ struct PerfCoefficients {
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
   double dequant_per_sm_cycle = 12.5;
+  // NVIDIA GPUs below compute capability 7.0 (Pascal, Maxwell) issue INT32 and FP32 work on the same cores, where Volta
+  // and later have a separate INT32 pipe (NVIDIA, Volta Tuning Guide 4.1.1; Volta whitepaper): their SMs dequantise this
+  // share of dequant_per_sm_cycle (docs/performance-model.md "GPUs before Volta")
+  double dequant_pre_volta = 0.72;  // fitted 2026-12-06 with dequant_k_low
   // llama.cpp's super-block types cost its mul_mat_vec_q more ALU work per weight than q4_0 / q8_0 (the 6-bit scales and
   // mins of a 256-weight super-block unpacked, q3_K's and q6_K's high bits merged in): the dequant term's weights count
   // this many times (docs/performance-model.md "Weight types in llama.cpp's kernels")
   double dequant_k = 1.0;       // q4_K, q5_K, q6_K: not refit, the cases that would move it disagree
-  double dequant_k_low = 1.76;  // q2_K, q3_K: fitted alone 2026-12-06
+  double dequant_k_low = 1.98;  // q2_K, q3_K: fitted 2026-12-06 with dequant_pre_volta
   // llama.cpp builds before b4114: f16 / bf16 / f32 weights its DMMV kernel multiplies per SM per clock cycle (fitted on
   // the May 2024 and January 2024 f16 llama-bench rows of A100, H100 PCIe and RTX 3090; docs/performance-model.md
   // "llama.cpp's DMMV")
