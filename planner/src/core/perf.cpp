@@ -31,7 +31,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
-      {"dequant_pre_volta", &C::dequant_pre_volta, "share of dequant_per_sm_cycle an NVIDIA GPU below compute capability 7.0 (INT32 and FP32 on the same cores) reaches", false, true},
+      {"dequant_pre_volta", &C::dequant_pre_volta, "share of dequant_per_sm_cycle an NVIDIA GPU below compute capability 7.0 (INT32 and FP32 on the same cores) reaches; an AMD CU half of it", false, true},
       {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
       {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q2_K / q3_K weight in the dequant term, relative to q4_0"},
       {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
@@ -609,15 +609,21 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
                            (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
   if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {
-    // before Volta an SM's INT32 and FP32 instructions share its cores: the unpacking and the scale arithmetic queue
+    // before Volta an SM's INT32 and FP32 instructions share its 128 cores: the unpacking and the scale arithmetic
+    // queue (dequant_pre_volta). An AMD compute unit issues 64 lanes a cycle, integer and float alike (RDNA: two SIMD32,
+    // CDNA / GCN: four SIMD16): half a Pascal SM's shared lanes, so half its rate (docs/performance-model.md "GPUs
+    // before Volta")
     const int cc_major = std::atoi(s.gpu.compute_capability.c_str());
     const bool pre_volta = s.gpu.vendor == "nvidia" && cc_major > 0 && cc_major < 7;
-    const double per_cycle = c.dequant_per_sm_cycle * (pre_volta ? c.dequant_pre_volta : 1.0);
-    m->dequant_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * per_cycle;
-    const char* const units = s.gpu.vendor == "amd" ? " CUs x " : s.gpu.vendor == "apple" ? " GPU cores x " : " SMs x ";
+    const bool amd = s.gpu.vendor == "amd";
+    constexpr double kAmdCuLanesPerPascalSm = 64.0 / 128.0;
+    const double shared = pre_volta ? c.dequant_pre_volta : amd ? c.dequant_pre_volta * kAmdCuLanesPerPascalSm : 1.0;
+    m->dequant_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.dequant_per_sm_cycle * shared;
+    const char* const units = amd ? " CUs x " : s.gpu.vendor == "apple" ? " GPU cores x " : " SMs x ";
     m->dequant_basis = std::to_string(*s.gpu.sm_count) + units + std::to_string(*s.gpu.boost_clock_mhz) + " MHz x " +
-                       num(c.dequant_per_sm_cycle, 3) + " per SM-cycle" +
-                       (pre_volta ? " x " + num(c.dequant_pre_volta, 3) + " (compute capability " + s.gpu.compute_capability + ": INT32 and FP32 share the cores)" : "");
+                       num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
+    if (pre_volta) m->dequant_basis += " x " + num(c.dequant_pre_volta, 3) + " (compute capability " + s.gpu.compute_capability + ": INT32 and FP32 share the cores)";
+    if (amd) m->dequant_basis += " x " + num(c.dequant_pre_volta, 3) + " x 64 / 128 (a CU's 64 lanes shared by INT32 and FP32, half a Pascal SM's 128)";
   }
   if (m->dequant_rate > 0 && llamacpp && !rank.quant.gguf_recipe.empty()) {
     const GgmlCost g = ggml_dequant_cost(rank, c, embedding_is_head);

@@ -40,7 +40,8 @@ struct PerfCoefficients {
   double dequant_per_sm_cycle = 12.5;
   // NVIDIA GPUs below compute capability 7.0 (Pascal, Maxwell) issue INT32 and FP32 work on the same cores, where Volta
   // and later have a separate INT32 pipe (NVIDIA, Volta Tuning Guide 4.1.1; Volta whitepaper): their SMs dequantise this
-  // share of dequant_per_sm_cycle (docs/performance-model.md "GPUs before Volta")
+  // share of dequant_per_sm_cycle; an AMD compute unit, with half a Pascal SM's shared lanes, half of that
+  // (docs/performance-model.md "GPUs before Volta")
   double dequant_pre_volta = 0.72;  // fitted 2026-12-06 with dequant_k_low
   // llama.cpp's super-block types cost its mul_mat_vec_q more ALU work per weight than q4_0 / q8_0 (the 6-bit scales and
   // mins of a 256-weight super-block unpacked, q3_K's and q6_K's high bits merged in): the dequant term's weights count
