@@ -355,6 +355,8 @@ TEST_CASE("llama.cpp's K-quant weights cost more ALU work in the dequant term, b
   CHECK(dequant("pure:q8_0") == Approx((layers + head) / rate));
   CHECK(dequant("pure:q3_k") == Approx(2 * (layers + head) / rate));
   CHECK(dequant("pure:q6_k") == Approx(1.5 * (layers + head) / rate));
+  // q2_K between q4_K (1.5 here) and q3_K (2) where its vec_dot's instructions are: 156 per 32 weights, 118 and 240
+  CHECK(dequant("pure:q2_k") == Approx((1.5 + 0.5 * (156.0 - 118) / (240 - 118)) * (layers + head) / rate));
   // Q4_0: llama-quantize gives the output head q6_K, every other matrix q4_0
   CHECK(dequant("Q4_0") == Approx((layers + 1.5 * head) / rate));
   // Q4_K_M: q4_K, and q6_K for half of attn_v and ffn_down and the head: K-quants throughout

@@ -33,7 +33,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"dequant_pre_volta", &C::dequant_pre_volta, "share of dequant_per_sm_cycle an NVIDIA GPU below compute capability 7.0 (INT32 and FP32 on the same cores) reaches; an AMD CU half of it", false, true},
       {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
-      {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q2_K / q3_K weight in the dequant term, relative to q4_0"},
+      {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q3_K weight in the dequant term, relative to q4_0 (q2_K: 0.311 of the way from dequant_k to it)"},
       {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
@@ -442,7 +442,11 @@ namespace {
 
 // The ALU cost per weight of a ggml type in llama.cpp's mat-vec kernels, relative to q4_0 (q8_0, q4_1, q5_0, q5_1,
 // iq4_nl and mxfp4 count as q4_0: one scale per 32 weights): the K-quants unpack a 256-weight super-block's
-// sub-block scales (and mins), q3_K / q2_K also their 2-bit lows and high-bit masks.
+// sub-block scales (and mins), q3_K also its 2-bit lows and high-bit mask. q2_K, 2-bit lows without the mask, sits
+// between q4_K and q3_K where its vec_dot's instruction count does (156 per 32 weights against 118 and 240,
+// docs/performance-model.md "Weight types in llama.cpp's kernels").
+constexpr double kQ2kBetweenQ4kAndQ3k = (156.0 - 118.0) / (240.0 - 118.0);
+
 double ggml_type_cost(ElemFormat f, const PerfCoefficients& c) {
   switch (f) {
     case ElemFormat::q4_k:
@@ -450,6 +454,7 @@ double ggml_type_cost(ElemFormat f, const PerfCoefficients& c) {
     case ElemFormat::q6_k:
       return c.dequant_k;
     case ElemFormat::q2_k:
+      return c.dequant_k + (c.dequant_k_low - c.dequant_k) * kQ2kBetweenQ4kAndQ3k;
     case ElemFormat::q3_k:
       return c.dequant_k_low;
     default:
@@ -480,7 +485,8 @@ GgmlCost ggml_dequant_cost(const ModelSpec& rank, const PerfCoefficients& c, boo
   if (elems[1] > 0) out.routed = cost[1] / elems[1];
   if (out.dense != 1.0 || out.routed != 1.0)
     out.basis = " x " + num(elems[0] > 0 ? out.dense : out.routed, 3) + (elems[0] > 0 && elems[1] > 0 ? " (routed " + num(out.routed, 3) + ")" : "") +
-                " " + recipe->name + " type cost (q4/5/6_K " + num(c.dequant_k, 3) + ", q2/3_K " + num(c.dequant_k_low, 3) + " x q4_0)";
+                " " + recipe->name + " type cost (q4/5/6_K " + num(c.dequant_k, 3) + ", q3_K " + num(c.dequant_k_low, 3) + ", q2_K " +
+                num(ggml_type_cost(ElemFormat::q2_k, c), 3) + " x q4_0)";
   return out;
 }
 

@@ -47,7 +47,7 @@ struct PerfCoefficients {
   // mins of a 256-weight super-block unpacked, q3_K's and q6_K's high bits merged in): the dequant term's weights count
   // this many times (docs/performance-model.md "Weight types in llama.cpp's kernels")
   double dequant_k = 1.0;       // q4_K, q5_K, q6_K: not refit, the cases that would move it disagree
-  double dequant_k_low = 1.98;  // q2_K, q3_K: fitted 2026-12-06 with dequant_pre_volta
+  double dequant_k_low = 1.98;  // q3_K (q2_K 0.311 of the way from dequant_k): fitted 2026-12-06 with dequant_pre_volta
   // llama.cpp builds before b4114: f16 / bf16 / f32 weights its DMMV kernel multiplies per SM per clock cycle (fitted on
   // the May 2024 and January 2024 f16 llama-bench rows of A100, H100 PCIe and RTX 3090; docs/performance-model.md
   // "llama.cpp's DMMV")
