@@ -66,7 +66,11 @@ const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b2
                                             "rtx-2080", "rtx-2080-super", "rtx-2080-ti", "titan-rtx",
                                             // GeForce RTX 30/40/50 cards hardware-facts.json lacks (issue #12)
                                             "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb",
-                                            "rtx-4070-super", "rtx-4070-ti", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070"};
+                                            "rtx-4070-super", "rtx-4070-ti", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070",
+                                            // cards llama.cpp users run that hardware-facts.json lacks (2026-12-06)
+                                            "v100-pcie-32gb", "v100-pcie-16gb", "titan-v", "rtx-a4000", "rtx-a5000",
+                                            "rtx-4000-ada", "rtx-4500-ada", "rx-9070-xt", "rx-9070", "rx-7900-xt",
+                                            "rx-7900-gre", "rx-7800-xt", "radeon-vii", "mi50-16gb", "mi50-32gb", "mi100"};
 
 }  // namespace
 
@@ -363,6 +367,13 @@ TEST_CASE("names shared by variants resolve by memory", "[hardware]") {
   CHECK(p.gpu("Orin", 32 * GiB).id == "jetson-agx-orin-32gb");
   CHECK(p.gpu("NVIDIA A100-PCIE-40GB").id == "a100-pcie-40gb");
   CHECK(p.gpu("NVIDIA A100-SXM4-40GB").id == "a100-40gb");
+  // ROCm prints one name for both MI50 sizes (llama.cpp: 'AMD Instinct MI60 / MI50')
+  CHECK(p.gpu("AMD Instinct MI60 / MI50", 16 * GiB).id == "mi50-16gb");
+  CHECK(p.gpu("AMD Instinct MI60 / MI50", 32 * GiB).id == "mi50-32gb");
+  // the PCIe V100 is its own profile: 1380 MHz boost against the SXM2's 1530, 112 FP16 tensor TFLOP/s against 125
+  CHECK(p.gpu("Tesla V100-PCIE-32GB").id == "v100-pcie-32gb");
+  CHECK(p.gpu("v100-pcie-32gb").boost_clock_mhz == 1380);
+  CHECK(p.gpu("v100-pcie-32gb").fp16_dense_tflops == Approx(112));
 }
 
 TEST_CASE("no name is claimed by two profiles except the deliberate shared names", "[hardware]") {
@@ -377,7 +388,8 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
             m2max = {"m2-max-30c", "m2-max-38c"},
             m3max = {"m3-max-30c", "m3-max-40c"}, m4max = {"m4-max-32c", "m4-max-40c"},
             orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"},
-            rtx4060ti = {"rtx-4060-ti-16gb", "rtx-4060-ti-8gb"}, rtx5060ti = {"rtx-5060-ti-16gb", "rtx-5060-ti-8gb"};
+            rtx4060ti = {"rtx-4060-ti-16gb", "rtx-4060-ti-8gb"}, rtx5060ti = {"rtx-5060-ti-16gb", "rtx-5060-ti-8gb"},
+            mi50 = {"mi50-16gb", "mi50-32gb"};
   // the device name two cards print, and its short forms
   const std::map<std::string, Ids> shared = {
       {"nvidia-geforce-rtx-3080", rtx3080}, {"rtx-3080", rtx3080}, {"geforce-rtx-3080", rtx3080},
@@ -385,7 +397,7 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
       {"apple-m3-max", m3max},              {"m3-max", m3max},       {"apple-m4-max", m4max},
       {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin},
       {"nvidia-geforce-rtx-2060", rtx2060}, {"nvidia-geforce-rtx-4060-ti", rtx4060ti},
-      {"nvidia-geforce-rtx-5060-ti", rtx5060ti}};
+      {"nvidia-geforce-rtx-5060-ti", rtx5060ti}, {"amd-instinct-mi60-/-mi50", mi50}, {"amd-instinct-mi50/mi60", mi50}};
   for (const auto& [key, ids] : claims) {
     INFO(key);
     if (const auto it = shared.find(key); it != shared.end()) CHECK(ids == it->second);
