@@ -211,3 +211,24 @@ TEST_CASE("AIConfigurator corpus: median TPOT of closed loops within 20% across 
   CHECK(within["sglang"] >= 7);
   CHECK(within["trtllm"] >= 22);
 }
+
+TEST_CASE("the unseen load tests still run: every held-out case gives its compared figures", "[sim_cases]") {
+  // tests/data/sim/heldout.json is kept out of every choice of the simulator (docs/simulation.md "Unseen load
+  // tests"); no count is asserted on it, but a renamed option or profile must not leave a case unrunnable
+  const json doc = json::parse(kvtest::slurp(kSim + "/heldout.json"));
+  REQUIRE(doc["cases"].size() >= 12);
+  for (const auto& c : doc["cases"]) {
+    std::vector<std::string> args = {"simulate"};
+    for (const auto& a : c["args"]) args.push_back(a.get<std::string>());
+    args.insert(args.end(), {"--format", "json"});
+    const auto r = kvtest::kvplan(args);
+    INFO(c["id"].get<std::string>() << ": " << r.err);
+    REQUIRE(r.exit == 0);
+    const json results = json::parse(r.out)["results"];
+    for (const auto& [key, published] : c["measured"].items()) {
+      INFO(key);
+      CHECK(published.get<double>() > 0);
+      CHECK(std::isfinite(lookup(results, key)));
+    }
+  }
+}
