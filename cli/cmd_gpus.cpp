@@ -51,7 +51,7 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                  "interconnect_bytes_per_s", "pcie_bytes_per_s"};
   } else {
     // one line per device in 100 columns: the name only with --verbose (and in md)
-    t.title = "bf16, fp8: dense TFLOP/s; GB/s: memory bandwidth; link: to the node's other devices, GB/s each way";
+    t.title = "bf16, fp8: dense TFLOP/s (* fp16 where the GPU has no bf16 rate); GB/s: memory bandwidth; link: to the node's other devices, GB/s each way";
     t.columns = {"id", "name", "class", "memory", "kind", "GB/s", "bf16", "fp8", "link"};
     t.right_align = {false, false, false, true, false, true, true, true, false};
     t.verbose_only = {false, true, false, false, false, false, false, false, false};
@@ -68,7 +68,8 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                         gp.interconnect, std::to_string(link_bytes), std::to_string(pcie_bytes)});
     else
       t.rows.push_back({id, gp.name, gp.device_class, human_bytes(gp.memory_bytes), short_kind(gp.memory_bytes_kind),
-                        grouped(gp.memory_bandwidth_bytes_per_s / 1000000000), opt_num(gp.bf16_dense_tflops),
+                        grouped(gp.memory_bandwidth_bytes_per_s / 1000000000),
+                        gp.bf16_dense_tflops || !gp.fp16_dense_tflops ? opt_num(gp.bf16_dense_tflops) : opt_num(gp.fp16_dense_tflops) + "*",
                         opt_num(gp.fp8_dense_tflops),
                         gp.interconnect == "none" ? "none" : gp.interconnect + " " + grouped(link_bytes / 1000000000)});
     rows.push_back({{"id", id},

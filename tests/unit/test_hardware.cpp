@@ -484,3 +484,20 @@ TEST_CASE("Apple silicon memory follows the Mac's RAM and iogpu.wired_limit_mb",
   CHECK(bad.out.empty());
   CHECK(bad.err == "kvplan: error: --ram-gb: applies to Apple silicon or a CPU host, not h100-sxm; use --gpu-memory-bytes for other devices\n");
 }
+
+TEST_CASE("kvplan gpus marks the fp16 rate where a GPU has no bf16 one", "[hardware]") {
+  const auto r = kvtest::kvplan({"gpus"});
+  REQUIRE(r.exit == 0);
+  std::istringstream in(r.out);
+  std::map<std::string, std::vector<std::string>> row;  // id -> its cells (memory and GiB are two words)
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream w(line);
+    std::vector<std::string> cells;
+    for (std::string c; w >> c;) cells.push_back(c);
+    if (!cells.empty()) row[cells[0]] = cells;
+  }
+  // id class memory GiB kind GB/s bf16 fp8 link: the V100 SXM2 has only FP16 tensor cores (125 TFLOP/s), the H100 bf16
+  REQUIRE(row.count("v100-32gb") == 1);
+  CHECK(row["v100-32gb"][6] == "125*");
+  CHECK(row["h100-sxm"][6] == "989");
+}
