@@ -77,8 +77,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kColumns = {
     {"ttft", {"ttft_ms.p50", "ttft_ms.mean"}},
 };
 
-void check_case(const std::string& id) {
-  const json& c = find_case(id);
+// A case's `kvplan simulate` command line, its files under tests/data/sim, with JSON output.
+std::vector<std::string> simulate_args(const json& c) {
   std::vector<std::string> args = {"simulate"};
   for (const auto& a : c["args"]) {
     std::string s = a.get<std::string>();
@@ -87,7 +87,12 @@ void check_case(const std::string& id) {
   }
   args.push_back("--format");
   args.push_back("json");
-  const auto r = kvtest::kvplan(args);
+  return args;
+}
+
+void check_case(const std::string& id) {
+  const json& c = find_case(id);
+  const auto r = kvtest::kvplan(simulate_args(c));
   INFO(id << ": " << r.err);
   REQUIRE(r.exit == 0);
   const json results = json::parse(r.out)["results"];
@@ -218,10 +223,7 @@ TEST_CASE("the unseen load tests still run: every held-out case gives its compar
   const json doc = json::parse(kvtest::slurp(kSim + "/heldout.json"));
   REQUIRE(doc["cases"].size() >= 12);
   for (const auto& c : doc["cases"]) {
-    std::vector<std::string> args = {"simulate"};
-    for (const auto& a : c["args"]) args.push_back(a.get<std::string>());
-    args.insert(args.end(), {"--format", "json"});
-    const auto r = kvtest::kvplan(args);
+    const auto r = kvtest::kvplan(simulate_args(c));
     INFO(c["id"].get<std::string>() << ": " << r.err);
     REQUIRE(r.exit == 0);
     const json results = json::parse(r.out)["results"];

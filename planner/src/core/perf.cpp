@@ -108,6 +108,13 @@ std::string num(double v, int digits = 3) {
   return buf;
 }
 
+// an NVIDIA GPU before Volta (compute capability 6.x or lower): no CUDA graphs in llama.cpp, no fast fp16 in its
+// ggml-cuda paths, INT32 and FP32 on the same cores
+bool nvidia_before_volta(const GpuSpec& gpu) {
+  const int major = std::atoi(gpu.compute_capability.c_str());
+  return gpu.vendor == "nvidia" && major > 0 && major < 7;
+}
+
 }  // namespace
 
 std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& engine, bool moe) {
@@ -116,8 +123,8 @@ std::string llamacpp_graphless_reason(const GpuSpec& gpu, const EngineSettings& 
   if (gpu.vendor == "amd") return before("b8893") ? "HIP graphs off by default before b8893" : "";
   if (gpu.vendor != "nvidia") return "";
   // ggml-cuda disables graphs below a compute capability (disable_due_to_gpu_arch): Ampere until b10042, Volta since
+  if (nvidia_before_volta(gpu)) return "no CUDA graphs below compute capability 7.0";
   const int major = std::atoi(gpu.compute_capability.c_str());
-  if (major > 0 && major < 7) return "no CUDA graphs below compute capability 7.0";
   if (major > 0 && major < 8 && before("b10042")) return "CUDA graphs on compute capability 7.x from b10042";
   if (before("b2822")) return "CUDA graphs from b2822";
   // ggml-cuda's graph check refused any MUL_MAT_ID node until #13014 (b5170), then only those of several tokens
@@ -155,8 +162,7 @@ LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings
   // #10318 (b4114): KQ and KQV through mul_mat_vec, not batched cuBLAS (f32 -> f16 of the input, the GEMM and, for
   // GQA, a pointer-table kernel, each); #10015 (b3983): KQ at f32, no output conversion. Below compute capability 7.0
   // (fp16_performance_good false) those builds took mul_mat_vec_p021 / mul_mat_vec_nc instead: one kernel each
-  const int major = std::atoi(gpu.compute_capability.c_str());
-  const bool batched_cublas = gpu.vendor != "nvidia" || major == 0 || major >= 7;
+  const bool batched_cublas = !nvidia_before_volta(gpu);
   if (!fa && batched_cublas && before("b4114")) k.per_layer += gqa ? 5 : 3;
   if (!fa && batched_cublas && before("b3983")) k.per_layer += 1;
   if (before("b2540")) k.per_token -= 2;  // #6122 added the output-row gathers
@@ -619,8 +625,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     // queue (dequant_pre_volta). An AMD compute unit issues 64 lanes a cycle, integer and float alike (RDNA: two SIMD32,
     // CDNA / GCN: four SIMD16): half a Pascal SM's shared lanes, so half its rate (docs/performance-model.md "GPUs
     // before Volta")
-    const int cc_major = std::atoi(s.gpu.compute_capability.c_str());
-    const bool pre_volta = s.gpu.vendor == "nvidia" && cc_major > 0 && cc_major < 7;
+    const bool pre_volta = nvidia_before_volta(s.gpu);
     const bool amd = s.gpu.vendor == "amd";
     constexpr double kAmdCuLanesPerPascalSm = 64.0 / 128.0;
     const double shared = pre_volta ? c.dequant_pre_volta : amd ? c.dequant_pre_volta * kAmdCuLanesPerPascalSm : 1.0;

@@ -262,7 +262,6 @@ GgufRecipe recipe_of(const ModelSpec& m) {
   return *r;
 }
 
-
 // fp32 scalars a format keeps per linear module (nvfp4: weight_scale_2 and input_scale, 8 B): modules of `part`
 // counted from the GGUF tensor listing, each routed expert its own module
 i64 per_module_bytes(const ModelSpec& m, const ParamPart& part) {
