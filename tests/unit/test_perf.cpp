@@ -174,6 +174,29 @@ TEST_CASE("LPDDR unified memory reaches a share of its datasheet bandwidth", "[p
   CHECK(term(r.decode_terms, "weights") == Approx(kLlama8bRead / (273e9 * 0.5 * 0.5)));
 }
 
+TEST_CASE("on a GDDR card the serving engines read weights and KV at gddr_read_gain times their share, llama.cpp as fitted", "[perf]") {
+  // RTX 4090: 1008 GB/s GDDR6X; vLLM: dense 0.5 and KV 0.5, each x gddr_read_gain 1.5 = 0.75
+  constexpr double k4090 = 1008e9;
+  const PerfResult r = estimate_perf(planner("llama-3.1-8b", "rtx-4090"), 1000, 0, 1, hand_params());
+  CHECK(term(r.decode_terms, "weights") == Approx(kLlama8bRead / (k4090 * 0.75)));
+  CHECK(term(r.decode_terms, "kv_read") == Approx(1000.0 * 131072 / (k4090 * 0.75)));
+  CHECK(find_term(r.decode_terms, "weights")->basis.find("GDDR x 1.5 included") != std::string::npos);
+  // a share above 1 is held at 1: the card's whole bandwidth
+  PerfParams big = hand_params();
+  big.coefficients.gddr_read_gain = 3;
+  CHECK(term(estimate_perf(planner("llama-3.1-8b", "rtx-4090"), 1000, 0, 1, big).decode_terms, "weights") == Approx(kLlama8bRead / k4090));
+  // --bw-efficiency states the share itself: no gain on top
+  PerfParams stated = hand_params();
+  stated.bandwidth_efficiency = 0.6;
+  CHECK(term(estimate_perf(planner("llama-3.1-8b", "rtx-4090"), 1000, 0, 1, stated).decode_terms, "weights") == Approx(kLlama8bRead / (k4090 * 0.6)));
+  // llama.cpp's weight_eff_ggml (0.5 here) is fitted on GDDR and HBM cards alike: no gain
+  PlanSpec s = kvtest::spec("llama-3.1-8b", "rtx-4090", kvtest::engine(EngineKind::llamacpp));
+  const PerfResult l = estimate_perf(Planner(s), 1000, 0, 1, hand_params());
+  CHECK(term(l.decode_terms, "weights") == Approx(kLlama8bRead / (k4090 * 0.5)));
+  // an HBM card keeps the fitted shares (H100 SXM, HBM3: dense 0.5)
+  CHECK(term(estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 1000, 0, 1, hand_params()).decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.5)));
+}
+
 TEST_CASE("MoE decode reads only the experts a batch touches", "[perf][moe]") {
   const Planner p = planner("qwen3-30b-a3b", "h100-sxm");
   const PerfResult one = estimate_perf(p, 100, 0, 1, {});

@@ -30,6 +30,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"gemm_overlap_p", &C::gemm_overlap_p, "vLLM, SGLang: p of (weights^p + GEMM^p + dequant^p)^(1/p), the linear layers' time (other engines: the largest; a large p approaches it)", false, false, true},
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
+      {"gddr_read_gain", &C::gddr_read_gain, "vLLM, SGLang, TensorRT-LLM and other non-llama.cpp engines on a GDDR GPU: factor on the weight and KV read efficiencies (their result at most 1)"},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"dequant_pre_volta", &C::dequant_pre_volta, "share of dequant_per_sm_cycle an NVIDIA GPU below compute capability 7.0 (INT32 and FP32 on the same cores) reaches; an AMD CU half of it", false, true},
       {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
@@ -193,6 +194,7 @@ struct StepTimeModel::Impl {
   PerfCoefficients c;
   std::string kernel;                 // weight kernel family of the quantised matrices
   double weight_eff = 0, dense_eff = 0, kv_eff = 0, compute_eff = 0;
+  double gddr_gain = 1;  // gddr_read_gain where it applies (in weight_eff, dense_eff, kv_eff), else 1
   double dense_bytes = 0;             // read every step: all but the routed experts and the embedding table
   double quant_bytes = 0;             // of those, the matrices the quantised kernel reads
   double routed_bytes = 0, routed_quant_fraction = 0;
@@ -393,9 +395,10 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   if (w.tokens <= 0) return out;
   std::string wb = "(" + num((w.q_bytes + w.d_bytes) / 1e9, 4) + " GB";
   if (experts > 0) wb += ", routed experts x " + num(w.touched, 3) + " touched";
-  wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + ")";
+  const std::string gddr = gddr_gain != 1.0 ? ", GDDR x " + num(gddr_gain, 3) + " included" : "";
+  wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + gddr + ")";
   out.push_back({"weights", w.t_w, wb});
-  out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + ")"});
+  out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + gddr + ")"});
   out.push_back({"linear_compute", w.t_lin,
                  num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")" +
                      (gemm_p > 0 ? "; the step takes (weights^p + linear_compute^p + dequant^p)^(1/p), p = " + num(gemm_p, 3) +
@@ -510,9 +513,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const double scale = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency / c.weight_eff_dense : 1.0;
   // llama.cpp reads f16 / bf16 / f32 tensors through its own mat-vec kernels too (ggml-cuda mmv, the Metal
   // kernel_mul_mv_f16 family), not cuBLAS GEMMs: at decode they stream at its block types' efficiency
-  m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale);
-  m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale);
-  m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : c.kv_eff;
+  // a GDDR card: the serving engines' kernels, their efficiencies fitted on HBM parts, read a larger share of it
+  // (gddr_read_gain; not llama.cpp, not where --bw-efficiency sets the share)
+  const bool gddr = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.memory_type.rfind("GDDR", 0) == 0;
+  const double gain = gddr ? c.gddr_read_gain : 1.0;
+  m->gddr_gain = gain;
+  m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * gain);
+  m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : gain));
+  m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * gain);
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
   m->step_overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : engine_step_overhead(c, s.engine);
 

@@ -35,6 +35,10 @@ struct PerfCoefficients {
   double gemm_overlap_p = 2.0;
   double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
   double die_link_bw_eff = 0.920;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
+  // GDDR cards (GeForce, RTX workstation, L4 / L40 / A10 / A40): the serving engines' weight GEMVs and decode attention,
+  // whose efficiencies above are fitted on HBM datacenter GPUs, reach this many times their share of a GDDR card's
+  // bandwidth (at most 1); not llama.cpp, whose weight_eff_ggml is fitted on both (docs/performance-model.md "GDDR")
+  double gddr_read_gain = 1.18;  // fitted 2026-12-06 (--fit-only gddr_read_gain) with the AccelMark and club-3090 rows
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
   double dequant_per_sm_cycle = 12.5;
