@@ -313,6 +313,13 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const SimResult r = simulate(cfg, *src, step, slo, observer);
   require_completions(r, cfg, traced ? "--trace " + a.w.trace : "--prompt-tokens / --output-tokens");
   std::vector<std::string> warnings = d.warnings;
+  if (!step_model.prices_compute()) {
+    warnings.push_back("GPU profile " + d.spec.gpu.id +
+                       " has no dense TFLOP/s: prefills and batched GEMMs are priced at their weight and KV reads only, so TTFT, "
+                       "TPOT under load and the throughputs are optimistic (plan reports TTFT unknown); give its dense bf16 / fp16 "
+                       "rate with --gpu-tflops");
+    warn(warnings.back());
+  }
   if (a.timeline_interval_s && r.timeline_interval_s > *a.timeline_interval_s) {
     char b[160];
     std::snprintf(b, sizeof b, "--timeline-interval-s %g s would keep more than 100,000 samples; the timeline keeps one every %g s",

@@ -466,6 +466,45 @@ TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's meas
   CHECK(nlohmann::json::parse(g.out)["inputs"]["gpu_bandwidth_bytes_per_s"].get<double>() == 5e10);
 }
 
+TEST_CASE("a GPU without a tensor rate gets its GEMMs from --gpu-tflops: TTFT known, simulate's warning gone", "[hardware]") {
+  using nlohmann::json;
+  // the P40 has no tensor cores and its profile no TFLOP/s: plan leaves TTFT unknown (null)
+  const std::vector<std::string> base = {"plan", "llama-3.1-8b", "--gpu", "p40", "--engine", "llama.cpp", "--prompt-tokens", "2048",
+                                         "--output-tokens", "16", "--compute-efficiency", "0.5", "--format", "json"};
+  const kvtest::Run none = kvtest::kvplan(base);
+  REQUIRE((none.exit == 0 || none.exit == 1));
+  CHECK(json::parse(none.out)["results"]["performance"]["ttft_s"].is_null());
+  // with 10 TFLOP/s: the prompt's linear layers, 2 x 8,030,261,248 parameters x 2,048 tokens, at 10e12 x 0.5
+  std::vector<std::string> given = base;
+  given.insert(given.end(), {"--gpu-tflops", "10"});
+  const kvtest::Run r = kvtest::kvplan(given);
+  REQUIRE((r.exit == 0 || r.exit == 1));
+  const json perf = json::parse(r.out)["results"]["performance"];
+  REQUIRE(perf["ttft_s"].is_number());
+  double linear = -1;
+  for (const auto& t : perf["prefill_terms"])
+    if (t["term"] == "linear_compute") linear = t["seconds"].get<double>();
+  CHECK(linear == Approx(2.0 * 8030261248.0 * 2048 / (10e12 * 0.5)));
+  CHECK(perf["ttft_s"].get<double>() >= linear);
+  // simulate says when a step has no compute to price, and not once the rate is given
+  const std::vector<std::string> sim = {"simulate", "llama-3.1-8b", "--gpu", "p40", "--engine", "llama.cpp", "--prompt-tokens", "512",
+                                        "--output-tokens", "8", "--requests", "4", "--concurrency", "1"};
+  const kvtest::Run warned = kvtest::kvplan(sim);
+  CHECK(warned.exit == 0);
+  CHECK(warned.err.find("GPU profile p40 has no dense TFLOP/s") != std::string::npos);
+  std::vector<std::string> sim_given = sim;
+  sim_given.insert(sim_given.end(), {"--gpu-tflops", "10"});
+  const kvtest::Run quiet = kvtest::kvplan(sim_given);
+  CHECK(quiet.exit == 0);
+  CHECK(quiet.err.find("no dense TFLOP/s") == std::string::npos);
+  // a figure in FLOP/s by mistake: one line naming the setting, exit 2
+  given.back() = "1e13";
+  const kvtest::Run bad = kvtest::kvplan(given);
+  CHECK(bad.exit == 2);
+  CHECK(bad.err.find("--gpu-tflops") != std::string::npos);
+  CHECK(bad.out.empty());
+}
+
 TEST_CASE("Apple silicon memory follows the Mac's RAM and iogpu.wired_limit_mb", "[hardware][apple]") {
   auto mem = [](const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"plan", "llama-3.1-8b", "--gpu", "m4-max-40c", "--engine", "llama.cpp", "--format", "json"};

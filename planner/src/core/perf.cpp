@@ -782,6 +782,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
 std::vector<PerfTerm> StepTimeModel::terms(const StepBatch& b) const { return impl_->terms(b); }
 i64 StepTimeModel::stages() const { return impl_->pp; }
 
+bool StepTimeModel::prices_compute() const { return impl_->peak > 0 && impl_->attn_peak > 0; }
+
 
 double StepTimeModel::step_s(const StepBatch& b) const { return impl_->work(b).stage() * static_cast<double>(impl_->pp); }
 
@@ -840,7 +842,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   r.prefill_bound = pw.t_lin + pw.t_attn > pw.t_w + pw.t_kv + pw.host() ? "compute" : "memory bandwidth";
   r.ttft_s = pw.stage() * stages;
   if (m.peak == 0) {
-    r.prefill_bound = "unknown (no TFLOP/s in the GPU profile)";
+    r.prefill_bound = "unknown (no TFLOP/s in the GPU profile: give --gpu-tflops)";
     r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
   }
 

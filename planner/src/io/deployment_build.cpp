@@ -270,6 +270,20 @@ double gpu_bandwidth_of(const SettingsBag& bag) {
   return bw;
 }
 
+// --gpu-tflops: the dense bf16 / fp16 tensor rate, from 0.1 TFLOP/s to 10^5 (a figure in FLOP/s by mistake is refused)
+void apply_gpu_tflops(const SettingsBag& bag, GpuSpec& g) {
+  if (!bag.has("gpu_tflops")) return;
+  const double t = *bag.number("gpu_tflops");
+  if (!(t >= 0.1 && t <= 1e5)) bag.fail("gpu_tflops", "must be from 0.1 to 100000 TFLOP/s", "give it in TFLOP/s, e.g. 71 for an RTX 3090");
+  g.bf16_dense_tflops = t;
+  g.fp16_dense_tflops = t;
+  char b[64];
+  std::snprintf(b, sizeof b, "%g", t);
+  const std::string where = bag.get("gpu_tflops")->origin.where;
+  g.compute_source = "bf16 / fp16 " + std::string(b) + " TFLOP/s given by " + (where.empty() ? "--gpu-tflops" : where) +
+                     (g.compute_source.empty() ? "" : "; the profile: " + g.compute_source);
+}
+
 GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   const auto name = bag.text("gpu");
   const bool custom = (name && (*name == "custom" || *name == "CUSTOM")) || (!name && bag.has("gpu_memory_bytes") && bag.has("gpu_bandwidth"));
@@ -287,6 +301,7 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
     g.memory_bandwidth_bytes_per_s = gpu_bandwidth_of(bag);
     apply_apple_memory(bag, g);  // --ram-gb, the memory channels: refused (their memory and bandwidth are given)
     apply_cpu_host(bag, g);
+    apply_gpu_tflops(bag, g);
     return g;
   }
   GpuSpec g;
@@ -301,6 +316,7 @@ GpuSpec load_gpu(const SettingsBag& bag, const Profiles& profiles) {
   apply_apple_memory(bag, g);
   apply_cpu_host(bag, g);
   apply_ecc(bag, g);
+  apply_gpu_tflops(bag, g);
   return g;
 }
 

@@ -267,6 +267,10 @@ std::vector<SettingDef> build_table() {
       .flags("--wired-limit-mb"));
   r.push_back(Row("gpu_bandwidth", T::number, "deployment", "Memory bandwidth in bytes/s of a GPU with no profile (e.g. 3.35e12)")
       .flags("--gpu-bandwidth"));
+  r.push_back(Row("gpu_tflops", T::number, "deployment",
+                  "Dense bf16 / fp16 tensor TFLOP/s the GPU's GEMMs run at (FP32 accumulate), for a GPU whose profile has none "
+                  "(kvplan gpus: '-') or to replace the profile's (e.g. 71)")
+      .flags("--gpu-tflops"));
   r.push_back(Row("engine", T::choice, "deployment", "vllm | sglang | trtllm | llama.cpp | generic, optionally @VERSION (vllm@0.11)")
       .flags("--engine").choices({"vllm", "sglang", "trtllm", "llama.cpp", "generic"}));
   r.push_back(Row("engine_version", T::text, "deployment", "Engine version whose flags are read (default: the newest kvplan knows)")

@@ -191,6 +191,9 @@ class StepTimeModel {
   /// The same, term by term (one stage; `stages` = pipeline stages the time is multiplied by).
   std::vector<PerfTerm> terms(const StepBatch& b) const;
   i64 stages() const;
+  /// False when the GPU profile has no dense TFLOP/s: GEMMs and attention FLOPs are then left out of every step
+  /// (prefill and batched decode priced at their reads only).
+  bool prices_compute() const;
 
  private:
   struct Impl;
