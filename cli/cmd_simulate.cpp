@@ -73,6 +73,8 @@ const char* scheduler_name(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::vllm_v1:
       return "vllm-v1";
+    case SchedulerKind::vllm_v0:
+      return "vllm-v0";
     case SchedulerKind::sglang:
       return "sglang";
     case SchedulerKind::trtllm:

@@ -47,7 +47,7 @@ SimConfig random_config(std::mt19937_64& g, SchedulerKind k) {
   c.scheduler = k;
   c.replicas = 1 + static_cast<i64>(g() % 3);
   c.block_tokens = std::array<i64, 4>{1, 8, 16, 32}[g() % 4];
-  if (k == SchedulerKind::vllm_v1 && c.block_tokens == 1) c.block_tokens = 16;
+  if ((k == SchedulerKind::vllm_v1 || k == SchedulerKind::vllm_v0) && c.block_tokens == 1) c.block_tokens = 16;
   // pools from tight (a few long requests) to roomy
   const i64 tokens = 1500 + static_cast<i64>(g() % 20000);
   c.pool_blocks = std::max<i64>(tokens / c.block_tokens, 2);
@@ -59,6 +59,7 @@ SimConfig random_config(std::mt19937_64& g, SchedulerKind k) {
   c.max_model_len = g() % 2 ? 300 + static_cast<i64>(g() % 1500) : 0;
   switch (k) {
     case SchedulerKind::vllm_v1:
+    case SchedulerKind::vllm_v0:
       c.policy = g() % 4 == 0 ? "priority" : "fcfs";
       if (!c.chunked_prefill) c.max_num_batched_tokens = c.max_model_len = 1024;  // a whole prompt must fit a step
       break;
@@ -91,7 +92,7 @@ void check_invariants(const SimConfig& cfg, const WorkloadSpec& w, const SimResu
   CHECK(static_cast<i64>(recs.size()) == w.requests);
   CHECK(r.completed + r.failed == r.requests);
   CHECK(r.blocks_leaked == 0);
-  const i64 usable = cfg.scheduler == SchedulerKind::vllm_v1 ? cfg.pool_blocks - 1 : cfg.pool_blocks;
+  const i64 usable = cfg.scheduler == SchedulerKind::vllm_v1 ? cfg.pool_blocks - 1 : cfg.pool_blocks;  // V1's null block
   CHECK(r.peak_blocks_used <= usable);
   i64 out = 0, in = 0, truncated = 0;
   for (const auto& rec : recs) {
@@ -120,11 +121,11 @@ void check_invariants(const SimConfig& cfg, const WorkloadSpec& w, const SimResu
 TEST_CASE("simulate properties: tokens conserved and no block leaks across schedulers", "[simulate][property]") {
   std::mt19937_64 g(20240611);
   const SchedulerKind kinds[] = {SchedulerKind::vllm_v1, SchedulerKind::sglang, SchedulerKind::trtllm,
-                                 SchedulerKind::llamacpp};
-  i64 preemptions[4] = {}, failed[4] = {}, truncated = 0;
-  double hits[4] = {};
-  for (int i = 0; i < 200; ++i) {
-    const SchedulerKind k = kinds[i % 4];
+                                 SchedulerKind::llamacpp, SchedulerKind::vllm_v0};
+  i64 preemptions[5] = {}, failed[5] = {}, truncated = 0;
+  double hits[5] = {};
+  for (int i = 0; i < 250; ++i) {
+    const SchedulerKind k = kinds[i % 5];
     const WorkloadSpec w = random_workload(g, 40 + static_cast<i64>(g() % 160));
     const SimConfig cfg = random_config(g, k);
     Recorder rec;
@@ -139,24 +140,25 @@ TEST_CASE("simulate properties: tokens conserved and no block leaks across sched
     for (const auto& rr : rec.records)
       if (!rr.failed && !rr.truncated) CHECK(rr.output_tokens == asked[static_cast<size_t>(rr.id)].output_tokens);
     if (k != SchedulerKind::llamacpp) CHECK(r.truncated == 0);
-    preemptions[i % 4] += r.preemptions;
-    failed[i % 4] += r.failed;
-    hits[i % 4] += r.prefix_hit_rate;
+    preemptions[i % 5] += r.preemptions;
+    failed[i % 5] += r.failed;
+    hits[i % 5] += r.prefix_hit_rate;
     truncated += r.truncated;
   }
   // the random configs reach every path: preemption / retraction / pausing, rejections, cache hits
-  for (int k = 0; k < 3; ++k) CHECK(preemptions[k] > 0);
-  for (int k = 0; k < 4; ++k) {
+  for (int k : {0, 1, 2, 4}) CHECK(preemptions[k] > 0);
+  for (int k = 0; k < 5; ++k) {
     INFO("scheduler " << k);
     CHECK(failed[k] > 0);
   }
-  for (int k = 0; k < 4; ++k) CHECK(hits[k] > 0);
+  for (int k = 0; k < 5; ++k) CHECK(hits[k] > 0);
   CHECK(truncated > 0);
 }
 
 TEST_CASE("simulate properties: vLLM without preemption keeps FCFS first-token order", "[simulate][property]") {
   std::mt19937_64 g(7);
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 40; ++i) {
+    const bool v0 = i % 2 == 1;  // V0 without chunked prefill: whole prompts, admitted before decodes
     WorkloadSpec w;
     w.requests = 200;
     w.rate = 20 + static_cast<double>(g() % 200);
@@ -167,6 +169,11 @@ TEST_CASE("simulate properties: vLLM without preemption keeps FCFS first-token o
     c.pool_blocks = 1'000'000;  // never preempts
     c.max_num_seqs = 1 + static_cast<i64>(g() % 64);
     c.max_num_batched_tokens = 64 + static_cast<i64>(g() % 4096);
+    if (v0) {
+      c.scheduler = SchedulerKind::vllm_v0;
+      c.chunked_prefill = false;
+      c.max_num_batched_tokens += 1000;  // every prompt (at most 550 tokens) fits a step
+    }
     Recorder rec;
     auto src = make_workload(w);
     const SimResult r = simulate(c, *src, modelled_step, {}, rec.observer());
@@ -181,7 +188,7 @@ TEST_CASE("simulate properties: infinite memory and zero step time give zero lat
           "[simulate][property]") {
   std::mt19937_64 g(11);
   const SchedulerKind kinds[] = {SchedulerKind::vllm_v1, SchedulerKind::sglang, SchedulerKind::trtllm,
-                                 SchedulerKind::llamacpp};
+                                 SchedulerKind::llamacpp, SchedulerKind::vllm_v0};
   for (SchedulerKind k : kinds) {
     WorkloadSpec w;
     w.requests = 300;
@@ -238,7 +245,7 @@ TEST_CASE("simulate properties: the same seed gives the same result, another see
     return simulate(c, *src, modelled_step);
   };
   const SchedulerKind kinds[] = {SchedulerKind::vllm_v1, SchedulerKind::sglang, SchedulerKind::trtllm,
-                                 SchedulerKind::llamacpp};
+                                 SchedulerKind::llamacpp, SchedulerKind::vllm_v0};
   for (SchedulerKind k : kinds) {
     const SimResult a = run(42, k), b = run(42, k), c = run(43, k);
     CHECK(a.ttft_s.mean == b.ttft_s.mean);

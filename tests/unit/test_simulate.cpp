@@ -231,6 +231,37 @@ TEST_CASE("simulate vLLM without chunked prefill holds a prompt longer than the 
   CHECK(r.result.steps == 4);
 }
 
+TEST_CASE("simulate vLLM V0 runs an admitted prompt's step without decodes, and keeps 1% of the blocks free", "[simulate]") {
+  // V0 without chunked prefill (Scheduler._schedule_default): A (10-token prompt, 5 outputs) at 0, B (same) at
+  // 25 ms. Step 1 prefills A (token 1 at 10 ms); steps 2-3 decode A (20, 30 ms); B arrived during step 3, so
+  // step 4 admits B alone (B's token 1 at 40 ms, A waits); steps 5-6 decode both (A's tokens 4, 5 at 50, 60 ms),
+  // 7-8 decode B (70, 80 ms): SGLang's timeline. V1 mixes B's prefill into A's decode: A ends at 50 ms.
+  SimConfig c = vllm(1000);
+  c.scheduler = SchedulerKind::vllm_v0;
+  c.chunked_prefill = false;
+  c.max_num_batched_tokens = 2048;
+  const Run r = run(c, {request(0, 0, 10, 5), request(1, 0.025, 10, 5)});
+  CHECK(r.records.at(0).first_token_s == Approx(1 * kStep));
+  CHECK(r.records.at(1).first_token_s == Approx(4 * kStep));
+  CHECK(r.records.at(0).finish_s == Approx(6 * kStep));
+  CHECK(r.records.at(1).finish_s == Approx(8 * kStep));
+  // the watermark: 200 blocks of 16 tokens, 2 kept free. A 3,150-token prompt + 1 output needs
+  // cdiv(3150, 16) = 197 blocks, leaving 3: admitted. A 3,170-token one needs 199, leaving 1 < 2: it never is
+  // (V1 would admit it: 199 of its 199 usable blocks), and fails as stuck with nothing running.
+  SimConfig w = vllm(200);
+  w.scheduler = SchedulerKind::vllm_v0;
+  w.chunked_prefill = false;
+  w.max_num_batched_tokens = 4096;
+  CHECK(run(w, {request(0, 0, 3150, 1)}).result.completed == 1);
+  const Run stuck = run(w, {request(0, 0, 3170, 1)});
+  CHECK(stuck.result.completed == 0);
+  CHECK(stuck.result.failed == 1);
+  SimConfig v1 = vllm(200);
+  v1.chunked_prefill = false;
+  v1.max_num_batched_tokens = 4096;
+  CHECK(run(v1, {request(0, 0, 3170, 1)}).result.completed == 1);
+}
+
 TEST_CASE("simulate SGLang runs a prefill step alone and stalls decodes", "[simulate]") {
   // A (10-token prompt, 5 outputs) arrives at 0, B (same) at 25 ms. Step 1 prefills A (token 1 at
   // 10 ms); steps 2-3 decode A (20, 30 ms). B arrived during step 3, so step 4 is B's prefill alone:

@@ -67,9 +67,19 @@ std::vector<EngineRules> make_rule_table() {
     t.push_back(r);
     return t.back();
   };
-  // ---- vLLM (V1 engine) ----
+  // ---- vLLM: V0 engine before 0.8, V1 from 0.8 ----
   {
-    EngineRules& r = row(EngineKind::vllm, "", "vLLM 0.8-0.9 (sliding layers cached at full length; float32 -> fp16)",
+    EngineRules& r = row(EngineKind::vllm, "", "vLLM before 0.8 (V0 engine: prompts before decodes, chunked prefill only above 32K context, max_num_seqs 256, prefix caching off)",
+                         "vllm-project/vllm v0.8.x (V0 beside V1): engine/arg_utils.py EngineArgs._set_default_args_v0, config.py SchedulerConfig.__post_init__, core/scheduler.py Scheduler._schedule_default, core/block_manager.py can_allocate (watermark 0.01)");
+    r.v0_engine = true;
+    r.float32_to_bf16 = false;
+    r.sliding_window_kept = false;
+    r.blackwell_mla_128 = false;
+    r.small_gpu_256_seqs = false;
+    r.offload_cpu_bytes = false;
+  }
+  {
+    EngineRules& r = row(EngineKind::vllm, "0.8.0", "vLLM 0.8-0.9 (sliding layers cached at full length; float32 -> fp16)",
                          "vllm-project/vllm v0.8.3: v1/worker/gpu_worker.py, v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs, config.py _get_and_verify_dtype, engine/arg_utils.py _set_default_args_v1");
     r.float32_to_bf16 = false;
     r.sliding_window_kept = false;
@@ -263,6 +273,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
                                        bool sparse_mla) {
   const EngineRules& rules = engine_rules(e.kind, e.version);
   e.rules = &rules;
+  const bool seqs_unset = e.max_num_seqs == 0, batched_unset = e.max_num_batched_tokens == 0;
   // vLLM EngineArgs: GPUs with >= 70 GiB that are not A100 get the larger serving defaults
   const bool big_gpu = gpu_memory_bytes >= 70 * kGiB && gpu_arch != "ampere";
   switch (e.kind) {
@@ -350,6 +361,15 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     if (e.max_model_len == 0) e.max_model_len = model_max_context;
     if (e.max_model_len <= 0)
       throw InputError("max_model_len", "the model config has no max_position_embeddings", "pass --max-model-len N");
+    // vLLM V0 (EngineArgs._set_default_args_v0): chunked prefill only for a context above 32K (MLA and multimodal
+    // models never), max_num_seqs 256; SchedulerConfig: max_num_batched_tokens max(max_model_len, 2048) unchunked,
+    // 2048 chunked; prefix caching off unless asked
+    if (e.kind == EngineKind::vllm && rules.v0_engine) {
+      if (!e.chunked_prefill) e.chunked_prefill = e.max_model_len > 32768 && !mla;
+      if (seqs_unset) e.max_num_seqs = 256;
+      if (batched_unset) e.max_num_batched_tokens = *e.chunked_prefill ? 2048 : std::max<i64>(e.max_model_len, 2048);
+      if (!e.prefix_caching) e.prefix_caching = false;
+    }
     if (sglang_unchunked(e)) e.max_num_batched_tokens = e.max_model_len;
     // SGLang only warns: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True (configs/model_config.py ModelConfig)
     if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context && e.kind != EngineKind::sglang)

@@ -178,8 +178,14 @@ void fill_batch(Sink& sink, const std::vector<Work>& work, StepBatch& b) {
 
 class Vllm final : public Paged {
  public:
-  // One block is vLLM's null_block placeholder, never given to requests (§2.4, block_pool.py).
-  Vllm(const SimConfig& cfg, Sink& sink) : Paged(cfg, sink, cfg.pool_blocks - 1), prio_(cfg.policy == "priority") {}
+  // V1: one block is vLLM's null_block placeholder, never given to requests (§2.4, block_pool.py). V0's block
+  // manager has none, and admits a prompt only while watermark = 1% of the blocks stays free after it
+  // (vllm/core/block_manager.py SelfAttnBlockSpaceManager.can_allocate, watermark 0.01).
+  Vllm(const SimConfig& cfg, Sink& sink)
+      : Paged(cfg, sink, cfg.scheduler == SchedulerKind::vllm_v0 ? cfg.pool_blocks : cfg.pool_blocks - 1),
+        prio_(cfg.policy == "priority"),
+        v0_(cfg.scheduler == SchedulerKind::vllm_v0),
+        watermark_(v0_ ? static_cast<i64>(0.01 * static_cast<double>(cfg.pool_blocks)) : 0) {}
 
   Failure admit_check(const Req& r) const override {
     if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;  // HTTP 400
@@ -193,12 +199,48 @@ class Vllm final : public Paged {
   i64 running() const override { return static_cast<i64>(running_.size()); }
   i64 waiting() const override { return static_cast<i64>(prio_ ? heap_.size() : fifo_.size()); }
 
-  // Scheduler.schedule() (§2.2): running requests first in list order with min(remaining, budget)
+  // V1 Scheduler.schedule() (§2.2): running requests first in list order with min(remaining, budget)
   // tokens; a request that cannot get blocks preempts the last running request (priority: the
   // worst (priority, arrival)); then, only in a step without preemption, waiting requests in order
   // with the budget left, head-of-line blocking on the first that does not fit.
+  // V0 without chunked prefill (Scheduler._schedule_default, vllm/core/scheduler.py): waiting prompts first, whole,
+  // in order while the token budget, max_num_seqs and the blocks (above the watermark) allow; a step that admits
+  // any runs no decodes; otherwise every running request decodes, preempting the last as V1 does. V0 with chunked
+  // prefill (_schedule_chunked_prefill: decodes, then prompt chunks in the budget left) follows V1's order.
   bool schedule(std::vector<Work>& work, StepBatch& batch, double) override {
     i64 budget = cfg_.max_num_batched_tokens;
+    bool preempted = false, admitted = false;
+    if (v0_ && !cfg_.chunked_prefill) {
+      admitted = admit_waiting(work, budget);
+      if (!admitted) preempted = schedule_running(work, budget);
+    } else {
+      preempted = schedule_running(work, budget);
+      if (!preempted) admitted = admit_waiting(work, budget);
+    }
+    fill_batch(sink_, work, batch);
+    return !work.empty() || preempted || admitted;
+  }
+
+  void commit(const std::vector<Work>& work, double end) override {
+    for (const Work& w : work)
+      if (advance(w.req, w.tokens, end)) {
+        free_blocks(R(w.req));
+        done_.push_back(w.req);
+      }
+    if (!done_.empty()) std::erase_if(running_, [&](i32 r) { return R(r).out >= R(r).output; });
+    finish_done(end);
+  }
+
+  i32 drop_stuck() override {
+    if (waiting() == 0) return -1;
+    const i32 r = front_waiting();
+    pop_waiting();
+    return r;
+  }
+
+ private:
+  // The running requests in list order, each min(remaining, budget) tokens; true when one was preempted.
+  bool schedule_running(std::vector<Work>& work, i64& budget) {
     bool preempted = false;
     for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
       const i32 ri = running_[i];
@@ -233,49 +275,33 @@ class Vllm final : public Paged {
       work.push_back({ri, n});
       budget -= n;
     }
+    return preempted;
+  }
+
+  // Waiting requests in order with the budget left (whole prompts without chunked prefill); true when any joined.
+  bool admit_waiting(std::vector<Work>& work, i64& budget) {
     bool admitted = false;
-    if (!preempted) {
-      while (budget > 0 && static_cast<i64>(running_.size()) < cfg_.max_num_seqs && waiting() > 0) {
-        const i32 ri = front_waiting();
-        Req& r = R(ri);
-        u64 last = 0;
-        const i64 nh = lookup_hits(r, last);
-        i64 n = r.num_tokens() - nh * B_;
-        if (!cfg_.chunked_prefill && n > budget) break;
-        n = std::min(n, budget);
-        if (cdiv(nh * B_ + n, B_) - nh + hits_from_free() > pool_.free_count()) break;
-        take_hits(r, last);
-        grow(r, r.computed + n);
-        cache_blocks(r, std::min(r.computed + n, r.num_tokens()));
-        pop_waiting();
-        running_.push_back(ri);
-        work.push_back({ri, n});
-        budget -= n;
-        admitted = true;
-      }
+    while (budget > 0 && static_cast<i64>(running_.size()) < cfg_.max_num_seqs && waiting() > 0) {
+      const i32 ri = front_waiting();
+      Req& r = R(ri);
+      u64 last = 0;
+      const i64 nh = lookup_hits(r, last);
+      i64 n = r.num_tokens() - nh * B_;
+      if (!cfg_.chunked_prefill && n > budget) break;
+      n = std::min(n, budget);
+      if (cdiv(nh * B_ + n, B_) - nh + hits_from_free() + watermark_ > pool_.free_count()) break;
+      take_hits(r, last);
+      grow(r, r.computed + n);
+      cache_blocks(r, std::min(r.computed + n, r.num_tokens()));
+      pop_waiting();
+      running_.push_back(ri);
+      work.push_back({ri, n});
+      budget -= n;
+      admitted = true;
     }
-    fill_batch(sink_, work, batch);
-    return !work.empty() || preempted || admitted;
+    return admitted;
   }
 
-  void commit(const std::vector<Work>& work, double end) override {
-    for (const Work& w : work)
-      if (advance(w.req, w.tokens, end)) {
-        free_blocks(R(w.req));
-        done_.push_back(w.req);
-      }
-    if (!done_.empty()) std::erase_if(running_, [&](i32 r) { return R(r).out >= R(r).output; });
-    finish_done(end);
-  }
-
-  i32 drop_stuck() override {
-    if (waiting() == 0) return -1;
-    const i32 r = front_waiting();
-    pop_waiting();
-    return r;
-  }
-
- private:
   size_t victim() {
     if (!prio_) return running_.size() - 1;
     size_t v = 0;
@@ -315,6 +341,8 @@ class Vllm final : public Paged {
   }
 
   bool prio_;
+  bool v0_;         // vLLM V0 (< 0.8): prompts before decodes, no null block
+  i64 watermark_;   // V0: blocks a prompt's admission leaves free (1% of the pool)
   std::vector<i32> running_;
   std::deque<i32> fifo_;
   std::vector<i32> heap_;
@@ -942,6 +970,7 @@ class Llamacpp final : public Engine {
 std::unique_ptr<Engine> make_engine(const SimConfig& cfg, Sink& sink) {
   switch (cfg.scheduler) {
     case SchedulerKind::vllm_v1:
+    case SchedulerKind::vllm_v0:
       return std::make_unique<Vllm>(cfg, sink);
     case SchedulerKind::sglang:
       return std::make_unique<Sglang>(cfg, sink);

@@ -33,7 +33,7 @@ SimConfig checked(SimConfig c) {
   require(c.replicas >= 1, "replicas", "must be >= 1 (got " + std::to_string(c.replicas) + ")");
   require(c.block_tokens >= 1, "block_tokens", "must be >= 1 (got " + std::to_string(c.block_tokens) + ")");
   if (llama) c.block_tokens = 1;
-  const i64 min_pool = c.scheduler == SchedulerKind::vllm_v1 ? 2 : 1;  // vLLM keeps one null block
+  const i64 min_pool = c.scheduler == SchedulerKind::vllm_v1 ? 2 : 1;  // vLLM V1 keeps one null block
   require(c.pool_blocks >= min_pool, "pool_blocks",
           "must be >= " + std::to_string(min_pool) + " (got " + std::to_string(c.pool_blocks) + ")",
           "the deployment has no KV cache to serve from; check the plan's memory budget");
@@ -45,6 +45,7 @@ SimConfig checked(SimConfig c) {
   require(c.timeline_interval_s >= 0 && std::isfinite(c.timeline_interval_s), "timeline_interval_s", "must be >= 0");
   switch (c.scheduler) {
     case SchedulerKind::vllm_v1:
+    case SchedulerKind::vllm_v0:
       require(c.policy == "fcfs" || c.policy == "priority", "policy",
               "vLLM schedules fcfs or priority, not '" + c.policy + "'");
       // vLLM's SchedulerConfig check: without chunked prefill a whole prompt must fit one step
@@ -455,10 +456,11 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
   switch (e.kind) {
     case EngineKind::vllm:
       // a request takes one block per KV cache group (hybrid models): the pool in request blocks
-      c.scheduler = SchedulerKind::vllm_v1;
+      c.scheduler = e.rules && e.rules->v0_engine ? SchedulerKind::vllm_v0 : SchedulerKind::vllm_v1;
       c.block_tokens = rep.block_size;
       c.pool_blocks = rep.num_gpu_blocks / std::max<i64>(rep.num_groups, 1);
-      c.chunked_prefill = true;  // V1 default
+      // V1 always chunks; V0 only where resolve_engine_defaults turned it on (context above 32K, or the flag)
+      c.chunked_prefill = c.scheduler == SchedulerKind::vllm_v1 || e.chunked_prefill.value_or(true);
       break;
     case EngineKind::sglang:
       c.scheduler = SchedulerKind::sglang;

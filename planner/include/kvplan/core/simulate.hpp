@@ -47,7 +47,7 @@ class RequestSource {
 /// Duration of one step on one replica (seconds). Usually StepTimeModel::step_s.
 using StepTimeFn = std::function<double(const StepBatch&)>;
 
-enum class SchedulerKind { vllm_v1, sglang, trtllm, llamacpp };
+enum class SchedulerKind { vllm_v1, vllm_v0, sglang, trtllm, llamacpp };  // vllm_v0: vLLM before 0.8 (V0 engine)
 
 /// The scheduler and pool of one replica; sim_config_for fills it from a plan.
 struct SimConfig {
