@@ -348,6 +348,38 @@ TEST_CASE("vLLM 0.8-0.9 caches sliding-window layers at full length", "[engine][
   CHECK(kvtest::spec("llama-3.1-8b", "l4", small).engine.max_num_seqs == 256);
 }
 
+TEST_CASE("vLLM batch defaults follow the usage context and the V0 engine", "[engine][vllm][versions]") {
+  // shared/reference engine-versions.md 1.5: vllm serve 8192 / 1024 on a >= 70 GiB non-A100 GPU, 2048 / 256 otherwise;
+  // the offline LLM class 16384 / 8192 tokens with the same sequences; no listed context (AsyncLLMEngine) 2048 / 128
+  auto defaults = [](const std::string& gpu, const std::string& ctx, const std::string& version) {
+    auto e = kvtest::engine(EngineKind::vllm);
+    e.version = version;
+    e.usage_context = ctx;
+    const auto s = kvtest::spec("llama-3.1-8b", gpu, e).engine;
+    return std::make_pair(s.max_num_batched_tokens, s.max_num_seqs);
+  };
+  CHECK(defaults("h100-sxm", "", "0.11.0") == std::make_pair<i64, i64>(8192, 1024));
+  CHECK(defaults("h100-sxm", "serve", "0.11.0") == std::make_pair<i64, i64>(8192, 1024));
+  CHECK(defaults("h100-sxm", "llm", "0.11.0") == std::make_pair<i64, i64>(16384, 1024));
+  CHECK(defaults("a100-sxm-80gb", "llm", "0.11.0") == std::make_pair<i64, i64>(8192, 256));
+  CHECK(defaults("h100-sxm", "engine", "0.11.0") == std::make_pair<i64, i64>(2048, 128));
+  // 0.8.3 had one max_num_seqs default, 1024, whatever the context
+  CHECK(defaults("l4", "engine", "0.8.3") == std::make_pair<i64, i64>(2048, 1024));
+  // V0 (before 0.8): 256 sequences and max(max_model_len, 2048) tokens without chunked prefill (up to a 32K context)
+  auto v0 = kvtest::engine(EngineKind::vllm);
+  v0.version = "0.7.3";
+  v0.max_model_len = 4096;
+  const auto s = kvtest::spec("llama-3.1-8b", "h100-sxm", v0).engine;
+  CHECK(s.max_num_seqs == 256);
+  CHECK(s.max_num_batched_tokens == 4096);
+  CHECK(s.chunked_prefill == false);
+  CHECK(s.prefix_caching == false);
+  v0.max_model_len = 65536;  // above 32K: chunked prefill on, a 2048-token budget
+  const auto l = kvtest::spec("llama-3.1-8b", "h100-sxm", v0).engine;
+  CHECK(l.chunked_prefill == true);
+  CHECK(l.max_num_batched_tokens == 2048);
+}
+
 TEST_CASE("TensorRT-LLM 0.x and 1.x: tokens per block and CUDA graphs", "[engine][trtllm][versions]") {
   // 0.x engine builds: PluginConfig tokens_per_block 64; KV = 0.9 x (total - context - weights - activation - non-torch)
   const Planner old(fixed_terms("llama-3.1-8b", EngineKind::trtllm, "0.8.0"));

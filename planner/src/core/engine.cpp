@@ -293,8 +293,15 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
         throw InputError("block_size", std::to_string(e.block_size) + " is not supported by vLLM", "use 1, 8, 16, 32, 64 or 128");
       // EngineArgs defaults for `vllm serve`: >= 70 GiB GPUs (not A100) get max_num_seqs 1024 and
       // max_num_batched_tokens 8192; others 256 (1024 in 0.8.3) and 2048.
+      // by usage context (shared/reference engine-versions.md 1.5): the offline LLM class gets 16384 / 8192 batched tokens;
+      // a context the tables do not list (AsyncLLMEngine.from_engine_args: ENGINE_CONTEXT) falls to SchedulerConfig's
+      // 2048 tokens and, from the per-context tables of 0.8.5 (#17073), 128 sequences (0.8.3's one default: 1024)
+      if (e.usage_context == "engine") {
+        if (e.max_num_seqs == 0) e.max_num_seqs = rules.small_gpu_256_seqs ? 128 : 1024;
+        if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = 2048;
+      }
       if (e.max_num_seqs == 0) e.max_num_seqs = big_gpu || !rules.small_gpu_256_seqs ? 1024 : 256;
-      if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = big_gpu ? 8192 : 2048;
+      if (e.max_num_batched_tokens == 0) e.max_num_batched_tokens = e.usage_context == "llm" ? (big_gpu ? 16384 : 8192) : (big_gpu ? 8192 : 2048);
       break;
     case EngineKind::sglang: {
       const double mib = static_cast<double>(gpu_memory_bytes) / static_cast<double>(kMiB);

@@ -110,6 +110,15 @@ void apply_scheduling_policy(const SettingsBag& bag, DeploymentSpec& s) {
   s.engine.scheduling_policy = v;
 }
 
+// vLLM --usage-context serve | llm | engine (kvplan's own: vLLM takes it from how it is started)
+void apply_usage_context(const SettingsBag& bag, DeploymentSpec& s) {
+  const std::string key = "usage_context";
+  const std::string v = bag.text(key).value_or("");
+  if (v != "serve" && v != "llm" && v != "engine") bag.fail(key, "'" + v + "' is not a usage context", "use serve, llm or engine");
+  if (s.engine.kind != EngineKind::vllm) bag.fail(key, "applies to vLLM only", "drop it, or plan with --engine vllm");
+  s.engine.usage_context = v;
+}
+
 // TensorRT-LLM scheduler_config.capacity_scheduler_policy: one of CapacitySchedulerPolicy's three values
 // (tensorrt_llm/llmapi/llm_args.py; the YAML gives the upper-case name), kept upper-case.
 void apply_capacity_policy(const SettingsBag& bag, DeploymentSpec& s) {
@@ -361,6 +370,11 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("scheduling_policy", T::text, "engine", "Order of the waiting queue in kvplan simulate: vLLM --scheduling-policy fcfs | priority (a trace's priority column, lower first); SGLang --schedule-policy fcfs | lpm (longest cached prefix first); TensorRT-LLM and llama.cpp fcfs (default fcfs)")
       .flags("--scheduling-policy|--schedule-policy@sglang").on(E::vllm, "--scheduling-policy").on(E::sglang, "--schedule-policy")
       .apply(apply_scheduling_policy));
+  r.push_back(Row("usage_context", T::choice, "engine",
+                  "vLLM: how the engine is started, which sets the max_num_seqs / max_num_batched_tokens defaults: serve (vllm serve, "
+                  "default), llm (offline LLM(...): 16384 batched tokens on a GPU of 70 GiB or more that is not an A100, else 8192), "
+                  "engine (AsyncLLMEngine.from_engine_args, no listed context: 128 sequences, 2048 tokens); V0 (< 0.8) ignores it")
+      .flags("--usage-context@vllm").choices({"serve", "llm", "engine"}).apply(apply_usage_context));
   r.push_back(Row("capacity_scheduler_policy", T::choice, "engine", "TensorRT-LLM capacity scheduler (scheduler_config.capacity_scheduler_policy): GUARANTEED_NO_EVICT (default: a request starts only with blocks for its whole output) or MAX_UTILIZATION (starts on the blocks its next step needs; pauses the latest started when they run out); STATIC_BATCH is not simulated: kvplan simulate")
       .flags("--capacity-scheduler-policy@trtllm").yaml("scheduler_config.capacity_scheduler_policy")
       .choices({"GUARANTEED_NO_EVICT", "MAX_UTILIZATION", "STATIC_BATCH"}).apply(apply_capacity_policy));

@@ -109,6 +109,9 @@ struct EngineSettings {
   // --schedule-policy; "": fcfs) and TensorRT-LLM's capacity scheduler ("": GUARANTEED_NO_EVICT)
   std::optional<bool> prefix_caching;
   std::string scheduling_policy;
+  // vLLM: how the engine is started, which picks its batch defaults (EngineArgs.get_batch_defaults): "" or "serve"
+  // (vllm serve), "llm" (offline LLM(...)), "engine" (AsyncLLMEngine.from_engine_args: no listed usage context)
+  std::string usage_context;
   std::string capacity_scheduler_policy;
   std::optional<i64> max_tokens;             // TensorRT-LLM --max-tokens (KvCacheConfig.max_tokens)
   std::optional<i64> num_gpu_blocks_override;  // vLLM --num-gpu-blocks-override: the block count, not the profiled one
