@@ -30,8 +30,10 @@ namespace kvplan::cli {
 namespace {
 
 // The coefficient behind SimConfig::frontend_s for this engine (sim_config_for)
-const char* frontend_coefficient(EngineKind k) {
-  return k == EngineKind::llamacpp ? "frontend_llamacpp_s" : "frontend_s";
+std::string frontend_coefficient(const EngineSettings& e) {
+  if (e.kind == EngineKind::vllm && (e.usage_context == "llm" || e.usage_context == "engine"))
+    return "in-process, --usage-context " + e.usage_context + ": no API server";
+  return e.kind == EngineKind::llamacpp ? "frontend_llamacpp_s" : "frontend_s";
 }
 
 constexpr const char* kDefinitions =
@@ -215,7 +217,7 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
                    "engine rules: " + std::string(engine_name(d.spec.engine.kind)) +
                        " scheduler and paged KV pool as docs/simulation.md describes",
                    "front end: every TTFT and E2E holds the API server's " + fmt(cfg.frontend_s * 1e3, 1) +
-                       " ms (coefficient " + frontend_coefficient(d.spec.engine.kind) +
+                       " ms (coefficient " + frontend_coefficient(d.spec.engine) +
                        "; docs/simulation.md, Front end)"};
   rep.sections.push_back(std::move(s));
   return rep;
@@ -490,7 +492,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   t.rows.push_back({"max_num_seqs / max_num_batched_tokens",
                     grouped(cfg.max_num_seqs) + " / " + grouped(cfg.max_num_batched_tokens)});
   t.rows.push_back({"API server in each TTFT and E2E", fmt(cfg.frontend_s * 1e3, 1) + " ms (" +
-                                                         frontend_coefficient(d.spec.engine.kind) + ")"});
+                                                         frontend_coefficient(d.spec.engine) + ")"});
   std::cout << render(lat, fmt_out) << "\n" << render(t, fmt_out);
   std::cout << (fmt_out == Format::md ? "\n" : "\nnote: ") << kDefinitions << "\n";
 }

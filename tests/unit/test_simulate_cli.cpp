@@ -560,6 +560,14 @@ TEST_CASE("simulate counts the engine's front end in TTFT and E2E only", "[simul
   CHECK(llama["pool"]["frontend_s"].get<double>() == 0);
   const json llama_set = sim({"--engine", "llama.cpp", "--perf-coefficients", R"({"frontend_llamacpp_s": 0.004})"});
   CHECK(llama_set["pool"]["frontend_s"].get<double>() == 0.004);
+  // vLLM in-process (an offline LLM(...) or an AsyncLLMEngine) has no API server: no front end, whatever frontend_s says
+  for (const char* ctx : {"llm", "engine"}) {
+    const json in_process = sim({"--usage-context", ctx, "--perf-coefficients", R"({"frontend_s": 0.05})"});
+    CHECK(in_process["pool"]["frontend_s"].get<double>() == 0);
+  }
+  const double served = sim({"--usage-context", "serve"})["pool"]["frontend_s"].get<double>();
+  CHECK(served > 0);  // vllm serve keeps the fitted frontend_s, as with no --usage-context
+  CHECK(served == sim({})["pool"]["frontend_s"].get<double>());
 }
 
 TEST_CASE("simulate counts failed requests by kind, and a run where none completes is bad input", "[simulate_cli]") {
