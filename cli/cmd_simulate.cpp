@@ -31,7 +31,7 @@ namespace {
 
 // The coefficient behind SimConfig::frontend_s for this engine (sim_config_for)
 std::string frontend_coefficient(const EngineSettings& e) {
-  if (e.kind == EngineKind::vllm && (e.usage_context == "llm" || e.usage_context == "engine"))
+  if (vllm_in_process(e))
     return "in-process, --usage-context " + e.usage_context + ": no API server";
   return e.kind == EngineKind::llamacpp ? "frontend_llamacpp_s" : "frontend_s";
 }

@@ -466,6 +466,24 @@ TEST_CASE("gpu host plans for this machine: RAM from the OS and the probe's meas
   CHECK(nlohmann::json::parse(g.out)["inputs"]["gpu_bandwidth_bytes_per_s"].get<double>() == 5e10);
 }
 
+TEST_CASE("a choice setting outside its choices is one line naming the flag, exit 2, nothing on stdout", "[hardware]") {
+  // --ecc foo used to read as off on an ECC-on card; --numa and --kv-offloading-backend let any word through
+  const std::vector<std::vector<std::string>> bad = {
+      {"plan", "llama-3.1-8b", "--gpu", "l40s", "--ecc", "foo"},
+      {"plan", "llama-3.1-8b", "--gpu", "cpu", "--engine", "llama.cpp", "--cpu-sockets", "2", "--numa", "foo"},
+      {"plan", "llama-3.1-8b", "--kv-offloading-backend", "foo", "--kv-offloading-size", "10"},
+      {"plan", "llama-3.1-8b", "--usage-context", "foo"}};
+  const char* flags[] = {"--ecc", "--numa", "--kv-offloading-backend", "--usage-context"};
+  for (size_t i = 0; i < bad.size(); ++i) {
+    const kvtest::Run r = kvtest::kvplan(bad[i]);
+    INFO(flags[i] << ": " << r.err);
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(std::string(flags[i]) + ": 'foo' is not one of") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
 TEST_CASE("a GPU without a tensor rate gets its GEMMs from --gpu-tflops: TTFT known, simulate's warning gone", "[hardware]") {
   using nlohmann::json;
   // the P40 has no tensor cores and its profile no TFLOP/s: plan leaves TTFT unknown (null)

@@ -516,11 +516,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // a GDDR card: the serving engines' kernels, their efficiencies fitted on HBM parts, read a larger share of it
   // (gddr_read_gain; not llama.cpp, not where --bw-efficiency sets the share)
   const bool gddr = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.memory_type.rfind("GDDR", 0) == 0;
-  const double gain = gddr ? c.gddr_read_gain : 1.0;
-  m->gddr_gain = gain;
-  m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * gain);
-  m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : gain));
-  m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * gain);
+  m->gddr_gain = gddr ? c.gddr_read_gain : 1.0;
+  m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * m->gddr_gain);
+  m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : m->gddr_gain));
+  m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * m->gddr_gain);
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
   m->step_overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : engine_step_overhead(c, s.engine);
 

@@ -446,8 +446,7 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
   const EngineSettings& e = p.spec().engine;
   SimConfig c;
   c.frontend_s = e.kind == EngineKind::llamacpp ? perf.coefficients.frontend_llamacpp_s : perf.coefficients.frontend_s;
-  // vLLM run in-process (--usage-context llm or engine) has no API server in front of it
-  if (e.kind == EngineKind::vllm && (e.usage_context == "llm" || e.usage_context == "engine")) c.frontend_s = 0;
+  if (vllm_in_process(e)) c.frontend_s = 0;
   c.replicas = std::max<i64>(p.spec().parallel.dp, 1);
   c.max_num_seqs = p.max_seqs();
   c.max_num_batched_tokens = e.max_num_batched_tokens;

@@ -175,7 +175,7 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
 // so a profile taken in the other mode moves by the datasheet memory (GiB) / 16. RTX 6000 Ada, ECC off, 51,002,867,712 B - 48 GiB / 16 = 47,781,642,240 B; the L40S (the same AD102
 // board with 48 GB, ECC on) prints 47,803,596,800 B. HBM keeps ECC out of band: its capacity does not change.
 void apply_ecc(const SettingsBag& bag, GpuSpec& g) {
-  const auto ecc = bag.text("ecc");
+  const auto ecc = bag.choice("ecc");
   if (!ecc || bag.has("gpu_memory_bytes")) return;  // a total given outright already is the mode's
   if (g.ecc_mode == "none") bag.fail("ecc", g.id + " has no ECC mode to switch", "leave --ecc out for this GPU");
   if (g.memory_type.rfind("GDDR", 0) != 0 || g.ecc_mode == *ecc) return;  // HBM / LPDDR, or the mode described
@@ -215,7 +215,7 @@ void apply_cpu_host(const SettingsBag& bag, GpuSpec& g) {
     bag.fail("memory_channels", "expected 1 to 32 channels per socket, got " + std::to_string(*channels));
   if (speed && (*speed < 800 || *speed > 17600))
     bag.fail("memory_speed", "expected a DDR data rate in MT/s (800 to 17600, e.g. 5600), got " + std::to_string(*speed));
-  const auto numa = bag.text("numa");
+  const auto numa = bag.choice("numa");
   const bool all_nodes = numa && (*numa == "distribute" || *numa == "numactl");
   // MT/s x 10^6 transfers of 8 B each
   const i64 per_socket = channels ? mul(mul(*channels, *speed, "memory bandwidth"), 8'000'000, "memory bandwidth") : g.memory_bandwidth_bytes_per_s;
@@ -941,7 +941,7 @@ void kv_connector_tiers(const SettingsBag& bag, const EngineRules& rules, const 
     }
     e.kv_chunk_tokens = chunk_tokens();
   };
-  if (e.kv_offload_bytes > 0 && bag.text("kv_offloading_backend").value_or("native") == "lmcache") {
+  if (e.kv_offload_bytes > 0 && bag.choice("kv_offloading_backend").value_or("native") == "lmcache") {
     e.kv_chunk_tokens = chunk_tokens();  // vLLM sets LMCache's max_local_cpu_size to the size / the ranks: the same bytes per rank
     e.kv_offload_basis = "--kv-offloading-size with --kv-offloading-backend lmcache";
   } else if (e.kv_offload_bytes > 0) {

@@ -113,8 +113,7 @@ void apply_scheduling_policy(const SettingsBag& bag, DeploymentSpec& s) {
 // vLLM --usage-context serve | llm | engine (kvplan's own: vLLM takes it from how it is started)
 void apply_usage_context(const SettingsBag& bag, DeploymentSpec& s) {
   const std::string key = "usage_context";
-  const std::string v = bag.text(key).value_or("");
-  if (v != "serve" && v != "llm" && v != "engine") bag.fail(key, "'" + v + "' is not a usage context", "use serve, llm or engine");
+  const std::string v = bag.choice(key).value_or("");
   if (s.engine.kind != EngineKind::vllm) bag.fail(key, "applies to vLLM only", "drop it, or plan with --engine vllm");
   s.engine.usage_context = v;
 }
@@ -661,6 +660,16 @@ std::optional<std::string> SettingsBag::text(const std::string& key) const {
   const auto* v = get(key);
   if (!v) return std::nullopt;
   return v->text;
+}
+
+std::optional<std::string> SettingsBag::choice(const std::string& key) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  const std::vector<std::string>& c = find_setting(key)->choices;
+  if (std::find(c.begin(), c.end(), v->text) != c.end()) return v->text;
+  std::string list;
+  for (const auto& x : c) list += (list.empty() ? "" : ", ") + x;
+  throw InputError(v->origin.where, "'" + v->text + "' is not one of " + list, "give one of them");
 }
 
 std::optional<bool> parse_bool_text(std::string_view v) {

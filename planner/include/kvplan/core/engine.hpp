@@ -161,6 +161,10 @@ struct EngineSettings {
 constexpr i64 kSglangMaxPrefillTokens = 16384;
 /// SGLang without chunked prefill (--chunked-prefill-size -1): a prefill batch holds whole prompts, up to
 /// max_prefill_tokens of them
+/// vLLM run in-process (--usage-context llm or engine): no API server in front of it
+inline bool vllm_in_process(const EngineSettings& e) {
+  return e.kind == EngineKind::vllm && (e.usage_context == "llm" || e.usage_context == "engine");
+}
 inline bool sglang_unchunked(const EngineSettings& e) { return e.kind == EngineKind::sglang && !e.chunked_prefill.value_or(true); }
 
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks

@@ -116,6 +116,8 @@ class SettingsBag {
   std::optional<double> number(const std::string& key) const;
   std::optional<bool> boolean(const std::string& key) const;
   std::optional<std::string> text(const std::string& key) const;
+  /// A SettingType::choice setting: InputError naming the origin when the text is not one of the row's choices.
+  std::optional<std::string> choice(const std::string& key) const;
   /// "auto" (or -1 where the setting allows it) -> true
   bool is_auto(const std::string& key) const;
   /// The text at `where`: "where: <problem>; <fix>".
