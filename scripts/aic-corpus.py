@@ -3,6 +3,7 @@
 
   scripts/aic-corpus.py [--kvplan build/release/kvplan] [--requests-per-client 4] [--rows] [--every N]
                         [--by-concurrency] [--generator-limits] [--sglang-mixed-chunk]
+                        [--coefficients FILE]
   scripts/aic-corpus.py --extract SILICON_SAMPLE_CSV
 
 The corpus: ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/silicon_sample.csv,
@@ -139,7 +140,9 @@ def main():
     ap.add_argument("--every", type=int, default=1,
                     help="run every N-th row only (tests/unit/test_sim_cases.cpp runs every 20th)")
     ap.add_argument("--extract", metavar="SILICON_SAMPLE_CSV")
+    ap.add_argument("--coefficients", help="a --perf-coefficients JSON file every run takes (as scripts/sim-cases.py)")
     a = ap.parse_args()
+    coeffs = ["--perf-coefficients", json.dumps(json.load(open(a.coefficients)))] if a.coefficients else []
     if a.extract:
         extract(a.extract)
         return 0
@@ -147,7 +150,7 @@ def main():
 
     def run(row):
         p = subprocess.run([a.kvplan, "simulate"] + args_of(row, a.requests_per_client, not a.generator_limits, a.sglang_mixed_chunk) +
-                           ["--format", "json"],
+                           ["--format", "json"] + coeffs,
                            capture_output=True, text=True)
         if p.returncode != 0:
             return None, p.stderr.strip()

@@ -29,6 +29,12 @@ Planner planner(const std::string& model, const std::string& gpu, Parallel par =
 // is looked up, not read; 32 layers; KV 131,072 B per token in bf16.
 constexpr double kLlama8bRead = 2.0 * (8030261248.0 - 525336576.0);
 constexpr double kH100 = 3.35e12;
+// its GEMM work: the 7,504,924,672 parameters a token runs through besides the lookup, of which the output head
+// (lm_head 128,256 x 4,096 = 525,336,576) runs once per sequence in a step (the row sampled), not once per prompt token
+constexpr double kLlama8bHead = 525336576.0;
+constexpr double kLlama8bBody = 8030261248.0 - 525336576.0 - kLlama8bHead;
+// a prefill of n tokens of one sequence: 2 x body x n + 2 x head x 1
+constexpr double llama8b_prefill_flops(double n) { return 2.0 * kLlama8bBody * n + 2.0 * kLlama8bHead; }
 
 }  // namespace
 
@@ -57,7 +63,7 @@ TEST_CASE("vLLM and SGLang join the linear layers' weight read and GEMM as a p-n
   // Llama-3.1-8B on an H100 at batch 256, 1,000 tokens each: weights 15.01 GB / (3.35e12 x 0.5) = 8.96 ms; GEMMs
   // 2 x 8.03e9 x 256 FLOP / (989e12 x 0.5) = 8.31 ms. vLLM: sqrt(8.96^2 + 8.31^2) = 12.22 ms for the linear layers;
   // TensorRT-LLM: 8.96 ms. KV 256 x 1000 x 131,072 B / (3.35e12 x 0.5) = 20.03 ms against attention FLOPs far below.
-  const double t_w = kLlama8bRead / (kH100 * 0.5), t_lin = 2.0 * 8030261248.0 * 256 / (989e12 * 0.5);
+  const double t_w = kLlama8bRead / (kH100 * 0.5), t_lin = 2.0 * (kLlama8bBody + kLlama8bHead) * 256 / (989e12 * 0.5);
   const double t_kv = 256.0 * 1000 * 131072 / (kH100 * 0.5);
   const auto fixed = [](const PerfResult& r) { return term(r.decode_terms, "kernel_launches") + term(r.decode_terms, "engine_step"); };
   const PerfResult v = estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 1000, 0, 256, hand_params());
@@ -72,6 +78,20 @@ TEST_CASE("vLLM and SGLang join the linear layers' weight read and GEMM as a p-n
   const PerfResult t = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::trtllm))), 1000, 0,
                                      256, hand_params());
   CHECK(t.tpot_s == Approx(t_w + t_kv + fixed(t)));
+}
+
+TEST_CASE("the output head runs once per sequence in a step: a prompt pays it once, each decode token once", "[perf]") {
+  // Llama-3.2-1B, tied embeddings: 16 layers x (attention 2048 x 2048 x 2 + 2048 x 512 x 2 = 10,485,760; MLP
+  // 3 x 2048 x 8192 = 50,331,648; two norms 4,096) + final norm 2,048 = 973,146,112 parameters a token runs through;
+  // the embedding 128,256 x 2,048 = 262,668,288 is looked up, and as the tied output head it runs on the sampled rows
+  const double body = 16.0 * (10485760 + 50331648 + 4096) + 2048, head = 128256.0 * 2048;
+  const double rate = 989e12 * 0.5;  // H100 bf16 x compute_eff (hand_params)
+  const Planner p = planner("llama-3.2-1b", "h100-sxm");
+  const PerfResult pre = estimate_perf(p, 1000, 0, 1, hand_params());  // one 1,000-token prompt
+  CHECK(term(pre.prefill_terms, "linear_compute") == Approx((2.0 * body * 1000 + 2.0 * head * 1) / rate));
+  const PerfResult dec = estimate_perf(p, 1000, 0, 8, hand_params());  // 8 sequences decoding one token each
+  CHECK(term(dec.decode_terms, "linear_compute") == Approx(2.0 * (body + head) * 8 / rate));
+  CHECK(find_term(pre.prefill_terms, "linear_compute")->basis.find("output head x 1 sequences") != std::string::npos);
 }
 
 TEST_CASE("vLLM V0 releases carry their own per-step overhead", "[perf]") {
@@ -132,18 +152,17 @@ TEST_CASE("quantised weights are read at their kernel's efficiency and fp8 GEMMs
 
   PlanSpec f = kvtest::spec("llama-3.1-8b", "h100-sxm", e);
   apply_weight_format(f.model, "fp8", "test");
-  // prefill of 4096 tokens: 2 x active params x 4096 at the fp8 peak 1979e12 x 0.25
+  // prefill of 4096 tokens: 2 x body x 4096 + 2 x head x 1 at the fp8 peak 1979e12 x 0.25
   const PerfResult pf = estimate_perf(Planner(f), 4096, 0, 1, hand_params());
-  const double active = 8030261248.0;
-  CHECK(term(pf.prefill_terms, "linear_compute") == Approx(2.0 * active * 4096 / (1979e12 * 0.25)));
+  CHECK(term(pf.prefill_terms, "linear_compute") == Approx(llama8b_prefill_flops(4096) / (1979e12 * 0.25)));
   // prefill runs eagerly: 292 kernels x 10 us
   CHECK(term(pf.prefill_terms, "kernel_launches") == Approx(292 * 10e-6));
 }
 
 TEST_CASE("NVFP4 weights run their GEMMs at the fp4 tensor rate on Blackwell and at the bf16 rate on Hopper", "[perf][fp4]") {
   auto e = kvtest::engine(EngineKind::vllm);
-  // prefill of 4096 tokens: 2 x active params (8,030,261,248) x 4096
-  const double flops = 2.0 * 8030261248.0 * 4096;
+  // prefill of 4096 tokens: 2 x 6,979,588,096 x 4096 + the output head once
+  const double flops = llama8b_prefill_flops(4096);
   PlanSpec b = kvtest::spec("llama-3.1-8b", "b200", e);
   apply_weight_format(b.model, "nvfp4", "test");
   const PerfResult rb = estimate_perf(Planner(b), 4096, 0, 1, hand_params());
@@ -162,8 +181,8 @@ TEST_CASE("a GPU without bf16 tensor cores (Turing) runs a bf16 model's GEMMs at
   const PerfResult r = estimate_perf(p, 4096, 0, 1, hand_params());
   CHECK(r.peak_flops == Approx(130.5e12));
   CHECK(r.ttft_s > 0);  // -1 would mean "no TFLOP/s figure"
-  // prefill of 4096 tokens: 2 x active params x 4096 at 130.5e12 x compute_eff 0.5
-  CHECK(term(r.prefill_terms, "linear_compute") == Approx(2.0 * 8030261248.0 * 4096 / (130.5e12 * 0.5)));
+  // prefill of 4096 tokens: 2 x body x 4096 + the head once, at 130.5e12 x compute_eff 0.5
+  CHECK(term(r.prefill_terms, "linear_compute") == Approx(llama8b_prefill_flops(4096) / (130.5e12 * 0.5)));
   for (const auto& t : r.prefill_terms)
     if (t.name == "linear_compute") CHECK(t.basis.find("130.5 TFLOP/s fp16 peak") != std::string::npos);
 }
@@ -455,7 +474,11 @@ TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention 
                                            e.attention_dp = 4;
                                            return e;
                                          }(), Parallel{4, 1, 1, 4})).rank_model());
-  const double active = static_cast<double>(pc.active);
+  // the embedding is looked up; the output head (lm_head) runs once per sequence, as every other matrix for a decode token
+  double lookup = 0;
+  for (const auto& part : pc.parts)
+    if (part.name == "embedding") lookup = static_cast<double>(part.total());
+  const double active = static_cast<double>(pc.active) - lookup;
   const double one_token = 2.0 * active;  // the 4-sequence step over a 1-token step, same peak and efficiency
   const double four = 2.0 * ((active - attention) * 4 + attention * 1);
   const PerfResult dpa1 = estimate_perf(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", [] {

@@ -211,7 +211,9 @@ struct StepTimeModel::Impl {
   double dense_elems = 0, routed_dense_elems = 0, dmmv_rate = 0;
   std::string dmmv_basis;
   i64 experts = 0, experts_active = 0, moe_layers = 0;
-  double active_params = 0;
+  // the GEMM parameters a token runs through (active, less the lookup tables, the vision tower and the output head), and
+  // the output head, which the engines run only on the rows they sample: one per sequence in the step
+  double body_params = 0, head_params = 0;
   double bandwidth = 0, peak = 0, attn_peak = 0, linear_eff = 0;
   std::string peak_basis, attn_peak_basis, bandwidth_basis;
   i64 layers = 0, kernels = 0;
@@ -258,6 +260,7 @@ struct StepTimeModel::Impl {
     double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0, dq_elems = 0, dmmv_elems = 0;
     double t_w = 0, t_kv = 0, t_lin = 0, t_dq = 0, t_attn = 0, t_launch = 0, t_moe = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
     double act_msg = 0, ep_vol = 0, launch_s = 0;
+    double logit_rows = 0;  // rows the output head runs on: the sequences in the step
     double host_bytes = 0, host_kv_bytes = 0, pcie_bytes = 0, uploads = 0;  // host memory reads, PCIe crossings
     double t_host_w = 0, t_host_kv = 0, t_pcie = 0;
     i64 reductions = 0;
@@ -361,7 +364,8 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   // compute: the linear layers 2 x active params per token; attention 4 x width per cached token (decode)
   // and per causal pair (prefill)
   // (under DP attention the attention projections for the busiest group's tokens, the rest for every token)
-  w.lin_flops = 2.0 * ((active_params - attention_params) * w.tokens + attention_params * group_tokens);
+  w.logit_rows = static_cast<double>(b.decode_seqs + b.prefill_seqs);
+  w.lin_flops = 2.0 * ((body_params - attention_params) * w.tokens + attention_params * group_tokens + head_params * w.logit_rows);
   w.attn_flops = attn + 4.0 * attn_width * b.prefill_attention_pairs * prefill_share;
   w.t_lin = peak > 0 ? w.lin_flops / (peak * linear_eff) : 0;
   w.t_attn = attn_peak > 0 ? w.attn_flops / (attn_peak * compute_eff) : 0;
@@ -400,7 +404,8 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   out.push_back({"weights", w.t_w, wb});
   out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + gddr + ")"});
   out.push_back({"linear_compute", w.t_lin,
-                 num(w.lin_flops / 1e12, 4) + " TFLOP / (" + peak_basis + " x " + num(linear_eff, 2) + ")" +
+                 num(w.lin_flops / 1e12, 4) + " TFLOP (2 x " + num(body_params / 1e9, 4) + " G params x " + num(w.tokens, 6) +
+                     " tokens + 2 x " + num(head_params / 1e9, 4) + " G output head x " + num(w.logit_rows, 6) + " sequences) / (" + peak_basis + " x " + num(linear_eff, 2) + ")" +
                      (gemm_p > 0 ? "; the step takes (weights^p + linear_compute^p + dequant^p)^(1/p), p = " + num(gemm_p, 3) +
                                        " (gemm_overlap_p), not the largest"
                                  : "")});
@@ -565,7 +570,18 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
       m->experts_active = l.experts_active;
       break;
     }
-  m->active_params = static_cast<double>(pc.active);
+  // GEMM work per token: the active parameters less what a token looks up (token and learned-position embeddings; the
+  // per-layer table is not in active) and the vision tower (not run on text), and less the output head, which runs on
+  // the rows sampled (vLLM's logits_indices, TensorRT-LLM without gather_context_logits, llama.cpp's output ids): one
+  // per sequence in a step, not one per prompt token
+  double lookups = 0, head = 0;
+  for (const auto& part : pc.parts) {
+    if (part.name == "embedding" || part.name == "position_embedding" || part.name == "vision") lookups += static_cast<double>(part.total());
+    if (part.name == "lm_head") head += static_cast<double>(part.total());
+  }
+  if (embedding_is_head) head += static_cast<double>(rank.vocab) * static_cast<double>(rank.hidden);
+  m->head_params = head;
+  m->body_params = std::max(0.0, static_cast<double>(pc.active) - lookups - (embedding_is_head ? 0.0 : head));
   for (const Layer& stored : rank.layers) {
     if (stored.kv == KvKind::ssm || (stored.kv == KvKind::none && !shares_kv(stored))) continue;
     // a layer reading an earlier layer's cache (Gemma 3n / 4 KV sharing) reads as much as that layer does

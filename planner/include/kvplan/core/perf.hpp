@@ -32,7 +32,7 @@ struct PerfCoefficients {
   // PyTorch GEMMs overlap the weight stream with the tensor-core work imperfectly near the ridge point (batch 16-128);
   // TensorRT-LLM, llama.cpp and other engines keep the largest. Chosen on the vLLM load tests (docs/performance-model.md
   // "The linear layers of vLLM and SGLang")
-  double gemm_overlap_p = 2.0;
+  double gemm_overlap_p = 1.5;
   double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
   double die_link_bw_eff = 0.920;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
   // GDDR cards (GeForce, RTX workstation, L4 / L40 / A10 / A40): the serving engines' weight GEMVs and decode attention,
