@@ -676,6 +676,28 @@ TEST_CASE("llama.cpp launches its own decode graphs, reads f16 at its ggml effic
   CHECK(term(mp.prefill_terms, "kernel_launches") == Approx(292 * 20e-6));
 }
 
+TEST_CASE("llama.cpp on Metal without flash attention reads a GQA layer's cache once per query head", "[perf][llamacpp]") {
+  // Llama-3.1-8B: 32 query heads on 8 KV heads, 131,072 B of KV a token; 1,000 tokens cached. M2 Ultra: 800 GB/s x
+  // unified 0.5 x two dies 0.8 x kv_eff 0.5 (hand_params)
+  const double raw = 1000.0 * 131072, rate = 800e9 * 0.5 * 0.8 * 0.5;
+  EngineSettings off = kvtest::engine(EngineKind::llamacpp);
+  off.flash_attn = "off";
+  const PerfResult m = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "m2-ultra", off)), 1000, 0, 1, hand_params());
+  CHECK(m.kv_bytes_read == Approx(4 * raw));  // each of the 4 query heads of a KV head reads its rows
+  CHECK(term(m.decode_terms, "kv_read") == Approx(4 * raw / rate));
+  CHECK(find_term(m.decode_terms, "kv_read")->basis.find("once per query head") != std::string::npos);
+  // with flash attention (the default since b6325 where the cache allows it) one read serves the group
+  EngineSettings on = kvtest::engine(EngineKind::llamacpp);
+  on.flash_attn = "on";
+  CHECK(estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "m2-ultra", on)), 1000, 0, 1, hand_params()).kv_bytes_read == Approx(raw));
+  // CUDA without flash attention: measured between one read and one per head, GPU by GPU (docs/performance-model.md
+  // "llama.cpp's attention without flash attention"): one read priced
+  CHECK(estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", off)), 1000, 0, 1, hand_params()).kv_bytes_read == Approx(raw));
+  // a model without GQA (Llama-2-7B: 32 KV heads for 32 query heads) reads once either way
+  const PerfResult mha = estimate_perf(Planner(kvtest::spec("llama-2-7b", "m2-ultra", off)), 1000, 0, 1, hand_params());
+  CHECK(mha.kv_bytes_read == Approx(1000.0 * 32 * 2 * 4096 * 2));
+}
+
 // Gemma 4 E2B: the 20 KV-sharing layers keep no cache but attend over their donor's, so a decode step reads 7 full
 // layers' caches (1 KV head of 512: 2,048 B a token) and 28 sliding ones' windows (1 x 256: 1,024 B, 512 tokens);
 // the per-layer embedding table is looked up like the token embedding, not read; the token embedding is the tied

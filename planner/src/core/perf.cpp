@@ -243,7 +243,9 @@ struct StepTimeModel::Impl {
     double bytes_per_token;
     i64 window;
     double width;  // q_heads x head dim
+    double reads = 1;  // times the decode attention reads the layer's cache: q_heads / kv_heads in llama.cpp's Metal mat-vec
   };
+  std::string kv_read_basis;  // why the cache is read more than once (empty: once)
   std::vector<KvLayer> kv_layers;
   double attn_width = 0;
   // weights and KV in host memory (docs/performance-model.md "Host-resident weights and KV")
@@ -343,7 +345,7 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   double attn = 0;
   for (const auto& l : kv_layers) {
     const double held = l.window > 0 ? std::min(avg_ctx, static_cast<double>(l.window)) * static_cast<double>(b.decode_seqs) : b.decode_context_tokens;
-    w.kv_bytes += l.bytes_per_token * held;
+    w.kv_bytes += l.bytes_per_token * held * l.reads;
     attn += 4.0 * l.width * held;
   }
   // attention data parallel: the sequences spread over the groups, the busiest holding ceil(D / groups) of the decode
@@ -402,7 +404,7 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
   const std::string gddr = gddr_gain != 1.0 ? ", GDDR x " + num(gddr_gain, 3) + " included" : "";
   wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + gddr + ")";
   out.push_back({"weights", w.t_w, wb});
-  out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB) / (" + bandwidth_basis + " x " + num(kv_eff, 2) + gddr + ")"});
+  out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB" + kv_read_basis + ") / (" + bandwidth_basis + " x " + num(kv_eff, 2) + gddr + ")"});
   out.push_back({"linear_compute", w.t_lin,
                  num(w.lin_flops / 1e12, 4) + " TFLOP (2 x " + num(body_params / 1e9, 4) + " G params x " + num(w.tokens, 6) +
                      " tokens + 2 x " + num(head_params / 1e9, 4) + " G output head x " + num(w.logit_rows, 6) + " sequences) / (" + peak_basis + " x " + num(linear_eff, 2) + ")" +
@@ -582,6 +584,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   if (embedding_is_head) head += static_cast<double>(rank.vocab) * static_cast<double>(rank.hidden);
   m->head_params = head;
   m->body_params = std::max(0.0, static_cast<double>(pc.active) - lookups - (embedding_is_head ? 0.0 : head));
+  const bool metal_mat_vec_attention = llamacpp && s.gpu.vendor == "apple" && !llamacpp_flash_attention(s.engine);
   for (const Layer& stored : rank.layers) {
     if (stored.kv == KvKind::ssm || (stored.kv == KvKind::none && !shares_kv(stored))) continue;
     // a layer reading an earlier layer's cache (Gemma 3n / 4 KV sharing) reads as much as that layer does
@@ -599,7 +602,16 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
       m->kv_layers.push_back({static_cast<double>(key), 0, static_cast<double>(l.indexer_heads) * static_cast<double>(l.indexer_head_dim) / 2.0});
       continue;
     }
-    m->kv_layers.push_back({static_cast<double>(bytes), window, w});
+    // llama.cpp on Metal without flash attention: KQ and KQV are ggml_mul_mat over the cache broadcast to the query heads
+    // (kernel_mul_mv_f16_f32: each query head's threadgroups read the rows of its KV head), so a GQA layer's cache is read
+    // q_heads / kv_heads times per token; the Apple GPUs' caches do not hold it between heads (XiongjieDai's llama-bench
+    // tg512 -> tg8192 on three Macs: +1.4 to +3.4 us per token of context for LLaMA-3-8B, twice that per KV byte for
+    // 70B's 8 query heads per KV head; docs/performance-model.md "llama.cpp's attention without flash attention")
+    const double reads = metal_mat_vec_attention && l.kv_heads > 0 && l.q_heads > l.kv_heads && l.kv != KvKind::mla_latent
+                             ? static_cast<double>(l.q_heads) / static_cast<double>(l.kv_heads)
+                             : 1.0;
+    m->kv_layers.push_back({static_cast<double>(bytes), window, w, reads});
+    if (reads > 1) m->kv_read_basis = ", read once per query head (llama.cpp Metal mat-vec attention, flash attention off)";
   }
 
   // LPDDR unified memory: the GPU reaches a smaller share of the datasheet bandwidth than on HBM or GDDR
