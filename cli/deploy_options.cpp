@@ -429,6 +429,7 @@ ojson perf_json(const PerfResult& r) {
           {"decode_tokens_per_s_per_gpu", r.decode_tokens_per_s_per_gpu},
           {"decode_tokens_per_s", r.decode_tokens_per_s},
           {"ttft_s", r.ttft_s < 0 ? ojson(nullptr) : ojson(r.ttft_s)},
+          {"prefill_chunks", r.prefill_chunks},
           {"batch_time_s", r.batch_time_s},
           {"output_tokens_per_s", r.output_tokens_per_s},
           {"decode_bound", r.decode_bound},

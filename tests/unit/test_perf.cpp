@@ -94,6 +94,35 @@ TEST_CASE("the output head runs once per sequence in a step: a prompt pays it on
   CHECK(find_term(pre.prefill_terms, "linear_compute")->basis.find("output head x 1 sequences") != std::string::npos);
 }
 
+TEST_CASE("a prompt longer than the token budget is prefilled in chunks, each a step of its own", "[perf]") {
+  // vLLM with max_num_batched_tokens 8192 and a 20,000-token prompt: steps of 8,192, 8,192 and 3,616 tokens, the k-th
+  // attending over the 8,192 (k - 1) tokens before it: n x (before + (n + 1) / 2) query-key pairs
+  EngineSettings e = kvtest::engine(EngineKind::vllm);
+  e.max_num_batched_tokens = 8192;
+  const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  const PerfParams hp = hand_params();
+  const PerfResult r = estimate_perf(p, 20000, 0, 1, hp);
+  const StepTimeModel m(p, hp);
+  double sum = 0;
+  for (const double before : {0.0, 8192.0, 16384.0}) {
+    const double n = std::min(8192.0, 20000.0 - before);
+    StepBatch b;
+    b.prefill_tokens = static_cast<i64>(n);
+    b.prefill_seqs = 1;
+    b.prefill_attention_pairs = n * (before + (n + 1) / 2);
+    sum += m.step_s(b);
+  }
+  CHECK(r.prefill_chunks == 3);
+  CHECK(r.ttft_s == Approx(sum));
+  // one step of the whole prompt would read the weights once: the chunks cost more
+  e.max_num_batched_tokens = 32768;
+  const PerfResult whole = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e)), 20000, 0, 1, hp);
+  CHECK(whole.prefill_chunks == 1);
+  CHECK(whole.ttft_s < r.ttft_s);
+  CHECK(find_term(r.prefill_terms, "weights")->basis.rfind("summed over 3 chunks", 0) == 0);
+  CHECK(term(r.prefill_terms, "weights") == Approx(3 * term(whole.prefill_terms, "weights")));
+}
+
 TEST_CASE("vLLM V0 releases carry their own per-step overhead", "[perf]") {
   const PerfResult v0 = estimate_perf(planner("llama-3.1-8b", "h100-sxm", {}, "0.6.3"), 1000, 0, 1, hand_params());
   const PerfResult v1 = estimate_perf(planner("llama-3.1-8b", "h100-sxm", {}, "0.11.0"), 1000, 0, 1, hand_params());
@@ -181,8 +210,10 @@ TEST_CASE("a GPU without bf16 tensor cores (Turing) runs a bf16 model's GEMMs at
   const PerfResult r = estimate_perf(p, 4096, 0, 1, hand_params());
   CHECK(r.peak_flops == Approx(130.5e12));
   CHECK(r.ttft_s > 0);  // -1 would mean "no TFLOP/s figure"
-  // prefill of 4096 tokens: 2 x body x 4096 + the head once, at 130.5e12 x compute_eff 0.5
-  CHECK(term(r.prefill_terms, "linear_compute") == Approx(llama8b_prefill_flops(4096) / (130.5e12 * 0.5)));
+  // prefill of 4096 tokens at 130.5e12 x compute_eff 0.5: vLLM's default token budget on a 24 GB GPU is 2,048, so two
+  // chunks, each a step running the output head on its one sequence: 2 x body x 4096 + 2 x head x 2
+  CHECK(r.prefill_chunks == 2);
+  CHECK(term(r.prefill_terms, "linear_compute") == Approx((llama8b_prefill_flops(4096) + 2.0 * kLlama8bHead) / (130.5e12 * 0.5)));
   for (const auto& t : r.prefill_terms)
     if (t.name == "linear_compute") CHECK(t.basis.find("130.5 TFLOP/s fp16 peak") != std::string::npos);
 }

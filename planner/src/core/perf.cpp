@@ -857,17 +857,43 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   r.decode_tokens_per_s = static_cast<double>(B) / r.tpot_s * static_cast<double>(s.parallel.dp);
   r.decode_tokens_per_s_per_gpu = static_cast<double>(B) / r.tpot_s / gpus_per_replica;
 
-  // prefill of one prompt: every prompt token in one step (attention over the causal triangle)
+  // prefill of one prompt: the serving engines take at most max_num_batched_tokens of it a step (vLLM's token budget,
+  // SGLang's chunked_prefill_size, TensorRT-LLM's max_num_tokens), so a longer prompt is prefilled in chunks, each a
+  // step that reads the weights again and attends over the chunks before it; llama.cpp and the engines without a budget
+  // in one step (attention over the causal triangle)
   const double P = static_cast<double>(std::max<i64>(prompt_tokens, 1));
-  StepBatch pre;
-  pre.prefill_tokens = std::max<i64>(prompt_tokens, 1);
-  pre.prefill_seqs = 1;
-  pre.prefill_attention_pairs = P * (P + 1.0) / 2.0;
-  const StepTimeModel::Impl::Work pw = m.work(pre);
-  r.prefill_terms = m.terms(pre);
-  r.prefill_flops = pw.lin_flops + pw.attn_flops;
-  r.prefill_bound = pw.t_lin + pw.t_attn > pw.t_w + pw.t_kv + pw.host() ? "compute" : "memory bandwidth";
-  r.ttft_s = pw.stage() * stages;
+  const i64 budget = s.engine.kind == EngineKind::llamacpp ? 0 : s.engine.max_num_batched_tokens;
+  const i64 prompt = std::max<i64>(prompt_tokens, 1);
+  const i64 n_chunks = budget > 0 ? ceil_div(prompt, budget) : 1;
+  const i64 chunk_len = budget > 0 ? std::min(prompt, budget) : prompt;
+  double t_lin = 0, t_mem = 0;
+  r.prefill_flops = 0;
+  r.ttft_s = 0;
+  for (i64 i = 0; i < n_chunks; ++i) {
+    StepBatch pre;
+    const double before = static_cast<double>(i * chunk_len);
+    const double n = static_cast<double>(std::min(chunk_len, prompt - i * chunk_len));
+    pre.prefill_tokens = static_cast<i64>(n);
+    pre.prefill_seqs = 1;
+    pre.prefill_attention_pairs = n * (before + (n + 1.0) / 2.0);
+    const StepTimeModel::Impl::Work pw = m.work(pre);
+    std::vector<PerfTerm> terms = m.terms(pre);
+    if (i == 0) {
+      r.prefill_terms = terms;
+    } else {
+      for (std::size_t k = 0; k < terms.size() && k < r.prefill_terms.size(); ++k) r.prefill_terms[k].seconds += terms[k].seconds;
+    }
+    if (i == n_chunks - 1 && n_chunks > 1)
+      for (std::size_t k = 0; k < terms.size() && k < r.prefill_terms.size(); ++k)
+        r.prefill_terms[k].basis = "summed over " + std::to_string(n_chunks) + " chunks of max_num_batched_tokens " + std::to_string(budget) +
+                                   "; the last chunk: " + terms[k].basis;
+    r.prefill_flops += pw.lin_flops + pw.attn_flops;
+    t_lin += pw.t_lin + pw.t_attn;
+    t_mem += pw.t_w + pw.t_kv + pw.host();
+    r.ttft_s += pw.stage() * stages;
+  }
+  r.prefill_chunks = n_chunks;
+  r.prefill_bound = t_lin > t_mem ? "compute" : "memory bandwidth";
   if (m.peak == 0) {
     r.prefill_bound = "unknown (no TFLOP/s in the GPU profile: give --gpu-tflops)";
     r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
