@@ -162,7 +162,8 @@ void run_plan(const PlanArgs& a, Globals& g) {
   pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)", ""});
   pf.rows.push_back({"decode tokens/s per GPU", fmt_double(perf.decode_tokens_per_s_per_gpu, 1), ""});
   pf.rows.push_back({"decode tokens/s (deployment)", fmt_double(perf.decode_tokens_per_s, 1), ""});
-  pf.rows.push_back({"TTFT (one " + grouped(d.prompt) + "-token prompt)",
+  pf.rows.push_back({"TTFT (one " + grouped(d.prompt) + "-token prompt" +
+                         (perf.prefill_chunks > 1 ? ", " + grouped(perf.prefill_chunks) + " chunks" : std::string()) + ")",
                      perf.ttft_s < 0 ? perf.prefill_bound : fmt_time(perf.ttft_s) + " (" + perf.prefill_bound + " bound)", ""});
   if (d.output > 0)
     pf.rows.push_back({"batch of " + grouped(perf.batch_per_replica) + ": prefill + " + grouped(d.output) + " steps",
