@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "kvplan/core/perf.hpp"
 #include "kvplan/core/transform.hpp"
@@ -104,6 +105,7 @@ TEST_CASE("a prompt longer than the token budget is prefilled in chunks, each a 
   const PerfResult r = estimate_perf(p, 20000, 0, 1, hp);
   const StepTimeModel m(p, hp);
   double sum = 0;
+  std::map<std::string, double> term_sum;  // each term's seconds over the three chunks
   for (const double before : {0.0, 8192.0, 16384.0}) {
     const double n = std::min(8192.0, 20000.0 - before);
     StepBatch b;
@@ -111,9 +113,12 @@ TEST_CASE("a prompt longer than the token budget is prefilled in chunks, each a 
     b.prefill_seqs = 1;
     b.prefill_attention_pairs = n * (before + (n + 1) / 2);
     sum += m.step_s(b);
+    for (const PerfTerm& t : m.terms(b)) term_sum[t.name] += t.seconds;
   }
   CHECK(r.prefill_chunks == 3);
   CHECK(r.ttft_s == Approx(sum));
+  REQUIRE(r.prefill_terms.size() == term_sum.size());
+  for (const PerfTerm& t : r.prefill_terms) CHECK(t.seconds == Approx(term_sum[t.name]));
   // one step of the whole prompt would read the weights once: the chunks cost more
   e.max_num_batched_tokens = 32768;
   const PerfResult whole = estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e)), 20000, 0, 1, hp);

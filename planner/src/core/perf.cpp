@@ -278,11 +278,23 @@ struct StepTimeModel::Impl {
       return m * std::pow(std::pow(t_w / m, p) + std::pow(t_lin / m, p) + std::pow(t_dq / m, p), 1.0 / p);
     }
     double stage() const { return linear() + std::max(t_kv, t_attn) + t_launch + t_moe + t_engine + t_ar + t_ep + t_pp + host(); }
+    // each term's seconds, the fields terms() reports
+    static constexpr double Work::*kTimes[] = {&Work::t_w,      &Work::t_kv,     &Work::t_lin,  &Work::t_dq,     &Work::t_attn,
+                                               &Work::t_launch, &Work::t_moe,    &Work::t_engine, &Work::t_ar,   &Work::t_ep,
+                                               &Work::t_pp,     &Work::t_host_w, &Work::t_host_kv, &Work::t_pcie};
+    void add_times(const Work& o) {
+      for (double Work::*t : kTimes) this->*t += o.*t;
+    }
+    void take_times(const Work& o) {
+      for (double Work::*t : kTimes) this->*t = o.*t;
+    }
   };
 
   double all_reduce_s(double bytes) const;
   Work work(const StepBatch& b) const;
-  std::vector<PerfTerm> terms(const StepBatch& b) const;
+  std::vector<PerfTerm> terms(const StepBatch& b) const { return terms(work(b), b); }
+  // the terms of a step whose work w already holds (estimate_perf: a chunked prompt's summed seconds)
+  std::vector<PerfTerm> terms(const Work& w, const StepBatch& b) const;
 };
 
 // All-reduce of `bytes` over tp ranks: ar_hops latencies alpha (one in an NVLink / xGMI node, log2(tp) for NCCL) plus 2 (n - 1) / n x bytes
@@ -395,9 +407,8 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   return w;
 }
 
-std::vector<PerfTerm> StepTimeModel::Impl::terms(const StepBatch& b) const {
+std::vector<PerfTerm> StepTimeModel::Impl::terms(const Work& w, const StepBatch& b) const {
   std::vector<PerfTerm> out;
-  const Work w = work(b);
   if (w.tokens <= 0) return out;
   std::string wb = "(" + num((w.q_bytes + w.d_bytes) / 1e9, 4) + " GB";
   if (experts > 0) wb += ", routed experts x " + num(w.touched, 3) + " touched";
@@ -866,7 +877,9 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   const i64 prompt = std::max<i64>(prompt_tokens, 1);
   const i64 n_chunks = budget > 0 ? ceil_div(prompt, budget) : 1;
   const i64 chunk_len = budget > 0 ? std::min(prompt, budget) : prompt;
-  double t_lin = 0, t_mem = 0;
+  // the terms show the chunks' seconds summed (a term any chunk has is shown) beside the last chunk's quantities
+  StepTimeModel::Impl::Work summed, last;
+  StepBatch last_batch;
   r.prefill_flops = 0;
   r.ttft_s = 0;
   for (i64 i = 0; i < n_chunks; ++i) {
@@ -876,24 +889,19 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
     pre.prefill_tokens = static_cast<i64>(n);
     pre.prefill_seqs = 1;
     pre.prefill_attention_pairs = n * (before + (n + 1.0) / 2.0);
-    const StepTimeModel::Impl::Work pw = m.work(pre);
-    std::vector<PerfTerm> terms = m.terms(pre);
-    if (i == 0) {
-      r.prefill_terms = terms;
-    } else {
-      for (std::size_t k = 0; k < terms.size() && k < r.prefill_terms.size(); ++k) r.prefill_terms[k].seconds += terms[k].seconds;
-    }
-    if (i == n_chunks - 1 && n_chunks > 1)
-      for (std::size_t k = 0; k < terms.size() && k < r.prefill_terms.size(); ++k)
-        r.prefill_terms[k].basis = "summed over " + std::to_string(n_chunks) + " chunks of max_num_batched_tokens " + std::to_string(budget) +
-                                   "; the last chunk: " + terms[k].basis;
-    r.prefill_flops += pw.lin_flops + pw.attn_flops;
-    t_lin += pw.t_lin + pw.t_attn;
-    t_mem += pw.t_w + pw.t_kv + pw.host();
-    r.ttft_s += pw.stage() * stages;
+    last = m.work(pre);
+    last_batch = pre;
+    summed.add_times(last);
+    r.prefill_flops += last.lin_flops + last.attn_flops;
+    r.ttft_s += last.stage() * stages;
   }
+  last.take_times(summed);
+  r.prefill_terms = m.terms(last, last_batch);
+  if (n_chunks > 1)
+    for (PerfTerm& t : r.prefill_terms)
+      t.basis = "summed over " + std::to_string(n_chunks) + " chunks of max_num_batched_tokens " + std::to_string(budget) + "; the last chunk: " + t.basis;
   r.prefill_chunks = n_chunks;
-  r.prefill_bound = t_lin > t_mem ? "compute" : "memory bandwidth";
+  r.prefill_bound = last.t_lin + last.t_attn > last.t_w + last.t_kv + last.host() ? "compute" : "memory bandwidth";
   if (m.peak == 0) {
     r.prefill_bound = "unknown (no TFLOP/s in the GPU profile: give --gpu-tflops)";
     r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate

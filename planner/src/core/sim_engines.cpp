@@ -144,6 +144,18 @@ class Paged : public Engine {
     for (i32 r : done_) sink_.finish(r, end, Failure::none);
     done_.clear();
   }
+  // The step's work computed at `end`: a request that is done frees its blocks, leaves `scheduled` (the engine's list
+  // of requests holding blocks) and finishes (vLLM, TensorRT-LLM; SGLang's own commit also moves finished prompts to
+  // its decode batch).
+  void commit_retiring(std::vector<i32>& scheduled, const std::vector<Work>& work, double end) {
+    for (const Work& w : work)
+      if (advance(w.req, w.tokens, end)) {
+        free_blocks(R(w.req));
+        done_.push_back(w.req);
+      }
+    if (!done_.empty()) std::erase_if(scheduled, [&](i32 r) { return R(r).out >= R(r).output; });
+    finish_done(end);
+  }
 
   const SimConfig& cfg_;
   Sink& sink_;
@@ -221,15 +233,7 @@ class Vllm final : public Paged {
     return !work.empty() || preempted || admitted;
   }
 
-  void commit(const std::vector<Work>& work, double end) override {
-    for (const Work& w : work)
-      if (advance(w.req, w.tokens, end)) {
-        free_blocks(R(w.req));
-        done_.push_back(w.req);
-      }
-    if (!done_.empty()) std::erase_if(running_, [&](i32 r) { return R(r).out >= R(r).output; });
-    finish_done(end);
-  }
+  void commit(const std::vector<Work>& work, double end) override { commit_retiring(running_, work, end); }
 
   i32 drop_stuck() override {
     if (waiting() == 0) return -1;
@@ -624,15 +628,7 @@ class Trtllm final : public Paged {
     return changed || !work.empty();
   }
 
-  void commit(const std::vector<Work>& work, double end) override {
-    for (const Work& w : work)
-      if (advance(w.req, w.tokens, end)) {
-        free_blocks(R(w.req));
-        done_.push_back(w.req);
-      }
-    if (!done_.empty()) std::erase_if(started_, [&](i32 r) { return R(r).out >= R(r).output; });
-    finish_done(end);
-  }
+  void commit(const std::vector<Work>& work, double end) override { commit_retiring(started_, work, end); }
 
   i32 drop_stuck() override {
     if (pending_.empty()) return -1;
