@@ -30,8 +30,19 @@ struct DeployArgs {
 void set_flag(DeployArgs& a, const std::string& key, const std::string& name, const std::string& value);
 
 /// Registers MODEL (optional when a command is pasted after --), every setting of the table as a
-/// kvplan flag (workload settings only when `workload`), --set and --strict.
+/// kvplan flag (workload settings only when `workload`), --set and --strict. Nothing when
+/// deploy_options_only_for named another subcommand.
 void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload = true);
+
+/// The command line names `subcommand` (main reads it before registering): add_deploy_options then
+/// registers the table's flags on that subcommand alone, since the others' are never parsed (several
+/// hundred CLI11 options cost milliseconds at every start). Empty (the default, as in tests that build the
+/// CLI themselves): on every subcommand; "-": on none (no subcommand is named, so none parses).
+void deploy_options_only_for(const std::string& subcommand);
+
+/// The subcommand a command line names: its first word that is not an option or the value of
+/// --profiles, when that word is one of `known`; empty otherwise (--version, --help, a typo).
+std::string named_subcommand(const std::vector<std::string>& args, const std::vector<std::string>& known);
 
 /// Everything a deployment is described by, in the order settings apply: the engine command
 /// first, then explicit settings (deployment-file settings:, kvplan flags, --set KEY=VALUE).

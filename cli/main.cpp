@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "deploy_options.hpp"
 #include "output.hpp"
 #include "kvplan/core/error.hpp"
 #include "version.hpp"
@@ -56,6 +57,12 @@ int main(int argc, char** argv) {
   app.fallthrough();  // --profiles and --verbose also after the subcommand
   bool verbose = false;
   app.add_flag("--verbose", verbose, "Terminal tables also show derivations and bases (tables fit $COLUMNS, default 100, otherwise)");
+  // only the named subcommand's deployment flags are registered (see deploy_options_only_for); with none named
+  // (--version, --help, a typo) no subcommand parses any
+  const std::string named = cli::named_subcommand(
+      std::vector<std::string>(argv + 1, argv + argc),
+      {"plan", "sweep", "fit", "check", "report", "simulate", "probe", "calibrate", "log", "kv", "models", "gpus"});
+  cli::deploy_options_only_for(named.empty() ? "-" : named);
   cli::register_plan(app, g);
   cli::register_sweep(app, g);
   cli::register_fit(app, g);

@@ -392,3 +392,19 @@ TEST_CASE("every .effects line names a flag of some version's table", "[engine-f
   }
   CHECK(lines > 500);
 }
+
+TEST_CASE("the flag-table versions read from file names are the tables' own, oldest first", "[engine-flags]") {
+  for (const EngineKind engine : {EngineKind::vllm, EngineKind::sglang, EngineKind::trtllm, EngineKind::llamacpp}) {
+    const auto versions = io::flag_table_versions(engine);
+    INFO(engine_name(engine));
+    REQUIRE_FALSE(versions.empty());
+    for (size_t i = 0; i < versions.size(); ++i) {
+      CHECK(io::flag_table(engine, versions[i]).version == versions[i]);
+      if (i > 0) CHECK(compare_versions(versions[i - 1], versions[i]) < 0);
+    }
+    CHECK(io::flag_table(engine, "latest").version == versions.back());
+  }
+  // vLLM 0.8.3 sorts before 0.10.0 (numerically, not as text)
+  const auto v = io::flag_table_versions(EngineKind::vllm);
+  CHECK(std::find(v.begin(), v.end(), "0.8.3") < std::find(v.begin(), v.end(), "0.10.0"));
+}

@@ -975,3 +975,21 @@ TEST_CASE("hf_quant_config.json with an algorithm kvplan does not read keeps the
   CHECK(bad.err.find("hf_quant_config.json: /quantization/kv_cache_quant_algo: expected a string") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("each deployment subcommand takes the table's flags, after global options too", "[front-doors]") {
+  // main registers them on the named subcommand alone (cli::deploy_options_only_for)
+  for (const std::string sub : {"plan", "fit", "sweep", "report", "simulate", "probe"}) {
+    INFO(sub);
+    const Run h = kvplan({sub, "--help"});
+    CHECK(h.exit == 0);
+    CHECK(h.out.find("--max-model-len") != std::string::npos);
+    CHECK(h.out.find("--gpu-memory-utilization") != std::string::npos);
+  }
+  const Run v = kvplan({"--verbose", "plan", "llama-3.1-8b", "--gpu", "h100", "--max-model-len", "8192", "--format", "json"});
+  CHECK(v.exit == 0);
+  CHECK(json::parse(v.out)["inputs"]["max_model_len"] == 8192);
+  // the top-level help still lists every subcommand
+  const Run top = kvplan({"--help"});
+  for (const std::string sub : {"plan", "sweep", "fit", "check", "report", "simulate", "probe", "calibrate", "log", "kv", "models", "gpus"})
+    CHECK(top.out.find("\n  " + sub + " ") != std::string::npos);
+}

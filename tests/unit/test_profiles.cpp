@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "kvplan/core/kv.hpp"
 #include "kvplan/core/weights.hpp"
@@ -47,6 +48,39 @@ TEST_CASE("every built-in GPU profile loads with exact bytes", "[profiles]") {
   CHECK(p.gpu("h100-sxm").memory_bytes == 85045477376);
   CHECK(p.gpu("H100").id == "h100-sxm");
   CHECK(p.gpu("h200").memory_bytes == 150021734400);  // deviceQuery 143072 MBytes
+}
+
+TEST_CASE("the build-time lookup index agrees with every profile it indexes", "[profiles]") {
+  // cmake/embed_profiles.cmake reads each file's aliases / _hf_ids so that a lookup parses only the profile it
+  // finds; the names it wrote must be the ones the strict parse reads
+  const auto p = io::Profiles::load(std::nullopt);
+  size_t indexed = 0;
+  for (const auto& e : io::embedded_profiles()) {
+    INFO(e.id);
+    if (!e.keys) continue;  // a file CMake's JSON reader rejects is parsed at load
+    ++indexed;
+    std::vector<std::string> keys;
+    std::string cur;
+    for (const char* c = e.keys; *c; ++c)
+      if (*c == '\n') keys.push_back(std::exchange(cur, {}));
+      else cur += *c;
+    CHECK(cur.empty());  // every name ends with a newline
+    if (std::string(e.kind) == "gpus") CHECK(keys == p.gpus().at(e.id).aliases);
+    else CHECK(keys == p.models().at(e.id).hf_ids);
+  }
+  CHECK(indexed + 5 > io::embedded_profiles().size());  // all but the odd file (mamba-codestral-7b has Infinity)
+}
+
+TEST_CASE("a lookup before the full listing finds the same profiles as after it", "[profiles]") {
+  const auto lazy = io::Profiles::load(std::nullopt);
+  const GpuSpec& h = lazy.gpu("NVIDIA H100 80GB HBM3");  // an alias, resolved from the index
+  CHECK(h.id == "h100-sxm");
+  CHECK(lazy.gpu("rtx-3080", 12'000'000'000).id == "rtx-3080-12gb");  // a shared name, by memory
+  CHECK(lazy.model("Llama-3.1-8B").id == "llama-3.1-8b");  // ids are case-insensitive
+  CHECK(lazy.model_for_hf_id("meta-llama/Llama-3.1-8B-Instruct") == "llama-3.1-8b");  // _hf_ids, from the index
+  const auto& all = lazy.gpus();  // now parses the rest; the profile already handed out stays where it was
+  CHECK(&all.at("h100-sxm") == &h);
+  CHECK(all.at("h100-sxm").memory_bytes == 85045477376);  // deviceQuery "81106 MBytes (85045477376 bytes)"
 }
 
 TEST_CASE("unknown names suggest the closest", "[profiles]") {

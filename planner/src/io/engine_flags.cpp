@@ -164,10 +164,16 @@ const FlagDef* FlagTable::find(const std::string& spelling) const {
 }
 
 std::vector<std::string> flag_table_versions(EngineKind engine) {
+  // from the embedded files' names (engine-flags/<engine>/<version>.flags), without parsing the tables
   std::vector<std::string> out;
-  const auto it = registry().tables.find(engine);
-  if (it != registry().tables.end())
-    for (const auto& t : it->second) out.push_back(t.version);
+  for (const auto& f : embedded_engine_data()) {
+    const std::string path = f.path;
+    const std::string rest = path.substr(path.find('/') + 1);
+    const auto slash = rest.find('/');
+    if (slash == std::string::npos || !rest.ends_with(".flags") || parse_engine(rest.substr(0, slash)) != engine) continue;
+    out.push_back(rest.substr(slash + 1, rest.size() - slash - 1 - 6));
+  }
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return compare_versions(a, b) < 0; });
   return out;
 }
 

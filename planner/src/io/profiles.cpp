@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/core/units.hpp"
@@ -189,7 +190,7 @@ std::string gpu_profile_template() {
   return t.dump(2) + "\n";
 }
 
-void Profiles::add_model(const std::string& id, const std::string& origin, const std::string& text) {
+void Profiles::add_model(const std::string& id, const std::string& origin, const std::string& text) const {
   const std::string label = origin == "built-in" ? "profiles/models/" + id + ".json" : origin;
   json j = parse_json_text(text, label);
   if (!j.is_object()) throw InputError(label, "expected a JSON object", "a model profile is a config.json");
@@ -200,21 +201,76 @@ void Profiles::add_model(const std::string& id, const std::string& origin, const
     for (const auto& h : p.hf_ids)
       if (!looks_like_hf_id(h)) v.fail("_hf_ids", "'" + h + "' is not a Hugging Face repo id", "write ORG/NAME");
   }
+  model_text_.erase(id);
   models_[id] = std::move(p);
 }
 
-void Profiles::add_gpu(const std::string& id, const std::string& origin, const std::string& text) {
+void Profiles::add_gpu(const std::string& id, const std::string& origin, const std::string& text) const {
   const std::string label = origin == "built-in" ? "profiles/gpus/" + id + ".json" : origin;
   GpuSpec g = gpu_from_json(parse_json_text(text, label), id, label);
-  gpus_[id] = g;
+  gpu_text_.erase(id);
+  gpus_[id] = std::move(g);
 }
+
+const ModelProfile* Profiles::model_profile(std::string id) const {
+  if (const auto it = models_.find(id); it != models_.end()) return &it->second;
+  const auto t = model_text_.find(id);
+  if (t == model_text_.end()) return nullptr;
+  add_model(id, "built-in", t->second);
+  return &models_.at(id);
+}
+
+const GpuSpec& Profiles::gpu_profile(std::string id) const {
+  if (const auto it = gpus_.find(id); it != gpus_.end()) return it->second;
+  add_gpu(id, "built-in", gpu_text_.at(id));
+  return gpus_.at(id);
+}
+
+const std::map<std::string, ModelProfile>& Profiles::models() const {
+  while (!model_text_.empty()) model_profile(model_text_.begin()->first);
+  return models_;
+}
+
+const std::map<std::string, GpuSpec>& Profiles::gpus() const {
+  while (!gpu_text_.empty()) gpu_profile(gpu_text_.begin()->first);
+  return gpus_;
+}
+
+namespace {
+
+std::vector<std::string> lines_of(const char* text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = text; *c; ++c) {
+    if (*c != '\n') cur += *c;
+    else if (!cur.empty()) out.push_back(std::exchange(cur, {}));
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+}  // namespace
 
 Profiles Profiles::load(const std::optional<std::string>& dir) {
   Profiles p;
   p.sources_.push_back("built-in");
+  // built-ins are indexed here and parsed on first use; the index holds their lookup names
+  std::map<std::string, std::vector<std::string>> gpu_names;    // id -> aliases
+  std::map<std::string, std::vector<std::string>> builtin_hf;   // id -> _hf_ids
   for (const auto& e : embedded_profiles()) {
-    if (std::string(e.kind) == "models") p.add_model(e.id, "built-in", e.text);
-    else p.add_gpu(e.id, "built-in", e.text);
+    if (!e.keys) {  // no build-time index: parsed now
+      if (std::string(e.kind) == "models") p.add_model(e.id, "built-in", e.text);
+      else {
+        p.add_gpu(e.id, "built-in", e.text);
+        gpu_names[e.id] = p.gpus_.at(e.id).aliases;
+      }
+    } else if (std::string(e.kind) == "models") {
+      p.model_text_[e.id] = e.text;
+      builtin_hf[e.id] = lines_of(e.keys);
+    } else {
+      p.gpu_text_[e.id] = e.text;
+      gpu_names[e.id] = lines_of(e.keys);
+    }
   }
   if (dir) {
     namespace fs = std::filesystem;
@@ -232,8 +288,14 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
       for (const auto& f : files) {
         any = true;
         const std::string text = read_text_file(f.string());
-        if (std::string(kind) == "models") p.add_model(f.stem().string(), f.string(), text);
-        else p.add_gpu(f.stem().string(), f.string(), text);
+        const std::string id = f.stem().string();
+        if (std::string(kind) == "models") {
+          p.add_model(id, f.string(), text);
+          builtin_hf.erase(id);
+        } else {
+          p.add_gpu(id, f.string(), text);
+          gpu_names[id] = p.gpus_.at(id).aliases;
+        }
       }
     }
     if (!any)
@@ -241,20 +303,25 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
                        "put model configs in DIR/models and GPU profiles in DIR/gpus");
     p.sources_.push_back(*dir);
   }
-  for (const auto& [id, g] : p.gpus_) {  // ids in order, so each candidate list is sorted
+  for (const auto& [id, aliases] : gpu_names) {  // ids in order, so each candidate list is sorted
+    p.gpu_ids_.push_back(id);
     std::set<std::string> keys = {gpu_name_key(id)};
-    for (const auto& a : g.aliases) keys.insert(gpu_name_key(a));
+    for (const auto& a : aliases) keys.insert(gpu_name_key(a));
     for (const auto& k : keys) p.gpu_alias_[k].push_back(id);
   }
   // an id always names its own profile, even where another profile lists it as an alias
-  for (const auto& [id, g] : p.gpus_) p.gpu_alias_[gpu_name_key(id)] = {id};
+  for (const auto& id : p.gpu_ids_) p.gpu_alias_[gpu_name_key(id)] = {id};
+  for (const auto& [id, _] : p.model_text_) p.model_ids_.push_back(id);
+  for (const auto& [id, _] : p.models_) p.model_ids_.push_back(id);
+  std::sort(p.model_ids_.begin(), p.model_ids_.end());
   // built-ins first, so a --profiles file that claims a repo id takes it over
+  for (const auto& id : p.model_ids_) p.model_lower_[ascii_lower(id)] = id;
+  for (const auto& [id, hf] : builtin_hf)
+    for (const auto& h : hf) p.hf_id_[ascii_lower(h)] = id;
   for (const bool user : {false, true})
-    for (const auto& [id, m] : p.models_) {
-      if ((m.origin != "built-in") != user) continue;
-      p.model_lower_[ascii_lower(id)] = id;
-      for (const auto& h : m.hf_ids) p.hf_id_[ascii_lower(h)] = id;
-    }
+    for (const auto& [id, m] : p.models_)
+      if ((m.origin != "built-in") == user)
+        for (const auto& h : m.hf_ids) p.hf_id_[ascii_lower(h)] = id;
   return p;
 }
 
@@ -279,10 +346,10 @@ const GpuSpec& Profiles::gpu(const std::string& name, std::optional<i64> memory_
   // a family name ("a100", "v100"): every profile whose id starts with it and a '-' is a candidate
   std::vector<std::string> family;
   if (it == gpu_alias_.end())
-    for (const auto& [id, g] : gpus_)
+    for (const auto& id : gpu_ids_)
       if (id.size() > key.size() + 1 && id.starts_with(key + "-")) family.push_back(id);
   if (it == gpu_alias_.end() && family.size() < 2) {
-    if (family.size() == 1) return gpus_.at(family.front());
+    if (family.size() == 1) return gpu_profile(family.front());
     std::vector<std::string> names;
     for (const auto& [a, ids] : gpu_alias_) names.push_back(a);
     const auto s = closest(key, names);
@@ -290,20 +357,20 @@ const GpuSpec& Profiles::gpu(const std::string& name, std::optional<i64> memory_
                      s ? "did you mean '" + *s + "'? (kvplan gpus lists them)" : "kvplan gpus lists them");
   }
   const auto& ids = it != gpu_alias_.end() ? it->second : family;
-  if (ids.size() == 1) return gpus_.at(ids.front());
+  if (ids.size() == 1) return gpu_profile(ids.front());
   if (memory_bytes) {
     const GpuSpec* best = nullptr;
     auto dist = [&](const GpuSpec& g) {
       return g.memory_bytes > *memory_bytes ? g.memory_bytes - *memory_bytes : *memory_bytes - g.memory_bytes;
     };
     for (const auto& id : ids)
-      if (const GpuSpec& g = gpus_.at(id); !best || dist(g) < dist(*best)) best = &g;
+      if (const GpuSpec& g = gpu_profile(id); !best || dist(g) < dist(*best)) best = &g;
     return *best;
   }
   std::string list;
   for (const auto& id : ids) {
     char gb[32];
-    std::snprintf(gb, sizeof gb, "%g", gpus_.at(id).datasheet_memory_gb);
+    std::snprintf(gb, sizeof gb, "%g", gpu_profile(id).datasheet_memory_gb);
     list += (list.empty() ? "" : ", ") + id + " (" + gb + " GB)";
   }
   throw InputError("", "'" + name + "' is ambiguous: " + list, "name one, or give --gpu-memory-bytes");
@@ -423,12 +490,12 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     apply_safetensors_weights(m, path);
     return m;
   };
-  auto found = models_.find(arg);
-  if (found == models_.end())  // ids are case-insensitive: "Llama-3.1-8B" is llama-3.1-8b
-    if (const auto lc = model_lower_.find(ascii_lower(arg)); lc != model_lower_.end()) found = models_.find(lc->second);
-  if (found != models_.end()) {
-    const std::string& id = found->first;
-    const ModelProfile& prof = found->second;
+  const ModelProfile* found = model_profile(arg);
+  if (!found)  // ids are case-insensitive: "Llama-3.1-8B" is llama-3.1-8b
+    if (const auto lc = model_lower_.find(ascii_lower(arg)); lc != model_lower_.end()) found = model_profile(lc->second);
+  if (found) {
+    const std::string& id = found->id;
+    const ModelProfile& prof = *found;
     if (origin) *origin = prof.origin == "built-in" ? "built-in profile " + id : prof.origin;
     const std::string label = prof.origin == "built-in" ? "profiles/models/" + id + ".json" : prof.origin;
     return from_config(prof.config, label, id);
@@ -451,13 +518,13 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     if (const auto id = model_for_hf_id(arg)) {
       ModelSpec m = model(*id, origin, overrides);
       m.id = arg;
-      const std::string kind = models_.at(*id).origin == "built-in" ? "built-in profile" : "profile";
+      const std::string kind = model_profile(*id)->origin == "built-in" ? "built-in profile" : "profile";
       m.warnings.push_back("model '" + arg + "' is not in the local Hugging Face cache; using the " + kind + " '" +
                            *id + "', whose _hf_ids lists it");
       return m;
     }
     const std::string guess = profile_name_of(arg);
-    if (const auto it = models_.find(guess); it != models_.end()) {
+    if (std::binary_search(model_ids_.begin(), model_ids_.end(), guess)) {
       ModelSpec m = model(guess, origin, overrides);
       m.id = arg;
       m.warnings.push_back("model '" + arg + "' is not in the local Hugging Face cache (" + looked +
@@ -469,9 +536,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   }
   const bool looks_like_path = exists || arg.find('/') != std::string::npos || arg.find(".json") != std::string::npos;
   if (!looks_like_path) {
-    std::vector<std::string> ids;
-    for (const auto& [id, _] : models_) ids.push_back(id);
-    const auto s = closest(arg, ids);
+    const auto s = closest(arg, model_ids_);
     throw InputError("", "unknown model '" + arg + "'",
                      s ? "did you mean '" + *s + "'? (kvplan models lists them; or pass a config.json path)"
                        : "kvplan models lists them; or pass a config.json path or snapshot folder");

@@ -22,11 +22,14 @@ struct ModelProfile {
   json config;
 };
 
-/// One embedded file (generated at build time from profiles/).
+/// One embedded file (generated at build time from profiles/ by cmake/embed_profiles.cmake).
 struct EmbeddedProfile {
   const char* kind;  // "models" or "gpus"
   const char* id;
   const char* text;
+  // the names it is looked up by, one per line: a GPU's "aliases", a model's "_hf_ids"; nullptr where the
+  // build could not read them (the profile is then parsed at load)
+  const char* keys;
 };
 const std::vector<EmbeddedProfile>& embedded_profiles();
 
@@ -41,13 +44,17 @@ std::string gpu_name_key(const std::string& name);
 /// allowed, 0 where a number is required (so an unfilled template fails to load naming the key).
 std::string gpu_profile_template();
 
+/// Built-in profiles are parsed (and validated) when first used, so that a command pays for the few it
+/// names, not for every embedded file; models() and gpus() parse them all. Not for concurrent use.
 class Profiles {
  public:
-  /// Built-ins, then every *.json in dir/models and dir/gpus (same id replaces the built-in).
+  /// Built-ins, then every *.json in dir/models and dir/gpus (same id replaces the built-in; a user
+  /// file is parsed and validated here).
   static Profiles load(const std::optional<std::string>& dir);
 
-  const std::map<std::string, ModelProfile>& models() const { return models_; }
-  const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
+  /// Every profile, parsed (a malformed built-in throws InputError naming its file).
+  const std::map<std::string, ModelProfile>& models() const;
+  const std::map<std::string, GpuSpec>& gpus() const;
 
   /// A GPU by id, alias, nvidia-smi / torch name or Kubernetes label value (case-insensitive;
   /// spaces, '_' and '-' alike). Unknown -> InputError with "did you mean"; a name that several
@@ -77,10 +84,18 @@ class Profiles {
   const std::vector<std::string>& sources() const { return sources_; }
 
  private:
-  void add_model(const std::string& id, const std::string& origin, const std::string& text);
-  void add_gpu(const std::string& id, const std::string& origin, const std::string& text);
-  std::map<std::string, ModelProfile> models_;
-  std::map<std::string, GpuSpec> gpus_;
+  void add_model(const std::string& id, const std::string& origin, const std::string& text) const;
+  void add_gpu(const std::string& id, const std::string& origin, const std::string& text) const;
+  /// The profile with this exact id, parsing a built-in on first use; nullptr if there is none.
+  const ModelProfile* model_profile(std::string id) const;
+  const GpuSpec& gpu_profile(std::string id) const;  // id must exist
+  // parsed profiles, and the built-ins not parsed yet (id -> embedded text); an id is in one or the other
+  mutable std::map<std::string, ModelProfile> models_;
+  mutable std::map<std::string, GpuSpec> gpus_;
+  mutable std::map<std::string, const char*> model_text_;
+  mutable std::map<std::string, const char*> gpu_text_;
+  std::vector<std::string> gpu_ids_;    // every GPU id, sorted
+  std::vector<std::string> model_ids_;  // every model id, sorted
   std::map<std::string, std::vector<std::string>> gpu_alias_;  // gpu_name_key -> ids (sorted)
   std::map<std::string, std::string> model_lower_;              // lower-case id -> id
   std::map<std::string, std::string> hf_id_;                    // lower-case _hf_ids entry -> id
