@@ -32,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+from coefficients_file import read_coefficients
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -142,7 +143,7 @@ def main():
     ap.add_argument("--extract", metavar="SILICON_SAMPLE_CSV")
     ap.add_argument("--coefficients", help="a --perf-coefficients JSON file every run takes (as scripts/sim-cases.py)")
     a = ap.parse_args()
-    coeffs = ["--perf-coefficients", json.dumps(json.load(open(a.coefficients)))] if a.coefficients else []
+    coeffs = ["--perf-coefficients", json.dumps(read_coefficients(a.coefficients))] if a.coefficients else []
     if a.extract:
         extract(a.extract)
         return 0

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from coefficients_file import read_coefficients
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -166,7 +167,7 @@ def main():
         cases = [c for c in cases if c["regime"] in a.only.split(",")]
     # moderate-concurrency closed loops interleave prefills with decode steps: kvplan simulate's cases, not a static step
     static = [c for c in cases if c["regime"] != "moderate"]
-    coeffs = json.load(open(a.coefficients)) if a.coefficients else {}
+    coeffs = read_coefficients(a.coefficients) if a.coefficients else {}
     if a.fit_only:
         unknown = [k for k in a.fit_only.split(",") if k not in FIT]
         if unknown:

@@ -36,6 +36,7 @@ import json
 import os
 import subprocess
 import sys
+from coefficients_file import read_coefficients
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -225,7 +226,7 @@ def main():
     ap.add_argument("--coefficients", help="a --perf-coefficients JSON file every run takes (e.g. a perf-cases.py --fit result)")
     a = ap.parse_args()
     if a.coefficients:
-        COEFFICIENTS.update(json.load(open(a.coefficients)))
+        COEFFICIENTS.update(read_coefficients(a.coefficients))
     if not os.access(a.kvplan, os.X_OK):
         sys.exit(f"sim-cases.py: {a.kvplan}: no kvplan executable there; build it (cmake --preset release && "
                  "cmake --build build/release) or give --kvplan PATH")
