@@ -70,7 +70,9 @@ const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b2
                                             // cards llama.cpp users run that hardware-facts.json lacks (2026-12-06)
                                             "v100-pcie-32gb", "v100-pcie-16gb", "titan-v", "rtx-a4000", "rtx-a5000",
                                             "rtx-4000-ada", "rtx-4500-ada", "rx-9070-xt", "rx-9070", "rx-7900-xt",
-                                            "rx-7900-gre", "rx-7800-xt", "radeon-vii", "mi50-16gb", "mi50-32gb", "mi100"};
+                                            "rx-7900-gre", "rx-7800-xt", "radeon-vii", "mi50-16gb", "mi50-32gb", "mi100",
+                                            // Apple M5 family (2025-10 and 2026-03), after hardware-facts.json
+                                            "m5", "m5-pro", "m5-max-40c"};
 
 }  // namespace
 
@@ -187,6 +189,13 @@ TEST_CASE("published figures", "[hardware]") {
   // an M4 Max 128 GB), 2/3 of 16 GB ('11453.25 MB' on an M4 16 GB)
   CHECK(p.gpu("m4-max-40c").memory_bytes == 128 * GiB * 3 / 4);
   CHECK(p.gpu("m4").memory_bytes == 16 * GiB * 2 / 3);
+  // Apple M5 153 GB/s, M5 Pro 307 GB/s, M5 Max 614 GB/s (Apple's announcements, 2025-10-15 and 2026-03-03); the M5 Max
+  // 128 GB on macOS 26: 'recommendedMaxWorkingSetSize = 115448.73 MB' (107.52 GiB, antirez/ds4 PR #893)
+  CHECK(p.gpu("Apple M5").memory_bandwidth_bytes_per_s == 153'000'000'000);
+  CHECK(p.gpu("m5-pro").memory_bandwidth_bytes_per_s == 307'000'000'000);
+  CHECK(p.gpu("Apple M5 Max").memory_bandwidth_bytes_per_s == 614'000'000'000);
+  CHECK(p.gpu("m5-max").memory_bytes == 115'448'730'000);
+  CHECK(p.gpu("m5").sm_count == 10);
   // RTX 4090: 21 Gbps x 384-bit / 8 = 1008 GB/s
   CHECK(p.gpu("rtx-4090").memory_bandwidth_bytes_per_s == 21'000'000'000LL * 384 / 8);
   // RTX 3090 Ti: 21 Gbps x 384-bit = 1008 GB/s, 84 SMs (tweaktown.com/news/84164)
