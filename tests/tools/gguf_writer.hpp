@@ -216,4 +216,20 @@ inline std::vector<std::string> tokens(int n) {
   return v;
 }
 
+// A tiny two-block model of architecture `arch` (hidden 256, 4 heads, 2 KV heads, FFN 512, a 32-token vocabulary)
+// with its q8_0 token embedding [256 x 32] and f32 output norm; the test adds the blocks' tensors
+inline Writer two_block(const std::string& arch, std::uint32_t context_length) {
+  Writer w;
+  w.str("general.architecture", arch)
+      .u32(arch + ".block_count", 2)
+      .u32(arch + ".context_length", context_length)
+      .u32(arch + ".embedding_length", 256)
+      .u32(arch + ".feed_forward_length", 512)
+      .u32(arch + ".attention.head_count", 4)
+      .u32(arch + ".attention.head_count_kv", 2)
+      .arr_str("tokenizer.ggml.tokens", tokens(32));
+  w.tensor("token_embd.weight", {256, 32}, T_Q8_0).tensor("output_norm.weight", {256}, T_F32);
+  return w;
+}
+
 }  // namespace kvtest

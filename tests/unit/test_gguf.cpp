@@ -148,16 +148,7 @@ TEST_CASE("a llama GGUF: geometry, KV bytes and exact tensor bytes", "[gguf]") {
 
 TEST_CASE("a complete llama tensor table has as many elements as the layers count", "[gguf]") {
   // qwen2 shapes (q/k/v biases): the model built from the metadata and the tensor table must agree
-  Writer w;
-  w.str("general.architecture", "qwen2")
-      .u32("qwen2.block_count", 2)
-      .u32("qwen2.context_length", 32768)
-      .u32("qwen2.embedding_length", 256)
-      .u32("qwen2.feed_forward_length", 512)
-      .u32("qwen2.attention.head_count", 4)
-      .u32("qwen2.attention.head_count_kv", 2)
-      .arr_str("tokenizer.ggml.tokens", tokens(32));
-  w.tensor("token_embd.weight", {256, 32}, T_Q8_0).tensor("output_norm.weight", {256}, T_F32);
+  Writer w = kvtest::two_block("qwen2", 32768);
   for (int i = 0; i < 2; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     w.tensor(b + "attn_norm.weight", {256}, T_F32)

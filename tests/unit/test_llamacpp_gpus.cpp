@@ -57,24 +57,6 @@ constexpr i64 kLogits = 512LL * 128256 * 4;             // n_ubatch x vocab x f3
 constexpr i64 kKvLayer1b = 8192LL * 8 * 64 * 2 * 2;     // llama-3.2-1b: 16,777,216
 constexpr i64 kFfn1b = 512LL * 4 * 8192 * 4;            // 67,108,864
 
-// the header of a two-block qwen2 GGUF (hidden 256, 4 heads, 2 KV heads, FFN 512, 32-token vocabulary) with its
-// q8_0 embedding and f32 output norm; the test adds the blocks' tensors
-kvtest::Writer two_block_qwen2() {
-  kvtest::Writer w;
-  std::vector<std::string> vocab;
-  for (int i = 0; i < 32; ++i) vocab.push_back("t" + std::to_string(i));
-  w.str("general.architecture", "qwen2")
-      .u32("qwen2.block_count", 2)
-      .u32("qwen2.context_length", 32768)
-      .u32("qwen2.embedding_length", 256)
-      .u32("qwen2.feed_forward_length", 512)
-      .u32("qwen2.attention.head_count", 4)
-      .u32("qwen2.attention.head_count_kv", 2)
-      .arr_str("tokenizer.ggml.tokens", vocab);
-  w.tensor("token_embd.weight", {256, 32}, kvtest::T_Q8_0).tensor("output_norm.weight", {256}, kvtest::T_F32);
-  return w;
-}
-
 }  // namespace
 
 TEST_CASE("llama.cpp places layers by the cumulative tensor split", "[llamacpp][gpus]") {
@@ -313,7 +295,7 @@ TEST_CASE("llama.cpp override-tensor moves the matched tensors' bytes to host me
 
 TEST_CASE("llama.cpp override-tensor matches the GGUF tensor table", "[llamacpp][override][gguf]") {
   // two qwen2 blocks; blk.1.ffn_up and blk.1.ffn_gate are q4_K [256 x 512]: 131,072 / 256 x 144 = 73,728 B each
-  kvtest::Writer w = two_block_qwen2();
+  kvtest::Writer w = kvtest::two_block("qwen2", 32768);
   for (int i = 0; i < 2; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     w.tensor(b + "attn_norm.weight", {256}, kvtest::T_F32)
@@ -473,7 +455,7 @@ TEST_CASE("llama.cpp draft model from a GGUF file", "[llamacpp][draft][gguf]") {
   // a two-block qwen2 draft: 2 KV heads x head_dim 64 (256 / 4 heads), f16: (K + V) = 2 x 64 x 2 x 2 = 512 B per token
   // per layer; -cd 1000 pads to 1024 cells; -ctkd/-ctvd f16 by default; two slots (-np 2) each with a context:
   // 2 slots x 2 layers x 1024 x 512 B = 2,097,152 B of draft KV on the one GPU
-  kvtest::Writer w = two_block_qwen2();
+  kvtest::Writer w = kvtest::two_block("qwen2", 32768);
   for (int i = 0; i < 2; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     w.tensor(b + "attn_q.weight", {256, 256}, kvtest::T_Q8_0)

@@ -126,18 +126,7 @@ TEST_CASE("a GGUF file's tensor table by llama.cpp layer", "[weights][layers][gg
   // block i: attn_norm 256 f32 (1,024) + attn_q [256 x 256] q4_K (65,536 / 256 x 144 = 36,864) + blk.1 also has
   // ffn_up [256 x 512] f16 (262,144); the output layer: output_norm 256 f32 (1,024) + token_embd again (8,704);
   // a blk.2 tensor (past block_count, as nextn layers are) is not placed
-  kvtest::Writer w;
-  std::vector<std::string> vocab;
-  for (int i = 0; i < 32; ++i) vocab.push_back("t" + std::to_string(i));
-  w.str("general.architecture", "llama")
-      .u32("llama.block_count", 2)
-      .u32("llama.context_length", 4096)
-      .u32("llama.embedding_length", 256)
-      .u32("llama.feed_forward_length", 512)
-      .u32("llama.attention.head_count", 4)
-      .u32("llama.attention.head_count_kv", 2)
-      .arr_str("tokenizer.ggml.tokens", vocab);
-  w.tensor("token_embd.weight", {256, 32}, kvtest::T_Q8_0).tensor("output_norm.weight", {256}, kvtest::T_F32);
+  kvtest::Writer w = kvtest::two_block("llama", 4096);
   for (int i = 0; i < 2; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     w.tensor(b + "attn_norm.weight", {256}, kvtest::T_F32).tensor(b + "attn_q.weight", {256, 256}, kvtest::T_Q4_K);
