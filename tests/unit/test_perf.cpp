@@ -745,3 +745,23 @@ TEST_CASE("decode step of Gemma 4: KV-sharing layers read their donor's cache, t
   const double table = 262144.0 * 35 * 256;  // vocab_size_per_layer_input x layers x hidden_size_per_layer_input
   CHECK(r.weight_bytes_read == Approx(2.0 * (static_cast<double>(count_params(p.spec().model).total) - table)));
 }
+
+TEST_CASE("an M5 GPU multiplies on its Neural Accelerators from llama.cpp b6970, on its shader ALUs before", "[perf][apple]") {
+  auto at = [](const std::string& gpu, const std::string& build) {
+    auto e = kvtest::engine(EngineKind::llamacpp);
+    e.version = build;
+    return estimate_perf(Planner(kvtest::spec("llama-3.1-8b", gpu, e)), 512, 1, 1, hand_params());
+  };
+  // the M5's profile: 10 GPU cores at 1,740 MHz, each 128 lanes x 2 FLOP a clock on its shaders = 4.4544 TFLOP/s; its
+  // Neural Accelerators 4 x the M4's 3.76 TFLOP/s (Apple: over 4x the M4's peak GPU compute for AI) = 15.04 TFLOP/s
+  CHECK(at("m5", "b6969").peak_flops == Approx(10.0 * 128 * 2 * 1740e6));
+  CHECK(at("m5", "b6970").peak_flops == Approx(15.04e12));
+  CHECK(at("m5", "").peak_flops == Approx(15.04e12));  // the newest build
+  CHECK(find_term(at("m5", "b6969").prefill_terms, "linear_compute")->basis.find("no Metal tensor API") != std::string::npos);
+  // a prompt's GEMMs take peak / efficiency: the shader build prefills 15.04 / 4.4544 times longer
+  const double shader = term(at("m5", "b6969").prefill_terms, "linear_compute");
+  const double tensor = term(at("m5", "b6970").prefill_terms, "linear_compute");
+  CHECK(shader / tensor == Approx(15.04e12 / (10.0 * 128 * 2 * 1740e6)));
+  // an M4 (apple9) has no Neural Accelerators: its shader peak whatever the build
+  CHECK(at("m4", "b6969").peak_flops == at("m4", "b6970").peak_flops);
+}

@@ -2,6 +2,7 @@
 #include "kvplan/core/perf.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -89,6 +90,16 @@ double kernel_eff(const PerfCoefficients& c, const std::string& k) {
 
 // the planned engine is a release before `version` (an unversioned engine is the newest kvplan knows)
 bool built_before(const EngineSettings& e, const char* version) { return !e.version.empty() && compare_versions(e.version, version) < 0; }
+
+// An Apple GPU core's shader ALUs: 128 FP32 lanes (FP16 at the same rate), a fused multiply-add each per clock
+constexpr double kAppleFlopsPerCoreClock = 128.0 * 2.0;
+
+// Apple GPUs with a Neural Accelerator in each core: Metal GPU family apple10 (M5, A19) and later
+bool apple_neural_accelerators(const GpuSpec& g) {
+  if (g.vendor != "apple" || g.compute_capability.rfind("apple", 0) != 0) return false;
+  const std::string n = g.compute_capability.substr(5);
+  return !n.empty() && n.size() <= 3 && std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch); }) && std::stoi(n) >= 10;
+}
 
 double engine_step_overhead(const PerfCoefficients& c, const EngineSettings& e) {
   switch (e.kind) {
@@ -640,6 +651,17 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->attn_peak = half ? *half * 1e12 : 0;
   const char* const rate = s.gpu.bf16_dense_tflops ? " TFLOP/s bf16 peak" : " TFLOP/s fp16 peak";
   m->attn_peak_basis = half ? num(*half, 4) + rate : "no peak";
+  // Apple GPUs from the M5 (Metal GPU family apple10) hold a Neural Accelerator in every core: the profile's fp16 rate.
+  // llama.cpp reaches it through Metal 4's tensor API from b6970 (ggml-org/llama.cpp PR #16634); earlier builds
+  // multiply on the shader ALUs, 128 lanes x 2 FLOP per core and clock (docs/performance-model.md "Apple's Neural
+  // Accelerators")
+  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && s.gpu.sm_count && s.gpu.boost_clock_mhz) {
+    const double shader = static_cast<double>(*s.gpu.sm_count) * kAppleFlopsPerCoreClock * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6;
+    m->attn_peak = shader;
+    m->attn_peak_basis = num(shader / 1e12, 4) + " TFLOP/s fp16 shader peak (" + std::to_string(*s.gpu.sm_count) + " GPU cores x " +
+                         num(kAppleFlopsPerCoreClock, 4) + " x " + std::to_string(*s.gpu.boost_clock_mhz) + " MHz: llama.cpp " + s.engine.version +
+                         " < b6970 has no Metal tensor API)";
+  }
   m->peak = m->attn_peak;
   m->peak_basis = m->attn_peak_basis;
   m->linear_eff = m->compute_eff;
