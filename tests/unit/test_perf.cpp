@@ -764,4 +764,10 @@ TEST_CASE("an M5 GPU multiplies on its Neural Accelerators from llama.cpp b6970,
   CHECK(shader / tensor == Approx(15.04e12 / (10.0 * 128 * 2 * 1740e6)));
   // an M4 (apple9) has no Neural Accelerators: its shader peak whatever the build
   CHECK(at("m4", "b6969").peak_flops == at("m4", "b6970").peak_flops);
+  // a rate the user gave (--gpu-tflops sets bf16 and fp16) stands on any build
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.version = "b6969";
+  PlanSpec given = kvtest::spec("llama-3.1-8b", "m5", e);
+  given.gpu.bf16_dense_tflops = given.gpu.fp16_dense_tflops = 6.0;
+  CHECK(estimate_perf(Planner(given), 512, 1, 1, hand_params()).peak_flops == Approx(6.0e12));
 }

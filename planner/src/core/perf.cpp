@@ -654,8 +654,9 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // Apple GPUs from the M5 (Metal GPU family apple10) hold a Neural Accelerator in every core: the profile's fp16 rate.
   // llama.cpp reaches it through Metal 4's tensor API from b6970 (ggml-org/llama.cpp PR #16634); earlier builds
   // multiply on the shader ALUs, 128 lanes x 2 FLOP per core and clock (docs/performance-model.md "Apple's Neural
-  // Accelerators")
-  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && s.gpu.sm_count && s.gpu.boost_clock_mhz) {
+  // Accelerators"). A rate the user gave stands: --gpu-tflops sets bf16 too, which no Apple profile has.
+  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && !s.gpu.bf16_dense_tflops && s.gpu.sm_count &&
+      s.gpu.boost_clock_mhz) {
     const double shader = static_cast<double>(*s.gpu.sm_count) * kAppleFlopsPerCoreClock * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6;
     m->attn_peak = shader;
     m->attn_peak_basis = num(shader / 1e12, 4) + " TFLOP/s fp16 shader peak (" + std::to_string(*s.gpu.sm_count) + " GPU cores x " +
