@@ -66,7 +66,7 @@ const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b2
                                             "rtx-2080", "rtx-2080-super", "rtx-2080-ti", "titan-rtx",
                                             // GeForce RTX 30/40/50 cards hardware-facts.json lacks (issue #12)
                                             "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb",
-                                            "rtx-4070-super", "rtx-4070-ti", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070",
+                                            "rtx-4070-super", "rtx-4070-ti", "rtx-5050", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070",
                                             // cards llama.cpp users run that hardware-facts.json lacks (2026-12-06)
                                             "v100-pcie-32gb", "v100-pcie-16gb", "titan-v", "rtx-a4000", "rtx-a5000",
                                             "rtx-4000-ada", "rtx-4500-ada", "rx-9070-xt", "rx-9070", "rx-7900-xt",
@@ -196,6 +196,10 @@ TEST_CASE("published figures", "[hardware]") {
   CHECK(p.gpu("Apple M5 Max").memory_bandwidth_bytes_per_s == 614'000'000'000);
   CHECK(p.gpu("m5-max").memory_bytes == 115'448'730'000);
   CHECK(p.gpu("m5").sm_count == 10);
+  // RTX 5050: 20 Gbps GDDR6 x 128-bit / 8 = 320 GB/s, 20 SMs at 2,572 MHz: 20 x 512 x 2.572 GHz = 26.3 TFLOP/s bf16
+  // (NVIDIA's announcement via tweakers.net/nieuws/236558 and io-tech.fi)
+  CHECK(p.gpu("NVIDIA GeForce RTX 5050").memory_bandwidth_bytes_per_s == 20'000'000'000LL * 128 / 8);
+  CHECK(p.gpu("rtx-5050").bf16_dense_tflops.value() == Approx(20 * 512 * 2.572e9 / 1e12).epsilon(0.002));
   // RTX 4090: 21 Gbps x 384-bit / 8 = 1008 GB/s
   CHECK(p.gpu("rtx-4090").memory_bandwidth_bytes_per_s == 21'000'000'000LL * 384 / 8);
   // RTX 3090 Ti: 21 Gbps x 384-bit = 1008 GB/s, 84 SMs (tweaktown.com/news/84164)
