@@ -65,7 +65,7 @@ const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b2
                                             "rtx-2060", "rtx-2060-12gb", "rtx-2060-super", "rtx-2070", "rtx-2070-super",
                                             "rtx-2080", "rtx-2080-super", "rtx-2080-ti", "titan-rtx",
                                             // GeForce RTX 30/40/50 cards hardware-facts.json lacks (issue #12)
-                                            "rtx-3050", "rtx-3050-6gb", "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb",
+                                            "rtx-3050", "rtx-3050-6gb", "rtx-3060-8gb", "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb",
                                             "rtx-4070-super", "rtx-4070-ti", "rtx-5050", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070",
                                             // cards llama.cpp users run that hardware-facts.json lacks (2026-12-06)
                                             "v100-pcie-32gb", "v100-pcie-16gb", "titan-v", "rtx-a4000", "rtx-a5000",
@@ -347,7 +347,7 @@ TEST_CASE("GeForce RTX 30/40/50 additions: bandwidth, PCIe lanes and shared name
   CHECK(p.gpu("4060ti-8gb").id == "rtx-4060-ti-8gb");
   CHECK(p.gpu("rtx-4060-ti").id == "rtx-4060-ti-16gb");  // the existing short name keeps its profile
   CHECK(p.gpu("5060-ti-8gb").id == "rtx-5060-ti-8gb");
-  for (const char* id : {"rtx-3050", "rtx-3050-6gb", "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb", "rtx-4070-super", "rtx-4070-ti",
+  for (const char* id : {"rtx-3050", "rtx-3050-6gb", "rtx-3060-8gb", "rtx-3060-ti", "rtx-3070-ti", "rtx-4060", "rtx-4060-ti-8gb", "rtx-4070-super", "rtx-4070-ti",
                          "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070"}) {
     INFO(id);
     const GpuSpec& g = p.gpu(id);
@@ -387,6 +387,10 @@ TEST_CASE("names shared by variants resolve by memory", "[hardware]") {
   CHECK(p.gpu("NVIDIA GeForce RTX 3050", 8192LL << 20).id == "rtx-3050");
   CHECK(p.gpu("NVIDIA GeForce RTX 3050", 6LL * GiB).id == "rtx-3050-6gb");
   CHECK(p.gpu("3050").id == "rtx-3050");
+  // the RTX 3060 12 GB and its 128-bit 8 GB variant (15 Gbps x 128 / 8 = 240 GB/s)
+  CHECK(p.gpu("NVIDIA GeForce RTX 3060", 12LL * GiB).id == "rtx-3060");
+  CHECK(p.gpu("NVIDIA GeForce RTX 3060", 8LL * GiB).id == "rtx-3060-8gb");
+  CHECK(p.gpu("rtx-3060-8gb").memory_bandwidth_bytes_per_s == 15'000'000'000LL * 128 / 8);
   // 14 Gbps x 128-bit / 8 = 224 GB/s; x 96-bit = 168 GB/s
   CHECK(p.gpu("rtx-3050").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 128 / 8);
   CHECK(p.gpu("rtx-3050-6gb").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 96 / 8);
@@ -409,7 +413,8 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
             m3max = {"m3-max-30c", "m3-max-40c"}, m4max = {"m4-max-32c", "m4-max-40c"},
             orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"},
             rtx4060ti = {"rtx-4060-ti-16gb", "rtx-4060-ti-8gb"}, rtx5060ti = {"rtx-5060-ti-16gb", "rtx-5060-ti-8gb"},
-            mi50 = {"mi50-16gb", "mi50-32gb"}, rtx3050 = {"rtx-3050", "rtx-3050-6gb"};
+            mi50 = {"mi50-16gb", "mi50-32gb"}, rtx3050 = {"rtx-3050", "rtx-3050-6gb"},
+            rtx3060 = {"rtx-3060", "rtx-3060-8gb"};
   // the device name two cards print, and its short forms
   const std::map<std::string, Ids> shared = {
       {"nvidia-geforce-rtx-3080", rtx3080}, {"rtx-3080", rtx3080}, {"geforce-rtx-3080", rtx3080},
@@ -418,7 +423,7 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
       {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin},
       {"nvidia-geforce-rtx-2060", rtx2060}, {"nvidia-geforce-rtx-4060-ti", rtx4060ti},
       {"nvidia-geforce-rtx-5060-ti", rtx5060ti}, {"amd-instinct-mi60-/-mi50", mi50}, {"amd-instinct-mi50/mi60", mi50},
-      {"nvidia-geforce-rtx-3050", rtx3050}};
+      {"nvidia-geforce-rtx-3050", rtx3050}, {"nvidia-geforce-rtx-3060", rtx3060}};
   for (const auto& [key, ids] : claims) {
     INFO(key);
     if (const auto it = shared.find(key); it != shared.end()) CHECK(ids == it->second);
