@@ -69,7 +69,7 @@ const std::vector<std::string> kOtherIds = {"h100-sxm", "h100-pcie", "h200", "b2
                                             "rtx-4070-super", "rtx-4070-ti", "rtx-5050", "rtx-5060", "rtx-5060-ti-8gb", "rtx-5070",
                                             // cards llama.cpp users run that hardware-facts.json lacks (2026-12-06)
                                             "v100-pcie-32gb", "v100-pcie-16gb", "titan-v", "rtx-a4000", "rtx-a5000",
-                                            "rtx-4000-ada", "rtx-4500-ada", "rx-9070-xt", "rx-9070", "rx-7900-xt",
+                                            "rtx-4000-ada", "rtx-4500-ada", "rx-9070-xt", "rx-9070", "rx-9060-xt", "rx-9060-xt-8gb", "rx-7900-xt",
                                             "rx-7900-gre", "rx-7800-xt", "radeon-vii", "mi50-16gb", "mi50-32gb", "mi100",
                                             // Apple M5 family (2025-10 and 2026-03), after hardware-facts.json
                                             "m5", "m5-pro", "m5-max-40c"};
@@ -391,6 +391,11 @@ TEST_CASE("names shared by variants resolve by memory", "[hardware]") {
   CHECK(p.gpu("NVIDIA GeForce RTX 3060", 12LL * GiB).id == "rtx-3060");
   CHECK(p.gpu("NVIDIA GeForce RTX 3060", 8LL * GiB).id == "rtx-3060-8gb");
   CHECK(p.gpu("rtx-3060-8gb").memory_bandwidth_bytes_per_s == 15'000'000'000LL * 128 / 8);
+  // the RX 9060 XT 16 GB ('VRAM: 16304 MiB' in llama.cpp's HIP log) and 8 GB print one name; 20 Gbps x 128 / 8 = 320 GB/s
+  CHECK(p.gpu("AMD Radeon RX 9060 XT", 16304LL << 20).id == "rx-9060-xt");
+  CHECK(p.gpu("AMD Radeon RX 9060 XT", 8LL * GiB).id == "rx-9060-xt-8gb");
+  CHECK(p.gpu("rx-9060-xt").memory_bytes == 16304LL << 20);
+  CHECK(p.gpu("rx-9060-xt-8gb").memory_bandwidth_bytes_per_s == 20'000'000'000LL * 128 / 8);
   // 14 Gbps x 128-bit / 8 = 224 GB/s; x 96-bit = 168 GB/s
   CHECK(p.gpu("rtx-3050").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 128 / 8);
   CHECK(p.gpu("rtx-3050-6gb").memory_bandwidth_bytes_per_s == 14'000'000'000LL * 96 / 8);
@@ -414,7 +419,7 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
             orin = {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"},
             rtx4060ti = {"rtx-4060-ti-16gb", "rtx-4060-ti-8gb"}, rtx5060ti = {"rtx-5060-ti-16gb", "rtx-5060-ti-8gb"},
             mi50 = {"mi50-16gb", "mi50-32gb"}, rtx3050 = {"rtx-3050", "rtx-3050-6gb"},
-            rtx3060 = {"rtx-3060", "rtx-3060-8gb"};
+            rtx3060 = {"rtx-3060", "rtx-3060-8gb"}, rx9060xt = {"rx-9060-xt", "rx-9060-xt-8gb"};
   // the device name two cards print, and its short forms
   const std::map<std::string, Ids> shared = {
       {"nvidia-geforce-rtx-3080", rtx3080}, {"rtx-3080", rtx3080}, {"geforce-rtx-3080", rtx3080},
@@ -423,7 +428,8 @@ TEST_CASE("no name is claimed by two profiles except the deliberate shared names
       {"m4-max", m4max},                    {"orin", orin},          {"jetson-agx-orin", orin},
       {"nvidia-geforce-rtx-2060", rtx2060}, {"nvidia-geforce-rtx-4060-ti", rtx4060ti},
       {"nvidia-geforce-rtx-5060-ti", rtx5060ti}, {"amd-instinct-mi60-/-mi50", mi50}, {"amd-instinct-mi50/mi60", mi50},
-      {"nvidia-geforce-rtx-3050", rtx3050}, {"nvidia-geforce-rtx-3060", rtx3060}};
+      {"nvidia-geforce-rtx-3050", rtx3050}, {"nvidia-geforce-rtx-3060", rtx3060},
+      {"amd-radeon-rx-9060-xt", rx9060xt}};
   for (const auto& [key, ids] : claims) {
     INFO(key);
     if (const auto it = shared.find(key); it != shared.end()) CHECK(ids == it->second);
