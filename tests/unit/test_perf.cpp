@@ -769,5 +769,24 @@ TEST_CASE("an M5 GPU multiplies on its Neural Accelerators from llama.cpp b6970,
   e.version = "b6969";
   PlanSpec given = kvtest::spec("llama-3.1-8b", "m5", e);
   given.gpu.bf16_dense_tflops = given.gpu.fp16_dense_tflops = 6.0;
+  given.gpu.tflops_given = true;
   CHECK(estimate_perf(Planner(given), 512, 1, 1, hand_params()).peak_flops == Approx(6.0e12));
+}
+
+TEST_CASE("llama.cpp multiplies a prompt by GGUF weights at its MMQ kernel's rate per SM and clock on NVIDIA GPUs", "[perf][llamacpp]") {
+  auto run = [](const std::string& gpu, const std::string& weights, bool given = false) {
+    PlanSpec s = kvtest::spec("llama-3.1-8b", gpu, kvtest::engine(EngineKind::llamacpp));
+    if (!weights.empty()) apply_weight_format(s.model, weights, "test");
+    s.gpu.tflops_given = given;
+    return estimate_perf(Planner(s), 512, 1, 1, hand_params());
+  };
+  // an RTX 4090: 128 SMs x 2,520 MHz x mmq_per_sm_cycle (542) = 174.8 TFLOP/s, achieved (no further efficiency)
+  const PerfResult q = run("rtx-4090", "Q4_0");
+  CHECK(q.peak_flops == Approx(128.0 * 2520e6 * 542));
+  CHECK(term(q.prefill_terms, "linear_compute") == Approx(llama8b_prefill_flops(512) / (128.0 * 2520e6 * 542)));
+  CHECK(find_term(q.prefill_terms, "linear_compute")->basis.find("llama.cpp MMQ") != std::string::npos);
+  // f16 weights go through cuBLAS at the tensor peak; a V100 (7.0) has no int8 MMA path; a rate the user gave stands
+  CHECK(run("rtx-4090", "").peak_flops == Approx(*kvtest::profiles().gpu("rtx-4090").bf16_dense_tflops * 1e12));
+  CHECK(run("v100-32gb", "Q4_0").peak_flops == Approx(*kvtest::profiles().gpu("v100-32gb").fp16_dense_tflops * 1e12));
+  CHECK(run("rtx-4090", "Q4_0", true).peak_flops == Approx(*kvtest::profiles().gpu("rtx-4090").bf16_dense_tflops * 1e12));
 }

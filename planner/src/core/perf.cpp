@@ -37,6 +37,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
       {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q3_K weight in the dequant term, relative to q4_0 (q2_K: 0.311 of the way from dequant_k to it)"},
       {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
+      {"mmq_per_sm_cycle", &C::mmq_per_sm_cycle, "llama.cpp on NVIDIA GPUs of compute capability 7.5 and later: GEMM operations its quantised matrix-matrix kernel (MMQ) completes per SM per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
@@ -654,8 +655,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // Apple GPUs from the M5 (Metal GPU family apple10) hold a Neural Accelerator in every core: the profile's fp16 rate.
   // llama.cpp reaches it through Metal 4's tensor API from b6970 (ggml-org/llama.cpp PR #16634); earlier builds
   // multiply on the shader ALUs, 128 lanes x 2 FLOP per core and clock (docs/performance-model.md "Apple's Neural
-  // Accelerators"). A rate the user gave stands: --gpu-tflops sets bf16 too, which no Apple profile has.
-  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && !s.gpu.bf16_dense_tflops && s.gpu.sm_count &&
+  // Accelerators"). A rate the user gave (--gpu-tflops) stands.
+  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && !s.gpu.tflops_given && s.gpu.sm_count &&
       s.gpu.boost_clock_mhz) {
     const double shader = static_cast<double>(*s.gpu.sm_count) * kAppleFlopsPerCoreClock * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6;
     m->attn_peak = shader;
@@ -678,6 +679,18 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->peak = *s.gpu.fp4_dense_tflops * 1e12;
     m->peak_basis = num(*s.gpu.fp4_dense_tflops, 4) + " TFLOP/s fp4 peak";
     m->linear_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff_fp8;
+  }
+  // llama.cpp multiplies a prompt (or a batch) by GGUF-quantised weights in its own MMQ kernel: the activations quantised to
+  // q8_1 and int8 tensor-core MMA on NVIDIA GPUs of compute capability 7.5 and later (ggml-cuda mmq.cuh), not cuBLAS at the
+  // bf16 tensor peak. Its rate per SM and clock is about the same from Ampere to Hopper (mmq_per_sm_cycle;
+  // docs/performance-model.md "llama.cpp's prompt GEMMs"). Attention keeps the fp16 rate (flash attention's fp16 MMA). A
+  // rate or efficiency the user gave (--gpu-tflops, --compute-efficiency) prices them at the tensor peak instead.
+  if (llamacpp && m->kernel == "ggml" && s.gpu.vendor == "nvidia" && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.mmq_per_sm_cycle > 0 &&
+      params.compute_efficiency <= 0 && !s.gpu.tflops_given && compare_versions(s.gpu.compute_capability, "7.5") >= 0) {
+    m->peak = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.mmq_per_sm_cycle;
+    m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp MMQ (" + std::to_string(*s.gpu.sm_count) + " SMs x " + std::to_string(*s.gpu.boost_clock_mhz) +
+                    " MHz x " + num(c.mmq_per_sm_cycle, 4) + " per SM-cycle, achieved)";
+    m->linear_eff = 1.0;
   }
   // weight-only kernels dequantise every weight they read on the SMs' ALUs (llama.cpp's mul_mat_vec_q, gpt-fast's
   // int4 tinygemm and int8 GEMV, MLC's TVM kernels): at batch 1 on a GPU with much bandwidth per SM-cycle (H100,

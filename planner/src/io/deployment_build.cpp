@@ -277,6 +277,7 @@ void apply_gpu_tflops(const SettingsBag& bag, GpuSpec& g) {
   if (!(t >= 0.1 && t <= 1e5)) bag.fail("gpu_tflops", "must be from 0.1 to 100000 TFLOP/s", "give it in TFLOP/s, e.g. 71 for an RTX 3090");
   g.bf16_dense_tflops = t;
   g.fp16_dense_tflops = t;
+  g.tflops_given = true;
   char b[64];
   std::snprintf(b, sizeof b, "%g", t);
   const std::string where = bag.get("gpu_tflops")->origin.where;

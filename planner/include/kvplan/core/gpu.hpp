@@ -31,6 +31,7 @@ struct GpuSpec {
   std::optional<double> fp16_dense_tflops;
   std::optional<double> fp8_dense_tflops;
   std::string compute_source;
+  bool tflops_given = false;  // bf16 / fp16 rates set by the user (--gpu-tflops): the performance model keeps them as given
   std::optional<i64> sm_count;          // SMs (NVIDIA), compute units (AMD), GPU cores (Apple)
   std::optional<i64> boost_clock_mhz;   // the vendor's boost (or maximum graphics) clock; with sm_count, the
                                         // dequantising kernels' ALU rate (the perf model's `dequant` term)

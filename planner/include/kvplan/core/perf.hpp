@@ -56,6 +56,11 @@ struct PerfCoefficients {
   // the May 2024 and January 2024 f16 llama-bench rows of A100, H100 PCIe and RTX 3090; docs/performance-model.md
   // "llama.cpp's DMMV")
   double dmmv_per_sm_cycle = 2.93;
+  // llama.cpp's quantised matrix-matrix kernel (ggml-cuda MMQ: the activations quantised to q8_1, int8 tensor-core MMA,
+  // compute capability 7.5 and later): the prompt's GEMM operations an SM completes per clock cycle. The geometric mean
+  // of the four CUDA rows of llama.cpp's scoreboard, Llama-2-7B Q4_0 pp512 on H100, A100, RTX 4090 and RTX 3090
+  // (docs/performance-model.md "llama.cpp's prompt GEMMs"), which the dense tensor peak misses by -41% to +296%
+  double mmq_per_sm_cycle = 542;
   // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
   // steps that prefill run eagerly: engines capture graphs for decode batches)
   double kernel_s = 3.40e-6;
