@@ -2,7 +2,6 @@
 #include "kvplan/core/perf.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -97,9 +96,19 @@ constexpr double kAppleFlopsPerCoreClock = 128.0 * 2.0;
 
 // Apple GPUs with a Neural Accelerator in each core: Metal GPU family apple10 (M5, A19) and later
 bool apple_neural_accelerators(const GpuSpec& g) {
-  if (g.vendor != "apple" || g.compute_capability.rfind("apple", 0) != 0) return false;
-  const std::string n = g.compute_capability.substr(5);
-  return !n.empty() && n.size() <= 3 && std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch); }) && std::stoi(n) >= 10;
+  return g.vendor == "apple" && g.compute_capability.rfind("apple", 0) == 0 && compare_versions(g.compute_capability, "10") >= 0;
+}
+
+// SM clock cycles a second: SMs (AMD compute units, Apple GPU cores) x boost clock; 0 when the profile lacks either.
+// The per-SM-cycle rates (dequant, DMMV, MMQ, Apple's shader lanes) multiply it.
+double sm_cycles_per_s(const GpuSpec& g) {
+  return g.sm_count && g.boost_clock_mhz ? static_cast<double>(*g.sm_count) * static_cast<double>(*g.boost_clock_mhz) * 1e6 : 0.0;
+}
+
+// "132 SMs x 1980 MHz" ("CUs" on AMD, "GPU cores" on Apple): the basis of sm_cycles_per_s
+std::string sm_cycles_basis(const GpuSpec& g) {
+  const char* const units = g.vendor == "amd" ? " CUs x " : g.vendor == "apple" ? " GPU cores x " : " SMs x ";
+  return std::to_string(g.sm_count.value_or(0)) + units + std::to_string(g.boost_clock_mhz.value_or(0)) + " MHz";
 }
 
 double engine_step_overhead(const PerfCoefficients& c, const EngineSettings& e) {
@@ -656,13 +665,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // llama.cpp reaches it through Metal 4's tensor API from b6970 (ggml-org/llama.cpp PR #16634); earlier builds
   // multiply on the shader ALUs, 128 lanes x 2 FLOP per core and clock (docs/performance-model.md "Apple's Neural
   // Accelerators"). A rate the user gave (--gpu-tflops) stands.
-  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && !s.gpu.tflops_given && s.gpu.sm_count &&
-      s.gpu.boost_clock_mhz) {
-    const double shader = static_cast<double>(*s.gpu.sm_count) * kAppleFlopsPerCoreClock * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6;
-    m->attn_peak = shader;
-    m->attn_peak_basis = num(shader / 1e12, 4) + " TFLOP/s fp16 shader peak (" + std::to_string(*s.gpu.sm_count) + " GPU cores x " +
-                         num(kAppleFlopsPerCoreClock, 4) + " x " + std::to_string(*s.gpu.boost_clock_mhz) + " MHz: llama.cpp " + s.engine.version +
-                         " < b6970 has no Metal tensor API)";
+  if (llamacpp && apple_neural_accelerators(s.gpu) && built_before(s.engine, "b6970") && !s.gpu.tflops_given && sm_cycles_per_s(s.gpu) > 0) {
+    m->attn_peak = sm_cycles_per_s(s.gpu) * kAppleFlopsPerCoreClock;
+    m->attn_peak_basis = num(m->attn_peak / 1e12, 4) + " TFLOP/s fp16 shader peak (" + sm_cycles_basis(s.gpu) + " x " + num(kAppleFlopsPerCoreClock, 4) +
+                         ": llama.cpp " + s.engine.version + " < b6970 has no Metal tensor API)";
   }
   m->peak = m->attn_peak;
   m->peak_basis = m->attn_peak_basis;
@@ -685,11 +691,11 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // bf16 tensor peak. Its rate per SM and clock is about the same from Ampere to Hopper (mmq_per_sm_cycle;
   // docs/performance-model.md "llama.cpp's prompt GEMMs"). Attention keeps the fp16 rate (flash attention's fp16 MMA). A
   // rate or efficiency the user gave (--gpu-tflops, --compute-efficiency) prices them at the tensor peak instead.
-  if (llamacpp && m->kernel == "ggml" && s.gpu.vendor == "nvidia" && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.mmq_per_sm_cycle > 0 &&
+  if (llamacpp && m->kernel == "ggml" && s.gpu.vendor == "nvidia" && sm_cycles_per_s(s.gpu) > 0 && c.mmq_per_sm_cycle > 0 &&
       params.compute_efficiency <= 0 && !s.gpu.tflops_given && compare_versions(s.gpu.compute_capability, "7.5") >= 0) {
-    m->peak = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.mmq_per_sm_cycle;
-    m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp MMQ (" + std::to_string(*s.gpu.sm_count) + " SMs x " + std::to_string(*s.gpu.boost_clock_mhz) +
-                    " MHz x " + num(c.mmq_per_sm_cycle, 4) + " per SM-cycle, achieved)";
+    m->peak = sm_cycles_per_s(s.gpu) * c.mmq_per_sm_cycle;
+    m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp MMQ (" + sm_cycles_basis(s.gpu) + " x " + num(c.mmq_per_sm_cycle, 4) +
+                    " per SM-cycle, achieved)";
     m->linear_eff = 1.0;
   }
   // weight-only kernels dequantise every weight they read on the SMs' ALUs (llama.cpp's mul_mat_vec_q, gpt-fast's
@@ -702,7 +708,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   if (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) m->gemm_p = c.gemm_overlap_p;
   const bool weight_only = m->kernel == "int8" || m->kernel == "int4" || m->kernel == "ggml" ||
                            (m->kernel == "fp4" && !(rank.quant.method == "nvfp4" && s.gpu.fp4_dense_tflops));
-  if (own_kernels && weight_only && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dequant_per_sm_cycle > 0) {
+  if (own_kernels && weight_only && sm_cycles_per_s(s.gpu) > 0 && c.dequant_per_sm_cycle > 0) {
     // before Volta an SM's INT32 and FP32 instructions share its 128 cores: the unpacking and the scale arithmetic
     // queue (dequant_pre_volta). An AMD compute unit issues 64 lanes a cycle, integer and float alike (RDNA: two SIMD32,
     // CDNA / GCN: four SIMD16): half a Pascal SM's shared lanes, so half its rate (docs/performance-model.md "GPUs
@@ -711,10 +717,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     const bool amd = s.gpu.vendor == "amd";
     constexpr double kAmdCuLanesPerPascalSm = 64.0 / 128.0;
     const double shared = pre_volta ? c.dequant_pre_volta : amd ? c.dequant_pre_volta * kAmdCuLanesPerPascalSm : 1.0;
-    m->dequant_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.dequant_per_sm_cycle * shared;
-    const char* const units = amd ? " CUs x " : s.gpu.vendor == "apple" ? " GPU cores x " : " SMs x ";
-    m->dequant_basis = std::to_string(*s.gpu.sm_count) + units + std::to_string(*s.gpu.boost_clock_mhz) + " MHz x " +
-                       num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
+    m->dequant_rate = sm_cycles_per_s(s.gpu) * c.dequant_per_sm_cycle * shared;
+    m->dequant_basis = sm_cycles_basis(s.gpu) + " x " + num(c.dequant_per_sm_cycle, 3) + " per SM-cycle";
     if (pre_volta) m->dequant_basis += " x " + num(c.dequant_pre_volta, 3) + " (compute capability " + s.gpu.compute_capability + ": INT32 and FP32 share the cores)";
     if (amd) m->dequant_basis += " x " + num(c.dequant_pre_volta, 3) + " x 64 / 128 (a CU's 64 lanes shared by INT32 and FP32, half a Pascal SM's 128)";
   }
@@ -728,11 +732,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // (dequantize_mul_mat_vec, one warp per row converting two halves per thread per step), a kernel bound by the SMs'
   // issue rate rather than the read on HBM GPUs; PR #10318 (b4114) replaced it with mul_mat_vec (mmv.cu). #9816
   // (b3916) vectorised its f16 loads: 1.27x on an H100 SXM, Llama-3-8B F16 at batch 1, the factor applied from then.
-  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && built_before(s.engine, "b4114") && s.gpu.sm_count && s.gpu.boost_clock_mhz && c.dmmv_per_sm_cycle > 0) {
+  if (llamacpp && (s.gpu.vendor == "nvidia" || s.gpu.vendor == "amd") && built_before(s.engine, "b4114") && sm_cycles_per_s(s.gpu) > 0 && c.dmmv_per_sm_cycle > 0) {
     const double vectorised = compare_versions(s.engine.version, "b3916") >= 0 ? 1.27 : 1.0;
-    m->dmmv_rate = static_cast<double>(*s.gpu.sm_count) * static_cast<double>(*s.gpu.boost_clock_mhz) * 1e6 * c.dmmv_per_sm_cycle * vectorised;
-    m->dmmv_basis = std::to_string(*s.gpu.sm_count) + (s.gpu.vendor == "amd" ? " CUs x " : " SMs x ") + std::to_string(*s.gpu.boost_clock_mhz) +
-                    " MHz x " + num(c.dmmv_per_sm_cycle * vectorised, 3) + " per SM-cycle, llama.cpp " + s.engine.version + " < b4114";
+    m->dmmv_rate = sm_cycles_per_s(s.gpu) * c.dmmv_per_sm_cycle * vectorised;
+    m->dmmv_basis = sm_cycles_basis(s.gpu) + " x " + num(c.dmmv_per_sm_cycle * vectorised, 3) + " per SM-cycle, llama.cpp " + s.engine.version + " < b4114";
   }
 
   // kernels per step: 9 per transformer layer (2 norms, qkv, rope + cache write, attention, o, gate/up, act, down),
