@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <limits>
 #include <set>
-#include <utility>
 
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/core/units.hpp"
@@ -15,6 +14,7 @@
 #include "kvplan/io/gguf.hpp"
 #include "kvplan/io/hf_config.hpp"
 #include "kvplan/io/safetensors.hpp"
+#include "kvplan/io/settings.hpp"
 
 namespace kvplan::io {
 
@@ -236,21 +236,6 @@ const std::map<std::string, GpuSpec>& Profiles::gpus() const {
   return gpus_;
 }
 
-namespace {
-
-std::vector<std::string> lines_of(const char* text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char* c = text; *c; ++c) {
-    if (*c != '\n') cur += *c;
-    else if (!cur.empty()) out.push_back(std::exchange(cur, {}));
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-}  // namespace
-
 Profiles Profiles::load(const std::optional<std::string>& dir) {
   Profiles p;
   p.sources_.push_back("built-in");
@@ -266,10 +251,10 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
       }
     } else if (std::string(e.kind) == "models") {
       p.model_text_[e.id] = e.text;
-      builtin_hf[e.id] = lines_of(e.keys);
+      builtin_hf[e.id] = split_list(e.keys, '\n');
     } else {
       p.gpu_text_[e.id] = e.text;
-      gpu_names[e.id] = lines_of(e.keys);
+      gpu_names[e.id] = split_list(e.keys, '\n');
     }
   }
   if (dir) {
