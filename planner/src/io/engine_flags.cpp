@@ -87,6 +87,21 @@ FlagTable parse_table(EngineKind engine, const std::string& file, const std::str
   return t;
 }
 
+// engine-flags/<engine>/<version>.<ext> (.flags, .options): the engine, the version (the file's stem) and the extension
+struct VersionFile {
+  EngineKind engine;
+  std::string version, ext;
+};
+std::optional<VersionFile> version_file(const std::string& path) {
+  const std::string rest = path.substr(path.find('/') + 1);
+  const auto slash = rest.find('/');
+  const auto dot = rest.rfind('.');
+  if (slash == std::string::npos || dot == std::string::npos || dot < slash) return std::nullopt;
+  const auto k = parse_engine(rest.substr(0, slash));
+  if (!k) return std::nullopt;
+  return VersionFile{*k, rest.substr(slash + 1, dot - slash - 1), rest.substr(dot + 1)};
+}
+
 const Registry& registry() {
   static const Registry r = [] {
     Registry reg;
@@ -115,19 +130,19 @@ const Registry& registry() {
         });
         continue;
       }
-      const auto slash = rest.find('/');
-      if (slash == std::string::npos) continue;
-      const auto k = parse_engine(rest.substr(0, slash));
-      if (!k) continue;
-      if (rest.ends_with(".options")) {
-        std::string version = rest.substr(slash + 1);
-        version.erase(version.size() - 8);
+      const auto vf = version_file(path);
+      if (!vf) continue;
+      if (vf->ext == "options") {
         for_each_row(f.text, [&](const std::string&, const std::vector<std::string>& cols) {
-          reg.trtllm_options[version][trim(cols[0])] = cols.size() > 1 ? trim(cols[1]) : "";
+          reg.trtllm_options[vf->version][trim(cols[0])] = cols.size() > 1 ? trim(cols[1]) : "";
         });
         continue;
       }
-      reg.tables[*k].push_back(parse_table(*k, path, f.text));
+      FlagTable t = parse_table(vf->engine, path, f.text);
+      // the file's name is its version (flag_table_versions lists the names without parsing the tables)
+      if (t.version != vf->version)
+        throw std::logic_error("kvplan: " + path + ": '# version: " + t.version + "' differs from the file's name");
+      reg.tables[vf->engine].push_back(std::move(t));
     }
     for (auto& [k, v] : reg.tables)
       std::sort(v.begin(), v.end(), [](const FlagTable& a, const FlagTable& b) { return compare_versions(a.version, b.version) < 0; });
@@ -164,15 +179,10 @@ const FlagDef* FlagTable::find(const std::string& spelling) const {
 }
 
 std::vector<std::string> flag_table_versions(EngineKind engine) {
-  // from the embedded files' names (engine-flags/<engine>/<version>.flags), without parsing the tables
+  // from the embedded files' names, without parsing the tables (registry() checks each name against its table)
   std::vector<std::string> out;
-  for (const auto& f : embedded_engine_data()) {
-    const std::string path = f.path;
-    const std::string rest = path.substr(path.find('/') + 1);
-    const auto slash = rest.find('/');
-    if (slash == std::string::npos || !rest.ends_with(".flags") || parse_engine(rest.substr(0, slash)) != engine) continue;
-    out.push_back(rest.substr(slash + 1, rest.size() - slash - 1 - 6));
-  }
+  for (const auto& f : embedded_engine_data())
+    if (const auto vf = version_file(f.path); vf && vf->engine == engine && vf->ext != "options") out.push_back(vf->version);
   std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return compare_versions(a, b) < 0; });
   return out;
 }
