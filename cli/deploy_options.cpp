@@ -76,15 +76,15 @@ void set_flag(DeployArgs& a, const std::string& key, const std::string& name, co
 }
 
 namespace {
-std::string& only_for() {
-  static std::string name;
-  return name;
+std::optional<std::string>& only_for() {
+  static std::optional<std::string> word;
+  return word;
 }
 }  // namespace
 
 void deploy_options_only_for(const std::string& subcommand) { only_for() = subcommand; }
 
-std::string named_subcommand(const std::vector<std::string>& args, const std::vector<std::string>& known) {
+std::string named_subcommand(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& w = args[i];
     if (w == "--") break;
@@ -93,13 +93,13 @@ std::string named_subcommand(const std::vector<std::string>& args, const std::ve
       continue;
     }
     if (w.rfind('-', 0) == 0) continue;
-    return std::find(known.begin(), known.end(), w) != known.end() ? w : std::string();
+    return w;
   }
   return {};
 }
 
 void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
-  if (!only_for().empty() && c->get_name() != only_for()) return;
+  if (only_for() && c->get_name() != *only_for()) return;
   c->add_option_function<std::string>(
       "MODEL",
       [&a](const std::string& v) { a.flags.set("model", v, io::Origin{io::Origin::Kind::flag, "MODEL", "MODEL"}); },

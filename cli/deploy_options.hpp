@@ -31,18 +31,17 @@ void set_flag(DeployArgs& a, const std::string& key, const std::string& name, co
 
 /// Registers MODEL (optional when a command is pasted after --), every setting of the table as a
 /// kvplan flag (workload settings only when `workload`), --set and --strict. Nothing when
-/// deploy_options_only_for named another subcommand.
+/// deploy_options_only_for gave another word.
 void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload = true);
 
-/// The command line names `subcommand` (main reads it before registering): add_deploy_options then
-/// registers the table's flags on that subcommand alone, since the others' are never parsed (several
-/// hundred CLI11 options cost milliseconds at every start). Empty (the default, as in tests that build the
-/// CLI themselves): on every subcommand; "-": on none (no subcommand is named, so none parses).
-void deploy_options_only_for(const std::string& subcommand);
+/// The command line's first word is `word` (main reads it before registering): add_deploy_options then
+/// registers the table's flags on the subcommand of that name alone, since the others' are never parsed
+/// (several hundred CLI11 options cost milliseconds at every start); on none when no subcommand has that
+/// name (--version, --help, a typo CLI11 reports). Not called (tests that build the CLI themselves): on every subcommand.
+void deploy_options_only_for(const std::string& word);
 
-/// The subcommand a command line names: its first word that is not an option or the value of
-/// --profiles, when that word is one of `known`; empty otherwise (--version, --help, a typo).
-std::string named_subcommand(const std::vector<std::string>& args, const std::vector<std::string>& known);
+/// A command line's first word that is not an option or the value of --profiles, before any `--`; empty if none.
+std::string named_subcommand(const std::vector<std::string>& args);
 
 /// Everything a deployment is described by, in the order settings apply: the engine command
 /// first, then explicit settings (deployment-file settings:, kvplan flags, --set KEY=VALUE).

@@ -59,10 +59,7 @@ int main(int argc, char** argv) {
   app.add_flag("--verbose", verbose, "Terminal tables also show derivations and bases (tables fit $COLUMNS, default 100, otherwise)");
   // only the named subcommand's deployment flags are registered (see deploy_options_only_for); with none named
   // (--version, --help, a typo) no subcommand parses any
-  const std::string named = cli::named_subcommand(
-      std::vector<std::string>(argv + 1, argv + argc),
-      {"plan", "sweep", "fit", "check", "report", "simulate", "probe", "calibrate", "log", "kv", "models", "gpus"});
-  cli::deploy_options_only_for(named.empty() ? "-" : named);
+  cli::deploy_options_only_for(cli::named_subcommand(std::vector<std::string>(argv + 1, argv + argc)));
   cli::register_plan(app, g);
   cli::register_sweep(app, g);
   cli::register_fit(app, g);

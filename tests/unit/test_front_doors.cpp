@@ -992,4 +992,9 @@ TEST_CASE("each deployment subcommand takes the table's flags, after global opti
   const Run top = kvplan({"--help"});
   for (const std::string sub : {"plan", "sweep", "fit", "check", "report", "simulate", "probe", "calibrate", "log", "kv", "models", "gpus"})
     CHECK(top.out.find("\n  " + sub + " ") != std::string::npos);
+  // a mistyped subcommand registers no table flags and CLI11 reports it: one line, exit 2
+  const Run typo = kvplan({"plna", "llama-3.1-8b", "--max-model-len", "8192"});
+  CHECK(typo.exit == 2);
+  CHECK(typo.out.empty());
+  CHECK(typo.err.find("see kvplan --help") != std::string::npos);
 }
