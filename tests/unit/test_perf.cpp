@@ -773,13 +773,21 @@ TEST_CASE("an M5 GPU multiplies on its Neural Accelerators from llama.cpp b6970,
   CHECK(estimate_perf(Planner(given), 512, 1, 1, hand_params()).peak_flops == Approx(6.0e12));
 }
 
+namespace {
+// a 512-token prompt of Llama-3.1-8B under llama.cpp (build "" = the latest) with these GGUF weights ("" = bf16);
+// given: the GPU's rate came from --gpu-tflops
+PerfResult llamacpp_prompt(const std::string& gpu, const std::string& build, const std::string& weights, bool given = false) {
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.version = build;
+  PlanSpec s = kvtest::spec("llama-3.1-8b", gpu, e);
+  if (!weights.empty()) apply_weight_format(s.model, weights, "test");
+  s.gpu.tflops_given = given;
+  return estimate_perf(Planner(s), 512, 1, 1, hand_params());
+}
+}  // namespace
+
 TEST_CASE("llama.cpp multiplies a prompt by GGUF weights at its MMQ kernel's rate per SM and clock on NVIDIA GPUs", "[perf][llamacpp]") {
-  auto run = [](const std::string& gpu, const std::string& weights, bool given = false) {
-    PlanSpec s = kvtest::spec("llama-3.1-8b", gpu, kvtest::engine(EngineKind::llamacpp));
-    if (!weights.empty()) apply_weight_format(s.model, weights, "test");
-    s.gpu.tflops_given = given;
-    return estimate_perf(Planner(s), 512, 1, 1, hand_params());
-  };
+  auto run = [](const std::string& gpu, const std::string& weights, bool given = false) { return llamacpp_prompt(gpu, "", weights, given); };
   // an RTX 4090: 128 SMs x 2,520 MHz x mmq_per_sm_cycle (542) = 174.8 TFLOP/s, achieved (no further efficiency)
   const PerfResult q = run("rtx-4090", "Q4_0");
   CHECK(q.peak_flops == Approx(128.0 * 2520e6 * 542));
@@ -789,4 +797,26 @@ TEST_CASE("llama.cpp multiplies a prompt by GGUF weights at its MMQ kernel's rat
   CHECK(run("rtx-4090", "").peak_flops == Approx(*kvtest::profiles().gpu("rtx-4090").bf16_dense_tflops * 1e12));
   CHECK(run("v100-32gb", "Q4_0").peak_flops == Approx(*kvtest::profiles().gpu("v100-32gb").fp16_dense_tflops * 1e12));
   CHECK(run("rtx-4090", "Q4_0", true).peak_flops == Approx(*kvtest::profiles().gpu("rtx-4090").bf16_dense_tflops * 1e12));
+}
+
+TEST_CASE("llama.cpp's quantised prompt GEMMs on AMD GPUs with matrix cores run at a rate per compute unit and clock", "[perf][llamacpp]") {
+  auto run = [](const std::string& gpu, const std::string& build, const std::string& weights = "Q4_0", bool given = false) {
+    return llamacpp_prompt(gpu, build, weights, given);
+  };
+  // an RX 7900 XTX (RDNA 3): 96 CUs x 2,500 MHz x mmq_amd_per_cu_cycle (203) = 48.72 TFLOP/s, achieved
+  const PerfResult xtx = run("rx-7900-xtx", "b6957");
+  CHECK(xtx.peak_flops == Approx(96.0 * 2500e6 * 203));
+  CHECK(term(xtx.prefill_terms, "linear_compute") == Approx(llama8b_prefill_flops(512) / (96.0 * 2500e6 * 203)));
+  // an MI300X (CDNA 3, MFMA): 304 CUs x 2,100 MHz x 203, any build
+  CHECK(run("mi300x", "").peak_flops == Approx(304.0 * 2100e6 * 203));
+  // RDNA 4 from b7148 (WMMA-MMQ, PR #17156): 64 CUs x 2,970 MHz x 334 on an RX 9070 XT; the build before, 203
+  CHECK(run("rx-9070-xt", "b7148").peak_flops == Approx(64.0 * 2970e6 * 334));
+  CHECK(find_term(run("rx-9070-xt", "b7148").prefill_terms, "linear_compute")->basis.find("RDNA 4 WMMA-MMQ") != std::string::npos);
+  CHECK(run("rx-9070-xt", "b7147").peak_flops == Approx(64.0 * 2970e6 * 203));
+  CHECK(run("rx-9070-xt", "").peak_flops == Approx(64.0 * 2970e6 * 334));  // no build: the latest
+  // no matrix cores (an MI50, gfx906): the fp16 rate x efficiency as before; f16 weights (rocBLAS) and a rate the user
+  // gave keep the tensor peak
+  CHECK(run("mi50-32gb", "b7045").peak_flops == Approx(*kvtest::profiles().gpu("mi50-32gb").fp16_dense_tflops * 1e12));
+  CHECK(run("rx-7900-xtx", "b6957", "").peak_flops == Approx(*kvtest::profiles().gpu("rx-7900-xtx").fp16_dense_tflops * 1e12));
+  CHECK(run("rx-7900-xtx", "b6957", "Q4_0", true).peak_flops == Approx(*kvtest::profiles().gpu("rx-7900-xtx").fp16_dense_tflops * 1e12));
 }

@@ -67,6 +67,7 @@ TEST_CASE("published measurements within the floor: no regime loses a case", "[p
       {"prefill", {0.10, 7}},
       {"large-batch", {0.20, 10}},
       {"moe", {0.10, 22}},
+      {"llamacpp-prompt", {0.10, 6}},
   };
   std::map<std::string, int> within, total;
   std::size_t i = 0;

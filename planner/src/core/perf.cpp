@@ -37,6 +37,8 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q3_K weight in the dequant term, relative to q4_0 (q2_K: 0.311 of the way from dequant_k to it)"},
       {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
       {"mmq_per_sm_cycle", &C::mmq_per_sm_cycle, "llama.cpp on NVIDIA GPUs of compute capability 7.5 and later: GEMM operations its quantised matrix-matrix kernel (MMQ) completes per SM per clock cycle", true},
+      {"mmq_amd_per_cu_cycle", &C::mmq_amd_per_cu_cycle, "llama.cpp on AMD GPUs with matrix cores (CDNA, RDNA 3 and later): GEMM operations its quantised matrix-matrix path completes per compute unit per clock cycle", true},
+      {"mmq_rdna4_wmma_per_cu_cycle", &C::mmq_rdna4_wmma_per_cu_cycle, "llama.cpp b7148 and later on RDNA 4 (WMMA-MMQ kernels): GEMM operations per compute unit per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
       {"eager_kernel_s", &C::eager_kernel_s, "seconds per kernel launched eagerly"},
       {"kernel_llamacpp_s", &C::kernel_llamacpp_s, "seconds per kernel of llama.cpp's decode graphs (CUDA / ROCm)"},
@@ -135,6 +137,13 @@ std::string num(double v, int digits = 3) {
 bool nvidia_before_volta(const GpuSpec& gpu) {
   const int major = std::atoi(gpu.compute_capability.c_str());
   return gpu.vendor == "nvidia" && major > 0 && major < 7;
+}
+
+// an AMD GPU with matrix cores: CDNA's MFMA (MI100 on), RDNA 3's and 3.5's WMMA, RDNA 4's; not GCN or RDNA 1-2 (the
+// profile's architecture field)
+bool amd_matrix_cores(const GpuSpec& gpu) {
+  const std::string& a = gpu.architecture;
+  return gpu.vendor == "amd" && (a.rfind("cdna", 0) == 0 || a.rfind("rdna3", 0) == 0 || a.rfind("rdna4", 0) == 0);
 }
 
 }  // namespace
@@ -697,6 +706,20 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp MMQ (" + sm_cycles_basis(s.gpu) + " x " + num(c.mmq_per_sm_cycle, 4) +
                     " per SM-cycle, achieved)";
     m->linear_eff = 1.0;
+  }
+  // The same on AMD GPUs with matrix cores, per compute unit and clock (mmq_amd_per_cu_cycle; RDNA 4 from b7148, whose
+  // WMMA-MMQ kernels (PR #17156) do more a cycle: mmq_rdna4_wmma_per_cu_cycle). GPUs without them (GCN, RDNA 1-2) keep
+  // the fp16 rate: their one published row (MI50) is not enough for a rate of its own.
+  if (llamacpp && m->kernel == "ggml" && s.gpu.vendor == "amd" && amd_matrix_cores(s.gpu) && sm_cycles_per_s(s.gpu) > 0 &&
+      params.compute_efficiency <= 0 && !s.gpu.tflops_given) {
+    const bool rdna4_wmma = s.gpu.architecture.rfind("rdna4", 0) == 0 && !built_before(s.engine, "b7148");
+    const double per_cu = rdna4_wmma ? c.mmq_rdna4_wmma_per_cu_cycle : c.mmq_amd_per_cu_cycle;
+    if (per_cu > 0) {
+      m->peak = sm_cycles_per_s(s.gpu) * per_cu;
+      m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp " + (rdna4_wmma ? "RDNA 4 WMMA-MMQ" : "HIP quantised GEMMs") + " (" +
+                      sm_cycles_basis(s.gpu) + " x " + num(per_cu, 4) + " per CU-cycle, achieved)";
+      m->linear_eff = 1.0;
+    }
   }
   // weight-only kernels dequantise every weight they read on the SMs' ALUs (llama.cpp's mul_mat_vec_q, gpt-fast's
   // int4 tinygemm and int8 GEMV, MLC's TVM kernels): at batch 1 on a GPU with much bandwidth per SM-cycle (H100,

@@ -61,6 +61,14 @@ struct PerfCoefficients {
   // of the four CUDA rows of llama.cpp's scoreboard, Llama-2-7B Q4_0 pp512 on H100, A100, RTX 4090 and RTX 3090
   // (docs/performance-model.md "llama.cpp's prompt GEMMs"), which the dense tensor peak misses by -41% to +296%
   double mmq_per_sm_cycle = 542;
+  // the same kernel on AMD GPUs with matrix cores (CDNA, RDNA 3 and later; ggml-cuda's HIP build: dp4a, MFMA or WMMA
+  // MMQ, or rocBLAS where its switch picks it), per compute unit per clock cycle: the geometric mean of six ROCm
+  // scoreboard rows (RX 7900 XTX, PRO W7900, MI100, MI210, MI300X, RX 9070 before b7148), which the dense fp16/bf16
+  // peak misses by -44% to -74% (docs/performance-model.md "llama.cpp's prompt GEMMs")
+  double mmq_amd_per_cu_cycle = 203;
+  // RDNA 4 from b7148 (ggml-org/llama.cpp PR #17156, WMMA-MMQ kernels for RDNA 4): the geometric mean of the RX 9070 XT
+  // and AI PRO R9700 scoreboard rows
+  double mmq_rdna4_wmma_per_cu_cycle = 334;
   // per kernel launch (with CUDA graphs the launch gap and tail of each kernel; eager adds the launch;
   // steps that prefill run eagerly: engines capture graphs for decode batches)
   double kernel_s = 3.40e-6;
