@@ -251,6 +251,12 @@ TEST_CASE("a perf-coefficients file may set 0 only where 0 turns a term off", "[
   CHECK(bad.exit == 2);
   CHECK(bad.out.empty());
   CHECK(bad.err == "kvplan: error: " + path + ": /kv_eff: expected a number > 0; give the coefficient as a positive number\n");
+  // one that may be 0 says so when it is negative
+  const std::string neg = kvtest::write_temp("perf-zero", "neg.json", R"({"dequant_per_sm_cycle": -1})");
+  const auto below = with(neg);
+  CHECK(below.exit == 2);
+  CHECK(below.out.empty());
+  CHECK(below.err == "kvplan: error: " + neg + ": /dequant_per_sm_cycle: expected a number >= 0; give the coefficient as a number, 0 to leave its term out\n");
 }
 
 TEST_CASE("perf-coefficients may be written inline as a JSON object", "[perf][cli]") {

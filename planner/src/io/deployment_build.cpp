@@ -160,7 +160,8 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
     if (hit == f.end()) throw InputError(src, "/" + it.key() + ": unknown coefficient", "see docs/performance-model.md for the names");
     const double v = it.value().is_number() ? it.value().get<double>() : -1.0;
     if (!(v > 0 || (hit->zero_allowed && v == 0)))
-      throw InputError(src, "/" + it.key() + ": expected a number > 0", "give the coefficient as a positive number");
+      throw InputError(src, "/" + it.key() + ": expected a number " + (hit->zero_allowed ? ">= 0" : "> 0"),
+                       hit->zero_allowed ? "give the coefficient as a number, 0 to leave its term out" : "give the coefficient as a positive number");
     if (hit->exponent && v < 1)
       throw InputError(src, "/" + it.key() + ": " + it.value().dump() + " is below 1",
                        "give an exponent of at least 1 (1 adds the times, a large one takes the largest)");
