@@ -49,12 +49,6 @@ struct FitArgs {
   WorkloadArgs w;
 };
 
-std::string fmt(double v, int digits) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 

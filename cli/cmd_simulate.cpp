@@ -55,12 +55,6 @@ struct SimArgs {
   std::string per_request;
 };
 
-std::string fmt(double v, int digits) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // One latency row in milliseconds; "n/a" where no request gave the metric (every request failed, or one
 // output token each: no TPOT).
@@ -245,7 +239,6 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const bool traced = wl.traced;
   const WorkloadSpec& w = wl.spec;
   const std::string& arrival = wl.arrival;
-  const i64 prompt = wl.prompt, output = wl.output;
 
   SimSlo slo;
   if (a.slo_ttft_ms) slo.ttft_s = *a.slo_ttft_ms * 1e-3;
@@ -428,7 +421,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const std::string workload_line =
       (traced ? "trace " + std::filesystem::path(a.w.trace).filename().string() + " (" + (trace ? trace->layout() : "") +
                     ", " + grouped(r.requests) + " rows)"
-              : grouped(w.requests) + " requests of " + grouped(prompt) + " prompt + " + grouped(output) +
+              : grouped(w.requests) + " requests of " + length_text(w.prompt) + " prompt + " + length_text(w.output) +
                     " output tokens" +
                     (w.shared_prefix_tokens > 0 ? " after a " + grouped(w.shared_prefix_tokens) + "-token shared prefix"
                                                 : "") +

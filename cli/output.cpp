@@ -232,6 +232,13 @@ Table flatten(const ojson& j) {
   return t;
 }
 
+std::string fmt(double v, int digits) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 std::string grouped(long long v) {
   std::string s = std::to_string(v < 0 ? -v : v);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");

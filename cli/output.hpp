@@ -43,4 +43,7 @@ Table flatten(const ojson& j);
 /// Integer with thousands separators: 131,072.
 std::string grouped(long long v);
 
+/// A number with `digits` decimals ("%.*f"); "n/a" when it is not finite.
+std::string fmt(double v, int digits);
+
 }  // namespace kvplan::cli

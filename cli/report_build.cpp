@@ -23,12 +23,6 @@ std::vector<i64> geometric(i64 lo, i64 hi, size_t max_values) {
   return v;
 }
 
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
 }  // namespace
 
 ReportSection build_section(const Deployment& d, const Planner& p, const std::string& title, const std::vector<i64>& contexts,

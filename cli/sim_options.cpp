@@ -103,6 +103,23 @@ ojson dist_json(const LengthDist& l) {
 
 }  // namespace
 
+std::string length_text(const LengthDist& l) {
+  const auto pct = [](double f) { return fmt(f * 100.0, f * 100.0 < 10 ? 1 : 0) + "%"; };
+  switch (l.kind) {
+    case LengthDist::Kind::fixed:
+      return grouped(static_cast<i64>(std::llround(l.mean)));
+    case LengthDist::Kind::uniform:
+      return grouped(static_cast<i64>(std::llround(l.mean))) + " +- " + pct(l.spread) + " (uniform)";
+    case LengthDist::Kind::normal:
+    case LengthDist::Kind::lognormal:
+      return grouped(static_cast<i64>(std::llround(l.mean))) + " (" + (l.kind == LengthDist::Kind::normal ? "normal" : "lognormal") +
+             ", sd " + pct(l.spread) + ")";
+    case LengthDist::Kind::histogram:
+      return "histogram (mean " + fmt(l.mean, 1) + ")";
+  }
+  return "";
+}
+
 ojson stats_ms(const LatencyStats& s) {
   return {{"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"count", s.count}};
 }

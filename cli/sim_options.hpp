@@ -50,6 +50,10 @@ std::unique_ptr<RequestSource> open_requests(const Workload& w, const WorkloadAr
 /// inputs.workload of simulate's JSON, before the run (a trace's rows are added after it).
 ojson workload_json(const Workload& w, const WorkloadArgs& a, const Deployment& d);
 
+/// A length distribution in words for the table and report headers: "1,024", "346 +- 48% (uniform)",
+/// "1,024 (normal, sd 2.5%)", "histogram (mean 250.6)".
+std::string length_text(const LengthDist& l);
+
 /// A latency summary in milliseconds: mean, p50, p90, p99, count.
 ojson stats_ms(const LatencyStats& s);
 

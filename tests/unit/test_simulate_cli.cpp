@@ -896,3 +896,18 @@ TEST_CASE("a block shares its hash only with blocks of the same tokens", "[simul
   REQUIRE(r.exit == 0);
   CHECK(json::parse(r.out)["results"]["prefix_hit_rate"] == 0);
 }
+
+TEST_CASE("simulate's table header names the length distributions it drew from", "[simulate][cli]") {
+  // a histogram of 100 and 300 tokens, weights 1 and 3: mean (100 + 3 x 300) / 4 = 250.0, not --prompt-tokens' 1,024
+  const auto hist = write_temp("hist.csv", "tokens,weight\n100,1\n300,3\n");
+  const Run r = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100-sxm", "--requests", "8", "--rate", "4", "--prompt-dist", "histogram",
+                                "--prompt-histogram", hist, "--output-tokens", "64", "--output-dist", "uniform", "--output-spread", "25", "--seed", "1"});
+  REQUIRE(r.exit == 0);
+  const std::string head = r.out.substr(0, r.out.find('\n'));
+  CHECK(head.find("8 requests of histogram (mean 250.0) prompt + 64 +- 25% (uniform) output tokens") != std::string::npos);
+  // fixed lengths read as before; normal and lognormal give their standard deviation
+  const Run f = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100-sxm", "--requests", "4", "--prompt-tokens", "512", "--output-tokens", "32",
+                                "--output-dist", "lognormal", "--output-spread", "40", "--concurrency", "2", "--seed", "1"});
+  REQUIRE(f.exit == 0);
+  CHECK(f.out.substr(0, f.out.find('\n')).find("4 requests of 512 prompt + 32 (lognormal, sd 40%) output tokens") != std::string::npos);
+}
