@@ -52,9 +52,11 @@ struct FitArgs {
 
 ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
-std::string layout_text(const Parallel& p) {
-  return std::to_string(p.gpus()) + " (TP " + std::to_string(p.tp) + ", PP " + std::to_string(p.pp) + ", DP " +
-         std::to_string(p.dp) + ")";
+// the layout column of a search: TP x PP x DP, or llama.cpp's layers split over its GPUs
+std::string search_layout_text(const LayoutSearch& s) {
+  return s.layer_split ? "llama.cpp layers split over " + std::to_string(s.gpus) + " GPU" + (s.gpus == 1 ? "" : "s")
+                       : "TP " + std::to_string(s.parallel.tp) + ", PP " + std::to_string(s.parallel.pp) + ", DP " +
+                             std::to_string(s.parallel.dp);
 }
 
 /// Latency targets at one percentile.
@@ -210,6 +212,43 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
     }
     return p;
   };
+  if (d.base.engine.kind == EngineKind::llamacpp) {
+    // llama.cpp has no tensor or pipeline parallelism: one process splits the model's layers over --gpu-count GPUs
+    // (--split-mode layer). The fewest is the smallest count that holds the requests with every layer on the GPUs
+    // (unless -ngl was given: then as given); --fit moving layers to the CPU does not count as fitting.
+    for (i64 n = 1; n <= max_gpus && !out.search.found; ++n) {
+      DeploymentSpec x = d.base;
+      x.engine.gpu_count = n;
+      x.parallel = Parallel{1, 1, 1, 1};
+      ++out.search.layouts_tried;
+      std::optional<Planner> made;
+      try {
+        made.emplace(io::at_origin(d.bag, x.engine.kind, [&] { return Planner(plan_spec(x)); }));
+      } catch (const OverflowError&) {
+        throw;
+      } catch (const InputError&) {
+        continue;
+      }
+      const Cell c = made->cell(d.tokens, d.concurrency, d.shared_prefix);
+      const EngineReport& r = made->engine();
+      if (!c.fits || (!x.engine.gpu_layers_given && r.gpu_layers < r.total_layers)) continue;
+      if (slo.any()) {
+        const Achieved got = wl ? simulated_perf(d, *made, *wl, a.w, slo) : static_perf(d, *made, slo);
+        if (!got.pass) {
+          ++out.slo_rejected;
+          continue;
+        }
+        out.achieved = got;
+      } else if (want_perf) {
+        out.achieved = static_perf(d, *made, slo);
+      }
+      out.search.found = true;
+      out.search.cell = c;
+      out.search.gpus = n;
+      out.search.layer_split = true;
+    }
+    return out;
+  }
   out.search = fewest_gpus(make, d.spec.model, d.tokens, d.concurrency, d.shared_prefix, max_gpus, max_tp);
   if (out.search.found && (want_perf || slo.any())) {
     const Parallel& par = out.search.parallel;
@@ -409,7 +448,7 @@ void run_fit(const FitArgs& a, Globals& g) {
       }
       t.rows.push_back({"simulations", std::to_string(sims), ""});
       if (found && costed) {
-        results["cost"] = cost_json(d.spec.gpu.id, d.spec.parallel.gpus(), price_for(d.spec.gpu.id),
+        results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id),
                                     at_lo.output_tokens_per_s, basis_sim + " at the rate found");
       }
     }
@@ -434,7 +473,8 @@ void run_fit(const FitArgs& a, Globals& g) {
       const Parallel& par = s.search.parallel;
       ojson row = {{"gpu", dg.spec.gpu.id},
                    {"found", s.search.found},
-                   {"gpus", s.search.found ? par.gpus() : 0},
+                   {"gpus", s.search.found ? s.search.gpus : 0},
+                   {"llamacpp_layer_split", s.search.layer_split},
                    {"tensor_parallel_size", s.search.found ? ojson(par.tp) : ojson(nullptr)},
                    {"pipeline_parallel_size", s.search.found ? ojson(par.pp) : ojson(nullptr)},
                    {"data_parallel_size", s.search.found ? ojson(par.dp) : ojson(nullptr)},
@@ -445,16 +485,14 @@ void run_fit(const FitArgs& a, Globals& g) {
                    {"layouts_tried", s.search.layouts_tried},
                    {"slo_rejected_layouts", s.slo_rejected}};
       std::vector<std::string> cells = {dg.spec.gpu.id,
-                                        s.search.found ? std::to_string(par.gpus()) : "none",
-                                        s.search.found ? "TP " + std::to_string(par.tp) + ", PP " + std::to_string(par.pp) +
-                                                             ", DP " + std::to_string(par.dp)
-                                                       : "none within " + a.max_gpus + " GPUs",
+                                        s.search.found ? std::to_string(s.search.gpus) : "none",
+                                        s.search.found ? search_layout_text(s.search) : "none within " + a.max_gpus + " GPUs",
                                         s.search.found ? fmt(s.achieved.ttft_ms, 1) : "",
                                         s.search.found ? fmt(s.achieved.tpot_ms, 2) : "",
                                         s.search.found ? (slo.any() ? "yes" : "fits") : "no"};
       if (costed) {
         if (s.search.found) {
-          row["cost"] = cost_json(dg.spec.gpu.id, par.gpus(), price_for(dg.spec.gpu.id), s.achieved.output_tokens_per_s,
+          row["cost"] = cost_json(dg.spec.gpu.id, s.search.gpus, price_for(dg.spec.gpu.id), s.achieved.output_tokens_per_s,
                                   s.achieved.simulated ? basis_sim : basis_static);
           cells.push_back(fmt(row["cost"]["usd_per_hour"].get<double>(), 2));
           cells.push_back(row["cost"]["usd_per_million_output_tokens"].is_null()
@@ -482,7 +520,8 @@ void run_fit(const FitArgs& a, Globals& g) {
     const LayoutSearch& search = ss.search;
     ok = search.found;
     results["fewest_gpus"] = {{"found", search.found},
-                              {"gpus", search.found ? search.parallel.gpus() : 0},
+                              {"gpus", search.found ? search.gpus : 0},
+                              {"llamacpp_layer_split", search.layer_split},
                               {"tensor_parallel_size", search.parallel.tp},
                               {"pipeline_parallel_size", search.parallel.pp},
                               {"data_parallel_size", search.parallel.dp},
@@ -494,7 +533,7 @@ void run_fit(const FitArgs& a, Globals& g) {
     }
     t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens" +
                           (slo.any() ? " meeting " + slo_text(slo) : ""),
-                      search.found ? (human ? layout_text(search.parallel) : std::to_string(search.parallel.gpus()))
+                      search.found ? (human ? std::to_string(search.gpus) + " (" + search_layout_text(search) + ")" : std::to_string(search.gpus))
                                    : (human ? "none within " + a.max_gpus + " GPUs" : "0"),
                       ""});
     if (slo.any()) {
@@ -520,7 +559,7 @@ void run_fit(const FitArgs& a, Globals& g) {
       if (search.found) t.rows.push_back({"performance of that layout", achieved_text(ss.achieved), ""});
     }
     if (search.found && costed)
-      results["cost"] = cost_json(d.spec.gpu.id, search.parallel.gpus(), price_for(d.spec.gpu.id),
+      results["cost"] = cost_json(d.spec.gpu.id, search.gpus, price_for(d.spec.gpu.id),
                                   ss.achieved.output_tokens_per_s, ss.achieved.simulated ? basis_sim : basis_static);
   } else {
     const Planner p(d.spec);
@@ -565,7 +604,7 @@ void run_fit(const FitArgs& a, Globals& g) {
       ok = ok && L > 0;
     }
     if (costed)
-      results["cost"] = cost_json(d.spec.gpu.id, d.spec.parallel.gpus(), price_for(d.spec.gpu.id),
+      results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id),
                                   static_perf(d, p, slo).output_tokens_per_s, basis_static);
   }
   if (results.contains("cost")) {

@@ -231,3 +231,26 @@ TEST_CASE("the new fit keys are in the fit schema", "[fit_slo]") {
   const json& props = s["properties"]["results"]["properties"];
   for (const char* k : {"slo", "max_rate", "comparison", "cost"}) CHECK(props.contains(k));
 }
+
+TEST_CASE("llama.cpp's fewest GPUs is its --gpu-count: the layers split over GPUs, every layer on them", "[fit_slo][llamacpp]") {
+  // Llama-3.1-70B Q4_K_M is about 42.5 GB of weights: more than one RTX 4090 (24 GB), less than two. llama.cpp has
+  // no TP / PP, so the search varies --gpu-count; one GPU only "fits" by --fit moving layers to the CPU, which
+  // does not count
+  const std::vector<std::string> base = {"llama-3.1-70b", "--engine", "llama.cpp", "--weight-format", "Q4_K_M", "--gpu", "rtx-4090",
+                                         "--context", "8k"};
+  const json f = run_json(with(with({"fit"}, base), {"--fewest-gpus", "--format", "json"}))["results"]["fewest_gpus"];
+  CHECK(f["found"] == true);
+  CHECK(f["gpus"] == 2);
+  CHECK(f["llamacpp_layer_split"] == true);
+  // the plan agrees: one GPU keeps fewer than all layers, two keep them all and fit
+  const json one = run_json(with(with({"plan"}, base), {"--gpu-count", "1", "--format", "json"}), 1)["results"];
+  CHECK(one["engine"]["gpu_layers"].get<long>() < one["engine"]["total_layers"].get<long>());
+  const json two = run_json(with(with({"plan"}, base), {"--gpu-count", "2", "--format", "json"}))["results"];
+  CHECK(two["engine"]["gpu_layers"] == two["engine"]["total_layers"]);
+  // a GPU list compares the counts: an H100 (80 GB) holds it alone
+  const json c = run_json({"fit", "llama-3.1-70b", "--engine", "llama.cpp", "--weight-format", "Q4_K_M", "--gpu", "rtx-4090,h100",
+                           "--context", "8k", "--format", "json"})["results"]["comparison"];
+  CHECK(c[0]["gpus"] == 2);
+  CHECK(c[1]["gpus"] == 1);
+  CHECK(c[1]["llamacpp_layer_split"] == true);
+}

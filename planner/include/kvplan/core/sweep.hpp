@@ -30,6 +30,8 @@ struct LayoutSearch {
   Parallel parallel;
   Cell cell;
   i64 layouts_tried = 0;
+  i64 gpus = 0;              // GPUs of the layout found: parallel.gpus(), or llama.cpp's --gpu-count
+  bool layer_split = false;  // llama.cpp: one process splitting the layers over `gpus` GPUs (no TP / PP)
 };
 
 /// Smallest GPU count (tp x pp x dp <= max_gpus, tp <= max_tp) whose plan fits `concurrency` requests
@@ -69,6 +71,7 @@ LayoutSearch fewest_gpus(MakePlanner make, const ModelSpec& m, i64 tokens, i64 c
           best.found = true;
           best.parallel = par;
           best.cell = c;
+          best.gpus = par.gpus();
         }
       }
     }
