@@ -328,6 +328,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   const bool costed = a.price_per_gpu_hour || !a.prices.empty();
 
   DeploymentSource src = flags_source(a.d, g.pasted);
+  src.prefix_before_prompt = simulated || a.find_max_rate;  // the simulator's workload: the prefix before each prompt
   const std::vector<std::string> gpus = gpu_list(src);
   const bool compare = gpus.size() > 1;
   if (compare && a.find_max_rate)

@@ -222,7 +222,9 @@ void run_simulate(const SimArgs& a, Globals& g) {
   a.out.check();
   if (!a.per_request.empty()) io::check_writable(a.per_request, "--per-request");
   const auto profiles = io::Profiles::load(g.profiles_dir);
-  const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
+  DeploymentSource from = flags_source(a.d, g.pasted);
+  from.prefix_before_prompt = true;  // --shared-prefix comes before each prompt (docs/simulation.md)
+  const Deployment d = resolve_source(from, profiles);
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
   for (const auto& s : strict) warn("--strict: " + s);

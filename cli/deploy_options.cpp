@@ -329,6 +329,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   const EngineKind kind = d.base.engine.kind;
   d.spec = io::at_origin(bag, kind, [&] { return plan_spec(d.base); });
   const Planner p = io::at_origin(bag, kind, [&] { return Planner(d.spec); });
+  d.base.work.prefix_before_prompt = src.prefix_before_prompt;
   const ResolvedWorkload w = io::at_origin(bag, kind, [&] { return resolve_workload(d.base.work, p); });
   d.tokens = w.tokens;
   d.prompt = w.prompt;

@@ -56,6 +56,7 @@ struct DeploymentSource {
   std::string env_where;
   std::string base_dir;   // relative config files named by the command
   std::string set_hint;   // how to supply a missing variable: "--set" or "settings:"
+  bool prefix_before_prompt = false;  // simulate: --shared-prefix comes before --prompt-tokens (Workload)
 };
 
 /// A resolved deployment.

@@ -271,13 +271,14 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
     const auto& wk = d.base.work;
     if (wk.output) output = *wk.output;
     if (wk.prompt) prompt = *wk.prompt;
-    if (wk.context && !wk.prompt) prompt = *wk.context - output;
-    if (wk.context && wk.prompt && !wk.output) output = *wk.context - prompt;
+    if (wk.context && !wk.prompt) prompt = *wk.context - output - d.shared_prefix;  // the prefix comes before it
+    if (wk.context && wk.prompt && !wk.output) output = *wk.context - prompt - d.shared_prefix;
     if (prompt < 1 && wk.prompt) throw InputError("--prompt-tokens", "must be >= 1 (a request has a prompt)");
     if (prompt < 1)
       throw InputError(
           "--context",
-          "leaves " + std::to_string(prompt) + " prompt tokens after " + std::to_string(output) + " output tokens",
+          "leaves " + std::to_string(prompt) + " prompt tokens after " + std::to_string(output) + " output tokens" +
+              (d.shared_prefix > 0 ? " and the " + std::to_string(d.shared_prefix) + "-token shared prefix" : ""),
           "give --prompt-tokens and --output-tokens");
     if (output < 1) throw InputError("--output-tokens", "must be >= 1");
   }

@@ -911,3 +911,40 @@ TEST_CASE("simulate's table header names the length distributions it drew from",
   REQUIRE(f.exit == 0);
   CHECK(f.out.substr(0, f.out.find('\n')).find("4 requests of 512 prompt + 32 (lognormal, sd 40%) output tokens") != std::string::npos);
 }
+
+TEST_CASE("simulate's shared prefix comes before each prompt, and a --context is the whole request", "[simulate_cli]") {
+  // the per-request rows' prompt_tokens hold the prefix: --prompt-tokens 300 after a 500-token prefix is 800 (it was
+  // refused, the deployment reading the prefix as part of 300 + 128 tokens); --context 1000 with the default 128
+  // output tokens leaves 1000 - 128 - 500 = 372 of its own (it gave 872, a 1,500-token request)
+  auto prompts = [](const std::vector<std::string>& extra) {
+    const std::string per = (temp_dir() / "prefix-rows.csv").string();
+    std::vector<std::string> args = extra;
+    args.insert(args.end(), {"--shared-prefix", "500", "--requests", "4", "--per-request", per});
+    const Run r = kvtest::kvplan(base(args));
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    std::ifstream in(per);
+    std::string line;
+    std::getline(in, line);  // header: ...,prompt_tokens,output_tokens,...
+    std::vector<std::pair<long, long>> v;
+    while (std::getline(in, line)) {
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+      REQUIRE(cells.size() >= 8);
+      v.emplace_back(std::stol(cells[6]), std::stol(cells[7]));
+    }
+    return v;
+  };
+  for (const auto& [p, o] : prompts({"--prompt-tokens", "300"})) {
+    CHECK(p == 800);
+    CHECK(o == 128);
+  }
+  for (const auto& [p, o] : prompts({"--context", "1000"})) CHECK(p + o == 1000);
+  for (const auto& [p, o] : prompts({"--context", "1000", "--prompt-tokens", "300"})) CHECK(o == 200);
+  // a context the prefix and the output leave nothing of: one line, exit 2
+  const Run bad = kvtest::kvplan(base({"--context", "600", "--shared-prefix", "500"}));
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find("--context") != std::string::npos);
+}

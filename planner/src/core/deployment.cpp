@@ -218,6 +218,25 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
   ResolvedWorkload r;
   r.prompt = w.prompt.value_or(0);
   r.output = w.output.value_or(0);
+  if (w.prefix_before_prompt && w.shared_prefix > 0 && (w.prompt || w.output)) {
+    // the prefix before each prompt: a request holds prefix + prompt + output tokens; a --context is that total
+    const i64 own = w.context ? sub(*w.context, w.shared_prefix, "context - shared prefix") : 0;
+    if (w.context && !w.prompt) r.prompt = own - r.output;
+    if (w.context && !w.output) r.output = own - r.prompt;
+    r.tokens = add(w.shared_prefix, add(r.prompt, r.output, "prompt + output"), "shared prefix + prompt + output");
+    if (w.context && r.tokens != *w.context)
+      throw InputError("context", std::to_string(*w.context) + " tokens but shared prefix + prompt + output = " + std::to_string(r.tokens),
+                       "give context or prompt and output tokens, not both");
+    if (w.context && (r.prompt < 1 || r.output < 1))
+      throw InputError("context", std::to_string(*w.context) + " tokens leave no " + (r.prompt < 1 ? "prompt" : "output") +
+                                      " after the " + std::to_string(w.shared_prefix) + "-token shared prefix",
+                       "give a longer context or a shorter prefix");
+    r.tokens_source = w.context ? "context" : "shared prefix + prompt_tokens + output_tokens";
+    r.concurrency = w.concurrency;
+    if (r.concurrency < 1) throw InputError("concurrency", "must be >= 1");
+    r.shared_prefix = w.shared_prefix;
+    return r;
+  }
   if (w.context) {
     r.tokens = *w.context;
     r.tokens_source = "context";

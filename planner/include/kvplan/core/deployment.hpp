@@ -19,6 +19,10 @@ struct Workload {
   std::optional<i64> prompt, output;
   i64 concurrency = 1;
   i64 shared_prefix = 0;
+  // simulate (and fit's simulated targets): the shared prefix comes before --prompt-tokens, as vllm bench serve's
+  // --random-prefix-len before --random-input-len, so a request holds prefix + prompt + output tokens and a
+  // --context is that total. Otherwise (plan, fit, check) the prefix is part of the request's tokens.
+  bool prefix_before_prompt = false;
 };
 
 struct DeploymentSpec {
