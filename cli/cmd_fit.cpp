@@ -196,8 +196,15 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
                         i64 max_gpus, i64 max_tp, bool want_perf) {
   SloSearch out;
   std::map<std::tuple<i64, i64, i64>, Achieved> seen;
+  // a tensor or pipeline parallel size the deployment gives is kept: the search varies the rest
+  const std::optional<i64> fixed_tp = d.bag.has("tensor_parallel_size") ? std::optional<i64>(d.base.parallel.tp) : std::nullopt;
+  const std::optional<i64> fixed_pp = d.bag.has("pipeline_parallel_size") ? std::optional<i64>(d.base.parallel.pp) : std::nullopt;
+  if (fixed_tp && *fixed_tp > max_tp)
+    throw InputError("--max-tp", std::to_string(max_tp) + " is below the deployment's tensor parallel size " + std::to_string(*fixed_tp),
+                     "raise --max-tp or leave --tensor-parallel-size out to search it");
   const auto make = [&](const Parallel& par) {
     if (a.no_pipeline_parallel && par.pp > 1) throw InputError("--no-pipeline-parallel", "layout skipped");
+    if ((fixed_tp && par.tp != *fixed_tp) || (fixed_pp && par.pp != *fixed_pp)) throw InputError("--tensor-parallel-size", "layout skipped");
     Planner p = plan_variant(d, par);
     if (slo.any()) {
       const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);

@@ -254,3 +254,22 @@ TEST_CASE("llama.cpp's fewest GPUs is its --gpu-count: the layers split over GPU
   CHECK(c[1]["gpus"] == 1);
   CHECK(c[1]["llamacpp_layer_split"] == true);
 }
+
+TEST_CASE("a tensor parallel size the deployment gives is kept by the layout search", "[fit_slo]") {
+  // Llama-3.1-70B bf16 (141 GB of weights) on H100s: two (0.9 x 160 GB = 144 GB, less CUDA context and activations)
+  // are too few, three take PP 3 (TP 3 does not divide 64 heads); --tp 4 asks for TP 4 layouts only, so the answer is
+  // 4 GPUs at TP 4, and an L40S (48 GB) needs PP 2 beside it (TP 4 x 48 GB < 141 GB)
+  const json free = run_json({"fit", "llama-3.1-70b", "--gpu", "h100", "--context", "8k", "--fewest-gpus", "--format", "json"})["results"]["fewest_gpus"];
+  CHECK(free["gpus"] == 3);
+  CHECK(free["tensor_parallel_size"] == 1);
+  const json c = run_json({"fit", "llama-3.1-70b", "--gpu", "h100,l40s", "--context", "8k", "--tp", "4", "--format", "json"})["results"]["comparison"];
+  CHECK(c[0]["tensor_parallel_size"] == 4);
+  CHECK(c[0]["gpus"] == 4);
+  CHECK(c[1]["tensor_parallel_size"] == 4);
+  CHECK(c[1]["pipeline_parallel_size"] == 2);
+  // a --max-tp below it is a contradiction: one line, exit 2
+  const Run bad = kvtest::kvplan({"fit", "llama-3.1-70b", "--gpu", "h100", "--fewest-gpus", "--tp", "4", "--max-tp", "2"});
+  CHECK(bad.exit == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find("--max-tp") != std::string::npos);
+}
