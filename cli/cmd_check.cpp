@@ -217,10 +217,15 @@ SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, c
     if (doc.prompt_tokens) prompt = *doc.prompt_tokens;
     if (doc.context && !doc.prompt_tokens) prompt = *doc.context - output;
     if (doc.context && doc.prompt_tokens && !doc.output_tokens) output = *doc.context - prompt;
+    // a deployment's shared prefix is part of its requests' prompts (as in plan); the generator puts it before its own
+    const i64 own = prompt - d.shared_prefix;
     const auto where = doc.field_where.count("traffic.prompt_tokens") ? doc.field_where.at("traffic.prompt_tokens") : doc.where;
     if (prompt < 1 || output < 1)
       throw InputError(where, "the simulated traffic needs prompt_tokens >= 1 and output_tokens >= 1", "give traffic.prompt_tokens and traffic.output_tokens");
-    w.prompt.mean = static_cast<double>(prompt);
+    if (own < 1)
+      throw InputError(where, "the " + std::to_string(d.shared_prefix) + "-token shared prefix leaves no prompt of its own in " + std::to_string(prompt) + " prompt tokens",
+                       "give longer prompts or a shorter shared prefix");
+    w.prompt.mean = static_cast<double>(own);
     w.output.mean = static_cast<double>(output);
     w.shared_prefix_tokens = d.shared_prefix;
     src = make_workload(w);
@@ -275,7 +280,11 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
   }
   if (has_traffic) {
     const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
-    Requirement q{"traffic fits (" + std::to_string(d.concurrency) + " x " + std::to_string(d.tokens) + " tokens)"};
+    // a rate without a concurrency holds as many requests as the simulation finds in flight: the static check is
+    // one request, and the label says so
+    const bool rate_only = (doc.rate || !doc.trace.empty()) && !doc.concurrency;
+    Requirement q{rate_only ? "one request fits (" + std::to_string(d.tokens) + " tokens; the traffic's load is simulated)"
+                            : "traffic fits (" + std::to_string(d.concurrency) + " x " + std::to_string(d.tokens) + " tokens)"};
     q.pass = c.fits;
     q.actual = c.fits ? "fits" : "does not fit (" + c.limiting + ")";
     q.required = "fits";

@@ -8,6 +8,7 @@
 // targets), 2 bad input.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -362,6 +363,13 @@ void run_fit(const FitArgs& a, Globals& g) {
     at.rate = 1.0;  // a placeholder the search replaces; checks the arrival options as simulate does
     wl = build_workload(at, d, false);
   }
+  // what the answer is for: the requests held at once, or (simulated) the traffic
+  const std::string demand =
+      !simulated || !wl ? grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens"
+      : wl->traced      ? "the requests of " + std::filesystem::path(a.w.trace).filename().string()
+                        : fmt(wl->spec.rate, 2) + " req/s of " + length_text(wl->spec.prompt) + " prompt + " + length_text(wl->spec.output) +
+                         " output tokens" +
+                         (wl->spec.shared_prefix_tokens > 0 ? " after a " + grouped(wl->spec.shared_prefix_tokens) + "-token shared prefix" : "");
   const bool have_ctx = d.bag.has("context") || d.bag.has("prompt_tokens") || d.bag.has("output_tokens");
   const bool have_conc = d.bag.has("concurrency");
   if (a.find_max_rate && have_conc)
@@ -467,7 +475,7 @@ void run_fit(const FitArgs& a, Globals& g) {
     if (max_gpus < 1 || max_tp < 1) throw InputError("--max-gpus", "must be >= 1");
     ojson rows = ojson::array();
     Table c;
-    c.title = "fewest GPUs per GPU type for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens" +
+    c.title = "fewest GPUs per GPU type for " + demand +
               (slo.any() ? ", " + slo_text(slo) : "");
     c.columns = {"gpu", "gpus", "layout", "ttft_ms", "tpot_ms", "meets"};
     if (costed) c.columns.insert(c.columns.end(), {"usd_per_hour", "usd_per_mtok"});
@@ -539,7 +547,7 @@ void run_fit(const FitArgs& a, Globals& g) {
       results["fewest_gpus"]["pipeline_parallel_allowed"] = !a.no_pipeline_parallel;
       results["fewest_gpus"]["slo_rejected_layouts"] = ss.slo_rejected;
     }
-    t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens" +
+    t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + demand +
                           (slo.any() ? " meeting " + slo_text(slo) : ""),
                       search.found ? (human ? std::to_string(search.gpus) + " (" + search_layout_text(search) + ")" : std::to_string(search.gpus))
                                    : (human ? "none within " + a.max_gpus + " GPUs" : "0"),

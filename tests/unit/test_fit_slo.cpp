@@ -273,3 +273,15 @@ TEST_CASE("a tensor parallel size the deployment gives is kept by the layout sea
   CHECK(bad.out.empty());
   CHECK(bad.err.find("--max-tp") != std::string::npos);
 }
+
+TEST_CASE("fit names the traffic it simulated, not one request, in its answer", "[fit_slo]") {
+  const Run r = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--slo-ttft-ms", "5000", "--rate", "2", "--prompt-tokens", "2000",
+                                "--output-tokens", "300", "--requests", "40"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  CHECK(r.out.find("2.00 req/s of 2,000") != std::string::npos);
+  CHECK(r.out.find("1 x 2,300 tokens") == std::string::npos);
+  const Run s = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--slo-ttft-ms", "5000", "--prompt-tokens", "2000", "--output-tokens", "300"});
+  REQUIRE(s.exit == 0);
+  CHECK(s.out.find("1 x 2,300 tokens") != std::string::npos);  // the static model: one request of 2,300 tokens
+}

@@ -65,6 +65,14 @@ std::vector<std::string> base(std::vector<std::string> extra) {
   return a;
 }
 
+// `kvplan check` on a one-deployment file: the requirements of its JSON, after the exit code asked for
+json check_requirements(const std::string& name, const std::string& text, int want_exit) {
+  const Run r = kvtest::kvplan({"check", write_temp(name, text), "--format", "json"});
+  INFO(r.err);
+  CHECK(r.exit == want_exit);
+  return json::parse(r.out)["results"]["deployments"][0]["requirements"];
+}
+
 }  // namespace
 
 TEST_CASE("Azure LLM inference trace: TIMESTAMP datetimes relative to the first row", "[simulate_cli]") {
@@ -526,6 +534,8 @@ TEST_CASE("check runs the simulation requirements on the file's traffic", "[simu
   CHECK(pass.at("chat: min goodput (simulated)"));
   CHECK(pass.at("chat: max preemption rate (simulated)"));
   CHECK_FALSE(pass.at("replay: max p99 TTFT (simulated)"));
+  // a rate without a concurrency: the static memory check is one request, and its label says so
+  CHECK(pass.count("chat: one request fits (1152 tokens; the traffic's load is simulated)") == 1);
   // a bad requirement value is a file error (exit 2)
   const auto bad = write_temp("sim-bad.yaml", "model: llama-3.1-8b\ngpu: h100\nrequirements: {min_goodput: -1}\n");
   const Run b = kvtest::kvplan({"check", bad});
@@ -620,18 +630,15 @@ TEST_CASE("simulate counts failed requests by kind, and a run where none complet
 TEST_CASE("check fails a simulated requirement when no request completes, and says why", "[simulate_cli]") {
   // every 4,000 + 128-token request is over max_model_len 4096: nothing to measure, so no requirement passes
   // (a p99 TPOT over no requests used to read 0 ms and pass)
-  const auto yaml = write_temp("sim-none.yaml",
-                               "model: llama-3.1-8b\n"
-                               "gpu: h100\n"
-                               "settings: {max_model_len: 4096}\n"
-                               "traffic: {prompt_tokens: 4000, output_tokens: 128, rate: 5, requests: 20}\n"
-                               "requirements: {max_p99_ttft_ms: 5000, max_p99_tpot_ms: 200}\n");
-  const Run r = kvtest::kvplan({"check", yaml, "--format", "json"});
-  INFO(r.err);
-  CHECK(r.exit == 1);
-  const json j = json::parse(r.out);
+  const json reqs = check_requirements("sim-none.yaml",
+                                       "model: llama-3.1-8b\n"
+                                       "gpu: h100\n"
+                                       "settings: {max_model_len: 4096}\n"
+                                       "traffic: {prompt_tokens: 4000, output_tokens: 128, rate: 5, requests: 20}\n"
+                                       "requirements: {max_p99_ttft_ms: 5000, max_p99_tpot_ms: 200}\n",
+                                       1);
   int sim = 0;
-  for (const auto& q : j["results"]["deployments"][0]["requirements"]) {
+  for (const auto& q : reqs) {
     if (q["requirement"].get<std::string>().find("(simulated)") == std::string::npos) continue;
     ++sim;
     CHECK_FALSE(q["pass"].get<bool>());
@@ -947,4 +954,28 @@ TEST_CASE("simulate's shared prefix comes before each prompt, and a --context is
   CHECK(bad.exit == 2);
   CHECK(bad.out.empty());
   CHECK(bad.err.find("--context") != std::string::npos);
+}
+
+TEST_CASE("check's simulated traffic keeps the deployment's shared prefix inside its prompts", "[simulate_cli]") {
+  // prompt_tokens 1024 with a 512-token shared prefix: each simulated request is 1,024 prompt tokens (512 shared),
+  // as plan counts it (the static check: 1,024 + 16 tokens), not 1,536
+  const json reqs = check_requirements("prefix-check.yaml",
+                                       "model: llama-3.1-8b\ngpu: h100\n"
+                                       "traffic: {shared_prefix: 512, prompt_tokens: 1024, output_tokens: 16, rate: 1, requests: 20, seed: 1}\n"
+                                       "requirements: {max_p99_ttft_ms: 100000}\n",
+                                       0);
+  bool seen = false;
+  for (const auto& q : reqs)
+    if (q["requirement"].get<std::string>().rfind("one request fits (1040 tokens", 0) == 0) seen = true;
+    else if (q["requirement"] == "max p99 TTFT (simulated)") CHECK(q["detail"] == "20 req of 1024+16 tok, 1 req/s");
+  CHECK(seen);
+  // a prefix as long as the prompts leaves none of their own: one line, exit 2
+  const auto bad = write_temp("prefix-bad.yaml",
+                              "model: llama-3.1-8b\ngpu: h100\n"
+                              "traffic: {shared_prefix: 1024, prompt_tokens: 1024, output_tokens: 16, rate: 1, requests: 20}\n"
+                              "requirements: {max_p99_ttft_ms: 100000}\n");
+  const Run b = kvtest::kvplan({"check", bad});
+  CHECK(b.exit == 2);
+  CHECK(b.out.empty());
+  CHECK(b.err.find("shared prefix") != std::string::npos);
 }
