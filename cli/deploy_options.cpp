@@ -339,6 +339,10 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   d.tokens_source = w.tokens_source;
   d.perf = d.base.perf;
   for (const auto& wmsg : d.base.model.warnings) d.warnings.push_back(wmsg);
+  for (const ElemFormat f : {d.spec.kv.k_format, d.spec.kv.v_format}) {
+    const std::string foreign = foreign_kv_format(kind, f);
+    if (!foreign.empty() && std::find(d.warnings.begin(), d.warnings.end(), foreign) == d.warnings.end()) d.warnings.push_back(foreign);
+  }
   for (auto& wmsg : workload_warnings(w, p)) d.warnings.push_back(std::move(wmsg));
   return d;
 }

@@ -95,6 +95,13 @@ kvplan_cli_test(fuzz_manifests_yaml_budget EXIT 2 STDOUT_EMPTY ARGS check ${KVPL
 # TensorRT-LLM offer it
 kvplan_cli_test(bad_kv_nvfp4_sglang EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine sglang --kv-cache-dtype nvfp4 --context 4k
   STDERR "kvplan: error: --kv-cache-dtype: an nvfp4 KV cache is not available in sglang<SEMI> nvfp4 KV runs on vLLM and TensorRT-LLM<SEMI> use fp8_e4m3 here")
+# llama.cpp has no fp8 (or int8) cache: its kv_cache_types are f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1
+kvplan_cli_test(bad_kv_fp8_llamacpp EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine llama.cpp --cache-type-k fp8_e4m3 --context 4k
+  STDERR "kvplan: error: --cache-type-k: llama.cpp has no fp8_e4m3 KV cache (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)<SEMI> use q8_0 (8.5 bits a value) or f16")
+# a llama.cpp cache type on vLLM is planned at its size with a warning, which --strict makes a failure (exit 1):
+# a 16-token page of one layer is 16 x 8 KV heads x 128 x 2 (K, V) x 34 / 32 B (q8_0) = 34,816 B
+kvplan_cli_test(strict_kv_q8_0_vllm EXIT 1 ARGS plan llama-3-8b --gpu h100 --engine vllm --kv-cache-dtype q8_0 --context 4k --strict
+  STDOUT_CONTAINS "16 / 34,816")
 kvplan_cli_test(bad_kv_weight_only_type EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine llama.cpp --cache-type-k q2_k --context 4k
   STDERR "kvplan: error: --cache-type-k: q2_k is a weight format, not a KV cache type<SEMI> use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp) or nvfp4 (vLLM, TensorRT-LLM)")
 # weight formats (issue #11): an unknown one lists every valid name on one line; mxfp4 needs MoE experts

@@ -53,6 +53,25 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key) {
   if (f == ElemFormat::nvfp4 && engine != EngineKind::vllm && engine != EngineKind::trtllm)
     throw InputError(key, std::string("an nvfp4 KV cache is not available in ") + engine_name(engine),
                      "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
+  const std::string name(format_info(f).name);
+  const bool fp8 = f == ElemFormat::fp8_e4m3 || f == ElemFormat::fp8_e5m2;
+  // llama.cpp caches K and V in its own types only (common/arg.cpp kv_cache_types): no fp8, no int8
+  if (engine == EngineKind::llamacpp && (fp8 || f == ElemFormat::int8))
+    throw InputError(key, "llama.cpp has no " + name + " KV cache (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)",
+                     "use q8_0 (8.5 bits a value) or f16");
+}
+
+std::string foreign_kv_format(EngineKind engine, ElemFormat f) {
+  // the ggml block types are llama.cpp's: vLLM (fp8 / fp8_e4m3 / fp8_e5m2, nvfp4), SGLang (fp8_e4m3 / fp8_e5m2,
+  // fp4_e2m1) and TensorRT-LLM (fp8, int8, nvfp4) quantise their caches otherwise; an int8 cache is TensorRT-LLM's
+  const bool server = engine == EngineKind::vllm || engine == EngineKind::sglang || engine == EngineKind::trtllm;
+  const bool ggml_block = format_info(f).block_elems == 32 && f != ElemFormat::mxfp4;
+  if (server && ggml_block)
+    return std::string(format_info(f).name) + " is a llama.cpp KV cache type that " + engine_name(engine) +
+           " does not have: planned at its size as if it did (use fp8_e4m3, or --engine llama.cpp)";
+  if ((engine == EngineKind::vllm || engine == EngineKind::sglang) && f == ElemFormat::int8)
+    return std::string("an int8 KV cache is TensorRT-LLM's; ") + engine_name(engine) + " has none: planned at its size as if it did (use fp8_e4m3)";
+  return "";
 }
 
 // DeepSeek-V3.2 (DSA) per engine: the indexer key is cached beside the latent by vLLM, SGLang and TensorRT-LLM; not
