@@ -152,7 +152,11 @@ void run_plan(const PlanArgs& a, Globals& g) {
   f.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", grouped(max_ctx)});
   const ojson pg = paging_json(d, p);
   f.rows.push_back({"paged: tokens used / reserved", fmt_double(100.0 * pg["paged_utilization"].get<double>(), 1) + "%"});
-  f.rows.push_back({"contiguous max-length reservation: used / reserved", fmt_double(100.0 * pg["contiguous_utilization"].get<double>(), 1) + "%"});
+  // a request longer than the max length has no contiguous reservation to fill: say so rather than print over 100%
+  const double contiguous = pg["contiguous_utilization"].get<double>();
+  f.rows.push_back({"contiguous max-length reservation: used / reserved",
+                    contiguous <= 1.0 ? fmt_double(100.0 * contiguous, 1) + "%"
+                                      : "n/a (" + grouped(d.tokens) + " tokens over the " + grouped(pg["contiguous_tokens_reserved"].get<i64>()) + " reserved)"});
 
   Table pf;
   pf.title = "performance (roofline model, decode at " + grouped(perf.decode_context) + " tokens)";

@@ -140,7 +140,12 @@ kvplan_cli_test(non_finite_price EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --con
 kvplan_cli_test(non_finite_set EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set gpu-memory-utilization=-Infinity
   STDERR "kvplan: error: --set: '-Infinity' is not a finite number; give a finite value")
 kvplan_cli_test(gpu_bandwidth_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-bandwidth 0
-  STDERR "kvplan: error: --gpu-bandwidth: must be from 1e9 to 1e15 bytes per second; give it in bytes/s, e.g. 3.35e12 for 3.35 TB/s")
+  STDERR "kvplan: error: --gpu-bandwidth: '0' must be above 0 bytes/s; give it in bytes/s or as a rate, e.g. 3.35e12 or 3.35TB/s")
+kvplan_cli_test(gpu_bandwidth_gb_by_mistake EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-bandwidth 3.35
+  STDERR "kvplan: error: --gpu-bandwidth: must be from 1e9 to 1e15 bytes per second; give it in bytes/s or as a rate, e.g. 3.35e12 or 3.35TB/s")
+# a rate with its unit, as --host-bandwidth takes it: 3.35 TB/s = 3.35e12 bytes/s
+kvplan_cli_test(gpu_bandwidth_rate EXIT 0 ARGS plan llama-3.1-8b --gpu h100 --gpu-bandwidth 3.35TB/s --format json
+  STDOUT_CONTAINS "\"gpu_bandwidth_bytes_per_s\": 3350000000000")
 kvplan_cli_test(bad_engine_version_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version=-1
   STDERR "kvplan: error: --engine-version: '-1' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
 kvplan_cli_test(bad_engine_version_empty_at EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@

@@ -105,6 +105,12 @@ TEST_CASE("byte counts with units", "[units]") {
   CHECK(parse_bytes("80GB", "x") == 80000000000LL);
   CHECK_THROWS_WITH(parse_bytes("12XB", "--weight-bytes"), "--weight-bytes: unknown unit 'xb' in '12XB'; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB");
   CHECK_THROWS_AS(parse_bytes("99999999999TiB", "x"), OverflowError);
+  // an exponent, as --gpu-bandwidth and the other numbers take it: 80e9 = 80 GB, 4.8e+10, 0.5e1GB = 5 GB
+  CHECK(parse_bytes("80e9", "x") == 80000000000LL);
+  CHECK(parse_bytes("4.8e+10", "x") == 48000000000LL);
+  CHECK(parse_bytes("0.5e1GB", "x") == 5000000000LL);
+  CHECK_THROWS_AS(parse_bytes("e9", "x"), InputError);
+  CHECK_THROWS_AS(parse_bytes("1e99", "x"), OverflowError);
 }
 
 TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {

@@ -37,11 +37,20 @@ i64 parse_bytes(std::string_view text, std::string_view what) {
   std::string t(text);
   size_t i = 0;
   while (i < t.size() && ((t[i] >= '0' && t[i] <= '9') || t[i] == '.')) ++i;
+  // an exponent (80e9, 4.8e+10): no unit starts with 'e'
+  const auto digit = [&](size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
+  bool exponent = false;
+  if (i > 0 && i < t.size() && (t[i] == 'e' || t[i] == 'E') &&
+      (digit(i + 1) || (i + 2 < t.size() && (t[i + 1] == '+' || t[i + 1] == '-') && digit(i + 2)))) {
+    exponent = true;
+    i += digit(i + 1) ? 1 : 2;
+    while (digit(i)) ++i;
+  }
   const std::string num = t.substr(0, i);
   std::string unit = t.substr(i);
   unit = ascii_lower(unit);
   if (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
-  if (num.empty() || std::count(num.begin(), num.end(), '.') > 1)
+  if (num.empty() || num.front() == 'e' || num.front() == 'E' || std::count(num.begin(), num.end(), '.') > 1)
     throw InputError(w, "'" + t + "' is not a byte count", "use bytes or a unit: 85045477376, 79.22GiB, 512MiB, 80GB");
   long double mult = 1;
   if (unit.empty() || unit == "b") mult = 1;
@@ -56,7 +65,7 @@ i64 parse_bytes(std::string_view text, std::string_view what) {
   else throw InputError(w, "unknown unit '" + unit + "' in '" + t + "'", "use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB");
   const long double v = std::strtold(num.c_str(), nullptr) * mult;
   if (!(v < 9.2e18L)) throw OverflowError(w + ": " + t + " is beyond the 64-bit byte range");
-  if (num.find('.') == std::string::npos && unit.empty()) return parse_count(num, what);
+  if (num.find('.') == std::string::npos && unit.empty() && !exponent) return parse_count(num, what);
   return static_cast<i64>(std::floor(v));
 }
 

@@ -263,11 +263,12 @@ void apply_apple_memory(const SettingsBag& bag, GpuSpec& g) {
   g.memory_bytes_kind = "metal_working_set";
 }
 
-// --gpu-bandwidth in bytes/s: from 1 GB/s (below any device that runs an LLM; a value in GB/s by mistake) to 10^15
+// --gpu-bandwidth in bytes/s (or a rate, 3.35TB/s): from 1 GB/s (below any device that runs an LLM; a value in GB/s
+// by mistake) to 10^15
 double gpu_bandwidth_of(const SettingsBag& bag) {
-  const double bw = *bag.number("gpu_bandwidth");
-  if (!(bw >= 1e9 && bw <= 1e15))
-    bag.fail("gpu_bandwidth", "must be from 1e9 to 1e15 bytes per second", "give it in bytes/s, e.g. 3.35e12 for 3.35 TB/s");
+  const std::string fix = "give it in bytes/s or as a rate, e.g. 3.35e12 or 3.35TB/s";
+  const double bw = *bag.bandwidth("gpu_bandwidth", fix);
+  if (!(bw >= 1e9 && bw <= 1e15)) bag.fail("gpu_bandwidth", "must be from 1e9 to 1e15 bytes per second", fix);
   return bw;
 }
 

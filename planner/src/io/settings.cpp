@@ -133,21 +133,8 @@ void apply_capacity_policy(const SettingsBag& bag, DeploymentSpec& s) {
 // --host-bandwidth: host memory bytes/s, as a number (8.96e10) or a byte unit per second (89.6GB/s, 100GiB/s); the
 // performance model's host_weights and host_kv_read terms read at it (docs/performance-model.md).
 void apply_host_bandwidth(const SettingsBag& bag, DeploymentSpec& s) {
-  const std::string key = "host_bandwidth";
-  const std::string text = bag.text(key).value_or("");
-  const std::string fix = "give bytes/s or a rate such as 89.6GB/s (dual-channel DDR5-5600) or 8.96e10";
-  std::string t = text;
-  if (t.size() > 2 && (t.ends_with("/s") || t.ends_with("/S"))) t.erase(t.size() - 2);
-  double v = -1;
-  try {
-    std::size_t used = 0;
-    v = std::stod(t, &used);
-    if (used != t.size()) v = static_cast<double>(parse_bytes(t, key));
-  } catch (const std::exception&) {
-    bag.fail(key, "'" + text + "' is not a bandwidth", fix);
-  }
-  if (!std::isfinite(v) || v <= 0) bag.fail(key, "'" + text + "' must be above 0 bytes/s", fix);
-  s.perf.host_bandwidth = v;
+  if (const auto v = bag.bandwidth("host_bandwidth", "give bytes/s or a rate such as 89.6GB/s (dual-channel DDR5-5600) or 8.96e10"))
+    s.perf.host_bandwidth = *v;
 }
 
 Conv conv_named(const std::string& n) {
@@ -273,7 +260,7 @@ std::vector<SettingDef> build_table() {
       .flags("--memory-speed"));
   r.push_back(Row("wired_limit_mb", T::count, "deployment", "Apple silicon: sysctl iogpu.wired_limit_mb; Metal's working set becomes that many MiB")
       .flags("--wired-limit-mb"));
-  r.push_back(Row("gpu_bandwidth", T::number, "deployment", "Memory bandwidth in bytes/s of a GPU with no profile (e.g. 3.35e12)")
+  r.push_back(Row("gpu_bandwidth", T::text, "deployment", "Memory bandwidth of a GPU with no profile: bytes/s or a rate (3.35e12, 3.35TB/s)")
       .flags("--gpu-bandwidth"));
   r.push_back(Row("gpu_tflops", T::number, "deployment",
                   "Dense bf16 / fp16 tensor TFLOP/s the GPU's GEMMs run at (FP32 accumulate), for a GPU whose profile has none "
@@ -635,6 +622,23 @@ std::optional<double> SettingsBag::number(const std::string& key) const {
   } catch (const std::exception&) {
   }
   throw InputError(v->origin.where, "'" + v->text + "' is not a non-negative number");
+}
+
+std::optional<double> SettingsBag::bandwidth(const std::string& key, const std::string& fix) const {
+  const auto* v = get(key);
+  if (!v) return std::nullopt;
+  std::string t = v->text;
+  if (t.size() > 2 && (t.ends_with("/s") || t.ends_with("/S"))) t.erase(t.size() - 2);
+  double r = -1;
+  try {
+    std::size_t used = 0;
+    r = std::stod(t, &used);
+    if (used != t.size()) r = static_cast<double>(parse_bytes(t, key));
+  } catch (const std::exception&) {
+    fail(key, "'" + v->text + "' is not a bandwidth", fix);
+  }
+  if (!std::isfinite(r) || r <= 0) fail(key, "'" + v->text + "' must be above 0 bytes/s", fix);
+  return r;
 }
 
 std::optional<double> SettingsBag::fraction(const std::string& key) const {

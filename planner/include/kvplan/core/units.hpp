@@ -13,8 +13,8 @@ namespace kvplan {
 /// case-insensitive. Throws InputError naming `what` on anything else or on overflow.
 i64 parse_count(std::string_view text, std::string_view what);
 
-/// Parses a byte count: an integer, or a number with a unit B, KiB, MiB, GiB, TiB (powers of 1024)
-/// or KB, MB, GB, TB (powers of 1000), case-insensitive: 85045477376, 79.22GiB, 512MiB, 80GB.
+/// Parses a byte count: an integer, or a number (an exponent allowed: 80e9) with a unit B, KiB, MiB, GiB, TiB
+/// (powers of 1024) or KB, MB, GB, TB (powers of 1000), case-insensitive: 85045477376, 79.22GiB, 512MiB, 80GB.
 /// Throws InputError naming `what`.
 i64 parse_bytes(std::string_view text, std::string_view what);
 

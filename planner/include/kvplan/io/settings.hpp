@@ -114,6 +114,9 @@ class SettingsBag {
   std::optional<i64> bytes(const std::string& key) const;
   std::optional<double> fraction(const std::string& key) const;
   std::optional<double> number(const std::string& key) const;
+  /// A rate in bytes per second: a number (3.35e12) or a byte unit per second (3.35TB/s, 89.6GB/s, 100GiB/s);
+  /// a text that is neither, or not above 0, fails with `fix`.
+  std::optional<double> bandwidth(const std::string& key, const std::string& fix) const;
   std::optional<bool> boolean(const std::string& key) const;
   std::optional<std::string> text(const std::string& key) const;
   /// A SettingType::choice setting: InputError naming the origin when the text is not one of the row's choices.
