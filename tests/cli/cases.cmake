@@ -164,3 +164,7 @@ kvplan_cli_test(two_reports_one_file EXIT 2 STDOUT_EMPTY ARGS check ${CMAKE_SOUR
   STDERR "kvplan: error: --junit: 'same.out' is also the --json file; give each report its own file")
 kvplan_cli_test(kv_context_zero EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --context 0
   STDERR "kvplan: error: --context: must be >= 1 token")
+# vLLM on an Apple GPU or a CPU host: planned with its CUDA rules and a warning, which --strict fails
+kvplan_cli_test(strict_vllm_on_apple EXIT 1 ARGS plan llama-3.1-8b --gpu m3-max-40c --strict STDOUT_CONTAINS "vllm")
+kvplan_cli_test(strict_vllm_on_cpu EXIT 1 ARGS plan llama-3.1-8b --gpu cpu-epyc-9004 --strict STDOUT_CONTAINS "vllm")
+kvplan_cli_test(llamacpp_on_apple_no_warning EXIT 0 ARGS plan llama-3.1-8b --gpu m3-max-40c --engine llama.cpp --context 8k --strict STDOUT_CONTAINS "llama.cpp")
