@@ -979,3 +979,31 @@ TEST_CASE("check's simulated traffic keeps the deployment's shared prefix inside
   CHECK(b.out.empty());
   CHECK(b.err.find("shared prefix") != std::string::npos);
 }
+
+TEST_CASE("a trace without prefix groups takes --shared-prefix as every row's system prompt", "[simulate_cli]") {
+  // the reader: no prefix_group column or key, default_prefix_tokens 256: every row in group 0 with 256 shared
+  // tokens (at most its prompt)
+  kvplan::io::TraceOptions o;
+  o.default_prefix_tokens = 256;
+  const auto csv = write_temp("noprefix.csv", "arrival_s,prompt_tokens,output_tokens\n0,512,8\n10,128,8\n");
+  const auto v = read_all(csv, o);
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].prefix_group == 0);
+  CHECK(v[0].prefix_tokens == 256);
+  CHECK(v[1].prefix_tokens == 128);
+  const auto jl = write_temp("noprefix.jsonl", "{\"arrival_s\": 0, \"prompt_tokens\": 512, \"output_tokens\": 8}\n");
+  const auto w = read_all(jl, o);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].prefix_group == 0);
+  CHECK(w[0].prefix_tokens == 256);
+  // simulated: four 512-token prompts 10 s apart with a 256-token shared prefix: the first misses, the other three
+  // find its 16 blocks of 16, so the hit rate is 3 x 256 / (4 x 512) = 0.375; without the prefix, 0
+  const auto four = write_temp("four.csv", "arrival_s,prompt_tokens,output_tokens\n0,512,8\n10,512,8\n20,512,8\n30,512,8\n");
+  const Run on = kvtest::kvplan(base({"--trace", four, "--shared-prefix", "256", "--format", "json"}));
+  INFO(on.err);
+  REQUIRE(on.exit == 0);
+  CHECK(json::parse(on.out)["results"]["prefix_hit_rate"] == Approx(0.375));
+  const Run off = kvtest::kvplan(base({"--trace", four, "--format", "json"}));
+  REQUIRE(off.exit == 0);
+  CHECK(json::parse(off.out)["results"]["prefix_hit_rate"] == 0);
+}

@@ -532,6 +532,10 @@ bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
            std::to_string(out.prefix_tokens) + " exceeds the row's " + std::to_string(out.prompt_tokens) +
                " prompt tokens",
            "the shared prefix is part of the prompt");
+  } else if (ci_group_ < 0 && opts_.default_prefix_tokens > 0) {
+    // no prefix_group column: --shared-prefix N makes the first N tokens of every row one shared system prompt
+    out.prefix_group = 0;
+    out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
   }
   opt_int(ci_session_, "session", 0, i64{1} << 62, out.session);
   opt_int(ci_priority_, "priority", -(i64{1} << 62), i64{1} << 62, out.priority);
@@ -631,6 +635,10 @@ bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
       ids.push_back(x.is_number_unsigned() ? static_cast<std::int64_t>(x.get<std::uint64_t>()) : x.get<std::int64_t>());
     }
     apply_hash_ids(ids, out);
+  } else if (k_group_.empty() && k_hash_.empty() && opts_.default_prefix_tokens > 0) {
+    // no prefix_group (or hash_ids) key: --shared-prefix N makes the first N tokens of every row one shared prompt
+    out.prefix_group = 0;
+    out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
   }
   if (present(k_session_)) out.session = integer(k_session_, 0, i64{1} << 62, "give a whole number >= 0");
   if (present(k_priority_)) out.priority = integer(k_priority_, -(i64{1} << 62), i64{1} << 62, "give a whole number");

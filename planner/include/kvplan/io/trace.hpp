@@ -20,7 +20,8 @@ struct TraceOptions {
   i64 max_rows = -1;                     // rows to read (-1: all)
   i64 max_tokens = 10'000'000;           // a prompt or output longer than this is an error
   bool require_sorted = true;            // open loop: arrivals must not decrease
-  i64 default_prefix_tokens = 0;         // prefix_tokens of a prefix_group row without a prefix_tokens column
+  i64 default_prefix_tokens = 0;         // prefix_tokens of a prefix_group row without a prefix_tokens column; in a
+                                         // trace with no prefix_group (or hash_ids), every row's, in group 0
   i64 hash_block_tokens = 512;           // Mooncake hash_ids: tokens per hashed block
   i64 max_tracked_hash_ids = 8'000'000;  // memory bound of the hash_ids prefix table (see trace.cpp)
   std::size_t max_line_bytes = 4 << 20;  // a longer line is an error (binary junk has no newlines)
