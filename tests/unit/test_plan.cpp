@@ -186,3 +186,20 @@ TEST_CASE("TensorRT-LLM prompts that max_num_tokens cannot hold beside the runni
   derived.tokens_source = "max_model_len";
   CHECK(kvplan::workload_warnings(derived, p).empty());
 }
+
+TEST_CASE("a cell short of both max_num_seqs and the KV pool names the tighter limit", "[plan]") {
+  auto at = [](i64 seqs) {
+    auto e = kvtest::engine(EngineKind::vllm);
+    e.max_num_seqs = seqs;
+    return Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  };
+  // 300 requests of 2,048 tokens: the pool holds fewer than 256 of them (128 KiB a token x 2,048 = 256 MiB each),
+  // so with max_num_seqs 256 the KV cache is the limit; with max_num_seqs 200 the sequence cap binds first
+  const Planner p256 = at(256);
+  REQUIRE(p256.max_concurrency(2048, 0) < 256);
+  REQUIRE(p256.max_concurrency(2048, 0) > 200);
+  CHECK(p256.cell(2048, 300, 0).limiting == "kv_cache");
+  CHECK(at(200).cell(2048, 300, 0).limiting == "max_num_seqs");
+  // within the pool, over the cap alone: the cap
+  CHECK(at(64).cell(2048, 100, 0).limiting == "max_num_seqs");
+}

@@ -1347,8 +1347,12 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   c.headroom_bytes = llama ? total_ - c.total_bytes : mul(pool_units_ - c.units_needed, unit_bytes_, "headroom");
   if (!startup_limit_.empty()) c.limiting = startup_limit_;
   else if (tokens > max_len_) c.limiting = llama ? "ctx_size" : "max_model_len";
-  else if (per_replica > max_seqs_) c.limiting = llama ? "parallel" : "max_num_seqs";
-  else if (c.units_needed > pool_units_) c.limiting = "kv_cache";
+  else if (per_replica > max_seqs_ || c.units_needed > pool_units_) {
+    // both short: the tighter names the limit (the KV pool when it holds fewer requests than max_num_seqs admits)
+    const bool kv_short = c.units_needed > pool_units_;
+    const i64 kv_fit = per_req > 0 ? (pool_units_ - shared_units(std::min(shared_prefix, tokens))) / per_req : max_seqs_;
+    c.limiting = kv_short && (per_replica <= max_seqs_ || kv_fit < max_seqs_) ? "kv_cache" : llama ? "parallel" : "max_num_seqs";
+  }
   c.fits = c.limiting.empty();
   if (c.fits) c.limiting = "fits";
   return c;
