@@ -605,8 +605,10 @@ void run_fit(const FitArgs& a, Globals& g) {
       t.rows.push_back({"llama.cpp --fit at -c " + grouped(lf.n_ctx) + " (" + human_bytes(lf.margin_bytes) + " left free)", v,
                         lf.fits ? "" : "gpu_memory"});
     }
+    i64 full = 0;  // the max concurrency found, when that is the answer: the cost is priced there
     if (have_ctx || !have_conc) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
+      if (!have_conc) full = n;
       const Cell next = p.cell(d.tokens, n + 1, d.shared_prefix);
       results["max_concurrency"] = {{"tokens_per_request", d.tokens}, {"max_concurrency", n}, {"next_limited_by", next.limiting}};
       t.rows.push_back({"max concurrency at " + grouped(d.tokens) + " tokens", human ? grouped(n) : std::to_string(n), next.limiting});
@@ -619,9 +621,13 @@ void run_fit(const FitArgs& a, Globals& g) {
       t.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", human ? grouped(L) : std::to_string(L), next.limiting});
       ok = ok && L > 0;
     }
-    if (costed)
-      results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id),
-                                  static_perf(d, p, slo).output_tokens_per_s, basis_static);
+    if (costed) {
+      Deployment at = d;
+      if (full > 0) at.concurrency = full;
+      results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id), static_perf(at, p, slo).output_tokens_per_s,
+                                  full > 0 ? "decode tokens/s of the static model at the max concurrency found (" + std::to_string(full) + ")"
+                                           : basis_static);
+    }
   }
   if (results.contains("cost")) {
     const ojson& c = results["cost"];

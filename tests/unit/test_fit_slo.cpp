@@ -285,3 +285,15 @@ TEST_CASE("fit names the traffic it simulated, not one request, in its answer", 
   REQUIRE(s.exit == 0);
   CHECK(s.out.find("1 x 2,300 tokens") != std::string::npos);  // the static model: one request of 2,300 tokens
 }
+
+TEST_CASE("fit prices a max-concurrency answer at that concurrency", "[fit_slo]") {
+  // the cost is price x GPUs / (tokens/s x 3600) x 1e6, the tokens/s being plan's decode rate at the concurrency fit
+  // found (it was priced at one request)
+  const json f = run_json({"fit", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--context", "8k", "--price-per-gpu-hour", "2.5",
+                           "--format", "json"})["results"];
+  const long n = f["max_concurrency"]["max_concurrency"].get<long>();
+  REQUIRE(n > 1);
+  const double tps = run_json({"plan", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--context", "8k", "--concurrency",
+                               std::to_string(n), "--format", "json"})["results"]["performance"]["decode_tokens_per_s"].get<double>();
+  CHECK(f["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.5 * 4 / (tps * 3600) * 1e6));
+}
