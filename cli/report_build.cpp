@@ -79,7 +79,12 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   }
   for (const auto& t : p.budget()) s.assumptions.push_back(t.name + ": " + t.basis);
   const PerfResult pr = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
-  s.assumptions.push_back("decode step = max(weights read, GEMM FLOPs) + max(KV read, attention FLOPs) + kernel launches + engine step + "
+  // the linear layers' time as core/perf.cpp joins it: vLLM and SGLang overlap the weight read with the GEMM (a p-norm),
+  // the other engines take the larger
+  const bool pnorm = d.spec.engine.kind == EngineKind::vllm || d.spec.engine.kind == EngineKind::sglang;
+  const std::string linear = pnorm ? "(weights read^p + GEMM FLOPs^p + dequant^p)^(1/p), p = " + fmt(d.perf.coefficients.gemm_overlap_p, 2)
+                                   : "max(weights read, GEMM FLOPs, dequant)";
+  s.assumptions.push_back("decode step = " + linear + " + max(KV read, attention FLOPs) + kernel launches + engine step + "
                           "collectives (docs/performance-model.md)");
   for (const auto& t : pr.decode_terms) s.assumptions.push_back("decode " + t.name + ": " + fmt(t.seconds * 1e3, 3) + " ms = " + t.basis);
   s.assumptions.push_back("engine rules: " + p.engine().rules_version + " (docs/engine-rules.md)");

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_run.hpp"
 #include "report.hpp"
 
 using namespace kvplan;
@@ -258,4 +259,21 @@ TEST_CASE("report output is byte-identical across calls", "[report]") {
     std::ofstream(std::string(dir) + "/report-sample.html") << render_html(full);
     std::ofstream(std::string(dir) + "/report-sample.md") << render_markdown(full);
   }
+}
+
+TEST_CASE("the report's step formula is the one the engine's step time uses", "[report]") {
+  // vLLM and SGLang join the weight read, the GEMMs and the dequantisation as a p-norm (gemm_overlap_p, 1.5);
+  // TensorRT-LLM and llama.cpp take the largest (core/perf.cpp)
+  auto formula = [](const std::string& engine) {
+    const std::string md = kvtest::write_temp("report-formula", engine + ".md", "");
+    const auto r = kvtest::kvplan({"report", "llama-3.1-8b", "--gpu", "h100", "--engine", engine, "--markdown", md});
+    REQUIRE(r.exit == 0);
+    std::ifstream in(md);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find("decode step = ") != std::string::npos) return line;
+    return std::string();
+  };
+  CHECK(formula("vllm").find("(weights read^p + GEMM FLOPs^p + dequant^p)^(1/p), p = 1.50") != std::string::npos);
+  CHECK(formula("trtllm").find("max(weights read, GEMM FLOPs, dequant)") != std::string::npos);
 }
