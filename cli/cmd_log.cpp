@@ -48,9 +48,10 @@ void run_log(const LogArgs& a, Globals& g) {
     add_set_values(a.set, extra);
     std::vector<std::string> notes;
     const std::optional<Deployment> d = deployment_from_log(log, extra, profiles, notes);
-    if (d)
-      for (const auto& w : d->warnings) notes.push_back(w);
     all.push_back(compare_log(file, log, d ? &*d : nullptr, notes));
+    // the deployment's warnings (a model fallback, flags not modelled) join the log's: stderr beside the table, JSON
+    // "warnings"; the notes on how the log was read stay with the comparison
+    if (d) all.back().log.warnings.insert(all.back().log.warnings.end(), d->warnings.begin(), d->warnings.end());
     // a log cut off mid-line with nothing complete left to check is a bad log, not a pass
     if (all.back().rules == 0)
       for (const auto& w : log.warnings)

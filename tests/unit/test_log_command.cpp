@@ -257,3 +257,22 @@ TEST_CASE("kvplan log compares each GPU's model buffer with the layers kvplan pu
   CHECK((*r)["kvplan_low"] == 2454323200LL);
   CHECK(row(l, "model buffer (CPU_Mapped)") == nullptr);  // the mapped range, not the CPU tensors: not compared
 }
+
+TEST_CASE("kvplan log keeps stdout for data: the model fallback is a warning on stderr and in JSON", "[log]") {
+  // the log names meta-llama/Llama-3.1-8B-Instruct, not in the (empty) Hugging Face cache: the built-in profile
+  // stands in, which plan reports on stderr; log did so on stdout as a 'note:' line
+  const char* before = std::getenv("HF_HUB_CACHE");
+  const std::string saved = before ? before : "";
+  setenv("HF_HUB_CACHE", (std::filesystem::temp_directory_path() / "kvplan-no-hf-cache").c_str(), 1);
+  const auto r = kvtest::kvplan({"log", kLogs + "vllm-0.10-llama31-8b-h100.log"});
+  REQUIRE(r.exit == 0);
+  CHECK(r.out.find("Hugging Face cache") == std::string::npos);
+  CHECK(r.err.find("kvplan: warning: ") != std::string::npos);
+  CHECK(r.err.find("Hugging Face cache") != std::string::npos);
+  const json l = log_json({kLogs + "vllm-0.10-llama31-8b-h100.log"});
+  bool warned = false;
+  for (const auto& w : l["warnings"]) warned = warned || w.get<std::string>().find("Hugging Face cache") != std::string::npos;
+  if (before) setenv("HF_HUB_CACHE", saved.c_str(), 1);
+  else unsetenv("HF_HUB_CACHE");
+  CHECK(warned);
+}
