@@ -508,7 +508,7 @@ void register_simulate(CLI::App& app, Globals& g) {
   wl->add_option("--slo-ttft-ms", a->slo_ttft_ms, "Goodput: a good request's TTFT is at most this");
   wl->add_option("--slo-tpot-ms", a->slo_tpot_ms, "Goodput: a good request's TPOT is at most this");
   wl->add_option("--timeline-interval-s", a->timeline_interval_s,
-                 "Spacing of timeline samples in seconds (default: the run / 200)");
+                 "Spacing of timeline samples in seconds (default: 1 ms doubled until the run holds 200-400 samples)");
   wl->add_option("--per-request", a->per_request,
                  "Write one CSV row per request to FILE (times, tokens, cached "
                  "tokens, preemptions)");

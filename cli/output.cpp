@@ -103,6 +103,8 @@ std::string render(const Table& t, Format f) {
         if (numeric) {
           const ojson x = ojson::parse(c, nullptr, false);
           j[t.columns[i]] = x.is_discarded() ? ojson(c) : x;
+        } else if (c == "true" || c == "false") {  // a flattened boolean stays one (as sweep's rows have it)
+          j[t.columns[i]] = c == "true";
         } else {
           j[t.columns[i]] = c;
         }

@@ -121,7 +121,9 @@ std::string length_text(const LengthDist& l) {
 }
 
 ojson stats_ms(const LatencyStats& s) {
-  return {{"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"count", s.count}};
+  // a statistic over no sample (TPOT when every output is one token) is null, not 0 ms
+  const auto ms = [&](double v) { return s.count > 0 ? ojson(v * 1e3) : ojson(nullptr); };
+  return {{"mean", ms(s.mean)}, {"p50", ms(s.p50)}, {"p90", ms(s.p90)}, {"p99", ms(s.p99)}, {"count", s.count}};
 }
 
 FailureText failure_text(Failure f, const SimConfig& cfg) {

@@ -168,3 +168,8 @@ kvplan_cli_test(kv_context_zero EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --conte
 kvplan_cli_test(strict_vllm_on_apple EXIT 1 ARGS plan llama-3.1-8b --gpu m3-max-40c --strict STDOUT_CONTAINS "vllm")
 kvplan_cli_test(strict_vllm_on_cpu EXIT 1 ARGS plan llama-3.1-8b --gpu cpu-epyc-9004 --strict STDOUT_CONTAINS "vllm")
 kvplan_cli_test(llamacpp_on_apple_no_warning EXIT 0 ARGS plan llama-3.1-8b --gpu m3-max-40c --engine llama.cpp --context 8k --strict STDOUT_CONTAINS "llama.cpp")
+# jsonl keeps a flattened boolean a JSON boolean (as sweep's rows); a statistic over no sample is null, not 0 ms
+kvplan_cli_test(jsonl_boolean EXIT 0 ARGS plan llama-3.1-8b --gpu h100 --context 8k --format jsonl
+  STDOUT_CONTAINS "{\"section\":\"fit\",\"key\":\"fits\",\"value\":true}")
+kvplan_cli_test(simulate_one_token_tpot_null EXIT 0 ARGS simulate llama-3.1-8b --gpu h100 --requests 5 --output-tokens 1 --format json
+  STDOUT_CONTAINS "\"tpot_ms\": {\n      \"mean\": null,")
