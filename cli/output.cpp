@@ -165,12 +165,28 @@ std::string render_text(Table t) {
     for (size_t i = 0; i < n; ++i) total += w[i] + (i ? 2 : 0);
     return total;
   };
-  while (total_width() > limit) {
-    size_t widest = n;
-    for (size_t i = 0; i < n; ++i)
-      if (!right(i) && w[i] > 10 && (widest == n || w[i] > w[widest])) widest = i;
-    if (widest == n) break;
-    w[widest] = std::max<size_t>(10, w[widest] - std::min(w[widest] - 10, total_width() - limit));
+  // first down to each column's longest word (a wrap then breaks only at spaces), then to 10 characters
+  std::vector<size_t> word(n, 10);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& r : t.rows)
+      if (i < r.size())
+        for (size_t a = 0; a < r[i].size();) {
+          const size_t b = std::min(r[i].find(' ', a), r[i].size());
+          word[i] = std::max(word[i], b - a);
+          a = b + 1;
+        }
+  for (const bool whole_words : {true, false}) {
+    while (total_width() > limit) {
+      size_t widest = n;
+      for (size_t i = 0; i < n; ++i) {
+        const size_t floor = whole_words ? std::min(word[i], w[i]) : 10;
+        if (!right(i) && w[i] > floor && (widest == n || w[i] - floor > w[widest] - (whole_words ? std::min(word[widest], w[widest]) : 10)))
+          widest = i;
+      }
+      if (widest == n) break;
+      const size_t floor = whole_words ? std::min(word[widest], w[widest]) : 10;
+      w[widest] = std::max(floor, w[widest] - std::min(w[widest] - floor, total_width() - limit));
+    }
   }
   auto line = [&](const std::vector<std::string>& r) {
     std::vector<std::vector<std::string>> cells(n);

@@ -277,3 +277,24 @@ TEST_CASE("the report's step formula is the one the engine's step time uses", "[
   CHECK(formula("vllm").find("(weights read^p + GEMM FLOPs^p + dequant^p)^(1/p), p = 1.50") != std::string::npos);
   CHECK(formula("trtllm").find("max(weights read, GEMM FLOPs, dequant)") != std::string::npos);
 }
+
+TEST_CASE("a terminal table too wide for 100 columns wraps at spaces before it breaks a word", "[report][output]") {
+  // check's seven columns with a 28-character deployment name: the name keeps its line, and 'requirement' and
+  // 'concurrency' are not cut (they were wrapped at 10 characters: 'requiremen' / 't')
+  const char* before = std::getenv("COLUMNS");
+  const std::string saved = before ? before : "";
+  unsetenv("COLUMNS");
+  const auto r = kvtest::kvplan({"check", std::string(KVPLAN_TEST_DATA) + "/../../examples/llama8b-l4-llamacpp.yaml"});
+  if (before) setenv("COLUMNS", saved.c_str(), 1);
+  REQUIRE(r.exit == 0);
+  CHECK(r.out.find("llama-3.1-8b-l4-llama-server  engine") != std::string::npos);
+  CHECK(r.out.find("requirement") != std::string::npos);
+  CHECK(r.out.find("concurrency") != std::string::npos);
+  std::size_t widest = 0;
+  for (std::size_t a = 0; a < r.out.size();) {
+    const std::size_t b = std::min(r.out.find('\n', a), r.out.size());
+    widest = std::max(widest, b - a);
+    a = b + 1;
+  }
+  CHECK(widest <= 100);
+}
