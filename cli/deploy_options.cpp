@@ -273,6 +273,12 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
         bag.set(b->def->key, io::expand_variables(v, ctx.variables), io::Origin{io::Origin::Kind::env, src.env_where + ": env " + k, k});
     bag.set("engine", d.command.engine, io::Origin{io::Origin::Kind::command, src.command_where, "engine"});
     d.engine_version = d.command.version;
+    // the version the command was read at (--engine NAME@VER, --engine-version, a docker image tag) is the one its
+    // rules and defaults are planned at, not only its label; an --engine-version setting below still wins
+    if (!d.command.release.empty()) {
+      d.engine_version = d.command.release;
+      bag.set("engine_version", d.command.release, io::Origin{io::Origin::Kind::command, src.command_where, "engine_version"});
+    }
     if (!d.command.model.empty()) bag.set("model", d.command.model, io::Origin{io::Origin::Kind::command, d.command.model_where, "model"});
     for (const auto& s : d.command.settings) bag.set(s.key, s.value, io::Origin{io::Origin::Kind::command, s.where, s.flag});
     for (const auto& w : d.command.warnings) d.warnings.push_back(w);

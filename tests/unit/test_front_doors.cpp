@@ -209,7 +209,7 @@ TEST_CASE("vLLM calculate-kv-scales: a boolean that newer vLLM dropped, not an e
   REQUIRE(v011.exit == 0);
   CHECK(v011.err.find("calculate-kv-scales") == std::string::npos);
   const json j = json::parse(v011.out);
-  CHECK(j["inputs"]["engine_version"] == "0.11.0");
+  CHECK(j["inputs"]["engine_version"] == "0.11");  // the release named, as --engine vllm@0.11 without a command gives
   CHECK(j["inputs"]["max_model_len"] == 8192);  // the flag after it is still read
   const Run strict = kvplan({"plan", "llama-3.1-8b", "--strict", "--", "vllm", "serve", "m", "--calculate-kv-scales"});
   CHECK(strict.exit == 1);
@@ -436,11 +436,12 @@ TEST_CASE("TensorRT-LLM starts with a pool below max_seq_len and shortens the li
 }
 
 TEST_CASE("a manifest's image tag names the engine version whose flags are read", "[front-doors]") {
-  // sglang-lws.yaml runs lmsysorg/sglang:v0.4.9-cu126: no 0.4.9 table, so the newest older one, 0.4.6
+  // sglang-lws.yaml runs lmsysorg/sglang:v0.4.9-cu126: no 0.4.9 table, so its flags are read with the newest older
+  // one, 0.4.6, and the deployment is planned at 0.4.9's rules (the release it runs, not only its label)
   const Run r = kvplan({"check", std::string(KVPLAN_TEST_DATA) + "/manifests/sglang-lws.yaml", "--format", "json"});
   INFO(r.err);
   REQUIRE((r.exit == 0 || r.exit == 1));
-  CHECK(json::parse(r.out)["results"]["deployments"][0]["inputs"]["engine_version"] == "0.4.6");
+  CHECK(json::parse(r.out)["results"]["deployments"][0]["inputs"]["engine_version"] == "0.4.9");
   CHECK(r.err.find("sglang 0.4.9 has no flag table of its own; read with the 0.4.6 table") != std::string::npos);
 }
 
@@ -997,4 +998,27 @@ TEST_CASE("each deployment subcommand takes the table's flags, after global opti
   CHECK(typo.exit == 2);
   CHECK(typo.out.empty());
   CHECK(typo.err.find("see kvplan --help") != std::string::npos);
+}
+
+TEST_CASE("a pasted command is planned at the release --engine NAME@VER or its image names, not only labelled with it", "[front-doors]") {
+  // vLLM 0.8-0.9 rules: gpu_memory_utilization 0.9 (0.92 from 0.21); SGLang 0.4.6's table: mem_fraction_static 0.88
+  auto inputs = [](const std::vector<std::string>& args) {
+    std::vector<std::string> a = {"plan", "--format", "json"};
+    a.insert(a.end(), args.begin(), args.end());
+    const Run r = kvplan(a);
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out)["inputs"];
+  };
+  const json at = inputs({"--engine", "vllm@0.9.0", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"});
+  CHECK(at["engine_version"] == "0.9.0");
+  CHECK(at["memory_fraction"] == 0.9);
+  const json image = inputs({"--", "docker", "run", "--gpus", "all", "vllm/vllm-openai:v0.10.0", "--model", "meta-llama/Llama-3.1-8B-Instruct"});
+  CHECK(image["engine_version"] == "0.10.0");
+  CHECK(image["memory_fraction"] == 0.9);
+  const json sglang = inputs({"--", "docker", "run", "lmsysorg/sglang:v0.4.6.post1-cu124", "python3", "-m", "sglang.launch_server",
+                              "--model-path", "meta-llama/Llama-3.1-8B-Instruct"});
+  CHECK(sglang["memory_fraction"] == 0.88);
+  // without a release named, the newest rules
+  CHECK(inputs({"--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"})["memory_fraction"] == 0.92);
 }

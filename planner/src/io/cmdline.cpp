@@ -1109,6 +1109,7 @@ EngineCommand parse_engine_command(const std::vector<std::string>& argv, const s
   Reader reader(info, table, where, ctx);
   if (!note.empty()) reader.warn(note);
   if (!image.empty()) reader.result().image = image;
+  reader.result().release = version;
   for (const auto& [k, v] : docker_env) {
     ctx.variables.emplace(k, v);
     reader.env(k, v, where + ": -e " + k);

@@ -32,6 +32,7 @@ struct UnresolvedVariable {
 struct EngineCommand {
   std::string engine;   // "vllm", "sglang", "trtllm" or "llama.cpp" (kvplan --engine names)
   std::string version;  // the flag table read: "0.11.0"
+  std::string release;  // the release the command runs, as given (the context's version, else the image's tag; "" = not said)
   std::string image;    // docker run IMAGE, when the command was one
   std::string model;    // the model argument (positional, --model, --model-path, -m, -hf ...), may be empty
   std::string model_where;
