@@ -229,3 +229,6 @@ kvplan_cli_test(bad_flash_attn_value_short EXIT 2 STDOUT_EMPTY ARGS plan llama-2
   STDERR "kvplan: error: --flash-attn: expected on, off or auto, got 'maybe' (alone, --flash-attn means on)")
 kvplan_cli_test(bad_flash_attn_value_equals EXIT 2 STDOUT_EMPTY ARGS plan llama-2-7b --engine llama.cpp --flash-attn=maybe
   STDERR "kvplan: error: --flash-attn: expected on, off or auto, got 'maybe'")
+# llama.cpp before b6325: -fa was a switch, off unless given, so a quantized V cache without it does not start
+kvplan_cli_test(bad_quantized_v_before_fa_auto EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version b5937 -- llama-server -m x.gguf -c 8192 -ctv q4_0
+  STDERR "kvplan: error: command: -ctv: a quantized V cache needs flash attention<SEMI> llama.cpp b5937 (flash attention off unless -fa) with -ctv q4_0<SEMI> add -fa, or use an f16 V cache")

@@ -1171,11 +1171,13 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (fa == "disabled") fa = "off";
   if (fa != "on" && fa != "off" && fa != "auto") bag.fail("flash_attn", "expected on, off or auto, got '" + fa + "'");
   e.flash_attn = fa;
-  if (kind == EngineKind::llamacpp && fa == "off" && d.v_format &&
-      format_info(*d.v_format).block_elems > 1)
-    bag.fail("cache_type_v", "a quantized V cache needs flash attention; llama.cpp refuses -fa off with -ctv " +
-                                 std::string(format_info(*d.v_format).name),
-             "use -fa on or auto, or an f16 V cache");
+  // before b6325 (#15434) -fa was a switch, off unless given: the same refusal without it
+  const bool fa_off = fa == "off" || (fa == "auto" && !bag.has("flash_attn") && !e.version.empty() && compare_versions(e.version, "b6325") < 0);
+  if (kind == EngineKind::llamacpp && fa_off && d.v_format && format_info(*d.v_format).block_elems > 1)
+    bag.fail("cache_type_v",
+             "a quantized V cache needs flash attention; llama.cpp " + std::string(fa == "off" ? "refuses -fa off" : e.version + " (flash attention off unless -fa)") +
+                 " with -ctv " + std::string(format_info(*d.v_format).name),
+             fa == "off" ? "use -fa on or auto, or an f16 V cache" : "add -fa, or use an f16 V cache");
 
   BudgetOverrides& o = d.overrides;
   o.weights = bag.bytes("weight_bytes");
