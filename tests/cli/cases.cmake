@@ -173,3 +173,5 @@ kvplan_cli_test(jsonl_boolean EXIT 0 ARGS plan llama-3.1-8b --gpu h100 --context
   STDOUT_CONTAINS "{\"section\":\"fit\",\"key\":\"fits\",\"value\":true}")
 kvplan_cli_test(simulate_one_token_tpot_null EXIT 0 ARGS simulate llama-3.1-8b --gpu h100 --requests 5 --output-tokens 1 --format json
   STDOUT_CONTAINS "\"tpot_ms\": {\n      \"mean\": null,")
+# sweep warns of a KV type the engine does not have, as plan does; --strict fails it
+kvplan_cli_test(sweep_strict_foreign_kv EXIT 1 ARGS sweep llama-3.1-8b --kv-dtype auto,q8_0 --context 8k --concurrency 1 --strict STDOUT_CONTAINS "q8_0")
