@@ -147,7 +147,12 @@ void run_plan(const PlanArgs& a, Globals& g) {
   f.rows.push_back({"fits", c.fits ? "yes" : "NO (limited by " + c.limiting + ")"});
   f.rows.push_back({"KV for these requests per GPU", human_bytes(c.kv_bytes)});
   f.rows.push_back({"total per GPU", human_bytes(c.total_bytes) + " of " + human_bytes(p.total_bytes())});
-  f.rows.push_back({c.headroom_bytes >= 0 ? "KV headroom" : "KV short by", human_bytes(c.headroom_bytes >= 0 ? c.headroom_bytes : -c.headroom_bytes)});
+  // llama.cpp allocates its whole cache (-c cells) at start: its headroom is the GPU memory left beside it, and a
+  // workload over the cells is short of context, not of that memory
+  const bool llama = d.spec.engine.kind == EngineKind::llamacpp;
+  f.rows.push_back({c.headroom_bytes >= 0 ? (llama ? "GPU memory left (the -c cache is allocated whole)" : "KV headroom")
+                                          : (llama ? "GPU memory short by" : "KV short by"),
+                    human_bytes(c.headroom_bytes >= 0 ? c.headroom_bytes : -c.headroom_bytes)});
   f.rows.push_back({"max concurrency at " + grouped(d.tokens) + " tokens", grouped(max_conc)});
   f.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", grouped(max_ctx)});
   const ojson pg = paging_json(d, p);
