@@ -288,7 +288,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("enable_expert_parallel", T::boolean, "deployment", "vLLM: experts split across TP x DP ranks")
       .flags("--enable-expert-parallel@vllm,generic").on(E::vllm, "--enable-expert-parallel"));
   // ---- engine ----
-  r.push_back(Row("memory_fraction", T::fraction, "engine", "Fraction of GPU memory the engine may use: vLLM --gpu-memory-utilization (default 0.9), SGLang --mem-fraction-static (default by TP), TensorRT-LLM --kv-cache-free-gpu-mem-fraction (of free memory, default 0.9)")
+  r.push_back(Row("memory_fraction", T::fraction, "engine", "Fraction of GPU memory the engine may use: vLLM --gpu-memory-utilization (default 0.92 from 0.21, 0.9 before), SGLang --mem-fraction-static (default by TP), TensorRT-LLM --kv-cache-free-gpu-mem-fraction (of free memory, default 0.9)")
       .flags("--gpu-memory-utilization@vllm,generic|--mem-fraction-static@sglang|--kv-cache-free-gpu-mem-fraction@trtllm")
       .on(E::vllm, "--gpu-memory-utilization").on(E::sglang, "--mem-fraction-static")
       .on(E::trtllm, "--kv_cache_free_gpu_memory_fraction|--free_gpu_memory_fraction")
@@ -296,10 +296,10 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("max_model_len", T::count, "engine", "Longest request (default: the model's max_position_embeddings; vLLM auto = the longest that fits)")
       .flags("--max-model-len@vllm,sglang,trtllm,generic|--context-length@vllm,sglang,trtllm,generic|--max-seq-len@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--max-model-len:vllm_int").on(E::sglang, "--context-length").on(E::trtllm, "--max_seq_len").yaml("max_seq_len").autos());
-  r.push_back(Row("max_num_seqs", T::count, "engine", "Concurrent sequences per replica (vLLM default 1024 on >=70 GiB GPUs, else 256)")
+  r.push_back(Row("max_num_seqs", T::count, "engine", "Concurrent sequences per replica (vLLM serve default 1024 on >=70 GiB GPUs other than the A100, else 256)")
       .flags("--max-num-seqs@vllm,sglang,trtllm,generic|--max-running-requests@vllm,sglang,trtllm,generic|--max-batch-size@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--max-num-seqs").on(E::sglang, "--max-running-requests").on(E::trtllm, "--max_batch_size").yaml("max_batch_size"));
-  r.push_back(Row("max_num_batched_tokens", T::count, "engine", "Tokens per forward pass (vLLM default 8192 on >=70 GiB GPUs, else 2048)")
+  r.push_back(Row("max_num_batched_tokens", T::count, "engine", "Tokens per forward pass (vLLM serve default 8192 on >=70 GiB GPUs other than the A100, else 2048)")
       .flags("--max-num-batched-tokens@vllm,sglang,trtllm,generic|--chunked-prefill-size@vllm,sglang,trtllm,generic|--max-num-tokens@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--max-num-batched-tokens:vllm_int").on(E::sglang, "--chunked-prefill-size:sglang_chunk").on(E::trtllm, "--max_num_tokens")
       .yaml("max_num_tokens"));
