@@ -65,7 +65,8 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
     for (i64 n : s.concurrencies) {
       const Cell cc = p.cell(ctx, n, std::min(d.shared_prefix, ctx));
       fits.push_back(cc.fits);
-      head.push_back(pool_bytes <= 0 ? std::nan("") : std::clamp(static_cast<double>(cc.headroom_bytes) / pool, -1.0, 1.0));
+      // a shortfall keeps its size (-129%: the requests need 2.29 pools), where it read -100% for any
+      head.push_back(pool_bytes <= 0 ? std::nan("") : std::min(static_cast<double>(cc.headroom_bytes) / pool, 1.0));
     }
     s.fits.push_back(fits);
     s.headroom_fraction.push_back(head);

@@ -298,3 +298,19 @@ TEST_CASE("a terminal table too wide for 100 columns wraps at spaces before it b
   }
   CHECK(widest <= 100);
 }
+
+TEST_CASE("the report's heatmap keeps a shortfall's size past the whole pool", "[report]") {
+  // Llama-3.1-8B on one H100 at 8k tokens: the concurrency axis runs past twice what the KV pool holds, so some
+  // cell needs more than two pools and reads below -100% (every such cell used to read -100%)
+  const std::string md = kvtest::write_temp("report-heat", "heat.md", "");
+  const auto r = kvtest::kvplan({"report", "llama-3.1-8b", "--gpu", "h100", "--context", "8k", "--concurrency", "16", "--markdown", md});
+  REQUIRE(r.exit == 0);
+  std::ifstream in(md);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int below = 0;
+  for (std::size_t at = text.find("✗ -"); at != std::string::npos; at = text.find("✗ -", at + 1)) {
+    const int pct = std::atoi(text.c_str() + at + std::string("✗ -").size());
+    if (pct > 100) ++below;
+  }
+  CHECK(below > 0);
+}
