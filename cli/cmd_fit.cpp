@@ -203,6 +203,8 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
   if (fixed_tp && *fixed_tp > max_tp)
     throw InputError("--max-tp", std::to_string(max_tp) + " is below the deployment's tensor parallel size " + std::to_string(*fixed_tp),
                      "raise --max-tp or leave --tensor-parallel-size out to search it");
+  // a layout's TTFT / TPOT against the targets: simulated with a workload, else the static model
+  const auto judged = [&](const Planner& p) { return wl ? simulated_perf(d, p, *wl, a.w, slo) : static_perf(d, p, slo); };
   const auto make = [&](const Parallel& par) {
     if (a.no_pipeline_parallel && par.pp > 1) throw InputError("--no-pipeline-parallel", "layout skipped");
     if ((fixed_tp && par.tp != *fixed_tp) || (fixed_pp && par.pp != *fixed_pp)) throw InputError("--tensor-parallel-size", "layout skipped");
@@ -210,7 +212,7 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
     if (slo.any()) {
       const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
       if (c.fits) {
-        const Achieved r = wl ? simulated_perf(d, p, *wl, a.w, slo) : static_perf(d, p, slo);
+        const Achieved r = judged(p);
         seen[{par.tp, par.pp, par.dp}] = r;
         if (!r.pass) {
           ++out.slo_rejected;
@@ -231,7 +233,7 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
       ++out.search.layouts_tried;
       std::optional<Planner> made;
       try {
-        made.emplace(io::at_origin(d.bag, x.engine.kind, [&] { return Planner(plan_spec(x)); }));
+        made.emplace(plan_variant(d, x));
       } catch (const OverflowError&) {
         throw;
       } catch (const InputError&) {
@@ -241,7 +243,7 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
       const EngineReport& r = made->engine();
       if (!c.fits || (!x.engine.gpu_layers_given && r.gpu_layers < r.total_layers)) continue;
       if (slo.any()) {
-        const Achieved got = wl ? simulated_perf(d, *made, *wl, a.w, slo) : static_perf(d, *made, slo);
+        const Achieved got = judged(*made);
         if (!got.pass) {
           ++out.slo_rejected;
           continue;
@@ -367,9 +369,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   const std::string demand =
       !simulated || !wl ? grouped(d.concurrency) + " x " + grouped(d.tokens) + " tokens"
       : wl->traced      ? "the requests of " + std::filesystem::path(a.w.trace).filename().string()
-                        : fmt(wl->spec.rate, 2) + " req/s of " + length_text(wl->spec.prompt) + " prompt + " + length_text(wl->spec.output) +
-                         " output tokens" +
-                         (wl->spec.shared_prefix_tokens > 0 ? " after a " + grouped(wl->spec.shared_prefix_tokens) + "-token shared prefix" : "");
+                        : fmt(wl->spec.rate, 2) + " req/s of " + lengths_text(wl->spec);
   const bool have_ctx = d.bag.has("context") || d.bag.has("prompt_tokens") || d.bag.has("output_tokens");
   const bool have_conc = d.bag.has("concurrency");
   if (a.find_max_rate && have_conc)

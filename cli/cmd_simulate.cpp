@@ -423,10 +423,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const std::string workload_line =
       (traced ? "trace " + std::filesystem::path(a.w.trace).filename().string() + " (" + (trace ? trace->layout() : "") +
                     ", " + grouped(r.requests) + " rows)"
-              : grouped(w.requests) + " requests of " + length_text(w.prompt) + " prompt + " + length_text(w.output) +
-                    " output tokens" +
-                    (w.shared_prefix_tokens > 0 ? " after a " + grouped(w.shared_prefix_tokens) + "-token shared prefix"
-                                                : "") +
+              : grouped(w.requests) + " requests of " + lengths_text(w) +
                     (w.turns > 1 ? ", " + grouped(w.turns) + "-turn sessions" : "")) +
       (closed   ? ", closed loop of " + grouped(d.concurrency) + " clients"
        : traced ? ", open loop at the trace's arrivals"

@@ -272,13 +272,12 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
       if (const auto b = io::env_binding(k); b && b->def->key != "model")
         bag.set(b->def->key, io::expand_variables(v, ctx.variables), io::Origin{io::Origin::Kind::env, src.env_where + ": env " + k, k});
     bag.set("engine", d.command.engine, io::Origin{io::Origin::Kind::command, src.command_where, "engine"});
-    d.engine_version = d.command.version;
-    // the version the command was read at (--engine NAME@VER, --engine-version, a docker image tag) is the one its
-    // rules and defaults are planned at, not only its label; an --engine-version setting below still wins
-    if (!d.command.release.empty()) {
-      d.engine_version = d.command.release;
+    // the release the command runs (--engine NAME@VER, --engine-version, a docker image tag) is the one its rules and
+    // defaults are planned at, not only its label; an --engine-version setting below still wins. Without one, the flag
+    // table read names it
+    d.engine_version = d.command.release.empty() ? d.command.version : d.command.release;
+    if (!d.command.release.empty())
       bag.set("engine_version", d.command.release, io::Origin{io::Origin::Kind::command, src.command_where, "engine_version"});
-    }
     if (!d.command.model.empty()) bag.set("model", d.command.model, io::Origin{io::Origin::Kind::command, d.command.model_where, "model"});
     for (const auto& s : d.command.settings) bag.set(s.key, s.value, io::Origin{io::Origin::Kind::command, s.where, s.flag});
     for (const auto& w : d.command.warnings) d.warnings.push_back(w);
@@ -363,6 +362,10 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
 Planner plan_variant(const Deployment& d, const Parallel& par) {
   DeploymentSpec x = d.base;
   x.parallel = par;
+  return plan_variant(d, x);
+}
+
+Planner plan_variant(const Deployment& d, const DeploymentSpec& x) {
   return io::at_origin(d.bag, x.engine.kind, [&] { return Planner(plan_spec(x)); });
 }
 

@@ -89,6 +89,8 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src);
 
 /// Plans a variant: the deployment with another layout (searches) — engine defaults re-resolved.
 Planner plan_variant(const Deployment& d, const Parallel& par);
+/// The same for a variant of its typed spec (llama.cpp's --gpu-count); errors point at the deployment's settings.
+Planner plan_variant(const Deployment& d, const DeploymentSpec& x);
 
 /// Applies --strict: every warning fails (returns the failure lines; empty when none or not strict).
 std::vector<std::string> strict_failures(const Deployment& d, bool strict);

@@ -120,6 +120,11 @@ std::string length_text(const LengthDist& l) {
   return "";
 }
 
+std::string lengths_text(const WorkloadSpec& w) {
+  return length_text(w.prompt) + " prompt + " + length_text(w.output) + " output tokens" +
+         (w.shared_prefix_tokens > 0 ? " after a " + grouped(w.shared_prefix_tokens) + "-token shared prefix" : "");
+}
+
 ojson stats_ms(const LatencyStats& s) {
   // a statistic over no sample (TPOT when every output is one token) is null, not 0 ms
   const auto ms = [&](double v) { return s.count > 0 ? ojson(v * 1e3) : ojson(nullptr); };

@@ -54,6 +54,10 @@ ojson workload_json(const Workload& w, const WorkloadArgs& a, const Deployment& 
 /// "1,024 (normal, sd 2.5%)", "histogram (mean 250.6)".
 std::string length_text(const LengthDist& l);
 
+/// A generated workload's lengths in words: "1,024 prompt + 128 output tokens", with " after a N-token shared
+/// prefix" when it has one (the simulate and fit headers).
+std::string lengths_text(const WorkloadSpec& w);
+
 /// A latency summary in milliseconds: mean, p50, p90, p99, count.
 ojson stats_ms(const LatencyStats& s);
 

@@ -251,12 +251,7 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
                                       " after the " + std::to_string(w.shared_prefix) + "-token shared prefix",
                        "give a longer context or a shorter prefix");
     r.tokens_source = w.context ? "context" : "shared prefix + prompt_tokens + output_tokens";
-    r.concurrency = w.concurrency;
-    if (r.concurrency < 1) throw InputError("concurrency", "must be >= 1");
-    r.shared_prefix = w.shared_prefix;
-    return r;
-  }
-  if (w.context) {
+  } else if (w.context) {
     r.tokens = *w.context;
     r.tokens_source = "context";
     if (!w.prompt && !w.output) r.prompt = r.tokens;

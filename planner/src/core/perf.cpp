@@ -695,29 +695,27 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->peak_basis = num(*s.gpu.fp4_dense_tflops, 4) + " TFLOP/s fp4 peak";
     m->linear_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff_fp8;
   }
-  // llama.cpp multiplies a prompt (or a batch) by GGUF-quantised weights in its own MMQ kernel: the activations quantised to
-  // q8_1 and int8 tensor-core MMA on NVIDIA GPUs of compute capability 7.5 and later (ggml-cuda mmq.cuh), not cuBLAS at the
-  // bf16 tensor peak. Its rate per SM and clock is about the same from Ampere to Hopper (mmq_per_sm_cycle;
-  // docs/performance-model.md "llama.cpp's prompt GEMMs"). Attention keeps the fp16 rate (flash attention's fp16 MMA). A
-  // rate or efficiency the user gave (--gpu-tflops, --compute-efficiency) prices them at the tensor peak instead.
-  if (llamacpp && m->kernel == "ggml" && s.gpu.vendor == "nvidia" && sm_cycles_per_s(s.gpu) > 0 && c.mmq_per_sm_cycle > 0 &&
-      params.compute_efficiency <= 0 && !s.gpu.tflops_given && compare_versions(s.gpu.compute_capability, "7.5") >= 0) {
-    m->peak = sm_cycles_per_s(s.gpu) * c.mmq_per_sm_cycle;
-    m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp MMQ (" + sm_cycles_basis(s.gpu) + " x " + num(c.mmq_per_sm_cycle, 4) +
-                    " per SM-cycle, achieved)";
-    m->linear_eff = 1.0;
-  }
-  // The same on AMD GPUs with matrix cores, per compute unit and clock (mmq_amd_per_cu_cycle; RDNA 4 from b7148, whose
-  // WMMA-MMQ kernels (PR #17156) do more a cycle: mmq_rdna4_wmma_per_cu_cycle). GPUs without them (GCN, RDNA 1-2) keep
-  // the fp16 rate: their one published row (MI50) is not enough for a rate of its own.
-  if (llamacpp && m->kernel == "ggml" && s.gpu.vendor == "amd" && amd_matrix_cores(s.gpu) && sm_cycles_per_s(s.gpu) > 0 &&
-      params.compute_efficiency <= 0 && !s.gpu.tflops_given) {
-    const bool rdna4_wmma = s.gpu.architecture.rfind("rdna4", 0) == 0 && !built_before(s.engine, "b7148");
-    const double per_cu = rdna4_wmma ? c.mmq_rdna4_wmma_per_cu_cycle : c.mmq_amd_per_cu_cycle;
-    if (per_cu > 0) {
-      m->peak = sm_cycles_per_s(s.gpu) * per_cu;
-      m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp " + (rdna4_wmma ? "RDNA 4 WMMA-MMQ" : "HIP quantised GEMMs") + " (" +
-                      sm_cycles_basis(s.gpu) + " x " + num(per_cu, 4) + " per CU-cycle, achieved)";
+  // llama.cpp multiplies a prompt (or a batch) by GGUF-quantised weights in its own kernels, not at the tensor peak:
+  // MMQ (activations quantised to q8_1, int8 tensor-core MMA) on NVIDIA GPUs of compute capability 7.5 and later, about
+  // the same per SM and clock from Ampere to Hopper (mmq_per_sm_cycle); the HIP build's quantised GEMMs (dp4a, MFMA or
+  // WMMA MMQ, or rocBLAS where its switch picks it) on AMD GPUs with matrix cores, per compute unit and clock
+  // (mmq_amd_per_cu_cycle; RDNA 4 from b7148, whose WMMA-MMQ kernels (PR #17156) do more a cycle:
+  // mmq_rdna4_wmma_per_cu_cycle). AMD GPUs without matrix cores (GCN, RDNA 1-2) keep the fp16 rate: their one published
+  // row (MI50) is not enough for a rate of its own (docs/performance-model.md "llama.cpp's prompt GEMMs"). Attention
+  // keeps the fp16 rate (flash attention's fp16 MMA). A rate or efficiency the user gave (--gpu-tflops,
+  // --compute-efficiency) prices them at the tensor peak instead.
+  if (llamacpp && m->kernel == "ggml" && sm_cycles_per_s(s.gpu) > 0 && params.compute_efficiency <= 0 && !s.gpu.tflops_given) {
+    const bool nvidia_mmq = s.gpu.vendor == "nvidia" && compare_versions(s.gpu.compute_capability, "7.5") >= 0;
+    const bool rdna4_wmma = amd_matrix_cores(s.gpu) && s.gpu.architecture.rfind("rdna4", 0) == 0 && !built_before(s.engine, "b7148");
+    const double per_cycle = nvidia_mmq ? c.mmq_per_sm_cycle
+                             : rdna4_wmma ? c.mmq_rdna4_wmma_per_cu_cycle
+                             : amd_matrix_cores(s.gpu) ? c.mmq_amd_per_cu_cycle
+                                                       : 0.0;
+    if (per_cycle > 0) {
+      m->peak = sm_cycles_per_s(s.gpu) * per_cycle;
+      m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp " +
+                      (nvidia_mmq ? "MMQ" : rdna4_wmma ? "RDNA 4 WMMA-MMQ" : "HIP quantised GEMMs") + " (" + sm_cycles_basis(s.gpu) +
+                      " x " + num(per_cycle, 4) + (nvidia_mmq ? " per SM-cycle, achieved)" : " per CU-cycle, achieved)");
       m->linear_eff = 1.0;
     }
   }
