@@ -5,6 +5,7 @@
 // and check accept (--calibration FILE).
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -99,26 +100,23 @@ void check_calibration_device(const ProbeCalibration& c, const probe::DeviceInfo
                      "calibrate on this device: kvplan probe --backend " + dev.backend + " then kvplan calibrate");
 }
 
-void run_probe_cmd(const ProbeArgs& a, Globals& g) {
-  const Format fmt = parse_format_flag(a.format);
-  if (!a.output.empty()) io::check_writable(a.output, "--output");
-  const auto profiles = io::Profiles::load(g.profiles_dir);
-  // --calibration: the probe predicts from it on its own device, so it is taken out of the plan
-  // (which would apply it to the GPU profile) and checked against the backend's device below.
-  DeployArgs da = a.d;
-  std::optional<ProbeCalibration> calibration;
-  if (const auto path = da.flags.text("calibration")) {
-    calibration = load_probe_calibration(*path, da.flags.get("calibration")->origin.where);
-    da.flags.erase("calibration");
-  }
-  const Deployment d = resolve_source(flags_source(da, g.pasted), profiles);
+// The plan a probe runs and the cases it measures: the deployment resolved from the flags and the options built from
+// one attention layer of its most loaded rank.
+struct ProbeSetup {
+  Deployment d;
+  probe::ProbeOptions o;
+};
+
+ProbeSetup probe_setup(const ProbeArgs& a, const DeployArgs& da, const Globals& g, const io::Profiles& profiles) {
+  ProbeSetup s{resolve_source(flags_source(da, g.pasted), profiles), {}};
+  const Deployment& d = s.d;
+  probe::ProbeOptions& o = s.o;
   const Planner plan(d.spec);
   // the geometry of one attention layer on the most loaded rank
   const Layer* layer = nullptr;
   for (const auto& l : plan.rank_model().layers)
     if (l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked) { layer = &l; break; }
   if (!layer) throw InputError("MODEL", "the probe needs a layer with per-head K and V", "MLA latent and state-space layers are not probed yet");
-  probe::ProbeOptions o;
   o.shape.num_q_heads = static_cast<int>(layer->q_heads);
   o.shape.num_kv_heads = static_cast<int>(layer->kv_heads);
   o.shape.head_dim = static_cast<int>(layer->k_head_dim);
@@ -128,9 +126,9 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   const std::vector<i64> seqs = expand_counts(a.seqs.empty() ? std::to_string(d.concurrency) : a.seqs, "--seqs", 64);
   const std::vector<i64> ctxs = expand_counts(a.contexts.empty() ? std::to_string(d.tokens) : a.contexts, "--contexts", 64);
   std::vector<probe::CacheDtype> dtypes;
-  for (const auto& s : split_names(a.dtypes)) {
-    const auto f = parse_format(s);
-    if (!f) throw InputError("--dtypes", "unknown format '" + s + "'", "use bf16, f16, fp8_e4m3, fp8_e5m2, q8_0 or q4_0");
+  for (const auto& name : split_names(a.dtypes)) {
+    const auto f = parse_format(name);
+    if (!f) throw InputError("--dtypes", "unknown format '" + name + "'", "use bf16, f16, fp8_e4m3, fp8_e5m2, q8_0 or q4_0");
     dtypes.push_back(probe_dtype(*f, "--dtypes"));
   }
   if (dtypes.empty()) dtypes.push_back(probe_dtype(d.spec.kv.k_format, "--kv-dtype"));
@@ -146,8 +144,61 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   o.seconds_per_timing = a.seconds;
   o.time_cap_s = a.time_cap;
   o.bandwidth_efficiency = estimate_perf(plan, d.prompt, d.output, 1, d.perf).bandwidth_efficiency;
-  auto backend = probe::make_backend(a.backend, a.threads);
   if (a.backend == "cuda") o.datasheet_bandwidth = static_cast<double>(d.spec.gpu.memory_bandwidth_bytes_per_s);
+  return s;
+}
+
+// The GPU profile whose id, alias or nvidia-smi name is the device's name; empty when none is.
+std::string profile_of_device(const io::Profiles& profiles, const std::string& device_name) {
+  try {
+    return profiles.gpu(device_name).id;
+  } catch (const InputError&) {
+    return "";
+  }
+}
+
+void run_probe_cmd(const ProbeArgs& a, Globals& g) {
+  const Format fmt = parse_format_flag(a.format);
+  if (!a.output.empty()) io::check_writable(a.output, "--output");
+  const auto profiles = io::Profiles::load(g.profiles_dir);
+  // --calibration: the probe predicts from it on its own device, so it is taken out of the plan
+  // (which would apply it to the GPU profile) and checked against the backend's device below.
+  DeployArgs da = a.d;
+  std::optional<ProbeCalibration> calibration;
+  if (const auto path = da.flags.text("calibration")) {
+    calibration = load_probe_calibration(*path, da.flags.get("calibration")->origin.where);
+    da.flags.erase("calibration");
+  }
+  // The plan is for the device probed (its pool size and its predictions, from the profile's datasheet bandwidth).
+  // With no --gpu: on the CPU backend this machine (--gpu host); on the CUDA backend the device's own profile, found
+  // by the name the runtime reports (as nvidia-smi prints it, which --gpu resolves), once the device is open. A --gpu
+  // naming another GPU is kept, with a warning.
+  const bool gpu_given = da.flags.has("gpu") || std::any_of(da.set.begin(), da.set.end(), [](const std::string& kv) {
+                           return kv.rfind("gpu=", 0) == 0 || kv.rfind("gpu:", 0) == 0;
+                         });
+  // (the flags are checked on the default GPU first, so that bad input fails before this machine is measured)
+  ProbeSetup setup = probe_setup(a, da, g, profiles);
+  if (!gpu_given && a.backend == "cpu") {
+    set_flag(da, "gpu", "--gpu", "host");
+    setup = probe_setup(a, da, g, profiles);
+  }
+  auto backend = probe::make_backend(a.backend, a.threads);
+  if (a.backend == "cuda") {
+    const std::string device = backend->device().name;
+    const std::string device_profile = profile_of_device(profiles, device);
+    if (!gpu_given && !device_profile.empty() && device_profile != setup.d.spec.gpu.id) {
+      set_flag(da, "gpu", "--gpu", device_profile);
+      setup = probe_setup(a, da, g, profiles);
+    } else if (device_profile != setup.d.spec.gpu.id) {
+      const std::string why = device_profile.empty() ? "no GPU profile has its name; give --gpu with this GPU's profile (kvplan gpus) or a custom one"
+                                                     : "its profile is " + device_profile;
+      setup.d.warnings.push_back("probing " + device + " with the plan for " + setup.d.spec.gpu.id + (gpu_given ? " (--gpu)" : " (the default)") +
+                                 ": the pool size and the predictions are that GPU's; " + why);
+      std::cerr << "kvplan probe: warning: " << setup.d.warnings.back() << "\n";
+    }
+  }
+  const Deployment& d = setup.d;
+  const probe::ProbeOptions& o = setup.o;
   if (calibration) check_calibration_device(*calibration, backend->device(), "--calibration");
   probe::ProbeResult r;
   try {
@@ -302,7 +353,7 @@ void register_probe(CLI::App& app, Globals& g) {
   auto* c = app.add_subcommand("probe", "Measure the plan on a device: allocate the predicted KV pool, run paged decode attention, "
                                         "report memory, ceilings, time and correctness as JSON (exit 3 on device faults)");
   add_deploy_options(c, a->d);
-  c->add_option("--backend", a->backend, "cuda | cpu (cpu only when asked: no silent fallback)")->capture_default_str();
+  c->add_option("--backend", a->backend, "cuda | cpu (cpu only when asked: no silent fallback); without --gpu the plan is for the device probed: the CUDA device's profile by its name, or this machine (--gpu host) on cpu")->capture_default_str();
   c->add_option("--threads", a->threads, "CPU backend threads (0: all)");
   c->add_option("--seqs", a->seqs, "Batch sizes to probe (list; default --concurrency)");
   c->add_option("--contexts", a->contexts, "Tokens per sequence to probe (list; default the plan's tokens per request)");

@@ -30,8 +30,9 @@ probe="$out/probe-${gpu}-${stamp}.json"
 timeout 80 "$build/tests/kvplan_gpu_tests" "[gpu]" -r junit -o "$out/gpu-tests.xml" || rc=1
 # 2. the fixed probe sweep: Llama-3.1-8B geometry (32 q / 8 KV heads, head_dim 128), pages of 16,
 #    bf16 and fp8, 1 and 64 sequences x 8k and 64k tokens, plus the contiguous-page control
-#    (9 cases; each timing stops at 2 s or earlier once its spread is under 2%)
-timeout 110 "$build/kvplan" probe llama-3.1-8b --gpu h200 --backend cuda --seqs 1,64 --contexts 8k,64k \
+#    (9 cases; each timing stops at 2 s or earlier once its spread is under 2%); no --gpu: the plan is
+#    for the GPU the run lands on (H100 or H200), found by the name the CUDA runtime reports
+timeout 110 "$build/kvplan" probe llama-3.1-8b --backend cuda --seqs 1,64 --contexts 8k,64k \
   --dtypes bf16,fp8_e4m3 --seconds 2 --time-cap 90 --live-steps 256 --output "$probe" || rc=1
 # 3. calibration from the sweep
 if [ -f "$probe" ]; then

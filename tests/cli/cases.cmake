@@ -107,7 +107,10 @@ kvplan_cli_test(example_fails EXIT 1 ARGS check ${EX}/fails-llama70b-2xl40s.yaml
 
 # probe (CPU backend end to end) and calibrate
 kvplan_cli_test(probe_cpu EXIT 0 ARGS probe llama-3.1-8b --backend cpu --threads 2 --seqs 2 --contexts 300 --seconds 0.05 --live-steps 8
-  STDOUT_CONTAINS "\"schema\": {")
+  STDOUT_CONTAINS "\"gpu\": \"host\"")
+# a --gpu given is kept (the plan for that GPU, probed on this CPU)
+kvplan_cli_test(probe_cpu_gpu_given EXIT 0 ARGS probe llama-3.1-8b --gpu l4 --backend cpu --threads 2 --seqs 2 --contexts 300 --seconds 0.05 --live-steps 8
+  STDOUT_CONTAINS "\"gpu\": \"l4\"")
 kvplan_cli_test(probe_bad_backend EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend tpu
   STDERR "kvplan: error: --backend: unknown backend 'tpu'; use cuda or cpu")
 kvplan_cli_test(probe_unsupported_dtype EXIT 2 STDOUT_EMPTY ARGS probe llama-3.1-8b --backend cpu --kv-dtype q4_1
