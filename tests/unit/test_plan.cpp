@@ -203,3 +203,28 @@ TEST_CASE("a cell short of both max_num_seqs and the KV pool names the tighter l
   // within the pool, over the cap alone: the cap
   CHECK(at(64).cell(2048, 100, 0).limiting == "max_num_seqs");
 }
+
+TEST_CASE("a context with one of prompt and output tokens leaves the other for it", "[plan][workload]") {
+  const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm)));
+  auto resolve = [&](std::optional<i64> context, std::optional<i64> prompt, std::optional<i64> output) {
+    kvplan::Workload w;
+    w.context = context;
+    w.prompt = prompt;
+    w.output = output;
+    return kvplan::resolve_workload(w, p);
+  };
+  const auto with_prompt = resolve(8192, 7000, std::nullopt);  // 8,192 - 7,000 = 1,192 output tokens
+  CHECK(with_prompt.prompt == 7000);
+  CHECK(with_prompt.output == 1192);
+  CHECK(with_prompt.tokens == 8192);
+  const auto with_output = resolve(8192, std::nullopt, 200);  // 8,192 - 200 = 7,992 prompt tokens
+  CHECK(with_output.prompt == 7992);
+  CHECK(with_output.output == 200);
+  const auto alone = resolve(8192, std::nullopt, std::nullopt);  // the whole context is prompt
+  CHECK(alone.prompt == 8192);
+  CHECK(alone.output == 0);
+  CHECK(resolve(8192, 8000, 192).output == 192);                   // both, adding up
+  CHECK_THROWS_AS(resolve(8192, 8000, 100), kvplan::InputError);   // both, not adding up
+  CHECK_THROWS_AS(resolve(8192, 9000, std::nullopt), kvplan::InputError);  // a prompt past the context
+  CHECK_THROWS_AS(resolve(8192, std::nullopt, 8192), kvplan::InputError);  // no prompt left
+}

@@ -254,11 +254,20 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
   } else if (w.context) {
     r.tokens = *w.context;
     r.tokens_source = "context";
+    // a context with one of the two lengths: the other is what the context leaves (--context 8192 --prompt-tokens 7000
+    // is 1,192 output tokens); with both, they must add up to it
     if (!w.prompt && !w.output) r.prompt = r.tokens;
-    else if (add(r.prompt, r.output, "prompt + output") != r.tokens)
+    if (w.prompt && !w.output) r.output = sub(r.tokens, r.prompt, "context - prompt tokens");
+    if (w.output && !w.prompt) r.prompt = sub(r.tokens, r.output, "context - output tokens");
+    if (add(r.prompt, r.output, "prompt + output") != r.tokens)
       throw InputError("context", std::to_string(r.tokens) + " tokens but prompt_tokens + output_tokens = " +
                                       std::to_string(add(r.prompt, r.output, "prompt + output")),
                        "give context or prompt and output tokens, not both");
+    if (r.prompt < 1 || r.output < 0)
+      throw InputError("context", std::to_string(r.tokens) + " tokens leave no room for " +
+                                      (r.prompt < 1 ? "a prompt after " + std::to_string(r.output) + " output tokens"
+                                                    : std::to_string(r.prompt) + " prompt tokens"),
+                       "give a longer context or fewer tokens");
   } else if (w.prompt || w.output) {
     r.tokens = add(r.prompt, r.output, "prompt + output");
     r.tokens_source = "prompt_tokens + output_tokens";

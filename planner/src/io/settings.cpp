@@ -484,7 +484,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("cuda_graph_bytes", T::bytes, "budget", "CUDA graph pool").flags("--cuda-graph-bytes"));
   r.push_back(Row("overhead_bytes", T::bytes, "budget", "Anything else reserved per GPU").flags("--overhead-bytes"));
   // ---- workload ----
-  r.push_back(Row("context", T::count, "workload", "Tokens per request, prompt + output (default: prompt + output, else max-model-len)")
+  r.push_back(Row("context", T::count, "workload", "Tokens per request, prompt + output (default: prompt + output, else max-model-len); with one of --prompt-tokens / --output-tokens the other is what it leaves")
       .flags("--context").sweep());
   r.push_back(Row("prompt_tokens", T::count, "workload", "Prompt tokens per request").flags("--prompt-tokens"));
   r.push_back(Row("output_tokens", T::count, "workload", "Generated tokens per request").flags("--output-tokens"));
