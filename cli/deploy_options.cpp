@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "host_device.hpp"
+#include "kvplan/core/suggest.hpp"
 #include "kvplan/core/paging.hpp"
 #include "kvplan/core/units.hpp"
 #include "kvplan/io/engine_flags.hpp"
@@ -172,10 +173,7 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
   for (const std::string& kv : a.set) {
     const std::string key = kv.substr(0, kv.find('='));
     if (key.empty() || key.size() == kv.size() || io::find_setting(key)) continue;
-    const bool referenced = std::any_of(pasted.begin(), pasted.end(), [&](const std::string& w) {
-      return w.find("$" + key) != std::string::npos || w.find("${" + key + "}") != std::string::npos ||
-             w.find("$(" + key + ")") != std::string::npos;
-    });
+    const bool referenced = reads_variable(pasted, key);
     if (const auto [def, negated] = setting_spelled(key); def && !referenced)
       throw InputError("--set " + key, "'" + key + "' is a flag's spelling, not a setting key",
                        "write --set " + def->key + "=" + (negated ? "false" : "VALUE") + ", or the flag itself");
@@ -190,9 +188,19 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) 
     if (eq == std::string::npos || eq == 0)
       throw InputError("--set", "'" + kv + "' is not KEY=VALUE", "write --set max-model-len=8192 or --set MAX_SEQ_LEN=8192");
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    if (const auto* def = io::find_setting(key)) src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
-    else src.variables[key] = value;
+    if (const auto* def = io::find_setting(key)) {
+      src.settings.emplace_back(def->key, value, io::Origin{io::Origin::Kind::set, "--set " + key, key});
+    } else {
+      src.variables[key] = value;
+      src.set_variables.push_back(key);
+    }
   }
+}
+
+bool reads_variable(const std::vector<std::string>& words, const std::string& key) {
+  // read where expanding the variable alone changes the word, in any of the forms the command reader expands
+  const std::map<std::string, std::string> only = {{key, "\x01"}};
+  return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return io::expand_variables(w, only) != w; });
 }
 
 namespace {
@@ -281,6 +289,25 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     if (!d.command.model.empty()) bag.set("model", d.command.model, io::Origin{io::Origin::Kind::command, d.command.model_where, "model"});
     for (const auto& s : d.command.settings) bag.set(s.key, s.value, io::Origin{io::Origin::Kind::command, s.where, s.flag});
     for (const auto& w : d.command.warnings) d.warnings.push_back(w);
+  }
+  // a --set KEY that is no setting is a variable for the command ($KEY); one that no command or container env reads
+  // is a misspelt key (--set max-modle-len=4096), which would otherwise change nothing without a word
+  for (const std::string& key : src.set_variables) {
+    std::vector<std::string> words = src.command;
+    for (const auto& kv : src.env) words.push_back(kv.second);
+    for (const auto& st : src.settings) words.push_back(std::get<1>(st));
+    if (reads_variable(words, key)) continue;
+    std::vector<std::string> known;
+    for (const auto& sd : io::settings_table()) {
+      std::string k = sd.key;
+      std::replace(k.begin(), k.end(), '_', '-');
+      known.push_back(k);
+    }
+    std::string dashed = key;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    const auto near = closest(dashed, known);
+    throw InputError("--set " + key, "'" + key + "' is not a setting key, and no engine command reads it as $" + key,
+                     near ? "did you mean --set " + *near + "=...? (kvplan plan --help names the keys)" : "use a key kvplan plan --help names");
   }
   for (const auto& [key, value, origin] : src.settings) {
     if (key == "engine" && !src.command.empty()) continue;  // the command's engine (a mismatch was an error above)

@@ -51,6 +51,7 @@ struct DeploymentSource {
   std::string engine_hint;           // engine named outside the command ("" when none)
   std::string version_hint;          // engine version named outside the command
   std::map<std::string, std::string> variables;  // for $VAR expansion
+  std::vector<std::string> set_variables;          // the --set keys that are no setting: the command must read them
   std::vector<std::tuple<std::string, std::string, io::Origin>> settings;  // key, value, origin
   std::vector<std::pair<std::string, std::string>> env;  // container env applied to the command
   std::string env_where;
@@ -86,6 +87,9 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
 
 /// --set KEY=VALUE: a settings key becomes a setting (applied after the command), anything else a variable.
 void add_set_values(const std::vector<std::string>& set, DeploymentSource& src);
+
+/// Whether a word reads the variable: $KEY, ${KEY}, ${KEY:-default}, $(KEY), %KEY%, ... (the forms io::expand_variables expands).
+bool reads_variable(const std::vector<std::string>& words, const std::string& key);
 
 /// Plans a variant: the deployment with another layout (searches) — engine defaults re-resolved.
 Planner plan_variant(const Deployment& d, const Parallel& par);

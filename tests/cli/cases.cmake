@@ -178,3 +178,6 @@ kvplan_cli_test(simulate_one_token_tpot_null EXIT 0 ARGS simulate llama-3.1-8b -
   STDOUT_CONTAINS "\"tpot_ms\": {\n      \"mean\": null,")
 # sweep warns of a KV type the engine does not have, as plan does; --strict fails it
 kvplan_cli_test(sweep_strict_foreign_kv EXIT 1 ARGS sweep llama-3.1-8b --kv-dtype auto,q8_0 --context 8k --concurrency 1 --strict STDOUT_CONTAINS "q8_0")
+# a --set key that is no setting and that no command reads is a misspelt key, not a silent no-op
+kvplan_cli_test(set_unknown_key EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set max-modle-len=4096
+  STDERR "kvplan: error: --set max-modle-len: 'max-modle-len' is not a setting key, and no engine command reads it as $max-modle-len; did you mean --set max-model-len=...? (kvplan plan --help names the keys)")

@@ -524,6 +524,14 @@ TEST_CASE("variables: expansion from CommandContext.variables and ${X:-default}"
   CHECK(io::expand_variables("${A:-dflt} ${B:-x}", {{"B", "b"}}) == "dflt b");
   CHECK(io::expand_variables("$UNSET ${UNSET}", {}) == "$UNSET ${UNSET}");
   CHECK(io::expand_variables("$((1+2)) `id`", {{"1", "x"}}) == "$((1+2)) `id`");  // arithmetic and commands stay
+  // the shell's other parameter forms: ${X-w} and ${X=w} default when unset, ${X:=w} too; ${X:?msg} and ${X?msg}
+  // have no default (they stay unexpanded until X is given)
+  CHECK(io::expand_variables("${TP-2} ${N=4} ${M:=8}", {}) == "2 4 8");
+  CHECK(io::expand_variables("${TP-2} ${LEN:?set LEN}", {{"TP", "4"}, {"LEN", "4096"}}) == "4 4096");
+  CHECK(io::expand_variables("${LEN:?set LEN} ${LEN?x}", {}) == "${LEN:?set LEN} ${LEN?x}");
+  CHECK(io::variable_name("${LEN:?set LEN}") == "LEN");
+  CHECK(io::variable_name("${TP-2}") == "TP");
+  CHECK(io::variable_name("<model-path>") == "model-path");  // not a ${...} parameter: the dash is in the name
 }
 
 // ---- config files ----

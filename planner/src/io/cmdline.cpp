@@ -482,6 +482,14 @@ std::string unexpanded(const std::string& s) {
   return "";
 }
 
+// Where a ${...} parameter's name ends and its operator (:- - := = :? ? :+ +) begins: the first character that
+// cannot be in a shell variable's name; the size when none.
+static size_t parameter_operator(const std::string& inner) {
+  size_t i = 0;
+  while (i < inner.size() && (std::isalnum(static_cast<unsigned char>(inner[i])) || inner[i] == '_')) ++i;
+  return i;
+}
+
 std::string variable_name(const std::string& token) {
   std::string t = token;
   auto strip = [&](const char* open, const char* close) {
@@ -492,9 +500,11 @@ std::string variable_name(const std::string& token) {
     }
     return false;
   };
+  const bool braced = token.rfind("${", 0) == 0;
   if (!(strip("$((", "))") || strip("${", "}") || strip("$(", ")") || strip("{{", "}}") || strip("%", "%") || strip("<", ">") || strip("`", "`")))
     if (!t.empty() && t[0] == '$') t.erase(0, 1);
-  if (const auto d = t.find(":-"); d != std::string::npos) t.erase(d);  // ${VAR:-default}
+  if (braced) t.erase(std::min(t.size(), parameter_operator(t)));  // ${VAR:-default}, ${VAR-default}, ${VAR:?message}, ...
+  else if (const auto d = t.find(":-"); d != std::string::npos) t.erase(d);
   while (!t.empty() && t.front() == ' ') t.erase(0, 1);
   while (!t.empty() && t.back() == ' ') t.pop_back();
   return t;
@@ -516,10 +526,17 @@ std::string expand_variables(const std::string& word, const std::map<std::string
     std::string fallback;
     bool has_fallback = false;
     if (tok.rfind("${", 0) == 0) {
+      // the shell's defaults: ${VAR:-word} and ${VAR:=word} (unset or empty), ${VAR-word} and ${VAR=word} (unset);
+      // ${VAR:?message} and ${VAR?message} have none (an unset one stays unexpanded)
       const std::string inner = tok.substr(2, tok.size() - 3);
-      if (const auto d = inner.find(":-"); d != std::string::npos) {
-        fallback = inner.substr(d + 2);
-        has_fallback = true;
+      const size_t op = parameter_operator(inner);
+      if (op < inner.size()) {
+        const size_t len = inner[op] == ':' ? 2 : 1;
+        const char kind = op + len <= inner.size() ? inner[op + len - 1] : ' ';
+        if (kind == '-' || kind == '=') {
+          fallback = inner.substr(op + len);
+          has_fallback = true;
+        }
       }
     }
     if (const auto it = vars.find(name); it != vars.end() && tok.rfind("$((", 0) != 0 && tok[0] != '`') out += it->second;
