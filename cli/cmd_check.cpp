@@ -525,7 +525,10 @@ std::string markdown(const std::vector<Evaluated>& evs) {
 
 void run_check(const CheckArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
-  a.out.check();
+  std::vector<std::string> read = a.files;
+  read.insert(read.end(), a.logs.begin(), a.logs.end());
+  for (const auto& w : g.pasted) read.push_back(w);
+  a.out.check({}, read);
   const auto profiles = io::Profiles::load(g.profiles_dir);
   std::vector<io::DeploymentDoc> docs;
   for (const auto& f : a.files)

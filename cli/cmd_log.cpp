@@ -10,6 +10,7 @@
 #include "kvplan/io/profiles.hpp"
 #include "log_compare.hpp"
 #include "output.hpp"
+#include "report_build.hpp"
 
 namespace kvplan::cli {
 
@@ -25,7 +26,7 @@ void run_log(const LogArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
   if (!a.save_overheads.empty()) {
     if (a.files.size() != 1) throw InputError("--save-overheads", "needs exactly one log", "give one FILE");
-    io::check_writable(a.save_overheads, "--save-overheads");
+    OutputFiles{}.check({{a.save_overheads, "--save-overheads"}}, a.files);
   }
   const io::Profiles profiles = io::Profiles::load(g.profiles_dir);
   // checked whether or not a model makes them count, so that a typo is not silently ignored

@@ -50,7 +50,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
     if (!a.report_only) throw;
     throw InputError(e.where(), e.problem(), "use md, html, or the plan's table, csv, json or jsonl");
   }
-  a.out.check();
+  a.out.check({}, files_named(a.d, g.pasted));
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const Deployment d = resolve_source(flags_source(a.d, g.pasted), profiles);
   for (const auto& w : d.warnings) warn(w);

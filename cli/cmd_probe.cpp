@@ -18,6 +18,7 @@
 #include "kvplan/io/files.hpp"
 #include "kvplan/probe/probe.hpp"
 #include "output.hpp"
+#include "report_build.hpp"
 
 namespace kvplan::cli {
 
@@ -159,7 +160,7 @@ std::string profile_of_device(const io::Profiles& profiles, const std::string& d
 
 void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
-  if (!a.output.empty()) io::check_writable(a.output, "--output");
+  OutputFiles{}.check({{a.output, "--output"}}, files_named(a.d, g.pasted));
   const auto profiles = io::Profiles::load(g.profiles_dir);
   // --calibration: the probe predicts from it on its own device, so it is taken out of the plan
   // (which would apply it to the GPU profile) and checked against the backend's device below.
@@ -282,7 +283,7 @@ struct CalibrateArgs {
 
 void run_calibrate(const CalibrateArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
-  if (!a.output.empty()) io::check_writable(a.output, "--output");
+  OutputFiles{}.check({{a.output, "--output"}}, {a.input});
   const auto j = io::parse_json_file(a.input);
   const io::JsonView root(j, a.input);
   const auto schema = root.object("schema");

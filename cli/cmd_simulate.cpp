@@ -219,8 +219,9 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
 
 void run_simulate(const SimArgs& a, Globals& g) {
   const Format fmt_out = parse_format_flag(a.format);
-  a.out.check();
-  if (!a.per_request.empty()) io::check_writable(a.per_request, "--per-request");
+  std::vector<std::string> read = files_named(a.d, g.pasted);
+  for (const std::string* f : {&a.w.trace, &a.w.prompt_hist, &a.w.output_hist}) read.push_back(*f);
+  a.out.check({{a.per_request, "--per-request"}}, read);
   const auto profiles = io::Profiles::load(g.profiles_dir);
   DeploymentSource from = flags_source(a.d, g.pasted);
   from.prefix_before_prompt = true;  // --shared-prefix comes before each prompt (docs/simulation.md)

@@ -94,7 +94,7 @@ std::optional<std::string> axis(const std::map<std::string, std::string>& axes, 
 
 void run_sweep(const SweepArgs& a, Globals& g) {
   const Format fmt = parse_format_flag(a.format);
-  a.out.check();
+  a.out.check({}, files_named(a.d, g.pasted));
   const auto profiles = io::Profiles::load(g.profiles_dir);
   const i64 max_cells = parse_count(a.max_cells, "--max-cells");
   if (max_cells < 1) throw InputError("--max-cells", "must be >= 1");

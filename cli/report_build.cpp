@@ -102,17 +102,44 @@ void OutputFiles::add_options(CLI::App* c, bool json_and_junit) {
   }
 }
 
-void OutputFiles::check() const {
-  // two reports into one file: the second would overwrite the first
-  const std::vector<std::pair<const std::string*, const char*>> all = {{&html, "--html"}, {&markdown, "--markdown"}, {&json, "--json"}, {&junit, "--junit"}};
-  for (size_t i = 0; i < all.size(); ++i)
+namespace {
+
+// Whether two paths name one file: the same file where both exist (links, ./a and a), else the same normal path.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const std::filesystem::path pa(a), pb(b);
+  if (std::filesystem::exists(pa, ec) && std::filesystem::exists(pb, ec)) return std::filesystem::equivalent(pa, pb, ec);
+  return std::filesystem::weakly_canonical(pa, ec) == std::filesystem::weakly_canonical(pb, ec);
+}
+
+}  // namespace
+
+void OutputFiles::check(const std::vector<std::pair<std::string, std::string>>& extra, const std::vector<std::string>& inputs) const {
+  std::vector<std::pair<std::string, std::string>> all = {{html, "--html"}, {markdown, "--markdown"}, {json, "--json"}, {junit, "--junit"}};
+  all.insert(all.end(), extra.begin(), extra.end());
+  all.erase(std::remove_if(all.begin(), all.end(), [](const auto& o) { return o.first.empty(); }), all.end());
+  // two outputs into one file: the second would overwrite the first; an output onto an input destroys what was read
+  for (size_t i = 0; i < all.size(); ++i) {
     for (size_t j = i + 1; j < all.size(); ++j)
-      if (!all[i].first->empty() && std::filesystem::path(*all[i].first).lexically_normal() == std::filesystem::path(*all[j].first).lexically_normal())
-        throw InputError(all[j].second, "'" + *all[j].first + "' is also the " + all[i].second + " file", "give each report its own file");
-  if (!html.empty()) io::check_writable(html, "--html");
-  if (!markdown.empty()) io::check_writable(markdown, "--markdown");
-  if (!json.empty()) io::check_writable(json, "--json");
-  if (!junit.empty()) io::check_writable(junit, "--junit");
+      if (same_file(all[i].first, all[j].first))
+        throw InputError(all[j].second, "'" + all[j].first + "' is also the " + all[i].second + " file", "give each output its own file");
+    for (const auto& in : inputs)
+      if (!in.empty() && same_file(all[i].first, in))
+        throw InputError(all[i].second, "'" + all[i].first + "' is a file this command reads", "write the output to another file");
+  }
+  for (const auto& [path, flag] : all) io::check_writable(path, flag);
+}
+
+std::vector<std::string> files_named(const DeployArgs& a, const std::vector<std::string>& pasted) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& v) {
+    std::error_code ec;
+    if (!v.empty() && std::filesystem::is_regular_file(v, ec)) out.push_back(v);
+  };
+  for (const auto& [key, v] : a.flags.values()) add(v.text);
+  for (const auto& kv : a.set) add(kv.substr(kv.find('=') + 1));
+  for (const auto& w : pasted) add(w);
+  return out;
 }
 
 void write_outputs(const std::vector<std::pair<std::string, std::string>>& files) {

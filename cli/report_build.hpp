@@ -21,9 +21,15 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
 struct OutputFiles {
   std::string html, markdown, json, junit;
   void add_options(CLI::App* c, bool json_and_junit);
-  /// Checks every path before any work (missing folder: exit 2; not writable: exit 3).
-  void check() const;
+  /// Checks every path before any work (missing folder: exit 2; not writable: exit 3): no two outputs (these and
+  /// `extra`, (path, flag) pairs such as --per-request) share a file, and none is one of the command's `inputs`
+  /// (a trace, a deployment file, a model file: writing there would destroy what was read).
+  void check(const std::vector<std::pair<std::string, std::string>>& extra = {}, const std::vector<std::string>& inputs = {}) const;
 };
+
+/// The files a deployment's flags and pasted engine command name (a config.json, a GGUF, a calibration): every
+/// value or word that is an existing regular file, for OutputFiles::check's inputs.
+std::vector<std::string> files_named(const DeployArgs& a, const std::vector<std::string>& pasted);
 
 /// Writes (path, content) pairs atomically, skipping empty paths.
 void write_outputs(const std::vector<std::pair<std::string, std::string>>& files);

@@ -164,7 +164,7 @@ kvplan_cli_test(log_unknown_gpu EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DATA}/logs
 kvplan_cli_test(same_setting_two_spellings EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --tp 2 --tp-size 4
   STDERR "kvplan: error: --tp-size: '4' given, and --tp '2' for the same setting; give one of them")
 kvplan_cli_test(two_reports_one_file EXIT 2 STDOUT_EMPTY ARGS check ${CMAKE_SOURCE_DIR}/examples/llama8b-l4-llamacpp.yaml --json same.out --junit same.out
-  STDERR "kvplan: error: --junit: 'same.out' is also the --json file; give each report its own file")
+  STDERR "kvplan: error: --junit: 'same.out' is also the --json file; give each output its own file")
 kvplan_cli_test(kv_context_zero EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --context 0
   STDERR "kvplan: error: --context: must be >= 1 token")
 # vLLM on an Apple GPU or a CPU host: planned with its CUDA rules and a warning, which --strict fails
@@ -181,3 +181,10 @@ kvplan_cli_test(sweep_strict_foreign_kv EXIT 1 ARGS sweep llama-3.1-8b --kv-dtyp
 # a --set key that is no setting and that no command reads is a misspelt key, not a silent no-op
 kvplan_cli_test(set_unknown_key EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set max-modle-len=4096
   STDERR "kvplan: error: --set max-modle-len: 'max-modle-len' is not a setting key, and no engine command reads it as $max-modle-len; did you mean --set max-model-len=...? (kvplan plan --help names the keys)")
+# an output onto a file the command reads (the trace, a deployment file) or onto another output is refused before any work
+kvplan_cli_test(simulate_output_onto_trace EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --trace ${KVPLAN_DATA}/traces/burstgpt.csv --per-request ${KVPLAN_DATA}/traces/burstgpt.csv
+  STDERR "kvplan: error: --per-request: '${KVPLAN_DATA}/traces/burstgpt.csv' is a file this command reads; write the output to another file")
+kvplan_cli_test(simulate_two_outputs_one_file EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --requests 5 --per-request same.out --html same.out
+  STDERR "kvplan: error: --per-request: 'same.out' is also the --html file; give each output its own file")
+kvplan_cli_test(check_output_onto_deployment EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/pass.yaml --markdown ${KVPLAN_DATA}/deploy/pass.yaml
+  STDERR "kvplan: error: --markdown: '${KVPLAN_DATA}/deploy/pass.yaml' is a file this command reads; write the output to another file")
