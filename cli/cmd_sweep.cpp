@@ -78,7 +78,10 @@ std::map<std::string, std::string> take_axes(DeploymentSource& src) {
     const auto& [key, text, origin] = s;
     if (io::find_setting(key)->sweepable) {
       axes[key] = text;
+      // the first GPU and tensor-parallel size stay in the base, so that its errors surface as usual and the settings
+      // checked against them (-dcp divides the TP size) see a value that the sweep runs
       if (key == "gpu") rest.emplace_back(key, split_names(text, "--gpu").front(), origin);
+      if (key == "tensor_parallel_size") rest.emplace_back(key, std::to_string(expand_counts(text, "--tensor-parallel-size").front()), origin);
     } else {
       rest.push_back(s);
     }
@@ -105,10 +108,18 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   for (const auto& w : d.warnings) warn(w);
   auto strict = strict_failures(d, a.d.strict);
 
+  // the cells' tokens per request are the --context values: a prompt or output length would be read by nothing
+  for (const char* key : {"prompt_tokens", "output_tokens"})
+    if (const auto* v = d.bag.get(key))
+      throw InputError(v->origin.where, "a sweep's cells take their tokens per request from --context", "give --context (a list or range) instead");
   SweepAxes axes;
   axes.contexts = expand_counts(axis(ax, "context").value_or("1k,4k,16k,32k"), "--context", max_cells);
   axes.concurrencies = expand_counts(axis(ax, "concurrency").value_or("1,8,32,128"), "--concurrency", max_cells);
-  for (const auto& name : split_names(axis(ax, "gpu").value_or(d.spec.gpu.id), "--gpu")) {
+  const std::vector<std::string> gpu_names = split_names(axis(ax, "gpu").value_or(d.spec.gpu.id), "--gpu");
+  if (gpu_names.size() > 1 && d.bag.has("gpu_memory_bytes"))
+    throw InputError(d.bag.get("gpu_memory_bytes")->origin.where, "one memory total cannot describe " + std::to_string(gpu_names.size()) + " GPUs",
+                     "sweep one GPU with it, or leave it out to use each profile's");
+  for (const auto& name : gpu_names) {
     if (name == d.spec.gpu.id || name == d.bag.text("gpu")) {
       axes.gpus.push_back(d.spec.gpu);
       continue;

@@ -188,3 +188,13 @@ kvplan_cli_test(simulate_two_outputs_one_file EXIT 2 STDOUT_EMPTY ARGS simulate 
   STDERR "kvplan: error: --per-request: 'same.out' is also the --html file; give each output its own file")
 kvplan_cli_test(check_output_onto_deployment EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/pass.yaml --markdown ${KVPLAN_DATA}/deploy/pass.yaml
   STDERR "kvplan: error: --markdown: '${KVPLAN_DATA}/deploy/pass.yaml' is a file this command reads; write the output to another file")
+# sweep: -dcp is checked against the swept TP sizes (the first stays in the base); one memory total for several GPUs
+# and a prompt length the cells would not read are refused
+kvplan_cli_test(sweep_dcp_with_tp EXIT 0 ARGS sweep llama-3.1-8b --decode-context-parallel-size 2 --tensor-parallel-size 2 --context 4k --concurrency 1 --format csv
+  STDOUT_CONTAINS "h100-sxm,2,bf16,4096,1,")
+kvplan_cli_test(sweep_memory_for_two_gpus EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --gpu h100,l40s --gpu-memory-bytes 40000000000 --context 4k --concurrency 1
+  STDERR "kvplan: error: --gpu-memory-bytes: one memory total cannot describe 2 GPUs; sweep one GPU with it, or leave it out to use each profile's")
+kvplan_cli_test(sweep_prompt_tokens EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 4k --prompt-tokens 1000
+  STDERR "kvplan: error: --prompt-tokens: a sweep's cells take their tokens per request from --context; give --context (a list or range) instead")
+kvplan_cli_test(sweep_zero_concurrency EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 4k --concurrency 0
+  STDERR "kvplan: error: --concurrency: every value must be >= 1, got 0; start the list or range at 1 or more")

@@ -89,6 +89,8 @@ TEST_CASE("sweep grammar: lists and ranges", "[sweep]") {
   CHECK_THROWS_WITH(expand_counts("1,,2", "--context"), "--context: empty item in '1,,2'; separate values with single commas");
   CHECK_THROWS_WITH(expand_counts("1..10000000", "--concurrency"), "--concurrency: expands to more than 1000000 values; use a coarser range");
   CHECK_THROWS_WITH(expand_counts("abc", "--context"), "--context: 'abc' is not a count; use digits with an optional k or m suffix, e.g. 32k");
+  CHECK_THROWS_WITH(expand_counts("0", "--concurrency"), "--concurrency: every value must be >= 1, got 0; start the list or range at 1 or more");
+  CHECK_THROWS_WITH(expand_counts("4k,0..8+4", "--context"), "--context: every value must be >= 1, got 0; start the list or range at 1 or more");
   // 2^63 - 1 is the largest count; one more, or a suffix that takes it past, is refused by name
   CHECK(parse_count("9223372036854775807", "--context") == 9223372036854775807LL);
   CHECK_THROWS_WITH(parse_count("9223372036854775808", "--context"),

@@ -54,6 +54,9 @@ std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  // a context, a concurrency, a tensor-parallel size or a probe's batch of 0 describes no deployment
+  for (const i64 v : out)
+    if (v < 1) throw InputError(f, "every value must be >= 1, got " + std::to_string(v), "start the list or range at 1 or more");
   return out;
 }
 

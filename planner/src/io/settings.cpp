@@ -484,11 +484,11 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("cuda_graph_bytes", T::bytes, "budget", "CUDA graph pool").flags("--cuda-graph-bytes"));
   r.push_back(Row("overhead_bytes", T::bytes, "budget", "Anything else reserved per GPU").flags("--overhead-bytes"));
   // ---- workload ----
-  r.push_back(Row("context", T::count, "workload", "Tokens per request, prompt + output (default: prompt + output, else max-model-len); with one of --prompt-tokens / --output-tokens the other is what it leaves")
+  r.push_back(Row("context", T::count, "workload", "Tokens per request, prompt + output (default: prompt + output, else max-model-len; sweep: 1k,4k,16k,32k); with one of --prompt-tokens / --output-tokens the other is what it leaves")
       .flags("--context").sweep());
   r.push_back(Row("prompt_tokens", T::count, "workload", "Prompt tokens per request").flags("--prompt-tokens"));
   r.push_back(Row("output_tokens", T::count, "workload", "Generated tokens per request").flags("--output-tokens"));
-  r.push_back(Row("concurrency", T::count, "workload", "Concurrent requests (whole deployment; default 1)").flags("--concurrency").sweep());
+  r.push_back(Row("concurrency", T::count, "workload", "Concurrent requests (whole deployment; default 1; sweep: 1,8,32,128)").flags("--concurrency").sweep());
   r.push_back(Row("shared_prefix", T::count, "workload", "Tokens of a prompt prefix (system prompt) every request shares, held once")
       .flags("--shared-prefix"));
   // ---- performance model ----
