@@ -413,6 +413,9 @@ TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-d
   // llama.cpp caches f16 unless -ctk / -ctv say otherwise
   const json l = plan({"plan", "gemma-2-9b", "--engine", "llama.cpp", "--gpu", "l40s", "-c", "8192", "--format", "json"});
   CHECK(l["inputs"]["k_cache_type"] == "f16");
+  // and runs the GGUF convert_hf_to_gguf.py writes by default: F16 for a float32 checkpoint, 2 B a parameter
+  CHECK(l["inputs"]["model_dtype"] == "f16");
+  CHECK(weights(l) == params * 2);
   // vLLM <= 0.9 (_get_and_verify_dtype): float32 -> fp16 "following common practice", gemma2 -> bf16
   const json old_mamba = plan({"plan", "mamba-2.8b", "--engine", "vllm@0.8.3", "--gpu", "l40s", "--max-model-len", "2k", "--context", "1k", "--format", "json"});
   CHECK(old_mamba["inputs"]["model_dtype"] == "f16");

@@ -31,6 +31,11 @@ ElemFormat resolve_dtype(const DeploymentSpec& d) {
       return no_fp16 ? ElemFormat::f32 : ElemFormat::f16;
     case EngineKind::sglang:
       return gemma ? ElemFormat::bf16 : ElemFormat::f16;
+    case EngineKind::llamacpp:
+      // llama.cpp runs the GGUF convert_hf_to_gguf.py writes: its default --outtype (f16, later auto) makes a float32
+      // checkpoint F16 (the auto heuristic finds no bf16 / f16 tensor and falls back to MOSTLY_F16:
+      // ggml-org/llama.cpp conversion/base.py)
+      return ElemFormat::f16;
     default:
       return stored;
   }
