@@ -106,6 +106,7 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   traffic("concurrency", doc.concurrency);
   traffic("shared_prefix", doc.shared_prefix);
   add_set_values(set, src);
+  src.set_variables.clear();  // a --set variable is for every deployment: one that no deployment reads fails in run_check
   if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
   Deployment d = resolve_source(src, profiles);
   if (doc.gpus && d.spec.engine.kind == EngineKind::llamacpp && !d.bag.has("gpu_count")) {
@@ -542,6 +543,19 @@ void run_check(const CheckArgs& a, Globals& g) {
     docs.push_back(std::move(d));
   }
   if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
+  // a --set KEY that is no setting is a variable for the deployments' commands; one that none of them reads is a
+  // misspelt key, which would otherwise pass the gate on the configuration without it
+  for (const std::string& kv : a.set) {
+    const std::string key = kv.substr(0, kv.find('='));
+    if (key.size() == kv.size() || key.empty() || io::find_setting(key)) continue;
+    const bool read = std::any_of(docs.begin(), docs.end(), [&](const io::DeploymentDoc& doc) {
+      std::vector<std::string> words = doc.command;
+      for (const auto& e : doc.env) words.push_back(e.second);
+      for (const auto& st : doc.settings) words.push_back(st.value);
+      return reads_variable(words, key);
+    });
+    if (!read) unread_set_key(key);
+  }
   std::vector<std::pair<std::string, io::EngineLog>> logs;
   for (const auto& f : a.logs) logs.emplace_back(f, read_log_file(f));
   std::vector<Evaluated> evs;
@@ -600,10 +614,12 @@ void register_check(CLI::App& app, Globals& g) {
   c->add_option("FILE", a->files,
                 "Deployment files (.yaml, .yml or .json), Kubernetes manifests (Deployment, StatefulSet, LeaderWorkerSet, KServe, KubeAI), "
                 "vLLM production-stack Helm values or docker compose files; or an engine command after --");
-  c->add_option("--set", a->set, "KEY=VALUE for every deployment: a setting (max-model-len=8192) or a variable the commands use (MAX_SEQ_LEN=8192)");
+  c->add_option("--set", a->set, "KEY=VALUE for every deployment: a setting (max-model-len=8192) or a variable the commands use (MAX_SEQ_LEN=8192); repeatable")
+      ->allow_extra_args(false);  // one value each: the FILEs after it stay positional
   a->out.add_options(c, true);
   c->add_flag("--strict", a->strict, "Warnings (model_type fallback, model not in the local cache, unexpanded variables) fail the check");
-  c->add_option("--log", a->logs, "An engine startup log: a requirement that the engine rules reproduce what it printed, for each deployment of its engine");
+  c->add_option("--log", a->logs, "An engine startup log: a requirement that the engine rules reproduce what it printed, for each deployment of its engine; repeatable")
+      ->allow_extra_args(false);
   c->add_option("--format", a->format, "stdout: table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_check(*a, g); });
 }

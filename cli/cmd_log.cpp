@@ -95,7 +95,7 @@ void register_log(CLI::App& app, Globals& g) {
   c->add_option("--model", a->model, "Model when the log does not name one kvplan can load (built-in id, config.json, GGUF, HF id)");
   c->add_option("--gpu", a->gpu, "GPU profile when the log does not print the GPU's total memory");
   c->add_option("--engine-version", a->engine_version, "Engine version when the log does not print it");
-  c->add_option("--set", a->set, "KEY=VALUE: a setting the log does not show (max-model-len=8192); repeatable");
+  c->add_option("--set", a->set, "KEY=VALUE: a setting the log does not show (max-model-len=8192); repeatable")->allow_extra_args(false);
   c->add_option("--save-overheads", a->save_overheads, "Write the measured overhead terms to FILE (JSON) for plan --overheads FILE or check --set overheads=FILE");
   c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
   c->callback([a, &g] { run_log(*a, g); });

@@ -136,7 +136,8 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
   }
   c->add_option("--set", a.set,
                 "KEY=VALUE: a setting by its key (max-model-len=8192; kvplan plan --help names them) or the value of a variable the "
-                "pasted command leaves unexpanded (MAX_SEQ_LEN=8192); repeatable");
+                "pasted command leaves unexpanded (MAX_SEQ_LEN=8192); repeatable")
+      ->allow_extra_args(false);  // one KEY=VALUE each: a MODEL or FILE after it stays positional
   c->add_flag("--strict", a.strict, "Warnings (flags the engine version lacks or that kvplan does not model, fallbacks) fail: exit 1");
 }
 
@@ -195,6 +196,20 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) 
       src.set_variables.push_back(key);
     }
   }
+}
+
+void unread_set_key(const std::string& key) {
+  std::vector<std::string> known;
+  for (const auto& sd : io::settings_table()) {
+    std::string k = sd.key;
+    std::replace(k.begin(), k.end(), '_', '-');
+    known.push_back(k);
+  }
+  std::string dashed = key;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  const auto near = closest(dashed, known);
+  throw InputError("--set " + key, "'" + key + "' is not a setting key, and no engine command reads it as $" + key,
+                   near ? "did you mean --set " + *near + "=...? (kvplan plan --help names the keys)" : "use a key kvplan plan --help names");
 }
 
 bool reads_variable(const std::vector<std::string>& words, const std::string& key) {
@@ -296,18 +311,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     std::vector<std::string> words = src.command;
     for (const auto& kv : src.env) words.push_back(kv.second);
     for (const auto& st : src.settings) words.push_back(std::get<1>(st));
-    if (reads_variable(words, key)) continue;
-    std::vector<std::string> known;
-    for (const auto& sd : io::settings_table()) {
-      std::string k = sd.key;
-      std::replace(k.begin(), k.end(), '_', '-');
-      known.push_back(k);
-    }
-    std::string dashed = key;
-    std::replace(dashed.begin(), dashed.end(), '_', '-');
-    const auto near = closest(dashed, known);
-    throw InputError("--set " + key, "'" + key + "' is not a setting key, and no engine command reads it as $" + key,
-                     near ? "did you mean --set " + *near + "=...? (kvplan plan --help names the keys)" : "use a key kvplan plan --help names");
+    if (!reads_variable(words, key)) unread_set_key(key);
   }
   for (const auto& [key, value, origin] : src.settings) {
     if (key == "engine" && !src.command.empty()) continue;  // the command's engine (a mismatch was an error above)

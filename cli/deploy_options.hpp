@@ -88,6 +88,9 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
 /// --set KEY=VALUE: a settings key becomes a setting (applied after the command), anything else a variable.
 void add_set_values(const std::vector<std::string>& set, DeploymentSource& src);
 
+/// Throws the InputError for a --set KEY that is no setting and that nothing reads as $KEY (naming the nearest key).
+[[noreturn]] void unread_set_key(const std::string& key);
+
 /// Whether a word reads the variable: $KEY, ${KEY}, ${KEY:-default}, $(KEY), %KEY%, ... (the forms io::expand_variables expands).
 bool reads_variable(const std::vector<std::string>& words, const std::string& key);
 

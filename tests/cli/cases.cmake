@@ -198,3 +198,7 @@ kvplan_cli_test(sweep_prompt_tokens EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b 
   STDERR "kvplan: error: --prompt-tokens: a sweep's cells take their tokens per request from --context; give --context (a list or range) instead")
 kvplan_cli_test(sweep_zero_concurrency EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 4k --concurrency 0
   STDERR "kvplan: error: --concurrency: every value must be >= 1, got 0; start the list or range at 1 or more")
+# --set takes one KEY=VALUE per use: the FILE after it is checked, not swallowed; a --set variable no deployment reads fails
+kvplan_cli_test(check_set_before_file EXIT 0 ARGS check --set max-model-len=8192 ${KVPLAN_DATA}/deploy/pass.yaml STDOUT_CONTAINS "PASS")
+kvplan_cli_test(check_set_unread_variable EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/pass.yaml --set MAX_LEN=8192
+  STDERR "kvplan: error: --set MAX_LEN: 'MAX_LEN' is not a setting key, and no engine command reads it as $MAX_LEN; use a key kvplan plan --help names")
