@@ -375,13 +375,17 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     auto sim_req = [&](const std::string& name, bool pass, const std::string& actual, const std::string& required) {
       Requirement q{name + " (simulated)"};
       const bool none = so.ran && so.r.completed == 0;  // nothing to measure: every request failed
-      q.pass = so.ran && !none && pass;
+      // a request the server refused or cut short (HTTP 400, a pool that cannot hold it) is traffic the deployment
+      // does not serve: the figure over the others does not pass the gate
+      const bool some_failed = so.ran && !none && so.r.failed > 0;
+      q.pass = so.ran && !none && !some_failed && pass;
       q.actual = !so.ran ? "not simulated: the deployment does not start"
                  : none  ? "no request completed"
+                 : some_failed ? actual + "; " + std::to_string(so.r.failed) + " of " + std::to_string(so.r.requests) + " requests failed"
                          : actual;
       q.required = required;
       q.detail = so.workload + (so.failures.empty() ? "" : "; failed: " + so.failures);
-      if (none)
+      if (none || (some_failed && pass))
         q.suggestion = so.fix;
       else if (so.ran && !q.pass)
         q.suggestion = so.closed ? "fewer concurrent requests, or more replicas (kvplan simulate shows the queues over time)"
@@ -392,8 +396,13 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     if (doc.max_p99_ttft_ms)
       sim_req("max p99 TTFT", sr.ttft_s.count > 0 && sr.ttft_s.p99 * 1e3 <= *doc.max_p99_ttft_ms, ms(sr.ttft_s.p99),
               "<= " + ms(*doc.max_p99_ttft_ms / 1e3));
-    if (doc.max_p99_tpot_ms)
-      sim_req("max p99 TPOT", sr.tpot_s.count == 0 || sr.tpot_s.p99 * 1e3 <= *doc.max_p99_tpot_ms, ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3));
+    if (doc.max_p99_tpot_ms) {
+      // TPOT excludes each request's first token: with one output token each there is none to judge
+      const bool no_tpot = sr.tpot_s.count == 0;
+      sim_req("max p99 TPOT", !no_tpot && sr.tpot_s.p99 * 1e3 <= *doc.max_p99_tpot_ms,
+              no_tpot ? "n/a: no request has 2 or more output tokens" : ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3));
+      if (no_tpot && sr.completed > 0) ev.reqs.back().suggestion = "traffic with output_tokens >= 2 (TPOT leaves out the first token)";
+    }
     if (doc.min_goodput) {
       char a[64], b[64];
       std::snprintf(a, sizeof a, "%.3f req/s", so.goodput);

@@ -202,3 +202,8 @@ kvplan_cli_test(sweep_zero_concurrency EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-
 kvplan_cli_test(check_set_before_file EXIT 0 ARGS check --set max-model-len=8192 ${KVPLAN_DATA}/deploy/pass.yaml STDOUT_CONTAINS "PASS")
 kvplan_cli_test(check_set_unread_variable EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/pass.yaml --set MAX_LEN=8192
   STDERR "kvplan: error: --set MAX_LEN: 'MAX_LEN' is not a setting key, and no engine command reads it as $MAX_LEN; use a key kvplan plan --help names")
+# a TPOT requirement with no request of 2+ output tokens, and an SLO over traffic the server partly refuses, fail
+kvplan_cli_test(check_tpot_without_tokens EXIT 1 ARGS check ${KVPLAN_DATA}/deploy/tpot-one-token.yaml --format csv
+  STDOUT_CONTAINS "max p99 TPOT (simulated),FAIL,n/a: no request has 2 or more output tokens")
+kvplan_cli_test(check_refused_requests_fail EXIT 1 ARGS check ${KVPLAN_DATA}/deploy/over-context.yaml --format csv
+  STDOUT_CONTAINS "; 1 of 3 requests failed,<= 10000.00 ms")
