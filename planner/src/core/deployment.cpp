@@ -281,9 +281,12 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
     r.prompt = r.tokens;
     r.tokens_source = p.spec().engine.kind == EngineKind::llamacpp ? "per-slot context" : "max_model_len";
   }
-  if (r.tokens < 1)  // name what was given: --output-tokens 0 alone is not a --context error
-    throw InputError(w.context ? "context" : w.prompt ? "prompt_tokens" : "output_tokens",
-                     w.context ? "must be >= 1 token" : "prompt + output tokens must be >= 1 token");
+  // name what was given: a request has a prompt (--prompt-tokens 0 is refused whatever the output), and
+  // --output-tokens 0 alone leaves nothing
+  if (w.prompt && *w.prompt < 1) throw InputError("prompt_tokens", "must be >= 1 (a request has a prompt)");
+  if (r.tokens < 1)
+    throw InputError(w.context ? "context" : "output_tokens", w.context ? "must be >= 1 token" : "must be >= 1 when no prompt is given",
+                     w.context ? "" : "give --prompt-tokens too, or a positive --output-tokens");
   r.concurrency = w.concurrency;
   if (r.concurrency < 1) throw InputError("concurrency", "must be >= 1");
   r.shared_prefix = w.shared_prefix;
