@@ -1025,3 +1025,25 @@ TEST_CASE("a pasted command is planned at the release --engine NAME@VER or its i
   // without a release named, the newest rules
   CHECK(inputs({"--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"})["memory_fraction"] == 0.92);
 }
+
+TEST_CASE("llama-server -hf ORG/REPO-GGUF:QUANT is planned as the profile at that quant", "[front-doors]") {
+  // the tag names the GGUF's quant and the -GGUF repository names the model: the same weights as the built-in
+  // profile with --weight-format Q4_K_M, not the profile's bf16 (2 B a parameter)
+  auto weights = [](const std::vector<std::string>& args) {
+    const Run r = kvplan(args);
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    return budget_term(json::parse(r.out)["results"], "weights");
+  };
+  const long long tagged = weights({"plan", "--gpu", "rtx-4090", "--format", "json", "--", "llama-server", "-hf",
+                                    "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M", "-c", "8192"});
+  const long long given = weights({"plan", "llama-3.1-8b", "--engine", "llama.cpp", "--gpu", "rtx-4090", "-c", "8192",
+                                   "--weight-format", "Q4_K_M", "--format", "json"});
+  const long long plain = weights({"plan", "llama-3.1-8b", "--engine", "llama.cpp", "--gpu", "rtx-4090", "-c", "8192", "--format", "json"});
+  CHECK(tagged == given);
+  CHECK(tagged < plain / 3);  // Q4_K_M is about 4.9 bits a weight against bf16's 16
+  // a repository kvplan has no profile for: the fix names the GGUF download, not a config.json
+  const Run unknown = kvplan({"plan", "--gpu", "rtx-4090", "--", "llama-server", "-hf", "someone/Unknown-Model-GGUF:Q4_K_M"});
+  CHECK(unknown.exit == 2);
+  CHECK(unknown.err.find("--include '*Q4_K_M*.gguf'") != std::string::npos);
+}

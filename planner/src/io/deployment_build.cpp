@@ -113,6 +113,18 @@ void apply_model_options(const SettingsBag& bag, ModelSpec& m, ModelInfo& info) 
       return 0;
     });
     info.weight_override = *w;
+  } else if (const auto name = bag.text("model"); name && m.quant.gguf_recipe.empty() && name->find('/') != std::string::npos &&
+                                                    name->find(':', name->find('/')) != std::string::npos) {
+    // llama-server -hf ORG/REPO-GGUF:Q4_K_M planned from a profile (the GGUF is not here to read): its tag is the
+    // weight format when it names one
+    const std::string tag = name->substr(name->find(':', name->find('/')) + 1);
+    try {
+      apply_weight_format(m, tag, "model");
+      info.weight_override = tag;
+      m.warnings.push_back("model '" + *name + "': the weights priced as " + tag + " (its tag), the geometry from the profile");
+    } catch (const InputError&) {
+      // a tag that is no weight format (a branch, a variant name): the profile's weights stand
+    }
   }
 }
 

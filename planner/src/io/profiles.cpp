@@ -397,8 +397,12 @@ std::optional<std::string> Profiles::model_for_hf_id(const std::string& repo_id)
 namespace {
 
 // "meta-llama/Meta-Llama-3.1-8B-Instruct" -> "llama-3.1-8b": the name a built-in profile would have.
+// llama-server's -hf ORG/REPO:QUANT names a GGUF repository and the quant of its files: the tag and the repository's
+// -GGUF suffix are not part of the model's name
 std::string profile_name_of(const std::string& repo_id) {
   std::string n = ascii_lower(repo_id.substr(repo_id.find('/') + 1));
+  if (const auto colon = n.find(':'); colon != std::string::npos) n.erase(colon);
+  if (n.ends_with("-gguf")) n.erase(n.size() - 5);
   for (const char* prefix : {"meta-"}) if (n.rfind(prefix, 0) == 0) n.erase(0, std::string(prefix).size());
   for (const char* suffix : {"-instruct", "-hf", "-chat", "-base"})
     if (n.size() > std::string(suffix).size() && n.ends_with(suffix)) n.erase(n.size() - std::string(suffix).size());
@@ -495,7 +499,7 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
   if (!exists && looks_like_repo_id(arg)) {
     // a Hugging Face id: the local cache only, never the network
     std::string looked;
-    const std::string cached = find_in_hf_cache(arg, &looked);
+    const std::string cached = find_in_hf_cache(arg.substr(0, arg.find(':')), &looked);  // -hf ORG/REPO:QUANT: the repository
     if (!cached.empty()) {
       if (origin) *origin = cached;
       return from_file(cached);
@@ -516,6 +520,10 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
                            "); using the built-in profile '" + guess + "'");
       return m;
     }
+    if (const auto colon = arg.find(':'); colon != std::string::npos)  // -hf ORG/REPO:QUANT: a GGUF repository has no config.json
+      throw InputError("", "model '" + arg + "' not found in the local Hugging Face cache (looked in " + looked + ")",
+                       "download its GGUF (huggingface-cli download " + arg.substr(0, colon) + " --include '*" + arg.substr(colon + 1) +
+                           "*.gguf') and give the .gguf path, or a built-in id with --weight-format " + arg.substr(colon + 1));
     throw InputError("", "model '" + arg + "' not found in the local Hugging Face cache (looked in " + looked + ")",
                      "download it (huggingface-cli download " + arg + " config.json, with hf_quant_config.json for an NVIDIA ModelOpt export), or give a config.json path or a built-in id");
   }
