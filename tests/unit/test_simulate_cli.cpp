@@ -384,6 +384,11 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
        ":1: not a JSON object: invalid JSON (number overflow parsing '1e400')"},
       // past 10^9 s the clock's milliseconds are gone
       {"b-far.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,3\n1e300,4,2\n", ":3: arrival_s: more than 10^9 s"},
+      // two columns for one length: which one is read would be the alias order's choice
+      {"b-twice.csv", "arrival_s,prompt_tokens,output_tokens,prompt_tokens\n0,100,10,200\n",
+       ":1: prompt_tokens: the header has 2 columns for the prompt length ('prompt_tokens' and 'prompt_tokens')"},
+      {"b-alias.csv", "TIMESTAMP,ContextTokens,GeneratedTokens,input_tokens\n0,100,10,200\n",
+       ":1: input_tokens: the header has 2 columns for the prompt length ('ContextTokens' and 'input_tokens')"},
   };
   const std::string per = (temp_dir() / "per.csv").string();
   for (const auto& b : bad) {

@@ -264,6 +264,27 @@ void TraceSource::open_csv(const std::string& header) {
         }
     return -1;
   };
+  // two columns for one role (prompt_tokens twice, or ContextTokens beside prompt_tokens) would leave the one read
+  // to the alias order: ambiguous
+  auto single = [&](const std::vector<std::string>& names, const char* role) {
+    std::vector<std::string> seen;
+    for (const auto& cell : h)
+      if (std::find(names.begin(), names.end(), norm(cell)) != names.end()) seen.push_back(trim(cell));
+    if (seen.size() > 1)
+      fail(seen[1], std::string("the header has ") + std::to_string(seen.size()) + " columns for the " + role + " ('" + seen[0] + "' and '" +
+                        seen[1] + "')",
+           "keep one of them");
+  };
+  single(kPrompt, "prompt length");
+  single(kOutput, "output length");
+  {
+    std::vector<std::string> arrival = kArrivalMs;
+    arrival.insert(arrival.end(), kArrivalS.begin(), kArrivalS.end());
+    single(arrival, "arrival time");
+  }
+  single({"prefix_group"}, "prefix group");
+  single({"prefix_tokens"}, "prefix length");
+  single(kSession, "session");
   std::string unused;
   ci_prompt_ = find(kPrompt, &prompt_col_);
   ci_output_ = find(kOutput, &output_col_);
