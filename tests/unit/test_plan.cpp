@@ -230,3 +230,16 @@ TEST_CASE("a context with one of prompt and output tokens leaves the other for i
   CHECK_THROWS_AS(resolve(8192, 9000, std::nullopt), kvplan::InputError);  // a prompt past the context
   CHECK_THROWS_AS(resolve(8192, std::nullopt, 8192), kvplan::InputError);  // no prompt left
 }
+
+TEST_CASE("a cell whose weights pass the GPU's memory reports the whole shortfall, not the KV alone", "[plan]") {
+  // Llama-3.1-70B bf16 on one H100: about 141 GB of weights on 85 GB, so the shortfall is at least the weights'
+  // excess over the whole GPU plus the cell's KV (the headroom once read -kv_bytes: the pool was empty either way)
+  const Planner p(kvtest::spec("llama-3.1-70b", "h100-sxm", kvtest::engine(EngineKind::vllm)));
+  REQUIRE_FALSE(p.engine().startup_ok);
+  const Cell c = p.cell(32768, 1);
+  const i64 weights = p.budget_bytes("weights");
+  const i64 gpu = p.spec().gpu.memory_bytes;
+  REQUIRE(weights > gpu);
+  CHECK(c.headroom_bytes <= -(c.kv_bytes + (weights - gpu)));
+  CHECK_FALSE(c.fits);
+}

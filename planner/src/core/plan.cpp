@@ -304,6 +304,7 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
       avail_basis = "--kv-cache-memory-bytes";
     }
     if (available <= 0) trial.startup_limit_ = "weights";
+    trial.kv_deficit_ = std::min<i64>(available, 0);
     trial.budget_.push_back({"kv_cache_available", std::max<i64>(available, 0), avail_basis, true, e.kv_cache_memory_bytes.has_value()});
     trial.report_.available_kv_bytes = std::max<i64>(available, 0);
     trial.report_.kind = e.kind;
@@ -1344,7 +1345,9 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   const bool llama = spec_.engine.kind == EngineKind::llamacpp;
   c.kv_bytes = llama ? crit_kv_ : mul(c.units_needed, unit_bytes_, "KV bytes");
   c.total_bytes = add(fixed_, c.kv_bytes, "GPU bytes");
-  c.headroom_bytes = llama ? total_ - c.total_bytes : mul(pool_units_ - c.units_needed, unit_bytes_, "headroom");
+  // the serving engines: the pool left after this cell's units; when the weights (and the rest) already pass the
+  // memory, the shortfall counts that deficit too, not the KV alone
+  c.headroom_bytes = llama ? total_ - c.total_bytes : add(mul(pool_units_ - c.units_needed, unit_bytes_, "headroom"), kv_deficit_, "headroom");
   if (!startup_limit_.empty()) c.limiting = startup_limit_;
   else if (tokens > max_len_) c.limiting = llama ? "ctx_size" : "max_model_len";
   else if (per_replica > max_seqs_ || c.units_needed > pool_units_) {

@@ -220,6 +220,7 @@ class Planner {
   i64 unit_tokens_ = 1;  // tokens per unit (block size / page size / 1)
   bool slots_ = false;   // llama.cpp: one unit per request up to n_ctx_seq tokens
   std::string startup_limit_;  // a limit that stops any request (weights, headroom)
+  i64 kv_deficit_ = 0;  // the serving engines' KV budget below zero (the weights and the rest past the memory), <= 0
 };
 
 /// Activation peak of a profiling forward pass over `tokens` tokens on one rank:
