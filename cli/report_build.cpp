@@ -30,15 +30,40 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   ReportSection s;
   s.title = title;
   const PlanSpec& spec = p.spec();
-  const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
+  // a sweep's section (its grid given) speaks of the grid: its longest context and the largest concurrency that fits
+  // there stand for the summary, the throughput curve and the decode terms, not the base deployment's own workload
+  const bool grid = !contexts.empty() && !concurrencies.empty();
+  const i64 tokens = grid ? *std::max_element(contexts.begin(), contexts.end()) : d.tokens;
+  const i64 prefix = std::min(d.shared_prefix, tokens);
+  i64 concurrency = d.concurrency;
+  if (grid) {
+    concurrency = 1;
+    for (i64 n : concurrencies)
+      if (p.cell(tokens, n, prefix).fits) concurrency = std::max(concurrency, n);
+  }
+  const i64 prompt = grid ? tokens : d.prompt, output = grid ? 0 : d.output;
+  auto span = [](const std::vector<i64>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return v.size() == 1 ? std::to_string(*lo) : std::to_string(*lo) + ".." + std::to_string(*hi) + " (" + std::to_string(v.size()) + " values)";
+  };
+  const Cell c = p.cell(tokens, concurrency, prefix);
+  std::string workload = std::to_string(concurrency) + " requests x " + std::to_string(tokens) + " tokens";
+  std::string fits = c.fits ? "yes" : "no (limited by " + c.limiting + ")";
+  if (grid) {
+    i64 fit_cells = 0;
+    for (i64 ctx : contexts)
+      for (i64 n : concurrencies) fit_cells += p.cell(ctx, n, std::min(d.shared_prefix, ctx)).fits;
+    workload = "grid: context " + span(contexts) + " tokens x concurrency " + span(concurrencies);
+    fits = std::to_string(fit_cells) + " of " + std::to_string(contexts.size() * concurrencies.size()) + " cells";
+  }
   s.summary = {{"model", d.spec.model.id + " (" + d.spec.model.model_type + ")"},
                {"GPUs", std::to_string(deployment_gpus(spec)) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
                             ", PP " + std::to_string(spec.parallel.pp) + ", DP " + std::to_string(spec.parallel.dp) + ")"},
                {"engine", std::string(engine_name(spec.engine.kind)) + " — " + p.engine().rules_version},
                {"KV cache", std::string(format_info(spec.kv.k_format).name) + " / " + std::string(format_info(spec.kv.v_format).name)},
-               {"workload", std::to_string(d.concurrency) + " requests x " + std::to_string(d.tokens) + " tokens"},
-               {"fits", c.fits ? "yes" : "no (limited by " + c.limiting + ")"},
-               {"max concurrency at " + std::to_string(d.tokens) + " tokens", std::to_string(p.max_concurrency(d.tokens, d.shared_prefix))}};
+               {"workload", workload},
+               {"fits", fits},
+               {"max concurrency at " + std::to_string(tokens) + " tokens", std::to_string(p.max_concurrency(tokens, prefix))}};
   // grid: contexts from 1k (or less) to the longest request, concurrency from 1 past the largest that fits
   const i64 max_len = std::max<i64>(p.max_len(), 1);
   s.contexts = contexts.empty() ? geometric(std::min<i64>(1024, max_len), max_len, 10) : contexts;
@@ -75,11 +100,12 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
     if (t.name != "gpu_total") s.budget.emplace_back(t.name, t.bytes);
   s.gpu_total_bytes = p.total_bytes();
   for (i64 n : s.concurrencies) {
-    if (!p.cell(d.tokens, n, d.shared_prefix).fits && n > 1) break;
-    s.throughput.emplace_back(n, estimate_perf(p, d.prompt, d.output, n, d.perf).decode_tokens_per_s_per_gpu);
+    if (!p.cell(tokens, n, prefix).fits && n > 1) break;
+    s.throughput.emplace_back(n, estimate_perf(p, prompt, output, n, d.perf).decode_tokens_per_s_per_gpu);
   }
+  if (grid) s.assumptions.push_back("summary, throughput and decode terms at the grid's longest context, " + std::to_string(tokens) + " tokens");
   for (const auto& t : p.budget()) s.assumptions.push_back(t.name + ": " + t.basis);
-  const PerfResult pr = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
+  const PerfResult pr = estimate_perf(p, prompt, output, concurrency, d.perf);
   // the linear layers' time as core/perf.cpp joins it: vLLM and SGLang overlap the weight read with the GEMM (a p-norm),
   // the other engines take the larger
   const bool pnorm = d.spec.engine.kind == EngineKind::vllm || d.spec.engine.kind == EngineKind::sglang;

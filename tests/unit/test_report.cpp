@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "cli_run.hpp"
@@ -313,4 +314,18 @@ TEST_CASE("the report's heatmap keeps a shortfall's size past the whole pool", "
     if (pct > 100) ++below;
   }
   CHECK(below > 0);
+}
+
+TEST_CASE("a sweep's report speaks of its grid, not of the base deployment's max-model-len", "[report]") {
+  // llama-3.1-8b on an H100 under vLLM at 4k: 4,096 x 128 KiB = 512 MiB a request, so the summary's max concurrency is
+  // that of the swept 4k (over a hundred), not of the 131,072-token max-model-len the base plans (a few)
+  const std::string md = kvtest::write_temp("sweep-report", "grid.md", "");
+  const auto r = kvtest::kvplan({"sweep", "llama-3.1-8b", "--context", "1k,4k", "--concurrency", "1,8", "--markdown", md});
+  REQUIRE(r.exit == 0);
+  std::ifstream in(md);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("| workload | grid: context 1024..4096 (2 values) tokens x concurrency 1..8 (2 values) |") != std::string::npos);
+  CHECK(text.find("| fits | 4 of 4 cells |") != std::string::npos);
+  CHECK(text.find("max concurrency at 4096 tokens") != std::string::npos);
+  CHECK(text.find("131072") == std::string::npos);
 }
