@@ -572,6 +572,9 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
     src.settings.emplace_back("gpu_memory_bytes", std::to_string(static_cast<long long>(total->value)),
                               io::Origin{io::Origin::Kind::command, "log line " + std::to_string(total->line), "total_gpu_memory"});
     if (!has_setting("gpu")) notes.push_back("GPU not named by the log: its printed total is planned on the default profile's bandwidth");
+  } else if (!has_setting("gpu") && !has_setting("gpu_memory_bytes")) {
+    // no total printed and none given: the plan's memory is the default profile's, which the log may not be from
+    notes.push_back("GPU neither named nor its total printed by the log: planned on the default profile (h100-sxm); give --gpu for the GPU the log ran on");
   }
   const bool model_known = has_setting("model") || !src.command.empty();
   if (!model_known) {

@@ -276,3 +276,11 @@ TEST_CASE("kvplan log keeps stdout for data: the model fallback is a warning on 
   else unsetenv("HF_HUB_CACHE");
   CHECK(warned);
 }
+
+TEST_CASE("kvplan log says when it plans on the default GPU", "[log]") {
+  // a TensorRT-LLM log from an A100 that prints no GPU total, without --gpu: the plan's memory is h100-sxm's, said
+  const kvtest::Run r = kvtest::kvplan({"log", kLogs + "cases/trtllm-a100-bytes-to-tokens.log", "--model", "llama-2-7b"});
+  CHECK(r.out.find("planned on the default profile (h100-sxm); give --gpu") != std::string::npos);
+  const kvtest::Run given = kvtest::kvplan({"log", kLogs + "cases/trtllm-a100-bytes-to-tokens.log", "--model", "llama-2-7b", "--gpu", "a100-sxm-80gb"});
+  CHECK(given.out.find("planned on the default profile") == std::string::npos);
+}
