@@ -31,8 +31,19 @@ void run_models(const ModelsArgs& a, Globals& g) {
     KvOptions o;
     o.k_format = o.v_format = o.state_format = m.dtype;
     o.context = 1;
-    const KvResult kv = compute_kv(m, o);
-    const ParamCount pc = count_params(m);
+    // a profile whose sizes overflow 64-bit bytes (a user's file with 10^5 layers of width 2^24) is named with its file,
+    // not as a context or concurrency to reduce
+    const auto sized = [&]() -> std::pair<KvResult, ParamCount> {
+      try {
+        return {compute_kv(m, o), count_params(m)};
+      } catch (const InputError& e) {
+        if (e.where() != "arithmetic") throw;
+        throw InputError(p.origin == "built-in" ? "profiles/models/" + id + ".json" : p.origin, "its sizes overflow: " + e.problem(),
+                         "check num_hidden_layers, hidden_size, intermediate_size and vocab_size");
+      }
+    }();
+    const KvResult& kv = sized.first;
+    const ParamCount& pc = sized.second;
     if (csv)
       t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), std::to_string(kv.kv_bytes_per_token), std::to_string(m.max_context),
                         std::to_string(pc.total), p.origin});
