@@ -49,7 +49,10 @@ void run_models(const ModelsArgs& a, Globals& g) {
                         std::to_string(pc.total), p.origin});
     else
       t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), grouped(kv.kv_bytes_per_token),
-                        m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total), p.origin});
+                        m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total),
+                        // the terminal table names a user profile by its folder flag (the path is in csv and json), so
+                        // that a long path does not squeeze the ids users copy into broken pieces
+                        p.origin == "built-in" ? p.origin : "--profiles"});
     rows.push_back({{"id", id}, {"model_type", m.model_type}, {"num_layers", decoder_layers(m.layers)},
                     {"dtype", format_info(m.dtype).name}, {"kv_bytes_per_token", kv.kv_bytes_per_token},
                     {"max_context_tokens", m.max_context}, {"params_total", pc.total}, {"params_active", pc.active},

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   app.fallthrough();  // --profiles and --verbose also after the subcommand
   bool verbose = false;
-  app.add_flag("--verbose", verbose, "Terminal tables also show derivations and bases (tables fit $COLUMNS, default 100, otherwise)");
+  app.add_flag("--verbose", verbose, "Terminal tables also show derivations and bases (tables fit $COLUMNS, else the terminal's width, else 100, otherwise)");
   // only the named subcommand's deployment flags are registered (see deploy_options_only_for); with none named
   // (--version, --help, a typo) no subcommand parses any
   cli::deploy_options_only_for(cli::named_subcommand(std::vector<std::string>(argv + 1, argv + argc)));

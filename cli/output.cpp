@@ -5,6 +5,9 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <sstream>
 
 #include "kvplan/core/error.hpp"
@@ -80,6 +83,9 @@ int table_width() {
     const int w = std::atoi(c);
     if (w >= 40 && w <= 1000) return w;
   }
+  // a terminal's own width when stdout is one (shells set COLUMNS without exporting it)
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40 && ws.ws_col <= 1000) return ws.ws_col;
   return 100;
 }
 
@@ -178,11 +184,14 @@ std::string render_text(Table t) {
   for (const bool whole_words : {true, false}) {
     while (total_width() > limit) {
       size_t widest = n;
+      // breaking words: the first column (the row's name, an id users copy) last, once no other column can give
       for (size_t i = 0; i < n; ++i) {
         const size_t floor = whole_words ? std::min(word[i], w[i]) : 10;
+        if (!whole_words && i == 0 && n > 1) continue;
         if (!right(i) && w[i] > floor && (widest == n || w[i] - floor > w[widest] - (whole_words ? std::min(word[widest], w[widest]) : 10)))
           widest = i;
       }
+      if (widest == n && !whole_words && n > 1 && !right(0) && w[0] > 10) widest = 0;
       if (widest == n) break;
       const size_t floor = whole_words ? std::min(word[widest], w[widest]) : 10;
       w[widest] = std::max(floor, w[widest] - std::min(w[widest] - floor, total_width() - limit));

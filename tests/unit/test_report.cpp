@@ -329,3 +329,15 @@ TEST_CASE("a sweep's report speaks of its grid, not of the base deployment's max
   CHECK(text.find("max concurrency at 4096 tokens") != std::string::npos);
   CHECK(text.find("131072") == std::string::npos);
 }
+
+TEST_CASE("a table that must break words breaks the other columns before the first (the ids users copy)", "[report][output]") {
+  // kvplan models at 100 columns: the widest id, llama-4-maverick-17b-128e, stays whole on its line
+  const char* before = std::getenv("COLUMNS");
+  const std::string saved = before ? before : "";
+  unsetenv("COLUMNS");
+  const auto r = kvtest::kvplan({"models"});
+  if (before) setenv("COLUMNS", saved.c_str(), 1);
+  REQUIRE(r.exit == 0);
+  CHECK(r.out.find("\nllama-4-maverick-17b-128e ") != std::string::npos);
+  CHECK(r.out.find("\nllama-3.3-70b-instruct ") != std::string::npos);
+}
