@@ -302,7 +302,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
       }
       if (c.limiting == "kv_cache")
         q.suggestion += "; " + std::to_string(d.concurrency) + " needs " + human_bytes(mul(c.units_needed - c.units_available, unit)) + " more per GPU";
-      if (c.limiting == "max_num_seqs") q.suggestion += "; raise max-num-seqs to " + std::to_string(d.concurrency);
+      if (c.limiting == seqs_limit_name(d.spec.engine.kind))
+        q.suggestion += std::string("; raise ") + seqs_limit_flag(d.spec.engine.kind) + " to " + std::to_string(d.concurrency);
     }
     ev.reqs.push_back(q);
   }
@@ -319,7 +320,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
       if (c.limiting == "kv_cache")
         q.suggestion = std::to_string(n) + " fits; " + std::to_string(*doc.min_concurrency) + " needs " +
                        human_bytes(mul(c.units_needed - c.units_available, unit)) + " more per GPU";
-      else if (c.limiting == "max_num_seqs") q.suggestion = "max-num-seqs " + std::to_string(*doc.min_concurrency) + " (now " + std::to_string(p.max_seqs()) + ")";
+      else if (c.limiting == seqs_limit_name(d.spec.engine.kind))
+        q.suggestion = std::string(seqs_limit_flag(d.spec.engine.kind)) + " " + std::to_string(*doc.min_concurrency) + " (now " + std::to_string(p.max_seqs()) + ")";
       else q.suggestion = n > 0 ? std::to_string(n) + " fits (limited by " + c.limiting + ")" : "none fits (limited by " + c.limiting + ")";
     }
     ev.reqs.push_back(q);

@@ -243,3 +243,26 @@ TEST_CASE("a cell whose weights pass the GPU's memory reports the whole shortfal
   CHECK(c.headroom_bytes <= -(c.kv_bytes + (weights - gpu)));
   CHECK_FALSE(c.fits);
 }
+
+TEST_CASE("a cell's limiting term is the engine's own name for the cap", "[plan]") {
+  // 8,000 requests of 4k pass every engine's request cap; 256k tokens pass llama-3.1-8b's 128k context
+  auto limits = [](EngineKind kind) {
+    const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(kind)));
+    return std::make_pair(p.cell(4096, p.max_seqs() + 1).limiting, p.cell(262144, 1).limiting);
+  };
+  CHECK(limits(EngineKind::sglang).second == "context_length");
+  CHECK(limits(EngineKind::trtllm).second == "max_seq_len");
+  CHECK(limits(EngineKind::vllm).second == "max_model_len");
+  for (const auto kind : {EngineKind::sglang, EngineKind::trtllm, EngineKind::vllm}) {
+    const std::string seqs = limits(kind).first;
+    CHECK((seqs == "kv_cache" || seqs == seqs_limit_name(kind)));
+  }
+  // SGLang with --max-running-requests 100: the 101st 4k request (512 MiB of KV each, 50.5 GiB in all, inside the
+  // H100 pool) meets the request cap before the pool
+  auto e = kvtest::engine(EngineKind::sglang);
+  e.max_num_seqs = 100;
+  CHECK(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e)).cell(4096, 101).limiting == "max_running_requests");
+  CHECK(std::string(seqs_limit_name(EngineKind::sglang)) == "max_running_requests");
+  CHECK(std::string(seqs_limit_name(EngineKind::trtllm)) == "max_batch_size");
+  CHECK(std::string(length_limit_name(EngineKind::llamacpp)) == "ctx_size");
+}

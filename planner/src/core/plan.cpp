@@ -1333,6 +1333,33 @@ i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
   return std::max<i64>(units - shared_units(shared_prefix), 0);
 }
 
+const char* seqs_limit_name(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::sglang: return "max_running_requests";
+    case EngineKind::trtllm: return "max_batch_size";
+    case EngineKind::llamacpp: return "parallel";
+    default: return "max_num_seqs";
+  }
+}
+
+const char* length_limit_name(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::sglang: return "context_length";
+    case EngineKind::trtllm: return "max_seq_len";
+    case EngineKind::llamacpp: return "ctx_size";
+    default: return "max_model_len";
+  }
+}
+
+const char* seqs_limit_flag(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::sglang: return "--max-running-requests";
+    case EngineKind::trtllm: return "--max_batch_size";
+    case EngineKind::llamacpp: return "-np";
+    default: return "--max-num-seqs";
+  }
+}
+
 Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   Cell c;
   c.tokens = tokens;
@@ -1349,12 +1376,12 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   // memory, the shortfall counts that deficit too, not the KV alone
   c.headroom_bytes = llama ? total_ - c.total_bytes : add(mul(pool_units_ - c.units_needed, unit_bytes_, "headroom"), kv_deficit_, "headroom");
   if (!startup_limit_.empty()) c.limiting = startup_limit_;
-  else if (tokens > max_len_) c.limiting = llama ? "ctx_size" : "max_model_len";
+  else if (tokens > max_len_) c.limiting = length_limit_name(spec_.engine.kind);
   else if (per_replica > max_seqs_ || c.units_needed > pool_units_) {
     // both short: the tighter names the limit (the KV pool when it holds fewer requests than max_num_seqs admits)
     const bool kv_short = c.units_needed > pool_units_;
     const i64 kv_fit = per_req > 0 ? (pool_units_ - shared_units(std::min(shared_prefix, tokens))) / per_req : max_seqs_;
-    c.limiting = kv_short && (per_replica <= max_seqs_ || kv_fit < max_seqs_) ? "kv_cache" : llama ? "parallel" : "max_num_seqs";
+    c.limiting = kv_short && (per_replica <= max_seqs_ || kv_fit < max_seqs_) ? "kv_cache" : seqs_limit_name(spec_.engine.kind);
   }
   c.fits = c.limiting.empty();
   if (c.fits) c.limiting = "fits";

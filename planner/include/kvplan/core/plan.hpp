@@ -152,6 +152,14 @@ struct DeviceBudget {
   i64 total = 0;                 // the sum
 };
 
+/// The engine's own name for its cap on running requests (vLLM max_num_seqs, SGLang max_running_requests,
+/// TensorRT-LLM max_batch_size, llama.cpp parallel) and on a request's tokens (max_model_len, context_length,
+/// max_seq_len, ctx_size): a cell's limiting term says it as the engine does.
+const char* seqs_limit_name(EngineKind kind);
+const char* length_limit_name(EngineKind kind);
+/// The flag that raises the running-request cap (--max-num-seqs, --max-running-requests, --max_batch_size, -np).
+const char* seqs_limit_flag(EngineKind kind);
+
 /// The result of one (tokens per request, concurrency) point.
 struct Cell {
   i64 tokens = 0;               // tokens per request (prompt + output)
@@ -160,7 +168,7 @@ struct Cell {
   i64 total_bytes = 0;          // everything on that GPU: fixed terms + kv_bytes
   i64 headroom_bytes = 0;       // pool bytes left (negative: short by)
   bool fits = false;
-  std::string limiting;         // "fits", or the term that limits: kv_cache, max_num_seqs, max_model_len, weights, ...
+  std::string limiting;         // "fits", or the term that limits: kv_cache, the engine's seqs or length cap (seqs_limit_name), weights, ...
   i64 units_needed = 0, units_available = 0;  // blocks / tokens / slots
 };
 
