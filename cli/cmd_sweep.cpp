@@ -238,7 +238,9 @@ void run_sweep(const SweepArgs& a, Globals& g) {
         [&](const Planner& p) {
           current = &p;
           gpu_id = p.spec().gpu.id;
+          // K and V apart (llama.cpp -ctk f16 -ctv q8_0) read K/V; one format when they agree
           dtname = format_info(p.spec().kv.k_format).name;
+          if (p.spec().kv.v_format != p.spec().kv.k_format) dtname += "/" + std::string(format_info(p.spec().kv.v_format).name);
           gpu_json = json_str(gpu_id);
           dt_json = json_str(dtname);
           if (reports)

@@ -207,3 +207,6 @@ kvplan_cli_test(check_tpot_without_tokens EXIT 1 ARGS check ${KVPLAN_DATA}/deplo
   STDOUT_CONTAINS "max p99 TPOT (simulated),FAIL,n/a: no request has 2 or more output tokens")
 kvplan_cli_test(check_refused_requests_fail EXIT 1 ARGS check ${KVPLAN_DATA}/deploy/over-context.yaml --format csv
   STDOUT_CONTAINS "; 1 of 3 requests failed,<= 10000.00 ms")
+# the sweep's kv_dtype names V too where it differs from K
+kvplan_cli_test(sweep_kv_dtype_k_and_v EXIT 0 ARGS sweep llama-3.1-8b --engine llama.cpp -ctv q8_0 --context 4k --concurrency 1 --format csv
+  STDOUT_CONTAINS "h100-sxm,1,f16/q8_0,4096,1,")
