@@ -22,7 +22,7 @@ void run_models(const ModelsArgs& a, Globals& g) {
   const auto profiles = io::Profiles::load(g.profiles_dir);
   Table t;
   const bool csv = fmt == Format::csv || fmt == Format::jsonl;
-  t.columns = csv ? std::vector<std::string>{"id", "model_type", "layers", "kv_bytes_per_token", "max_context_tokens", "params_total", "origin"}
+  t.columns = csv ? std::vector<std::string>{"id", "model_type", "num_layers", "kv_bytes_per_token", "max_context_tokens", "params_total", "origin"}
                   : std::vector<std::string>{"id", "model_type", "layers", "KV bytes/token", "max context", "params", "source"};
   t.right_align = {false, false, true, true, true, true, false};
   ojson rows = ojson::array();
@@ -45,7 +45,8 @@ void run_models(const ModelsArgs& a, Globals& g) {
     const KvResult& kv = sized.first;
     const ParamCount& pc = sized.second;
     if (csv)
-      t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), std::to_string(kv.kv_bytes_per_token), std::to_string(m.max_context),
+      t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), std::to_string(kv.kv_bytes_per_token),
+                        m.max_context > 0 ? std::to_string(m.max_context) : std::string(),  // not known: empty (jsonl null)
                         std::to_string(pc.total), p.origin});
     else
       t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), grouped(kv.kv_bytes_per_token),

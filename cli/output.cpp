@@ -111,6 +111,8 @@ std::string render(const Table& t, Format f) {
           j[t.columns[i]] = x.is_discarded() ? ojson(c) : x;
         } else if (c == "true" || c == "false") {  // a flattened boolean stays one (as sweep's rows have it)
           j[t.columns[i]] = c == "true";
+        } else if (c.empty()) {  // an empty CSV cell is a value not known: null, as the json output has it
+          j[t.columns[i]] = nullptr;
         } else {
           j[t.columns[i]] = c;
         }
