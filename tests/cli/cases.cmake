@@ -210,3 +210,5 @@ kvplan_cli_test(check_refused_requests_fail EXIT 1 ARGS check ${KVPLAN_DATA}/dep
 # the sweep's kv_dtype names V too where it differs from K
 kvplan_cli_test(sweep_kv_dtype_k_and_v EXIT 0 ARGS sweep llama-3.1-8b --engine llama.cpp -ctv q8_0 --context 4k --concurrency 1 --format csv
   STDOUT_CONTAINS "h100-sxm,1,f16/q8_0,4096,1,")
+# jsonl keeps json's null for a value not known (the A10 has no fp8 tensor rate), not an empty string
+kvplan_cli_test(gpus_jsonl_null EXIT 0 ARGS gpus --format jsonl STDOUT_CONTAINS "\"bf16_dense_tflops\":125.0,\"fp8_dense_tflops\":null")
