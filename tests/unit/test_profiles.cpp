@@ -376,3 +376,12 @@ TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   t.erase("sm_count");
   CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"), Catch::Matchers::StartsWith("my-gpu.json: /sm_count: missing key"));
 }
+
+TEST_CASE("a --profiles GPU that shares a built-in's nvidia-smi name takes the name over", "[profiles]") {
+  // tests/data/profiles-gpu-alias/gpus/h100-ours.json lists "NVIDIA H100 80GB HBM3", which the built-in h100-sxm lists too:
+  // the user's profile is the override (it was an 'ambiguous' error); the built-in keeps its own id
+  const auto p = io::Profiles::load(std::string(KVPLAN_TEST_DATA) + "/profiles-gpu-alias");
+  CHECK(p.gpu("NVIDIA H100 80GB HBM3").id == "h100-ours");
+  CHECK(p.gpu("NVIDIA H100 80GB HBM3").memory_bytes == 80000000000LL);
+  CHECK(p.gpu("h100-sxm").id == "h100-sxm");
+}

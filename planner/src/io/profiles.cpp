@@ -257,6 +257,7 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
       gpu_names[e.id] = split_list(e.keys, '\n');
     }
   }
+  std::set<std::string> user_gpus;  // ids read from --profiles DIR/gpus
   if (dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -280,6 +281,7 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
         } else {
           p.add_gpu(id, f.string(), text);
           gpu_names[id] = p.gpus_.at(id).aliases;
+          user_gpus.insert(id);
         }
       }
     }
@@ -293,6 +295,14 @@ Profiles Profiles::load(const std::optional<std::string>& dir) {
     std::set<std::string> keys = {gpu_name_key(id)};
     for (const auto& a : aliases) keys.insert(gpu_name_key(a));
     for (const auto& k : keys) p.gpu_alias_[k].push_back(id);
+  }
+  // a --profiles GPU takes over the names it shares with built-ins (its own nvidia-smi name beside the built-in H100's):
+  // the user's profile is the override, not an ambiguity
+  for (auto& [k, ids] : p.gpu_alias_) {
+    std::vector<std::string> users;
+    for (const auto& id : ids)
+      if (user_gpus.count(id)) users.push_back(id);
+    if (!users.empty() && users.size() < ids.size()) ids = users;
   }
   // an id always names its own profile, even where another profile lists it as an alias
   for (const auto& id : p.gpu_ids_) p.gpu_alias_[gpu_name_key(id)] = {id};
