@@ -96,6 +96,12 @@ TEST_CASE("GPU profiles are strict about keys", "[profiles]") {
   (void)p;
   nlohmann::json bad = {{"nmae", "x"}};
   CHECK_THROWS_WITH(io::gpu_from_json(bad, "x", "x.json"), "x.json: /nmae: unknown key; did you mean 'name'?");
+  // the vendor picks kernels and rules: one of README-gpus.md's values (a copy of h100-sxm with another vendor)
+  std::ifstream in(std::string(KVPLAN_TEST_DATA) + "/../../profiles/gpus/h100-sxm.json");
+  nlohmann::json h100 = nlohmann::json::parse(in);
+  h100["vendor"] = "nvidai";
+  CHECK_THROWS_WITH(io::gpu_from_json(h100, "x", "x.json"),
+                    "x.json: /vendor: expected nvidia, amd, apple, intel or generic, got 'nvidai'; did you mean 'nvidia'?");
 }
 
 // ---- naming: Hugging Face ids, case, driver names, Kubernetes labels, shared names, custom GPUs ----

@@ -34,6 +34,7 @@ const std::vector<std::string> kMemoryKinds = {"cuda_reported", "nvml_reported",
 const std::vector<std::string> kDeviceClasses = {"datacenter", "workstation", "consumer", "embedded",
                                                  "apple", "cpu", "unified"};
 const std::vector<std::string> kEccModes = {"on", "off", "none"};
+const std::vector<std::string> kVendors = {"nvidia", "amd", "apple", "intel", "generic"};
 const std::vector<std::string> kInterconnects = {"nvlink", "pcie", "xgmi", "infinity-fabric", "ethernet", "none"};
 
 std::string joined(const std::vector<std::string>& v) {
@@ -97,7 +98,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
     if (gpu_name_key(a).empty()) v.fail("aliases", "expected non-empty names");
     g.aliases.push_back(a);
   }
-  g.vendor = v.get_string("vendor");
+  g.vendor = one_of(v, "vendor", kVendors);  // the vendor picks kernels and rules: README-gpus.md lists the values
   g.architecture = v.get_string("architecture");
   g.compute_capability = v.get_string("compute_capability");
   g.memory_type = v.get_string("memory_type");
