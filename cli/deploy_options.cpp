@@ -224,7 +224,7 @@ namespace {
 void apply_overheads(io::SettingsBag& bag, const io::SettingValue& v, const std::string& base_dir) {
   std::string path = v.text;
   if (!base_dir.empty() && !path.empty() && path[0] != '/') path = base_dir + "/" + path;
-  const io::json j = io::parse_json_file(path);
+  const io::json j = io::parse_json_file_for(path, v.origin.where);
   if (!j.is_object() || !j.contains("schema") || !j["schema"].is_object() || j["schema"].value("name", "") != "kvplan.overheads")
     throw InputError(v.origin.where, path + " is not a kvplan.overheads file", "write one with kvplan log LOG --save-overheads FILE");
   if (!j.contains("terms") || !j["terms"].is_object()) throw InputError(path + ": /terms", "missing", "write one with kvplan log LOG --save-overheads FILE");

@@ -212,3 +212,6 @@ kvplan_cli_test(sweep_kv_dtype_k_and_v EXIT 0 ARGS sweep llama-3.1-8b --engine l
   STDOUT_CONTAINS "h100-sxm,1,f16/q8_0,4096,1,")
 # jsonl keeps json's null for a value not known (the A10 has no fp8 tensor rate), not an empty string
 kvplan_cli_test(gpus_jsonl_null EXIT 0 ARGS gpus --format jsonl STDOUT_CONTAINS "\"bf16_dense_tflops\":125.0,\"fp8_dense_tflops\":null")
+# a missing file that a setting names is that setting's error
+kvplan_cli_test(set_overheads_missing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set overheads=nonexist.json
+  STDERR "kvplan: error: --set overheads: 'nonexist.json': no such file; check the path")

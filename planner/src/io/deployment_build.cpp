@@ -132,10 +132,10 @@ void apply_calibration(const SettingsBag& bag, DeploymentSpec& d) {
   const auto path = bag.text("calibration");
   if (!path) return;
   // calibrated on a device: efficiency = measured attention bandwidth / the profile's datasheet bandwidth
-  const auto j = parse_json_file(*path);
+  const std::string where = bag.get("calibration")->origin.where;
+  const auto j = parse_json_file_for(*path, where);
   const JsonView root(j, *path);
   const auto schema = root.object("schema");
-  const std::string where = bag.get("calibration")->origin.where;
   if (!schema || schema->string_or("name", "") != "kvplan.calibration")
     throw InputError(where, "'" + *path + "' is not a kvplan calibration (schema.name kvplan.calibration)", "pass what kvplan calibrate wrote");
   const auto res = root.object("results");
@@ -164,7 +164,7 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   const auto first = text->find_first_not_of(" \t\r\n");
   const bool inline_json = first != std::string::npos && (*text)[first] == '{';
   const std::string src = inline_json ? where : *text;
-  const auto j = inline_json ? parse_json_text(*text, where) : parse_json_file(*text);
+  const auto j = inline_json ? parse_json_text(*text, where) : parse_json_file_for(*text, where);
   if (!j.is_object()) throw InputError(where, "'" + *text + "' is not a JSON object", "write {\"kv_eff\": 0.9, ...}");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& f = perf_coefficient_fields();

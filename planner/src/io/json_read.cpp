@@ -120,6 +120,16 @@ std::string read_text_file(const std::string& path, std::int64_t max_bytes) {
 
 json parse_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
+json parse_json_file_for(const std::string& path, const std::string& setting_where) {
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const InputError& e) {
+    throw InputError(setting_where, "'" + path + "': " + e.problem(), e.fix());
+  }
+  return parse_json_text(text, path);
+}
+
 std::string describe_value(const json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";

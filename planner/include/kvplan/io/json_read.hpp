@@ -22,6 +22,9 @@ json parse_json_text(const std::string& text, const std::string& label);
 
 /// Reads a file and parses it; unreadable file -> InputError (exit 2) naming it.
 json parse_json_file(const std::string& path);
+/// The same for a file a setting names: a missing or unreadable file is an error of the setting ("--set overheads:
+/// 'x.json': no such file"), its content's errors name the file and line as above.
+json parse_json_file_for(const std::string& path, const std::string& setting_where);
 
 /// Reads a whole file; throws InputError naming the path when it is missing, a directory or unreadable.
 std::string read_text_file(const std::string& path, std::int64_t max_bytes = 64LL << 20);
