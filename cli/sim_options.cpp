@@ -84,6 +84,11 @@ LengthDist length_dist(const std::string& dist_flag, const std::string& dist, co
     if (l.kind == LengthDist::Kind::uniform && l.spread > 1)  // mean +- more than the mean: negative lengths
       throw InputError(spread_flag, "a uniform spread is at most 100 (+-100% of the mean), got '" + spread + "'",
                        "give a spread from 0 to 100, or a lognormal distribution for a longer tail");
+    // a normal length is drawn and held at 1 token or more: past a standard deviation of half the mean that floor moves
+    // the mean (by +8% at 100%, +76% at 300%), so the distribution would not be the one asked for
+    if (l.kind == LengthDist::Kind::normal && l.spread > 0.5)
+      throw InputError(spread_flag, "a normal spread is at most 50 (a standard deviation of half the mean), got '" + spread + "'",
+                       "give a spread from 0 to 50, or a lognormal distribution (positive, any spread)");
   }
   return l;
 }

@@ -215,3 +215,6 @@ kvplan_cli_test(gpus_jsonl_null EXIT 0 ARGS gpus --format jsonl STDOUT_CONTAINS 
 # a missing file that a setting names is that setting's error
 kvplan_cli_test(set_overheads_missing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set overheads=nonexist.json
   STDERR "kvplan: error: --set overheads: 'nonexist.json': no such file; check the path")
+# a normal length spread past 50% would have its mean moved by the 1-token floor
+kvplan_cli_test(simulate_normal_spread_too_wide EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --prompt-dist normal --prompt-spread 300
+  STDERR "kvplan: error: --prompt-spread: a normal spread is at most 50 (a standard deviation of half the mean), got '300'; give a spread from 0 to 50, or a lognormal distribution (positive, any spread)")
