@@ -70,10 +70,13 @@ void run_log(const LogArgs& a, Globals& g) {
     ojson inputs = {{"files", a.files}, {"model", a.model}, {"gpu", a.gpu}, {"engine_version", a.engine_version}};
     const ojson env = envelope("kvplan.log", "1.0.0", g.argv, profiles.sources(), inputs, {{"logs", logs}, {"reproduced", ok}});
     std::cout << (fmt == Format::json ? env.dump(2) : env.dump()) << "\n";
+  } else if (fmt == Format::csv) {
+    std::cout << render(log_csv_table(all), fmt);
+    for (const auto& c : all)
+      for (const auto& w : c.log.warnings) warn(c.file + ": " + w);
   } else {
     for (const auto& c : all) {
       std::cout << render(log_table(c), fmt);
-      if (fmt == Format::csv) continue;
       std::cout << (fmt == Format::md ? "\n" : "") << c.rules_ok << " of " << c.rules << " engine figures reproduced"
                 << (c.planned ? "" : " (no model: the log's own arithmetic only)") << "\n";
       for (const auto& n : c.notes) std::cout << (fmt == Format::md ? "- " : "note: ") << n << "\n";

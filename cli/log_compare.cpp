@@ -704,6 +704,29 @@ Table log_table(const LogComparison& c) {
   return t;
 }
 
+Table log_csv_table(const std::vector<LogComparison>& all) {
+  Table t;
+  t.columns = {"file", "term", "unit", "kind", "printed", "printed_text", "kvplan_low", "kvplan_high", "difference", "difference_pct",
+               "check", "line", "basis", "note"};
+  auto raw = [](const std::optional<double>& v) {  // the shortest text that reads back as the same double
+    if (!v) return std::string();
+    if (*v == std::floor(*v) && std::abs(*v) < 9e15) return std::to_string(static_cast<long long>(*v));
+    return ojson(*v).dump();
+  };
+  for (const auto& c : all)
+    for (const auto& r : c.rows) {
+      std::optional<double> diff, pct;
+      if (r.printed && r.lo) {
+        diff = (*r.lo + *r.hi) / 2 - *r.printed;
+        if (*r.printed != 0) pct = 100.0 * *diff / std::abs(*r.printed);
+      }
+      const std::string check = r.kind == "estimate" ? "estimate" : r.ok() ? "ok" : "DIFFERS";
+      t.rows.push_back({c.file, r.term, r.unit, r.kind, raw(r.printed), r.printed_text, raw(r.lo), raw(r.hi), raw(diff), raw(pct), check,
+                        r.line ? std::to_string(r.line) : "", r.basis, r.note});
+    }
+  return t;
+}
+
 ojson log_json(const LogComparison& c) {
   ojson rows = ojson::array();
   for (const auto& r : c.rows) {

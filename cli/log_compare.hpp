@@ -59,6 +59,9 @@ LogComparison compare_log(const std::string& file, const io::EngineLog& log, con
 ojson overheads_json(const LogComparison& c);
 
 Table log_table(const LogComparison& c);
+/// Every log's rows in one CSV-ready table: raw numbers (bytes, tokens, counts, ratios; the unit in its own column),
+/// one value per cell, the file in the first column (the README's CSV rule).
+Table log_csv_table(const std::vector<LogComparison>& all);
 ojson log_json(const LogComparison& c);
 
 }  // namespace kvplan::cli

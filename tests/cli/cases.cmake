@@ -218,3 +218,6 @@ kvplan_cli_test(set_overheads_missing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b
 # a normal length spread past 50% would have its mean moved by the 1-token floor
 kvplan_cli_test(simulate_normal_spread_too_wide EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --prompt-dist normal --prompt-spread 300
   STDERR "kvplan: error: --prompt-spread: a normal spread is at most 50 (a standard deviation of half the mean), got '300'; give a spread from 0 to 50, or a lognormal distribution (positive, any spread)")
+# log csv: one header for every file, the file in its first column, raw numbers with the unit in its own column
+kvplan_cli_test(log_csv_raw EXIT 0 ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --format csv
+  STDOUT_CONTAINS "vllm-0.10-llama31-8b-h100.log,GPU KV cache size,tokens,rule,448256,\"448,256\",")
