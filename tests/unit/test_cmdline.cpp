@@ -900,3 +900,15 @@ TEST_CASE("reader bug: settings read from config files lose their file:line:col"
   // position
   CHECK(setting(c, "memory_fraction")->where.rfind(file + ":2:", 0) == 0);
 }
+
+TEST_CASE("vllm serve MODEL --model OTHER serves the model argument, with a warning", "[cmdline]") {
+  // vllm/entrypoints/cli/serve.py ServeSubcommand.cmd: args.model = args.model_tag, whichever order they come in
+  for (const char* text : {"vllm serve meta-llama/Llama-3.1-8B-Instruct --model Qwen/Qwen2.5-7B",
+                           "vllm serve --model Qwen/Qwen2.5-7B meta-llama/Llama-3.1-8B-Instruct"}) {
+    INFO(text);
+    const auto c = parse(text);
+    CHECK(c.model == "meta-llama/Llama-3.1-8B-Instruct");
+    REQUIRE_FALSE(c.warnings.empty());
+    CHECK(c.warnings.front().find("the engine serves the model argument") != std::string::npos);
+  }
+}

@@ -787,6 +787,10 @@ class Reader {
   }
 
   void set_model(const std::string& flag, const std::string& value, const std::string& where) {
+    if (flag != "model" && positional_model_seen_ && !cmd_.model.empty()) {  // after the model argument: it stays
+      if (value != cmd_.model) warn(flag + " " + value + " and the model argument " + cmd_.model + ": the engine serves the model argument");
+      return;
+    }
     if (const std::string var = unexpanded(value); !var.empty()) {
       cmd_.unresolved.push_back(UnresolvedVariable{variable_name(var), flag, "model", where});
       return;
@@ -800,6 +804,10 @@ class Reader {
   void positional(const std::string& word) {
     if (e_.positional_model && !positional_model_seen_) {
       positional_model_seen_ = true;
+      // vllm serve MODEL: the positional model wins over a --model given too (ServeSubcommand.cmd sets
+      // args.model = args.model_tag; older releases refuse both)
+      if (!cmd_.model.empty() && cmd_.model != word)
+        warn("--model " + cmd_.model + " and the model argument " + word + ": the engine serves the model argument");
       set_model("model", word, where_ + ": model argument");
     } else if (!unexpanded(word).empty()) {
       warn(word + ": unexpanded variable; the arguments it holds are not read");
