@@ -221,3 +221,6 @@ kvplan_cli_test(simulate_normal_spread_too_wide EXIT 2 STDOUT_EMPTY ARGS simulat
 # log csv: one header for every file, the file in its first column, raw numbers with the unit in its own column
 kvplan_cli_test(log_csv_raw EXIT 0 ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --format csv
   STDOUT_CONTAINS "vllm-0.10-llama31-8b-h100.log,GPU KV cache size,tokens,rule,448256,\"448,256\",")
+# a cap of 0 is refused, not read as the engine's default
+kvplan_cli_test(max_num_seqs_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --max-num-seqs 0
+  STDERR "kvplan: error: --max-num-seqs: must be >= 1, got 0; leave it out for the engine's default")

@@ -1102,10 +1102,16 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.memory_fraction = bag.fraction("memory_fraction").value_or(0);
   if (bag.has("memory_fraction") && !(e.memory_fraction > 0.0 && e.memory_fraction <= 1.0))
     bag.fail("memory_fraction", "must be in (0, 1], got " + std::to_string(e.memory_fraction), "use a fraction such as 0.9");
+  // a cap of 0 given on purpose is no engine's default (0 here means "the engine's"): refused, as llama.cpp -np 0 is
+  auto positive = [&](const char* key) -> i64 {
+    const auto v = bag.count(key);
+    if (v && *v < 1) bag.fail(key, "must be >= 1, got " + std::to_string(*v), "leave it out for the engine's default");
+    return v.value_or(0);
+  };
   if (bag.is_auto("max_model_len")) d.max_model_len_auto = true;
-  else e.max_model_len = bag.count("max_model_len").value_or(0);
-  e.max_num_seqs = bag.count("max_num_seqs").value_or(0);
-  e.max_num_batched_tokens = bag.count("max_num_batched_tokens").value_or(0);
+  else e.max_model_len = positive("max_model_len");
+  e.max_num_seqs = positive("max_num_seqs");
+  e.max_num_batched_tokens = positive("max_num_batched_tokens");
   if (const auto bs = bag.count("block_size")) {
     if (*bs < 1) bag.fail("block_size", "must be >= 1");
     e.block_size = *bs;
