@@ -820,3 +820,17 @@ TEST_CASE("llama.cpp's quantised prompt GEMMs on AMD GPUs with matrix cores run 
   CHECK(run("rx-7900-xtx", "b6957", "").peak_flops == Approx(*kvtest::profiles().gpu("rx-7900-xtx").fp16_dense_tflops * 1e12));
   CHECK(run("rx-7900-xtx", "b6957", "Q4_0", true).peak_flops == Approx(*kvtest::profiles().gpu("rx-7900-xtx").fp16_dense_tflops * 1e12));
 }
+
+TEST_CASE("deployment tokens/s counts the sequences asked for, not ceil(C / dp) on every replica", "[perf]") {
+  // one request over 8 data-parallel replicas: one sequence's tokens, 1 / TPOT, spread over 8 GPUs; 9 requests: the
+  // busiest replica runs 2 and sets the step, the deployment decodes 9 a step
+  kvplan::PlanSpec s = kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(kvplan::EngineKind::vllm));
+  s.parallel.dp = 8;
+  const kvplan::Planner p(s);
+  const auto one = kvplan::estimate_perf(p, 1024, 128, 1, {});
+  CHECK(one.decode_tokens_per_s == Approx(1.0 / one.tpot_s));
+  CHECK(one.decode_tokens_per_s_per_gpu == Approx(1.0 / one.tpot_s / 8));
+  const auto nine = kvplan::estimate_perf(p, 1024, 128, 9, {});
+  CHECK(nine.batch_per_replica == 2);
+  CHECK(nine.decode_tokens_per_s == Approx(9.0 / nine.tpot_s));
+}

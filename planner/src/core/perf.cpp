@@ -925,8 +925,11 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   r.tpot_s = r.decode_step_s * stages;
   // llama.cpp splits one replica over its GPU count (layer split: the GPUs take turns, so the step is the model's)
   const double gpus_per_replica = static_cast<double>(s.engine.kind == EngineKind::llamacpp ? s.engine.gpu_count : s.parallel.tp * s.parallel.pp);
-  r.decode_tokens_per_s = static_cast<double>(B) / r.tpot_s * static_cast<double>(s.parallel.dp);
-  r.decode_tokens_per_s_per_gpu = static_cast<double>(B) / r.tpot_s / gpus_per_replica;
+  // the deployment decodes its C sequences (the busiest replica's B = ceil(C / dp) sets the step; the others run
+  // fewer), not B on every replica: C = 1 over dp 8 is one sequence's tokens; per GPU is that over every GPU
+  const double seqs = static_cast<double>(std::max<i64>(concurrency, 1));
+  r.decode_tokens_per_s = seqs / r.tpot_s;
+  r.decode_tokens_per_s_per_gpu = r.decode_tokens_per_s / (gpus_per_replica * static_cast<double>(s.parallel.dp));
 
   // prefill of one prompt: the serving engines take at most max_num_batched_tokens of it a step (vLLM's token budget,
   // SGLang's chunked_prefill_size, TensorRT-LLM's max_num_tokens), so a longer prompt is prefilled in chunks, each a
