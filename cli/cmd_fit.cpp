@@ -360,6 +360,13 @@ void run_fit(const FitArgs& a, Globals& g) {
   for (const auto& s : strict) warn("--strict: " + s);
   std::optional<Workload> wl;
   if (simulated) wl = build_workload(a.w, d, false);
+  if (wl && wl->traced) {
+    // the trace is read through once before the search: a missing file or a bad row is bad input (exit 2), not a
+    // layout the search skips (every layout would, and the answer would read "none within N GPUs")
+    const auto rows = open_requests(*wl, a.w, d);
+    for (SimRequest r; rows->next(r);) {
+    }
+  }
   if (a.find_max_rate) {
     WorkloadArgs at = a.w;
     at.rate = 1.0;  // a placeholder the search replaces; checks the arrival options as simulate does

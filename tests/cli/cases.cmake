@@ -224,3 +224,6 @@ kvplan_cli_test(log_csv_raw EXIT 0 ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama3
 # a cap of 0 is refused, not read as the engine's default
 kvplan_cli_test(max_num_seqs_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --max-num-seqs 0
   STDERR "kvplan: error: --max-num-seqs: must be >= 1, got 0; leave it out for the engine's default")
+# fit reads the trace once before its search: a missing trace is bad input, not "none within 64 GPUs"
+kvplan_cli_test(fit_missing_trace EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --trace nonexistent-trace.csv --slo-tpot-ms 20
+  STDERR "kvplan: error: nonexistent-trace.csv: cannot open the trace file; check the path (--trace FILE: CSV or JSONL)")
