@@ -159,9 +159,19 @@ std::map<std::string, Price> read_prices(const std::string& path, const io::Prof
     if (!v.contains("date") || !v["date"].is_string() || !std::regex_search(v["date"].get<std::string>(), date_re))
       throw InputError(where + "/date", "missing or not YYYY-MM-DD", "every price needs the date it was quoted");
     p.date = v["date"].get<std::string>();
+    {  // a calendar date (2026-02-30 is none)
+      const int y = std::stoi(p.date.substr(0, 4)), mo = std::stoi(p.date.substr(5, 2)), day = std::stoi(p.date.substr(8, 2));
+      const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+      const int days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+      if (y < 1 || mo < 1 || mo > 12 || day < 1 || day > days[mo - 1])
+        throw InputError(where + "/date", "'" + p.date + "' is not a calendar date", "give the date the price was quoted, YYYY-MM-DD");
+    }
     if (!v.contains("source") || !v["source"].is_string() || v["source"].get<std::string>().empty())
       throw InputError(where + "/source", "missing or empty", "every price needs its source (a URL or a quote)");
     p.source = v["source"].get<std::string>();
+    // two keys naming one GPU (h100 and h100-sxm) would leave the price used to the file's order
+    if (const auto seen = out.find(id); seen != out.end())
+      throw InputError(where, "names " + id + ", which an earlier key names too", "give each GPU one price");
     out[id] = p;
   }
   return out;
@@ -479,7 +489,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   } else if (compare) {
     // ---- one row per GPU: its fewest-GPU layout and whether it meets the targets ----
     const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
-    if (max_gpus < 1 || max_tp < 1) throw InputError("--max-gpus", "must be >= 1");
+    if (max_gpus < 1 || max_tp < 1) throw InputError(max_gpus < 1 ? "--max-gpus" : "--max-tp", "must be >= 1");
     ojson rows = ojson::array();
     Table c;
     c.title = "fewest GPUs per GPU type for " + demand +
@@ -538,7 +548,7 @@ void run_fit(const FitArgs& a, Globals& g) {
     extra = c;
   } else if (a.fewest_gpus || slo.any()) {
     const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
-    if (max_gpus < 1 || max_tp < 1) throw InputError("--max-gpus", "must be >= 1");
+    if (max_gpus < 1 || max_tp < 1) throw InputError(max_gpus < 1 ? "--max-gpus" : "--max-tp", "must be >= 1");
     const SloSearch ss = search_layout(d, a, slo, wl, max_gpus, max_tp, costed);
     const LayoutSearch& search = ss.search;
     ok = search.found;

@@ -222,6 +222,16 @@ TEST_CASE("a price without a date is one error line and exit 2", "[fit_slo]") {
   const Run s = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "4k", "--prices", nosrc});
   CHECK(s.exit == 2);
   CHECK(s.err.find("/h100-sxm/source") != std::string::npos);
+  // a date no calendar has, and two keys naming one GPU, are refused too
+  const std::string feb30 = write_temp("feb30.json", R"({"h100-sxm": {"usd_per_gpu_hour": 2.5, "date": "2026-02-30", "source": "q"}})");
+  const Run f = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "4k", "--prices", feb30});
+  CHECK(f.exit == 2);
+  CHECK(f.err.find("'2026-02-30' is not a calendar date") != std::string::npos);
+  const std::string twice = write_temp("twice.json", R"({"h100": {"usd_per_gpu_hour": 9, "date": "2026-11-01", "source": "a"},
+                                                         "h100-sxm": {"usd_per_gpu_hour": 2.5, "date": "2026-11-01", "source": "b"}})");
+  const Run t = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "4k", "--prices", twice});
+  CHECK(t.exit == 2);
+  CHECK(t.err.find("names h100-sxm, which an earlier key names too") != std::string::npos);
 }
 
 TEST_CASE("the new fit keys are in the fit schema", "[fit_slo]") {
