@@ -79,12 +79,25 @@ struct Achieved {
   double tpot_ms = std::numeric_limits<double>::quiet_NaN();
   double output_tokens_per_s = 0;  // static: decode tokens/s of the deployment; simulated: output tokens/s
   i64 requests = 0, completed = 0, failed = 0;
+  // an open loop at a rate: the median TTFT of the first and of the last quarter of its arrivals; a queue that grows
+  // through the run (the rate is past what the deployment serves) shows as the late one far above the early one
+  double early_ttft_ms = 0, late_ttft_ms = 0;
+  bool falling_behind = false;
   bool pass = true;
 };
+
+// An open loop falls behind when the median TTFT of its last quarter of arrivals passes kBehindRatio x that of its first
+// quarter plus kBehindSteps decode steps (its median TPOT): a loop that keeps up has one TTFT distribution through the
+// run (its first arrivals find an emptier engine, hence the ratio), one past its capacity queues more with every
+// arrival, so its latencies are the run length's, whatever the targets say (a TPOT target alone passes at any rate:
+// the running batch is capped)
+constexpr double kBehindRatio = 2.0;
+constexpr double kBehindSteps = 10.0;
 
 /// Targets met? A missing figure (no TFLOP/s in the profile, no request with two tokens) fails its target.
 bool meets(const Achieved& r, const Slo& s) {
   if (r.simulated && (r.completed == 0 || r.failed > 0)) return false;
+  if (r.falling_behind) return false;
   if (s.ttft_ms && !(r.ttft_ms <= *s.ttft_ms)) return false;
   if (s.tpot_ms && !(r.tpot_ms <= *s.tpot_ms)) return false;
   return true;
@@ -111,7 +124,12 @@ Achieved simulated_perf(const Deployment& d, const Planner& p, const Workload& w
   SimSlo slo;
   if (s.ttft_ms) slo.ttft_s = *s.ttft_ms * 1e-3;
   if (s.tpot_ms) slo.tpot_s = *s.tpot_ms * 1e-3;
-  const SimResult r = simulate(cfg, *src, step, slo);
+  std::vector<std::pair<double, double>> ttfts;  // (arrival, TTFT) of each completed request, for the trend below
+  const bool rated = !w.traced && w.spec.rate > 0;
+  const RequestObserver observe = [&](const RequestRecord& q) {
+    if (!q.failed && q.first_token_s >= 0) ttfts.emplace_back(q.arrival_s, q.first_token_s - q.arrival_s);
+  };
+  const SimResult r = rated ? simulate(cfg, *src, step, slo, observe) : simulate(cfg, *src, step, slo);
   Achieved a;
   a.simulated = true;
   a.ttft_ms = at_percentile(r.ttft_s, s.percentile);
@@ -120,6 +138,20 @@ Achieved simulated_perf(const Deployment& d, const Planner& p, const Workload& w
   a.requests = r.requests;
   a.completed = r.completed;
   a.failed = r.failed;
+  if (rated && ttfts.size() >= 8) {
+    std::sort(ttfts.begin(), ttfts.end());
+    const size_t q = ttfts.size() / 4;
+    const auto median_ms = [&](size_t from) {
+      std::vector<double> v;
+      for (size_t i = from; i < from + q; ++i) v.push_back(ttfts[i].second);
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2] * 1e3;
+    };
+    a.early_ttft_ms = median_ms(0);
+    a.late_ttft_ms = median_ms(ttfts.size() - q);
+    const double step_ms = r.tpot_s.count > 0 ? r.tpot_s.p50 * 1e3 : 0.0;
+    a.falling_behind = a.late_ttft_ms > kBehindRatio * a.early_ttft_ms + kBehindSteps * step_ms;
+  }
   a.pass = meets(a, s);
   return a;
 }
@@ -293,6 +325,7 @@ std::string slo_text(const Slo& s) {
 
 std::string achieved_text(const Achieved& r) {
   return "TTFT " + fmt(r.ttft_ms, 1) + " ms, TPOT " + fmt(r.tpot_ms, 2) + " ms" +
+         (r.falling_behind ? ", falling behind (median TTFT " + fmt(r.early_ttft_ms, 0) + " ms early, " + fmt(r.late_ttft_ms, 0) + " ms late)" : "") +
          (r.simulated ? " (simulated)" : " (static model)");
 }
 
@@ -456,7 +489,10 @@ void run_fit(const FitArgs& a, Globals& g) {
                      {"tpot_ms", num_or_null(r.tpot_ms)},
                      {"output_tokens_per_s", r.output_tokens_per_s},
                      {"completed", r.completed},
-                     {"failed", r.failed}};
+                     {"failed", r.failed},
+                     {"falling_behind", r.falling_behind},
+                     {"median_ttft_ms_first_quarter", r.early_ttft_ms},
+                     {"median_ttft_ms_last_quarter", r.late_ttft_ms}};
       };
       mr = {{"found", found},
             {"rate_per_s", found ? ojson(lo) : ojson(nullptr)},

@@ -307,3 +307,18 @@ TEST_CASE("fit prices a max-concurrency answer at that concurrency", "[fit_slo]"
                                std::to_string(n), "--format", "json"})["results"]["performance"]["decode_tokens_per_s"].get<double>();
   CHECK(f["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.5 * 4 / (tps * 3600) * 1e6));
 }
+
+TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts to grow", "[fit_slo]") {
+  // the running batch is capped, so p99 TPOT stays under a loose target at any rate; the answer is the highest rate the
+  // deployment still keeps up with (its served output near rate x 128 tokens), not the search's bound of 10^4 req/s
+  const Run r = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "1024", "--output-tokens", "128", "--requests", "1000",
+                                "--slo-tpot-ms", "200", "--find-max-rate", "--format", "json"});
+  REQUIRE(r.exit == 0);
+  const json mr = json::parse(r.out)["results"]["max_rate"];
+  REQUIRE(mr["found"] == true);
+  const double rate = mr["rate_per_s"].get<double>();
+  CHECK(rate < 1000);
+  CHECK(mr["at_rate"]["falling_behind"] == false);
+  CHECK(mr["at_rate"]["output_tokens_per_s"].get<double>() >= 0.8 * rate * 128);
+  CHECK(mr["at_first_failing_rate"]["falling_behind"] == true);
+}
