@@ -542,6 +542,11 @@ TEST_CASE("cpu-offload-gb keeps weights in host memory and llama.cpp no-kv-offlo
     CHECK(off.budget_bytes("weights") == 8030261248LL * 2 - 4 * GiB);
     CHECK(off.engine().host_weight_bytes == 4 * GiB);
     if (kind == EngineKind::vllm) CHECK(off.engine().available_kv_bytes - base.engine().available_kv_bytes == 4 * GiB);
+    // more than the decoder layers hold: the embedding and the untied output head stay, 2 x 128,256 x 4,096 x 2 B
+    e.cpu_offload_bytes = 100 * GiB;
+    const Planner all(kvtest::spec("llama-3.1-8b", "l4", e));
+    CHECK(all.budget_bytes("weights") == 2LL * 128256 * 4096 * 2);
+    CHECK(all.engine().host_weight_bytes == 8030261248LL * 2 - 2LL * 128256 * 4096 * 2);
   }
   // llama.cpp -nkvo: 32 layers x 8192 cells x 128 KiB per cell stay in host memory; nothing of it on the GPU
   auto l = kvtest::engine(EngineKind::llamacpp);

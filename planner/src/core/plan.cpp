@@ -197,7 +197,21 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     const ParamCount pc = count_params(rank);
     // --cpu-offload-gb: that many bytes of this rank's weights stay in host memory (vLLM UVA / SGLang offload)
     const i64 rank_weights = weight_bytes(rank, pc).total;
-    const i64 offloaded = std::min(e.cpu_offload_bytes, rank_weights);
+    // only the decoder layers' weights move (vLLM wraps each layer in maybe_offload_to_cpu, make_layers in
+    // model_executor/models/utils.py): the embedding, the output head and a vision tower stay on the GPU (the final norm
+    // too, a few KiB, counted here with the layers' norms)
+    i64 layer_bytes = 0, all_bytes = 0;
+    for (const auto& part : pc.parts) {
+      const i64 b = part_weight_bytes(rank, part);
+      all_bytes = add(all_bytes, b, "weight bytes");
+      if (part.name != "embedding" && part.name != "position_embedding" && part.name != "lm_head" && part.name != "vision" &&
+          part.name != "per_layer_embedding")
+        layer_bytes = add(layer_bytes, b, "weight bytes");
+    }
+    const i64 offloadable = all_bytes > 0 ? static_cast<i64>(static_cast<double>(rank_weights) * static_cast<double>(layer_bytes) /
+                                                             static_cast<double>(all_bytes))
+                                          : rank_weights;
+    const i64 offloaded = std::min(e.cpu_offload_bytes, offloadable);
     trial.report_.host_weight_bytes = ov.weights ? 0 : offloaded;
     const i64 weights = term("weights", ov.weights, rank_weights - offloaded,
                              "this rank's parameters (" + weight_bytes(rank, pc).basis + ")" +
