@@ -546,8 +546,8 @@ TEST_CASE("removed, unmodelled and missing config-file flags warn", "[cmdline]")
           "--num-scheduler-steps: not a vLLM 0.26.0 flag (a vLLM 0.10.0 flag); treated as not changing memory",
           "--all2all-backend deepep_low_latency: changes GPU memory in a way kvplan does not model (MoE all2all backend; "
           "DeepEP/NVSHMEM backends reserve GPU communication buffers); ignored",
-          "--config c.yaml: file not found here; the settings in it are not read",
-          "--swap-space: not a vLLM 0.26.0 flag (a vLLM 0.11.0 flag); treated as not changing memory"});
+          "--swap-space: not a vLLM 0.26.0 flag (a vLLM 0.11.0 flag); treated as not changing memory",
+          "--config c.yaml: file not found here; the settings in it are not read"});  // files are read after the flags
   CHECK(parse("trtllm-serve m --extra_llm_api_options x.yml").warnings ==
         Words{"--extra_llm_api_options x.yml: file not found here; the settings in it are not read"});
 }
@@ -570,6 +570,11 @@ TEST_CASE("config files: vLLM --config YAML, flags on the command line win", "[c
   CHECK(setting(c, "tensor_parallel_size")->flag == "-tp");
   CHECK(c.warnings.empty());
   CHECK(c.unknown.empty());
+  // whichever side of --config the flag is written on ("command line > config file > defaults")
+  const auto before = parse("vllm serve m -tp 4 --max-model-len 8192 --config v.yaml", "", dir.ctx());
+  CHECK(setting(before, "tensor_parallel_size")->value == "4");
+  CHECK(setting(before, "max_model_len")->value == "8192");
+  CHECK(setting(before, "memory_fraction")->value == "0.85");
   // SGLang --config, found through an absolute path
   const std::string s = dir.write("s.yaml", "context-length: 8192\nmem-fraction-static: 0.7\n");
   const auto sg = parse("python -m sglang.launch_server --model-path m --config " + s);
@@ -598,6 +603,15 @@ TEST_CASE("config files: TensorRT-LLM --extra_llm_api_options YAML", "[cmdline]"
   CHECK(setting(c, "kv_cache_dtype")->value == "fp8");
   CHECK(setting(c, "tensor_parallel_size")->value == "8");
   CHECK(c.unknown == Words{"bogus_key"});
+  // the file overrides trtllm-serve's own flags, written before or after it (its --help: the file "overwrites the
+  // parameters specified by trtllm-serve")
+  for (const char* text : {"trtllm-serve m --extra_llm_api_options t.yaml --kv_cache_free_gpu_memory_fraction 0.5 --max_batch_size 8",
+                           "trtllm-serve m --kv_cache_free_gpu_memory_fraction 0.5 --max_batch_size 8 --extra_llm_api_options t.yaml"}) {
+    INFO(text);
+    const auto o = parse(text, "", dir.ctx());
+    CHECK(setting(o, "memory_fraction")->value == "0.7");
+    CHECK(setting(o, "max_num_seqs")->value == "64");
+  }
   const std::string file = (dir.path / "t.yaml").string();
   CHECK(c.warnings == Words{file + ": bogus_key: not a TensorRT-LLM 1.1.0 option; treated as not changing memory"});
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -650,9 +651,24 @@ class Reader {
       }
       apply(m, written, value, have_value);
     }
+    read_config_files();
   }
 
  private:
+  // the config files the command names (--config, --extra_llm_api_options), read once its flags are: vLLM and SGLang
+  // take the command line over the file (vLLM FlexibleArgumentParser puts the file's arguments before the command
+  // line's, "command line > config file > defaults"), TensorRT-LLM the file over the command line (trtllm-serve
+  // --extra_llm_api_options "overwrites the parameters specified by trtllm-serve")
+  std::vector<std::pair<std::string, std::string>> configs_;
+  void read_config_files() {
+    std::set<std::string> from_flags;
+    for (const auto& c : cmd_.settings) from_flags.insert(c.key);
+    for (const auto& u : cmd_.unresolved) from_flags.insert(u.key);
+    const auto configs = std::move(configs_);
+    configs_.clear();
+    for (const auto& [written, path] : configs) config_file(written, path, from_flags);
+  }
+
   const EngineInfo& e_;
   const FlagTable& table_;
   const std::string& where_;
@@ -891,7 +907,7 @@ class Reader {
     const std::string where = where_ + ": " + written;
     const std::string norm = normalize_flag_name(m.canonical);
     if (std::any_of(e_.config_flags.begin(), e_.config_flags.end(), [&](const std::string& c) { return normalize_flag_name(c) == norm; })) {
-      config_file(written, value);
+      configs_.emplace_back(written, value);  // read after the flags (read_config_files)
       return;
     }
     if (!m.known) {
@@ -950,7 +966,7 @@ class Reader {
   }
 
   // vLLM / SGLang --config FILE (YAML of argument names); TensorRT-LLM option YAML.
-  void config_file(const std::string& written, const std::string& path) {
+  void config_file(const std::string& written, const std::string& path, const std::set<std::string>& from_flags) {
     const std::string var = unexpanded(path);
     if (!var.empty()) {
       warn(written + " " + path + ": unexpanded variable; the settings in that file are not read");
@@ -989,7 +1005,7 @@ class Reader {
       const std::string at = doc.at("/" + pointer_token(it.key()));
       Reader sub(e_, table_, at, ctx_);
       sub.read(args);
-      merge(sub.result());
+      merge(sub.result(), from_flags);
     }
   }
 
@@ -1022,9 +1038,11 @@ class Reader {
     }
   }
 
-  void merge(const EngineCommand& sub) {
-    for (const auto& s : sub.settings) set(s.key, s.value, s.flag, s.where);
-    for (const auto& u : sub.unresolved) cmd_.unresolved.push_back(u);
+  void merge(const EngineCommand& sub, const std::set<std::string>& from_flags) {
+    for (const auto& s : sub.settings)
+      if (!from_flags.count(s.key)) set(s.key, s.value, s.flag, s.where);  // the command line's value stands
+    for (const auto& u : sub.unresolved)
+      if (!from_flags.count(u.key)) cmd_.unresolved.push_back(u);
     if (!sub.model.empty() && cmd_.model.empty()) {
       cmd_.model = sub.model;
       cmd_.model_where = sub.model_where;
