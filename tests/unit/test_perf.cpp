@@ -503,8 +503,8 @@ TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention 
   CHECK(term(tp_ep.decode_terms, "kv_read") == Approx(4 * 1000.0 * 98304 / 4 / (3.35e12 * 0.5)));
   // the attention projections run for the busiest group's tokens (one of the four decode sequences), the experts for
   // all: 2 x ((active - attention) x 4 + attention x 1) FLOP. Attention (whole on the rank): 48 x (2048 x 32 x 128
-  // (q) + 2 x 2048 x 4 x 128 (k, v) + 32 x 128 x 2048 (o)) weights
-  const double attention = 48.0 * (2048.0 * 4096 + 2 * 2048.0 * 512 + 4096.0 * 2048);
+  // (q) + 2 x 2048 x 4 x 128 (k, v) + 32 x 128 x 2048 (o)) weights, and its q / k norms (128 each)
+  const double attention = 48.0 * (2048.0 * 4096 + 2 * 2048.0 * 512 + 4096.0 * 2048 + 2 * 128);
   const ParamCount pc = count_params(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", [] {
                                            EngineSettings e = kvtest::engine(EngineKind::sglang);
                                            e.attention_dp = 4;
@@ -514,7 +514,12 @@ TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention 
   double lookup = 0;
   for (const auto& part : pc.parts)
     if (part.name == "embedding") lookup = static_cast<double>(part.total());
-  const double active = static_cast<double>(pc.active) - lookup;
+  // the rank holds 128 / 4 = 32 whole experts (3 x 2048 x 768 each, 48 layers) and its own count takes 8 of them a
+  // token; each is routed a token with probability 8 / 128, so a token costs it 32 x 8 / 128 = 2 on average
+  const double routed = 48.0 * 32 * 3 * 2048 * 768;
+  for (const auto& part : pc.parts)
+    if (part.name == "routed_experts") CHECK(static_cast<double>(part.total()) == routed);
+  const double active = static_cast<double>(pc.active) - lookup - routed * 8 / 32 + routed * 8 / 128;
   const double one_token = 2.0 * active;  // the 4-sequence step over a 1-token step, same peak and efficiency
   const double four = 2.0 * ((active - attention) * 4 + attention * 1);
   const PerfResult dpa1 = estimate_perf(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", [] {
@@ -833,4 +838,17 @@ TEST_CASE("deployment tokens/s counts the sequences asked for, not ceil(C / dp) 
   const auto nine = kvplan::estimate_perf(p, 1024, 128, 9, {});
   CHECK(nine.batch_per_replica == 2);
   CHECK(nine.decode_tokens_per_s == Approx(9.0 / nine.tpot_s));
+}
+
+TEST_CASE("expert parallelism costs a token k / ep experts a rank, as tensor-parallel experts do", "[perf][moe]") {
+  // kimi-k2 on TP 8: 384 routed experts, top 8. Split by TP each rank runs the 8 experts at 1/8 width; with EP 8 a rank
+  // holds 48 whole experts, each routed a token with probability 8 / 384: one expert a token on average, the same work
+  // (the rank's own count of active parameters, 8 whole experts, was 8x that)
+  const auto linear = [](bool ep) {
+    EngineSettings e = kvtest::engine(EngineKind::vllm);
+    PlanSpec s = kvtest::spec("kimi-k2-instruct", "h200", e, Parallel{8, 1, 1, ep ? 8 : 1});
+    const PerfResult r = estimate_perf(Planner(s), 4096, 0, 16, {});
+    return r.prefill_flops;
+  };
+  CHECK(linear(true) == Approx(linear(false)).epsilon(0.03));
 }

@@ -625,6 +625,21 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   if (embedding_is_head) head += static_cast<double>(rank.vocab) * static_cast<double>(rank.hidden);
   m->head_params = head;
   m->body_params = std::max(0.0, static_cast<double>(pc.active) - lookups - (embedding_is_head ? 0.0 : head));
+  // expert parallelism: a rank holds E / ep whole experts and each is routed a token with probability k / E, so a token
+  // costs the rank k / ep experts on average (the tokens of every attention group reach it), not the min(k, E / ep) a
+  // rank's own count of active parameters holds
+  if (s.parallel.ep > 1) {
+    double routed = 0;
+    for (const auto& part : pc.parts)
+      if (part.name == "routed_experts") routed += static_cast<double>(part.total());
+    for (const Layer& l : rank.layers)
+      if (l.mlp == MlpKind::moe && l.experts > 0 && m->experts > 0) {
+        const double counted = routed * static_cast<double>(l.experts_active) / static_cast<double>(l.experts);
+        const double expected = routed * static_cast<double>(m->experts_active) / static_cast<double>(m->experts);
+        m->body_params = std::max(0.0, m->body_params - counted + expected);
+        break;
+      }
+  }
   const bool metal_mat_vec_attention = llamacpp && s.gpu.vendor == "apple" && !llamacpp_flash_attention(s.engine);
   for (const Layer& stored : rank.layers) {
     if (stored.kv == KvKind::ssm || (stored.kv == KvKind::none && !shares_kv(stored))) continue;
