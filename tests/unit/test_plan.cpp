@@ -266,3 +266,17 @@ TEST_CASE("a cell's limiting term is the engine's own name for the cap", "[plan]
   CHECK(std::string(seqs_limit_name(EngineKind::trtllm)) == "max_batch_size");
   CHECK(std::string(length_limit_name(EngineKind::llamacpp)) == "ctx_size");
 }
+
+TEST_CASE("an expert-parallel size is checked against the GPUs and splits what it does not spread", "[plan][parallel]") {
+  // qwen3-30b-a3b on TP 4: EP 8 or more has no GPUs to hold the experts; EP 3 does not divide TP 4; EP 2 leaves each
+  // expert split over tp / ep = 2 ranks, so a rank holds 64 experts at half width: the routed weights of TP 4 alone
+  const auto weights = [](i64 ep) {
+    return Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(EngineKind::sglang), Parallel{4, 1, 1, ep})).budget_bytes("weights");
+  };
+  CHECK_THROWS_WITH(weights(8), Catch::Matchers::Contains("8 exceeds the 4 GPUs (tensor x data parallel) that hold the experts"));
+  CHECK_THROWS_WITH(weights(3), Catch::Matchers::Contains("3 does not divide the tensor-parallel size 4"));
+  // 128 experts x 3 x 2048 x 768 x 48 layers x 2 B split over 4 ranks whichever way
+  const double routed_per_rank = 128.0 * 3 * 2048 * 768 * 48 * 2 / 4;
+  CHECK(std::abs(static_cast<double>(weights(2) - weights(1))) < 0.01 * routed_per_rank);
+  CHECK(std::abs(static_cast<double>(weights(4) - weights(1))) < 0.01 * routed_per_rank);
+}

@@ -19,6 +19,16 @@ void check_parallel(const ModelSpec& m, const Parallel& p) {
   if (p.pp < 1) throw InputError("pipeline_parallel_size", "must be >= 1");
   if (p.dp < 1) throw InputError("data_parallel_size", "must be >= 1");
   if (p.ep < 1) throw InputError("expert_parallel_size", "must be >= 1");
+  // the experts are spread over the GPUs of one stage: tp x dp of them (vLLM --enable-expert-parallel), and an
+  // expert-parallel size below tp leaves tp / ep ranks splitting each expert (SGLang moe_tp_size = tp / ep,
+  // TensorRT-LLM moe_tp x moe_ep = tp), so it must divide tp
+  if (p.ep > 1 && p.ep > p.tp * p.dp)
+    throw InputError("expert_parallel_size", std::to_string(p.ep) + " exceeds the " + std::to_string(p.tp * p.dp) +
+                                                 " GPUs (tensor x data parallel) that hold the experts",
+                     "use at most " + std::to_string(p.tp * p.dp));
+  if (p.ep > 1 && p.ep < p.tp && p.tp % p.ep != 0)
+    throw InputError("expert_parallel_size", std::to_string(p.ep) + " does not divide the tensor-parallel size " + std::to_string(p.tp),
+                     "use a size that divides " + std::to_string(p.tp) + " (tp / ep ranks then split each expert)");
   const i64 layers = decoder_layers(m.layers);
   if (p.pp > layers)
     throw InputError("pipeline_parallel_size", std::to_string(p.pp) + " stages exceed the model's " + std::to_string(layers) + " layers",
@@ -70,6 +80,7 @@ ModelSpec rank_shard(const ModelSpec& m, const Parallel& p, i64 stage) {
     if (p.ep > 1) {
       l.experts = ceil_div(l.experts, p.ep);
       l.experts_active = std::min(l.experts_active, l.experts);
+      if (p.ep < p.tp) l.expert_intermediate = ceil_div(l.expert_intermediate, p.tp / p.ep);  // tp / ep ranks split each expert
     } else {
       l.expert_intermediate = ceil_div(l.expert_intermediate, tp);
     }
