@@ -400,7 +400,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   const Deployment d = resolve_source(compare ? with_gpu(src, gpus.front()) : src, profiles);
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
-  for (const auto& s : strict) warn("--strict: " + s);
+  warn_strict(strict);
   std::optional<Workload> wl;
   if (simulated) wl = build_workload(a.w, d, false);
   if (wl && wl->traced) {

@@ -79,7 +79,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
   const PerfResult perf = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
   const EngineReport& r = p.engine();
   g.exit_code = c.fits && strict.empty() ? 0 : 1;
-  for (const auto& s : strict) warn("--strict: " + s);
+  warn_strict(strict);
 
   if (fmt == Format::json) {
     std::cout << envelope("kvplan.plan", "1.0.0", g.argv, profiles.sources(), deployment_inputs_json(d), plan_results_json(d, p)).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";

@@ -228,7 +228,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   const Deployment d = resolve_source(from, profiles);
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
-  for (const auto& s : strict) warn("--strict: " + s);
+  warn_strict(strict);
   const Planner p(d.spec);
   const EngineReport& er = p.engine();
 

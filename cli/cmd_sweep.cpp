@@ -327,7 +327,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   o.flush();
   if (reports)
     write_outputs({{a.out.html, a.out.html.empty() ? "" : render_html(rep)}, {a.out.markdown, a.out.markdown.empty() ? "" : render_markdown(rep)}});
-  for (const auto& s : strict) warn("--strict: " + s);
+  warn_strict(strict);
   g.exit_code = strict.empty() ? 0 : 1;
 }
 

@@ -405,6 +405,13 @@ std::vector<std::string> strict_failures(const Deployment& d, bool strict) {
   return d.warnings;
 }
 
+void warn_strict(const std::vector<std::string>& failures) {
+  // the warnings themselves are on stderr already: one line says they fail the run, not each again
+  if (!failures.empty())
+    warn("--strict: the " + std::string(failures.size() == 1 ? "warning" : std::to_string(failures.size()) + " warnings") +
+         " above fail the run (exit 1)");
+}
+
 ojson engine_json(const Planner& p) {
   const EngineReport& r = p.engine();
   ojson j = {{"engine", engine_name(r.kind)}, {"rules_version", r.rules_version}};

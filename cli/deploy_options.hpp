@@ -101,6 +101,8 @@ Planner plan_variant(const Deployment& d, const DeploymentSpec& x);
 
 /// Applies --strict: every warning fails (returns the failure lines; empty when none or not strict).
 std::vector<std::string> strict_failures(const Deployment& d, bool strict);
+/// One stderr line for a --strict run that its warnings fail (they were printed as warnings before it).
+void warn_strict(const std::vector<std::string>& failures);
 
 /// The plan's notes: the model's (config reading, the engine's dtype and KV cache dtype resolution), then the engine's.
 std::vector<std::string> plan_notes(const Planner& p);
