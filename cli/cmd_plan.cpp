@@ -168,7 +168,10 @@ void run_plan(const PlanArgs& a, Globals& g) {
   pf.columns = {"quantity", "value", "basis"};
   pf.right_align = {false, true, false};
   pf.verbose_only = {false, false, true};
-  pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)", ""});
+  // the step rows below are one pipeline stage's; a token passes every stage in turn
+  const i64 stages = p.spec().parallel.pp;
+  pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)",
+                     stages > 1 ? "one stage's step (" + fmt_time(perf.decode_step_s) + ", the step rows) x " + std::to_string(stages) + " pipeline stages" : ""});
   pf.rows.push_back({"decode tokens/s per GPU", fmt_double(perf.decode_tokens_per_s_per_gpu, 1), ""});
   pf.rows.push_back({"decode tokens/s (deployment)", fmt_double(perf.decode_tokens_per_s, 1), ""});
   pf.rows.push_back({"TTFT (one " + grouped(d.prompt) + "-token prompt" +
