@@ -401,6 +401,11 @@ void run_fit(const FitArgs& a, Globals& g) {
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
   warn_strict(strict);
+  // the static model's TTFT needs the GPU's TFLOP/s: without them no layout can be judged against a TTFT target, which
+  // is an input to give, not "none within N GPUs" (a simulated run prices prefill at its reads and says so)
+  if (slo.ttft_ms && !simulated && !a.find_max_rate && !compare && !StepTimeModel(Planner(d.spec), d.perf).prices_compute())
+    throw InputError("--gpu", "the " + d.spec.gpu.id + " profile has no TFLOP/s for this weight format, so prefill (TTFT) is not estimated",
+                     "give --gpu-tflops (the dense tensor rate), or leave the TTFT target out");
   std::optional<Workload> wl;
   if (simulated) wl = build_workload(a.w, d, false);
   if (wl && wl->traced) {

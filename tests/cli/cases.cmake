@@ -227,3 +227,6 @@ kvplan_cli_test(max_num_seqs_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --m
 # fit reads the trace once before its search: a missing trace is bad input, not "none within 64 GPUs"
 kvplan_cli_test(fit_missing_trace EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --trace nonexistent-trace.csv --slo-tpot-ms 20
   STDERR "kvplan: error: nonexistent-trace.csv: cannot open the trace file; check the path (--trace FILE: CSV or JSONL)")
+# a TTFT target on a GPU profile without TFLOP/s is an input to give, not "none within 64 GPUs"
+kvplan_cli_test(fit_ttft_without_tflops EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --gpu p40 --context 4096 --concurrency 4 --slo-ttft-ms 1000
+  STDERR "kvplan: error: --gpu: the p40 profile has no TFLOP/s for this weight format, so prefill (TTFT) is not estimated; give --gpu-tflops (the dense tensor rate), or leave the TTFT target out")
