@@ -50,7 +50,7 @@ kvplan_cli_test(plan_long_context_allowed EXIT 0 ARGS plan llama-3-8b --max-mode
 kvplan_cli_test(plan_pp_too_big EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --pipeline-parallel-size 40
   STDERR "kvplan: error: --pipeline-parallel-size: 40 stages exceed the model's 32 layers; use at most 32")
 kvplan_cli_test(plan_block_size EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --block-size 24
-  STDERR "kvplan: error: --block-size: 24 is not supported by vLLM; use 1, 8, 16, 32, 64 or 128")
+  STDERR "kvplan: error: --block-size: 24 is not supported by vLLM; use 1, 8 or a multiple of 16")
 kvplan_cli_test(plan_unknown_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h10
   STDERR "kvplan: error: --gpu: unknown GPU 'h10'; did you mean 'h100'? (kvplan gpus lists them)")
 kvplan_cli_test(plan_ambiguous_gpu EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu a100

@@ -150,7 +150,16 @@ TEST_CASE("engine settings out of range name the setting", "[engine][errors]") {
   CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "memory_fraction: must be in (0, 1], got 1.500000; use a fraction such as 0.9");
   e.memory_fraction = 0;
   e.block_size = 24;
-  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "block_size: 24 is not supported by vLLM; use 1, 8, 16, 32, 64 or 128");
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "block_size: 24 is not supported by vLLM; use 1, 8 or a multiple of 16");
+  // the newest vLLM takes 256 (its --help: BLOCK_SIZE, no choices); 0.11's --help lists {1,8,16,32,64,128}, 0.8.3's {8,...,128}
+  e.block_size = 256;
+  CHECK_NOTHROW(kvtest::spec("llama-3-8b", "h100-sxm", e));
+  e.version = "0.11.0";
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "block_size: 256 is not a --block-size choice of vLLM 0.11.0; use 1, 8, 16, 32, 64 or 128");
+  e.version = "0.8.3";
+  e.block_size = 1;
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "block_size: 1 is not a --block-size choice of vLLM 0.8.3; use 8, 16, 32, 64 or 128");
+  e.version = "";
   e.block_size = 0;
   e.max_model_len = 1000000;
   CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e),

@@ -289,8 +289,17 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       if (e.block_size == 0 && mla && compute_capability == "9.0") e.block_size = 64;
       if (e.block_size == 0 && mla && rules.blackwell_mla_128 && compute_capability.rfind("10.", 0) == 0) e.block_size = 128;
       if (e.block_size == 0) e.block_size = 16;
-      if (std::find(vllm_block_sizes().begin(), vllm_block_sizes().end(), e.block_size) == vllm_block_sizes().end())
-        throw InputError("block_size", std::to_string(e.block_size) + " is not supported by vLLM", "use 1, 8, 16, 32, 64 or 128");
+      // the choices --block-size lists: {8,...,128} in 0.8.3, {1,8,...,128} in 0.10-0.11 (their --help); later releases
+      // take any size (0.26.0's --help: BLOCK_SIZE, BlockSize then adding 256), which the attention backend checks
+      // (kvplan keeps them to 1, 8 and multiples of 16, the pages its attention backends take)
+      if (!e.version.empty() && e.version != "latest" && compare_versions(e.version, "0.12") < 0) {
+        const bool v08 = compare_versions(e.version, "0.10") < 0;
+        if (std::find(vllm_block_sizes().begin(), vllm_block_sizes().end(), e.block_size) == vllm_block_sizes().end() || (v08 && e.block_size == 1))
+          throw InputError("block_size", std::to_string(e.block_size) + " is not a --block-size choice of vLLM " + e.version,
+                           v08 ? "use 8, 16, 32, 64 or 128" : "use 1, 8, 16, 32, 64 or 128");
+      } else if (e.block_size != 1 && e.block_size != 8 && e.block_size % 16 != 0) {
+        throw InputError("block_size", std::to_string(e.block_size) + " is not supported by vLLM", "use 1, 8 or a multiple of 16");
+      }
       // EngineArgs defaults for `vllm serve`: >= 70 GiB GPUs (not A100) get max_num_seqs 1024 and
       // max_num_batched_tokens 8192; others 256 (1024 in 0.8.3) and 2048.
       // by usage context (shared/reference engine-versions.md 1.5): the offline LLM class gets 16384 / 8192 batched tokens;
