@@ -556,16 +556,17 @@ void run_check(const CheckArgs& a, Globals& g) {
   if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
   // a --set KEY that is no setting is a variable for the deployments' commands; one that none of them reads is a
   // misspelt key, which would otherwise pass the gate on the configuration without it
-  for (const std::string& kv : a.set) {
-    const std::string key = kv.substr(0, kv.find('='));
-    if (key.size() == kv.size() || key.empty() || io::find_setting(key)) continue;
-    const bool read = std::any_of(docs.begin(), docs.end(), [&](const io::DeploymentDoc& doc) {
-      std::vector<std::string> words = doc.command;
-      for (const auto& e : doc.env) words.push_back(e.second);
-      for (const auto& st : doc.settings) words.push_back(st.value);
-      return reads_variable(words, key);
-    });
-    if (!read) unread_set_key(key);
+  {
+    DeploymentSource set;
+    add_set_values(a.set, set);  // the --set keys that are no setting, as every deployment reads them
+    std::vector<std::vector<std::string>> words;
+    for (const auto& doc : docs) {
+      std::vector<std::string> values;
+      for (const auto& st : doc.settings) values.push_back(st.value);
+      words.push_back(variable_readers(doc.command, doc.env, values));
+    }
+    for (const std::string& key : set.set_variables)
+      if (std::none_of(words.begin(), words.end(), [&](const auto& w) { return reads_variable(w, key); })) unread_set_key(key);
   }
   std::vector<std::pair<std::string, io::EngineLog>> logs;
   for (const auto& f : a.logs) logs.emplace_back(f, read_log_file(f));

@@ -329,6 +329,13 @@ std::string achieved_text(const Achieved& r) {
          (r.simulated ? " (simulated)" : " (static model)");
 }
 
+/// The layout search's bounds, --max-gpus and --max-tp, each >= 1.
+std::pair<i64, i64> search_bounds(const FitArgs& a) {
+  const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
+  if (max_gpus < 1 || max_tp < 1) throw InputError(max_gpus < 1 ? "--max-gpus" : "--max-tp", "must be >= 1");
+  return {max_gpus, max_tp};
+}
+
 /// The GPUs of --gpu A,B,C: one deployment source per GPU (the flag's other settings unchanged).
 std::vector<std::string> gpu_list(const DeploymentSource& src) {
   for (const auto& [key, text, origin] : src.settings)
@@ -529,8 +536,7 @@ void run_fit(const FitArgs& a, Globals& g) {
     results["max_rate"] = mr;
   } else if (compare) {
     // ---- one row per GPU: its fewest-GPU layout and whether it meets the targets ----
-    const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
-    if (max_gpus < 1 || max_tp < 1) throw InputError(max_gpus < 1 ? "--max-gpus" : "--max-tp", "must be >= 1");
+    const auto [max_gpus, max_tp] = search_bounds(a);
     ojson rows = ojson::array();
     Table c;
     c.title = "fewest GPUs per GPU type for " + demand +
@@ -588,8 +594,7 @@ void run_fit(const FitArgs& a, Globals& g) {
                         {"targets", slo_targets_json(slo)}};
     extra = c;
   } else if (a.fewest_gpus || slo.any()) {
-    const i64 max_gpus = parse_count(a.max_gpus, "--max-gpus"), max_tp = parse_count(a.max_tp, "--max-tp");
-    if (max_gpus < 1 || max_tp < 1) throw InputError(max_gpus < 1 ? "--max-gpus" : "--max-tp", "must be >= 1");
+    const auto [max_gpus, max_tp] = search_bounds(a);
     const SloSearch ss = search_layout(d, a, slo, wl, max_gpus, max_tp, costed);
     const LayoutSearch& search = ss.search;
     ok = search.found;

@@ -174,9 +174,8 @@ void run_probe_cmd(const ProbeArgs& a, Globals& g) {
   // With no --gpu: on the CPU backend this machine (--gpu host); on the CUDA backend the device's own profile, found
   // by the name the runtime reports (as nvidia-smi prints it, which --gpu resolves), once the device is open. A --gpu
   // naming another GPU is kept, with a warning.
-  const bool gpu_given = da.flags.has("gpu") || std::any_of(da.set.begin(), da.set.end(), [](const std::string& kv) {
-                           return kv.rfind("gpu=", 0) == 0 || kv.rfind("gpu:", 0) == 0;
-                         });
+  const bool gpu_given =
+      da.flags.has("gpu") || std::any_of(da.set.begin(), da.set.end(), [](const std::string& kv) { return kv.rfind("gpu=", 0) == 0; });
   // (the flags are checked on the default GPU first, so that bad input fails before this machine is measured)
   ProbeSetup setup = probe_setup(a, da, g, profiles);
   if (!gpu_given && a.backend == "cpu") {

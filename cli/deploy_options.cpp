@@ -212,6 +212,14 @@ void unread_set_key(const std::string& key) {
                    near ? "did you mean --set " + *near + "=...? (kvplan plan --help names the keys)" : "use a key kvplan plan --help names");
 }
 
+std::vector<std::string> variable_readers(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,
+                                          const std::vector<std::string>& setting_values) {
+  std::vector<std::string> words = command;
+  for (const auto& kv : env) words.push_back(kv.second);
+  words.insert(words.end(), setting_values.begin(), setting_values.end());
+  return words;
+}
+
 bool reads_variable(const std::vector<std::string>& words, const std::string& key) {
   // read where expanding the variable alone changes the word, in any of the forms the command reader expands
   const std::map<std::string, std::string> only = {{key, "\x01"}};
@@ -307,11 +315,12 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   }
   // a --set KEY that is no setting is a variable for the command ($KEY); one that no command or container env reads
   // is a misspelt key (--set max-modle-len=4096), which would otherwise change nothing without a word
-  for (const std::string& key : src.set_variables) {
-    std::vector<std::string> words = src.command;
-    for (const auto& kv : src.env) words.push_back(kv.second);
-    for (const auto& st : src.settings) words.push_back(std::get<1>(st));
-    if (!reads_variable(words, key)) unread_set_key(key);
+  if (!src.set_variables.empty()) {
+    std::vector<std::string> values;
+    for (const auto& st : src.settings) values.push_back(std::get<1>(st));
+    const std::vector<std::string> words = variable_readers(src.command, src.env, values);
+    for (const std::string& key : src.set_variables)
+      if (!reads_variable(words, key)) unread_set_key(key);
   }
   for (const auto& [key, value, origin] : src.settings) {
     if (key == "engine" && !src.command.empty()) continue;  // the command's engine (a mismatch was an error above)

@@ -91,6 +91,10 @@ void add_set_values(const std::vector<std::string>& set, DeploymentSource& src);
 /// Throws the InputError for a --set KEY that is no setting and that nothing reads as $KEY (naming the nearest key).
 [[noreturn]] void unread_set_key(const std::string& key);
 
+/// The words a --set variable may be read in: an engine command, its container env values and the settings' values.
+std::vector<std::string> variable_readers(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,
+                                          const std::vector<std::string>& setting_values);
+
 /// Whether a word reads the variable: $KEY, ${KEY}, ${KEY:-default}, $(KEY), %KEY%, ... (the forms io::expand_variables expands).
 bool reads_variable(const std::vector<std::string>& words, const std::string& key);
 

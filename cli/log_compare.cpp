@@ -681,6 +681,18 @@ ojson overheads_json(const LogComparison& c) {
   return j;
 }
 
+namespace {
+
+// A row's verdict, and kvplan's figure (the middle of its range) less the printed one: the table and the CSV alike.
+std::string row_check(const LogRow& r) { return r.kind == "estimate" ? "estimate" : r.ok() ? "ok" : "DIFFERS"; }
+
+std::optional<double> row_difference(const LogRow& r) {
+  if (!r.printed || !r.lo) return std::nullopt;
+  return (*r.lo + *r.hi) / 2 - *r.printed;
+}
+
+}  // namespace
+
 Table log_table(const LogComparison& c) {
   Table t;
   t.title = c.file + ": " + c.log.engine + (c.log.version.empty() ? "" : " " + c.log.version) + " startup log vs kvplan";
@@ -690,13 +702,11 @@ Table log_table(const LogComparison& c) {
   for (const auto& r : c.rows) {
     std::string kv, diff;
     if (r.lo) kv = *r.lo == *r.hi ? show(*r.lo, r.unit) : show(*r.lo, r.unit) + " .. " + show(*r.hi, r.unit);
-    if (r.printed && r.lo) {
-      const double mid = (*r.lo + *r.hi) / 2;
-      const double dv = mid - *r.printed;
-      diff = (dv >= 0 ? "+" : "") + (r.unit == "bytes" ? show_bytes(dv) : fmt(dv, r.unit == "ratio" ? 4 : 0));
-      if (*r.printed != 0) diff += " (" + fmt(100.0 * dv / std::abs(*r.printed), 1) + "%)";
+    if (const auto dv = row_difference(r)) {
+      diff = (*dv >= 0 ? "+" : "") + (r.unit == "bytes" ? show_bytes(*dv) : fmt(*dv, r.unit == "ratio" ? 4 : 0));
+      if (*r.printed != 0) diff += " (" + fmt(100.0 * *dv / std::abs(*r.printed), 1) + "%)";
     }
-    const std::string check = r.kind == "estimate" ? "estimate" : r.ok() ? "ok" : "DIFFERS";
+    const std::string check = row_check(r);
     const std::string why = r.kind == "estimate" ? r.note : r.ok() ? "" : "kvplan's rule: " + r.basis;
     t.rows.push_back({r.term, r.printed_text.empty() && r.printed ? show(*r.printed, r.unit) : r.printed_text, kv, diff, check, why,
                       r.line ? std::to_string(r.line) : "", r.basis});
@@ -715,13 +725,10 @@ Table log_csv_table(const std::vector<LogComparison>& all) {
   };
   for (const auto& c : all)
     for (const auto& r : c.rows) {
-      std::optional<double> diff, pct;
-      if (r.printed && r.lo) {
-        diff = (*r.lo + *r.hi) / 2 - *r.printed;
-        if (*r.printed != 0) pct = 100.0 * *diff / std::abs(*r.printed);
-      }
-      const std::string check = r.kind == "estimate" ? "estimate" : r.ok() ? "ok" : "DIFFERS";
-      t.rows.push_back({c.file, r.term, r.unit, r.kind, raw(r.printed), r.printed_text, raw(r.lo), raw(r.hi), raw(diff), raw(pct), check,
+      const std::optional<double> diff = row_difference(r);
+      std::optional<double> pct;
+      if (diff && *r.printed != 0) pct = 100.0 * *diff / std::abs(*r.printed);
+      t.rows.push_back({c.file, r.term, r.unit, r.kind, raw(r.printed), r.printed_text, raw(r.lo), raw(r.hi), raw(diff), raw(pct), row_check(r),
                         r.line ? std::to_string(r.line) : "", r.basis, r.note});
     }
   return t;

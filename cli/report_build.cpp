@@ -48,13 +48,13 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   };
   const Cell c = p.cell(tokens, concurrency, prefix);
   std::string workload = std::to_string(concurrency) + " requests x " + std::to_string(tokens) + " tokens";
-  std::string fits = c.fits ? "yes" : "no (limited by " + c.limiting + ")";
+  std::string fits_text = c.fits ? "yes" : "no (limited by " + c.limiting + ")";
   if (grid) {
     i64 fit_cells = 0;
     for (i64 ctx : contexts)
       for (i64 n : concurrencies) fit_cells += p.cell(ctx, n, std::min(d.shared_prefix, ctx)).fits;
     workload = "grid: context " + span(contexts) + " tokens x concurrency " + span(concurrencies);
-    fits = std::to_string(fit_cells) + " of " + std::to_string(contexts.size() * concurrencies.size()) + " cells";
+    fits_text = std::to_string(fit_cells) + " of " + std::to_string(contexts.size() * concurrencies.size()) + " cells";
   }
   s.summary = {{"model", d.spec.model.id + " (" + d.spec.model.model_type + ")"},
                {"GPUs", std::to_string(deployment_gpus(spec)) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
@@ -62,7 +62,7 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
                {"engine", std::string(engine_name(spec.engine.kind)) + " — " + p.engine().rules_version},
                {"KV cache", std::string(format_info(spec.kv.k_format).name) + " / " + std::string(format_info(spec.kv.v_format).name)},
                {"workload", workload},
-               {"fits", fits},
+               {"fits", fits_text},
                {"max concurrency at " + std::to_string(tokens) + " tokens", std::to_string(p.max_concurrency(tokens, prefix))}};
   // grid: contexts from 1k (or less) to the longest request, concurrency from 1 past the largest that fits
   const i64 max_len = std::max<i64>(p.max_len(), 1);
