@@ -232,3 +232,8 @@ kvplan_cli_test(bad_flash_attn_value_equals EXIT 2 STDOUT_EMPTY ARGS plan llama-
 # llama.cpp before b6325: -fa was a switch, off unless given, so a quantized V cache without it does not start
 kvplan_cli_test(bad_quantized_v_before_fa_auto EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version b5937 -- llama-server -m x.gguf -c 8192 -ctv q4_0
   STDERR "kvplan: error: command: -ctv: a quantized V cache needs flash attention<SEMI> llama.cpp b5937 (flash attention off unless -fa) with -ctv q4_0<SEMI> add -fa, or use an f16 V cache")
+# vLLM SchedulerConfig: without chunked prefill a whole prompt must fit one step, and the step must hold max_num_seqs
+kvplan_cli_test(bad_vllm_unchunked_budget EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu h100 --engine vllm --no-enable-chunked-prefill --max-model-len 32768 --max-num-batched-tokens 8192
+  STDERR "kvplan: error: --max-num-batched-tokens: 8192 is smaller than max_model_len 32768 with chunked prefill off: vLLM refuses to start (SchedulerConfig: a whole prompt must fit one step)<SEMI> raise --max-num-batched-tokens to at least 32768, lower --max-model-len, or drop --no-enable-chunked-prefill")
+kvplan_cli_test(bad_vllm_budget_below_seqs EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu h100 --engine vllm --max-num-seqs 1024 --max-num-batched-tokens 512
+  STDERR "kvplan: error: --max-num-batched-tokens: 512 is below max_num_seqs 1024: vLLM refuses to start (SchedulerConfig: \"must be greater than or equal to max_num_seqs\")<SEMI> raise --max-num-batched-tokens to at least 1024 or lower --max-num-seqs")

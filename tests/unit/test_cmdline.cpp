@@ -406,10 +406,10 @@ TEST_CASE("booleans: bare, =true/=false, --no-X, the last one wins", "[cmdline]"
   CHECK(kv(parse("vllm serve m --enforce-eager=true -ep")) ==
         Settings{{"enforce_eager", "true"}, {"enable_expert_parallel", "true"}});
   // --no-X is reported under the flag's canonical name
-  const auto cp = parse("vllm serve m --no-enable-chunked-prefill --enable-prefix-caching=false");
-  CHECK(cp.ignored == Words{"--enable-chunked-prefill"});
+  const auto cp = parse("vllm serve m --no-enable-chunked-prefill --enable-prefix-caching=false --enforce-eager=false");
+  CHECK(cp.ignored.empty());
   CHECK(cp.unknown.empty());
-  CHECK(kv(cp) == Settings{{"enable_prefix_caching", "false"}});  // kvplan simulate reads it
+  CHECK(kv(cp) == Settings{{"enable_chunked_prefill", "false"}, {"enable_prefix_caching", "false"}, {"enforce_eager", "false"}});
   CHECK(kv(parse("vllm serve m --max-model-len 1 --max-model-len 2")) == Settings{{"max_model_len", "2"}});
   CHECK(kv(parse("python -m sglang.launch_server --model-path m --disable-cuda-graph")) ==
         Settings{{"enforce_eager", "true"}});
@@ -687,8 +687,9 @@ TEST_CASE("engine-cmdlines.json: vLLM settings checked by hand", "[cmdline]") {
                                {"max_num_seqs", "1024"},
                                {"tensor_parallel_size", "8"},
                                {"memory_fraction", "0.90"},
-                               {"kv_cache_dtype", "fp8"}});
-  CHECK(has(kubeai.ignored, "--enable-chunked-prefill"));
+                               {"kv_cache_dtype", "fp8"},
+                               {"enable_chunked_prefill", "false"}});
+  CHECK(!has(kubeai.ignored, "--enable-chunked-prefill"));
   CHECK(has(kubeai.unknown, "--max-seq-len-to-capture"));  // in 0.10.0.flags, not in 0.26.0.flags
   CHECK(has(kubeai.warnings,
             "--max-seq-len-to-capture: not a vLLM 0.26.0 flag (a vLLM 0.10.0 flag); treated as not changing memory"));

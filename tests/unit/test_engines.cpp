@@ -389,6 +389,52 @@ TEST_CASE("vLLM batch defaults follow the usage context and the V0 engine", "[en
   CHECK(l.max_num_batched_tokens == 2048);
 }
 
+TEST_CASE("vLLM without chunked prefill: the step must hold a whole prompt, and 0.8-0.11 ignore the flag", "[engine][vllm][versions]") {
+  // vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args (#26623): unset, max_num_batched_tokens
+  // becomes max(max_model_len, 8192) on an H100 (vllm serve) and max_num_seqs min(1024, that); SchedulerConfig then
+  // refuses a budget below max_model_len ("is smaller than max_model_len") or below max_num_seqs
+  auto run = [](const std::string& version, i64 max_model_len, i64 batched, i64 seqs) {
+    auto e = kvtest::engine(EngineKind::vllm);
+    e.version = version;
+    e.chunked_prefill = false;
+    e.max_model_len = max_model_len;
+    e.max_num_batched_tokens = batched;
+    e.max_num_seqs = seqs;
+    return kvtest::spec("llama-3.1-8b", "h100-sxm", e).engine;
+  };
+  const auto off = run("0.26.0", 32768, 0, 0);
+  CHECK(off.max_num_batched_tokens == 32768);
+  CHECK(off.max_num_seqs == 1024);
+  CHECK(run("0.26.0", 4096, 0, 0).max_num_batched_tokens == 8192);  // the default already holds a 4096-token prompt
+  CHECK_THROWS_WITH(run("0.26.0", 32768, 8192, 0),
+                    Catch::Contains("max_num_batched_tokens: 8192 is smaller than max_model_len 32768 with chunked prefill off") &&
+                        Catch::Contains("raise --max-num-batched-tokens to at least 32768"));
+  // 0.11: V1 sets enable_chunked_prefill = True whatever the flag says: the 8192 budget stands, prompts are chunked
+  const auto v011 = run("0.11.0", 32768, 8192, 0);
+  CHECK(v011.max_num_batched_tokens == 8192);
+  const auto p = kvplan::Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", [&] {
+                                   auto e = kvtest::engine(EngineKind::vllm);
+                                   e.version = "0.11.0";
+                                   e.chunked_prefill = false;
+                                   return e;
+                                 }()))
+                     .engine();
+  CHECK(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return n.find("whatever --no-enable-chunked-prefill says") != std::string::npos; }));
+  // the budget must cover max_num_seqs: a defaulted max_num_seqs is at most max_num_batched_tokens (512 of the
+  // H100's 1024; arg_utils.py min(default_max_num_seqs, max_num_batched_tokens)); an explicit 1024 fails to start
+  auto budget = [](const std::string& version, i64 seqs) {
+    auto e = kvtest::engine(EngineKind::vllm);
+    e.version = version;
+    e.max_num_batched_tokens = 512;
+    e.max_num_seqs = seqs;
+    return kvtest::spec("llama-3.1-8b", "h100-sxm", e).engine;
+  };
+  CHECK(budget("0.11.0", 0).max_num_seqs == 512);
+  CHECK(budget("0.26.0", 0).max_num_seqs == 512);
+  CHECK_THROWS_WITH(budget("0.11.0", 1024), Catch::Contains("512 is below max_num_seqs 1024"));
+  CHECK_THROWS_WITH(budget("0.26.0", 1024), Catch::Contains("512 is below max_num_seqs 1024"));
+}
+
 TEST_CASE("TensorRT-LLM 0.x and 1.x: tokens per block and CUDA graphs", "[engine][trtllm][versions]") {
   // 0.x engine builds: PluginConfig tokens_per_block 64; KV = 0.9 x (total - context - weights - activation - non-torch)
   const Planner old(fixed_terms("llama-3.1-8b", EngineKind::trtllm, "0.8.0"));

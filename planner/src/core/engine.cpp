@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 namespace kvplan {
 
@@ -86,16 +87,25 @@ std::vector<EngineRules> make_rule_table() {
     r.blackwell_mla_128 = false;
     r.small_gpu_256_seqs = false;
     r.offload_cpu_bytes = false;
+    r.v1_chunked_optional = false;
   }
   {
     EngineRules& r = row(EngineKind::vllm, "0.10.0", "vLLM 0.10 (hybrid KV cache manager; float32 -> bf16 on SM >= 8.0)",
                          "vllm-project/vllm v0.10.0: v1/worker/gpu_worker.py determine_available_memory, v1/core/kv_cache_utils.py, config.py _resolve_auto_dtype, platforms/cuda.py");
     r.blackwell_mla_128 = false;
     r.offload_cpu_bytes = false;
+    r.v1_chunked_optional = false;
   }
-  row(EngineKind::vllm, "0.11.0", "vLLM 0.11-0.13 (CUTLASS MLA block 128 on Blackwell; OffloadingConnector num_cpu_blocks)",
-      "vllm-project/vllm v0.11.0 (main 96ebcaa): platforms/cuda.py check_and_update_config, v1/core/kv_cache_utils.py get_kv_cache_config_from_groups; "
-      "v1/kv_offload/cpu.py CPUOffloadingSpec (num_cpu_blocks)")
+  {
+    EngineRules& r = row(EngineKind::vllm, "0.11.0", "vLLM 0.11 (CUTLASS MLA block 128 on Blackwell; OffloadingConnector num_cpu_blocks; V1 always chunks prompts)",
+                         "vllm-project/vllm v0.11.0 (main 96ebcaa): platforms/cuda.py check_and_update_config, v1/core/kv_cache_utils.py get_kv_cache_config_from_groups; "
+                         "v1/kv_offload/cpu.py CPUOffloadingSpec (num_cpu_blocks); engine/arg_utils.py _set_default_args (enable_chunked_prefill = True)");
+    r.offload_cpu_bytes = false;
+    r.v1_chunked_optional = false;
+  }
+  row(EngineKind::vllm, "0.12.0", "vLLM 0.12-0.13 (--no-enable-chunked-prefill honoured; OffloadingConnector num_cpu_blocks)",
+      "vllm-project/vllm #26623 (engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args, "
+      "_set_default_max_num_seqs_and_batched_tokens_args; merged after 2025-11-20, release not pinned); v1/kv_offload/cpu.py (num_cpu_blocks)")
       .offload_cpu_bytes = false;
   row(EngineKind::vllm, "0.14.0", "vLLM 0.14-0.20 (OffloadingConnector cpu_bytes_to_use)",
       "vllm-project/vllm #24498 (v1/kv_offload CPUOffloadingSpec: cpu_bytes_to_use replaces num_cpu_blocks), merged January 2026");
@@ -268,6 +278,38 @@ double sglang_default_fraction(const EngineRules& r, i64 gpu_memory_bytes, i64 t
   return sglang_fraction(r, gpu_memory_bytes, tp, pp, chunked_prefill, cuda_graph_bs, SpecMethod::none);
 }
 
+namespace {
+// vLLM's step limits once max_model_len is known. V1 (engine/arg_utils.py _set_default_args at 99d7eb5, 0.11;
+// _set_default_max_num_seqs_and_batched_tokens_args on main): a defaulted max_num_seqs is at most
+// max_num_batched_tokens. From 0.12 (#26623) a defaulted max_num_batched_tokens is at least max_model_len without
+// chunked prefill and at most max_num_seqs x max_model_len; 0.8-0.11's V1 sets enable_chunked_prefill = True whatever
+// the flag says. Then SchedulerConfig's checks (verify_max_model_len; _verify_args before) refuse to start.
+void resolve_vllm_batch_limits(EngineSettings& e, const EngineRules& rules, bool seqs_unset, bool batched_unset) {
+  if (!rules.v0_engine) {
+    if (rules.v1_chunked_optional && batched_unset) {
+      if (!e.chunked_prefill.value_or(true)) e.max_num_batched_tokens = std::max(e.max_num_batched_tokens, e.max_model_len);
+      const i64 cap = e.max_num_seqs > 0 && e.max_model_len > std::numeric_limits<i64>::max() / e.max_num_seqs
+                          ? std::numeric_limits<i64>::max()
+                          : e.max_num_seqs * e.max_model_len;
+      e.max_num_batched_tokens = std::min(e.max_num_batched_tokens, cap);
+    }
+    if (seqs_unset) e.max_num_seqs = std::min(e.max_num_seqs, e.max_num_batched_tokens);
+  }
+  const bool chunked = rules.v0_engine ? e.chunked_prefill.value_or(false) : (!rules.v1_chunked_optional || e.chunked_prefill.value_or(true));
+  const std::string batched = std::to_string(e.max_num_batched_tokens), len = std::to_string(e.max_model_len);
+  if (!chunked && e.max_num_batched_tokens < e.max_model_len)
+    throw InputError("max_num_batched_tokens",
+                     batched + " is smaller than max_model_len " + len +
+                         " with chunked prefill off: vLLM refuses to start (SchedulerConfig: a whole prompt must fit one step)",
+                     "raise --max-num-batched-tokens to at least " + len + ", lower --max-model-len, or drop --no-enable-chunked-prefill");
+  if (e.max_num_seqs > 0 && e.max_num_batched_tokens < e.max_num_seqs)
+    throw InputError("max_num_batched_tokens",
+                     batched + " is below max_num_seqs " + std::to_string(e.max_num_seqs) +
+                         ": vLLM refuses to start (SchedulerConfig: \"must be greater than or equal to max_num_seqs\")",
+                     "raise --max-num-batched-tokens to at least " + std::to_string(e.max_num_seqs) + " or lower --max-num-seqs");
+}
+}  // namespace
+
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
                                        const std::string& gpu_arch, bool mla, const std::string& compute_capability, i64 pp,
                                        bool sparse_mla) {
@@ -386,6 +428,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       if (batched_unset) e.max_num_batched_tokens = *e.chunked_prefill ? 2048 : std::max<i64>(e.max_model_len, 2048);
       if (!e.prefix_caching) e.prefix_caching = false;
     }
+    if (e.kind == EngineKind::vllm) resolve_vllm_batch_limits(e, rules, seqs_unset, batched_unset);
     if (sglang_unchunked(e)) e.max_num_batched_tokens = e.max_model_len;
     // SGLang only warns: SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults to True (configs/model_config.py ModelConfig)
     if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context && e.kind != EngineKind::sglang)

@@ -463,6 +463,9 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
 // num_blocks = available // (page x group_size).
 void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   const EngineSettings& e = spec_.engine;
+  if (e.chunked_prefill == false && e.rules && !e.rules->v0_engine && !e.rules->v1_chunked_optional)
+    report_.notes.push_back("vLLM 0.8-0.11 (V1) chunks prompts whatever --no-enable-chunked-prefill says (EngineArgs sets "
+                            "enable_chunked_prefill = True); it takes effect from 0.12");
   i64 block = e.block_size;
   // Hybrid attention + Mamba: attention block size grows (in multiples of 16) until its page holds a
   // Mamba state; Mamba pages are padded to the attention page (HybridAttentionMambaModelConfig).

@@ -345,8 +345,9 @@ std::vector<SettingDef> build_table() {
       .flags("--max-prefill-tokens@sglang").on(E::sglang, "--max-prefill-tokens").into(&EngineSettings::max_prefill_tokens));
   r.push_back(Row("enable_mixed_chunk", T::boolean, "engine", "SGLang: running decodes join every prefill batch instead of waiting for it (--enable-mixed-chunk; default off; needs chunked prefill): kvplan simulate")
       .flags("--enable-mixed-chunk@sglang").on(E::sglang, "--enable-mixed-chunk").into(&EngineSettings::mixed_chunk));
-  r.push_back(Row("enable_chunked_prefill", T::boolean, "engine", "Split prompts into chunks that fit the step's token budget beside the decodes: TensorRT-LLM enable_chunked_prefill (default false), SGLang (default on; --chunked-prefill-size -1 turns it off); kvplan simulate")
-      .flags("--enable-chunked-prefill@sglang,trtllm|--no-enable-chunked-prefill@sglang,trtllm=false")
+  r.push_back(Row("enable_chunked_prefill", T::boolean, "engine", "Split prompts into chunks that fit the step's token budget beside the decodes: vLLM (default on; off from 0.12: max_num_batched_tokens defaults to at least max_model_len and must hold it; 0.8-0.11 ignore the flag), TensorRT-LLM enable_chunked_prefill (default false), SGLang (default on; --chunked-prefill-size -1 turns it off)")
+      .flags("--enable-chunked-prefill@vllm,sglang,trtllm|--no-enable-chunked-prefill@vllm,sglang,trtllm=false")
+      .on(E::vllm, "--enable-chunked-prefill|--no-enable-chunked-prefill=false")
       .yaml("enable_chunked_prefill").into(&EngineSettings::chunked_prefill));
   // the simulator's scheduler (kvplan simulate, fit --find-max-rate, check with traffic); kvplan plan does not read them
   r.push_back(Row("enable_prefix_caching", T::boolean, "engine", "Prefix cache: a request reuses the cached KV blocks of a prompt prefix it shares (vLLM --enable-prefix-caching, SGLang radix cache (--disable-radix-cache: off), TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp server's cache_prompt; default on in each): kvplan simulate")

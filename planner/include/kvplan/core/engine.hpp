@@ -51,6 +51,8 @@ struct EngineRules {
   bool small_gpu_256_seqs = true;        // vLLM >= 0.8.5: max_num_seqs 256 below 70 GiB or on A100 (0.8.3: 1024)
   bool kv_tokens_from_concurrency = false;  // vLLM >= 0.21: "GPU KV cache size" = int(concurrency x max_model_len)
   bool offload_cpu_bytes = true;         // vLLM >= 0.14: OffloadingConnector reads cpu_bytes_to_use (#24498); before, num_cpu_blocks
+  bool v1_chunked_optional = true;       // vLLM >= 0.12 (#26623): V1 honours --no-enable-chunked-prefill and clamps defaulted
+                                         // limits; 0.8-0.11 V1 always chunks prompts (the flag has no effect)
   bool v0_engine = false;                // vLLM < 0.8: the V0 engine (prompts before decodes, chunked prefill only above 32K, max_num_seqs 256, no prefix caching)
   // SGLang
   SglangFractionRule sglang_fraction = SglangFractionRule::graph_reserve;
