@@ -223,8 +223,14 @@ void sglang_rows(Ctx& c) {
   const auto *tokens = c.f("kv_tokens"), *total_tokens = c.f("max_total_num_tokens"), *k = c.f("k_bytes"), *v = c.f("v_bytes"),
              *kvb = c.f("kv_bytes"), *weights = c.f("weights_bytes"), *after = c.f("avail_after_weights_bytes"), *frac = c.f("mem_fraction_static"),
              *ctx_len = c.f("context_len"), *running = c.f("max_running_requests");
-  if (tokens && total_tokens)
+  // the hybrid SWA pool prints "Use sliding window memory pool. full_layer_tokens=F, swa_layer_tokens=S" and allocates the
+  // SWA pool first: its #tokens and K/V sizes are not the full layers'
+  const auto *full_l = c.f("full_layer_tokens"), *swa_l = c.f("swa_layer_tokens");
+  const bool hybrid = full_l && swa_l;
+  if (tokens && total_tokens && !hybrid)
     c.rule("max_total_num_tokens", "tokens", total_tokens, tokens->value, tokens->value, "the token pool allocated (#tokens)");
+  if (hybrid && total_tokens)
+    c.rule("max_total_num_tokens", "tokens", total_tokens, full_l->value, full_l->value, "the full layers' pool (full_layer_tokens)");
   const bool mamba = c.f("mamba_cache_size") || c.f("ssm_state_bytes");
   const double pool_tokens = total_tokens ? total_tokens->value : tokens ? tokens->value : 0;
   if (pool_tokens > 0 && ctx_len && running) {
@@ -250,7 +256,15 @@ void sglang_rows(Ctx& c) {
   if (weights)
     c.estimate("weights", "bytes", weights, static_cast<double>(p.budget_bytes("weights")), "parameters x bytes (" + d.spec.model.id + ")",
                "measured by the engine");
-  if (pool_tokens > 0 && (k || v || kvb)) {
+  if (hybrid) {
+    // swa_layer_tokens = page-aligned int(full_layer_tokens x --swa-full-tokens-ratio)
+    const double r = p.spec().engine.swa_full_tokens_ratio, pg = static_cast<double>(page);
+    const double want = std::floor(std::floor(full_l->value * r) / pg) * pg;
+    c.rule("swa_layer_tokens", "tokens", swa_l, want, want, "page-aligned int(full_layer_tokens x swa_full_tokens_ratio)");
+    c.estimate("swa_layer_tokens (kvplan's plan)", "tokens", swa_l, static_cast<double>(p.engine().swa_layer_tokens), "the plan's budget",
+               p.engine().swa_layer_tokens > 0 ? "follows max_total_num_tokens" : "the plan has no hybrid SWA pool at this version");
+  }
+  if (pool_tokens > 0 && (k || v || kvb) && !hybrid) {
     // MHATokenToKVPool: (size + page_size) rows per layer of kv_heads x head_dim elements (K and V apart; MLA one latent)
     double kb = 0, vb = 0;
     for (const Layer& l : rank.layers) {

@@ -237,3 +237,5 @@ kvplan_cli_test(bad_vllm_unchunked_budget EXIT 2 STDOUT_EMPTY ARGS plan llama-3.
   STDERR "kvplan: error: --max-num-batched-tokens: 8192 is smaller than max_model_len 32768 with chunked prefill off: vLLM refuses to start (SchedulerConfig: a whole prompt must fit one step)<SEMI> raise --max-num-batched-tokens to at least 32768, lower --max-model-len, or drop --no-enable-chunked-prefill")
 kvplan_cli_test(bad_vllm_budget_below_seqs EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu h100 --engine vllm --max-num-seqs 1024 --max-num-batched-tokens 512
   STDERR "kvplan: error: --max-num-batched-tokens: 512 is below max_num_seqs 1024: vLLM refuses to start (SchedulerConfig: \"must be greater than or equal to max_num_seqs\")<SEMI> raise --max-num-batched-tokens to at least 1024 or lower --max-num-seqs")
+kvplan_cli_test(bad_sglang_swa_ratio EXIT 2 STDOUT_EMPTY ARGS plan gpt-oss-120b --gpu h100 --engine sglang --swa-full-tokens-ratio 1.5
+  STDERR "kvplan: error: --swa-full-tokens-ratio: must be in (0, 1]<SEMI> use a ratio such as 0.8 (SGLang's default)")

@@ -186,6 +186,51 @@ TEST_CASE("SGLang: cell size and page-aligned max_total_num_tokens", "[engine][s
   CHECK(Planner(kvtest::spec("deepseek-v2-lite", "h100-sxm", m)).engine().cell_size == (512 + 64) * 27 * 2);
 }
 
+TEST_CASE("SGLang hybrid SWA pool: full and sliding layers' tokens, by release", "[engine][sglang][versions][hybrid]") {
+  // gpt-oss-120b: 18 full + 18 sliding layers (window 128) of 8 KV heads x 64 x (K,V) x bf16 = 2048 B a token each
+  const i64 layer = 8 * 64 * 2 * 2, F = 18 * layer, S = 18 * layer;
+  const i64 avail = 8 * GiB + 777;
+  auto run = [&](const std::string& version, const std::string& gpu, double ratio = 0.8, bool disable = false) {
+    auto e = kvtest::engine(EngineKind::sglang);
+    e.version = version;
+    e.kv_cache_memory_bytes = avail;
+    e.swa_full_tokens_ratio = ratio;
+    e.disable_hybrid_swa = disable;
+    return Planner(kvtest::spec("gpt-oss-120b", gpu, e));
+  };
+  // main (pool_configurator.py HybridSWAPoolConfigurator): full = avail // (F + 0.8 S), swa = int(full x 0.8)
+  const Planner newest = run("", "h100-sxm");
+  const i64 full = static_cast<i64>(static_cast<double>(avail) / (static_cast<double>(F) + 0.8 * static_cast<double>(S)));
+  CHECK(newest.engine().max_total_num_tokens == full);
+  CHECK(newest.engine().swa_layer_tokens == static_cast<i64>(static_cast<double>(full) * 0.8));
+  CHECK(newest.engine().kv_pool_bytes == full * F + newest.engine().swa_layer_tokens * S);
+  // 0.5.9-0.5.10 (#18039): T = avail // (F + S) as one pool, then full = int(T x (F + S) / (F + 0.8 S))
+  const i64 T = avail / (F + S);
+  const i64 split = static_cast<i64>(static_cast<double>(T) * static_cast<double>(F + S) / (static_cast<double>(F) + 0.8 * static_cast<double>(S)));
+  CHECK(run("0.5.9", "h100-sxm").engine().max_total_num_tokens == split);
+  // releases and GPUs without it: one pool of T tokens for every layer
+  CHECK(run("0.5.6", "h100-sxm").engine().max_total_num_tokens == T);  // gpt-oss forced off until 0.5.8
+  CHECK(run("0.5.6", "h100-sxm").engine().swa_layer_tokens == 0);
+  CHECK(run("0.5.9", "b200").engine().max_total_num_tokens == T);      // trtllm_mha, Blackwell's default, until 0.5.10
+  CHECK(run("0.5.10", "b200").engine().max_total_num_tokens == split);
+  CHECK(run("", "h100-sxm", 0.8, true).engine().max_total_num_tokens == T);  // --disable-hybrid-swa-memory
+  // --swa-full-tokens-ratio 1: both pools hold the same tokens, full = avail // (F + S) = T
+  CHECK(run("", "h100-sxm", 1.0).engine().max_total_num_tokens == T);
+  const Planner old = run("0.5.6", "h100-sxm");
+  const auto& notes = old.engine().notes;
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.find("turns it off for gpt-oss (until 0.5.8)") != std::string::npos; }));
+  // capacity: a request holds its length in the full pool and min(length, 128) + the page in progress in the SWA
+  // pool; 100-token requests are held by the SWA pool (0.8 x as many tokens), 1000-token ones by the full pool
+  const i64 swa = newest.engine().swa_layer_tokens;
+  CHECK(newest.max_concurrency(100) == std::min<i64>(full / static_cast<i64>(std::ceil(100.0 * static_cast<double>(full) / static_cast<double>(swa))), newest.max_seqs()));
+  CHECK(newest.max_concurrency(1000) == std::min<i64>(full / 1000, newest.max_seqs()));
+  // Llama-4 Scout: 12 full layers and 36 chunked (8192) of 8 x 128 x 2 x bf16 = 4096 B a token each
+  auto l4 = kvtest::engine(EngineKind::sglang);
+  l4.kv_cache_memory_bytes = avail;
+  const i64 l4_full = static_cast<i64>(static_cast<double>(avail) / (12.0 * 4096 + 0.8 * 36.0 * 4096));
+  CHECK(Planner(kvtest::spec("llama-4-scout-17b-16e", "h100-sxm", l4)).engine().max_total_num_tokens == l4_full);
+}
+
 TEST_CASE("SGLang default mem_fraction_static: the four rules by release", "[engine][sglang][versions]") {
   auto sg = [](const std::string& version, kvplan::i64 mib, kvplan::i64 tp) {
     auto e = kvtest::engine(EngineKind::sglang);

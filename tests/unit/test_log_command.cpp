@@ -100,6 +100,22 @@ TEST_CASE("kvplan log: the figures worked by hand", "[log]") {
     CHECK(l["planned"] == true);
     CHECK((*row(l, "K buffers"))["kvplan_low"] == (860050LL + 1) * 36 * 4 * 128 * 2);
   }
+  SECTION("sglang-gpt-oss-120b-hybrid-swa (assembled): full = rest // (18 x 2048 + 0.8 x 18 x 2048), swa = int(full x 0.8)") {
+    const json l = log_json({kLogs + "sglang-gpt-oss-120b-hybrid-swa.log", "--gpu", "h100-sxm"});
+    // rest = 13.50 - 78.50 x (1 - 0.85) = 1.725 GiB = 1,852,204,646 B; / 66,355.2 B = 27,913 full-layer tokens
+    const json* full = row(l, "max_total_num_tokens");
+    REQUIRE(full);
+    CHECK((*full)["kvplan_low"] == 27913);  // the full layers' pool, not the SWA pool allocated first (#tokens: 22330)
+    CHECK((*full)["ok"] == true);
+    const json* swa = row(l, "swa_layer_tokens");
+    REQUIRE(swa);
+    CHECK((*swa)["kvplan_low"] == 22330);  // int(27913 x 0.8)
+    CHECK((*swa)["ok"] == true);
+    const json* printed = row(l, "max_total_num_tokens (from the printed memory)");
+    REQUIRE(printed);
+    CHECK((*printed)["ok"] == true);
+    CHECK(row(l, "K buffers") == nullptr);  // two pools: the one-pool K/V rule does not apply
+  }
 }
 
 TEST_CASE("kvplan log prices the printed file type by llama-quantize's recipe", "[log][gguf]") {

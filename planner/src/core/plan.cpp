@@ -5,6 +5,7 @@
 #include "kvplan/core/search.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 
@@ -626,6 +627,39 @@ i64 Planner::vllm_blocks_for(i64 tokens) const {
 }
 
 // ---------------------------------------------------------------- SGLang
+namespace {
+// SGLang's hybrid SWA pool (two pools: the full layers' tokens and ratio x as many for the sliding-window layers), by
+// release: model_config.py is_hybrid_swa_model and server_args.py _handle_model_specific_adjustments, read at
+// v0.5.2 (b0d25e7), v0.5.6 (7ae368e), v0.5.7-v0.5.10 and main (35591c7). Before 0.5.8 no model takes it by default
+// (gpt-oss and Gemma 2/3 force --disable-hybrid-swa-memory; Llama-4 needs --hybrid-kvcache-ratio); from 0.5.8
+// Llama-4 and gpt-oss (#17261) do, gpt-oss not under the trtllm_mha backend (its default on SM 10.x) before 0.5.10
+// (#19079) nor with speculative decoding in 0.5.8 (#17517); MiMo-V2-Flash from 0.5.7, Step-3.5 from 0.5.9, Gemma 4
+// after 0.5.10 (#21952). Returns why not ("" when it applies).
+std::string sglang_no_hybrid_swa(const PlanSpec& s) {
+  const EngineSettings& e = s.engine;
+  const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
+  auto from = [&](const char* v) { return newest || compare_versions(e.version, v) >= 0; };
+  const std::string& a = s.model.architecture;
+  const std::string release = newest ? "the newest SGLang" : "SGLang " + e.version;
+  if (e.disable_hybrid_swa) return "--disable-hybrid-swa-memory";
+  if (a == "Llama4ForConditionalGeneration") return from("0.5.8") ? "" : release + " gives Llama-4 the hybrid pool only with --hybrid-kvcache-ratio (until 0.5.8)";
+  if (a == "GptOssForCausalLM") {
+    if (!from("0.5.8")) return release + " turns it off for gpt-oss (until 0.5.8)";
+    const bool sm100 = s.gpu.compute_capability.rfind("10.", 0) == 0;
+    if (sm100 && !from("0.5.10")) return release + " turns it off for gpt-oss under trtllm_mha, the default attention backend on SM 10.x (until 0.5.10)";
+    if (e.spec.on() && !from("0.5.9")) return release + " turns it off for gpt-oss with speculative decoding";
+    return "";
+  }
+  if (a == "MiMoV2FlashForCausalLM" || a == "Step3p5ForCausalLM") {
+    if (!from(a == "MiMoV2FlashForCausalLM" ? "0.5.7" : "0.5.9")) return release + " has no hybrid pool for " + a;
+    if (e.hierarchical_cache && from("0.5.8")) return "--enable-hierarchical-cache turns it off for " + a;
+    return "";
+  }
+  if (a == "Gemma4ForCausalLM" || a == "Gemma4ForConditionalGeneration") return from("0.5.11") ? "" : release + " has no hybrid pool for Gemma 4 (main after 0.5.10)";
+  return a + " is not one of SGLang's hybrid SWA architectures";
+}
+}  // namespace
+
 // cell_size = sum over the rank's layers of (K row + V row) bytes per token (MLA: the latent);
 // max_total_num_tokens = available // cell_size, aligned down to page_size; --max-total-tokens caps it.
 // Speculative decoding (model_runner.py init_memory_pool, S056 and later): the target's pool grows by a headroom
@@ -652,11 +686,20 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   if (derived > 0 && e.max_model_len > derived)
     report_.notes.push_back("context_length " + std::to_string(e.max_model_len) + " is above the " + std::to_string(derived) +
                             " SGLang derives from the config: it warns and uses it (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults on)");
-  for (const Layer& l : rank.layers)
-    if (l.kv == KvKind::sliding || l.kv == KvKind::chunked) {
-      report_.notes.push_back("SGLang sizes sliding-window layers like full layers here (its hybrid SWA pool ratio is not modelled)");
-      break;
-    }
+  // the hybrid SWA pool: full-layer bytes F and sliding-layer bytes S per token (sums over the rank's layers)
+  i64 full_b = 0, swa_b = 0, window = 0;
+  for (const Layer& stored : rank.layers) {
+    const Layer l = with_own_cache(stored);
+    if (!holds_tokens(l.kv) || l.kv == KvKind::cross) continue;
+    const bool sliding = l.kv == KvKind::sliding || l.kv == KvKind::chunked;
+    (sliding ? swa_b : full_b) = add(sliding ? swa_b : full_b, layer_bytes_per_token(l, spec_.kv));
+    if (sliding) window = std::max(window, l.window);
+  }
+  const std::string no_swa = swa_b > 0 ? sglang_no_hybrid_swa(spec_) : "no sliding-window layers";
+  const bool hybrid = swa_b > 0 && no_swa.empty();
+  const double ratio = e.swa_full_tokens_ratio;
+  if (swa_b > 0 && !hybrid)
+    report_.notes.push_back("SGLang caches the sliding-window layers at full length here: " + no_swa);
   if (state > 0) {
     // Mamba/linear-attention state pool: one state per running request, taken before the KV pool
     const i64 pool = mul(state, e.max_num_seqs == 4096 ? 0 : e.max_num_seqs);
@@ -679,11 +722,37 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   }
   tokens = tokens / page * page;
   if (e.max_total_tokens) tokens = std::min(tokens, *e.max_total_tokens / page * page);
+  i64 swa_tokens = 0;
+  if (hybrid) {
+    // 0.5.7-0.5.10 (model_runner set_num_tokens_hybrid_swa; #18039 from 0.5.9): T tokens as if one pool held every layer
+    // (capped and page-aligned above), full = align(T x (F + S) / (F + ratio x S)); main (pool_configurator.py
+    // HybridSWAPoolConfigurator): full = align(available // (F + ratio x S)), --max-total-tokens capping full. Then
+    // swa = align(int(full x ratio)). F = S per layer (gpt-oss, Llama-4) makes 0.5.8's equal-bytes split the same.
+    const i64 swa_cell = full_b + static_cast<i64>(std::floor(ratio * static_cast<double>(swa_b)));
+    const bool configurator = e.version.empty() || e.version == "latest" || version_components(e.version).empty() ||
+                              compare_versions(e.version, "0.5.11") >= 0;
+    const double weighted = static_cast<double>(full_b) + ratio * static_cast<double>(swa_b);
+    i64 full = configurator ? static_cast<i64>(std::floor(static_cast<double>(std::max<i64>(available, 0)) / weighted))
+                            : static_cast<i64>(std::floor(static_cast<double>(tokens) * static_cast<double>(cell) / weighted));
+    full = full / page * page;
+    if (configurator && e.max_total_tokens) full = std::min(full, *e.max_total_tokens / page * page);
+    swa_tokens = static_cast<i64>(std::floor(static_cast<double>(full) * ratio)) / page * page;
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", ratio);
+    report_.notes.push_back("SGLang's hybrid SWA pool (--swa-full-tokens-ratio " + std::string(shown) + "): full_layer_tokens=" + std::to_string(full) +
+                            ", swa_layer_tokens=" + std::to_string(swa_tokens) + "; a request holds its whole length in the full layers' pool and " +
+                            "at most its window (" + std::to_string(window) + " tokens) in the sliding layers'");
+    tokens = full;
+    cell = swa_cell;
+    swa_window_ = window;
+    swa_units_ = swa_tokens / page;
+  }
   report_.cell_size = cell;
   report_.page_bytes = cell;
   report_.block_size = page;
   report_.max_total_num_tokens = tokens;
-  report_.kv_pool_bytes = mul(tokens, cell);
+  report_.swa_layer_tokens = swa_tokens;
+  report_.kv_pool_bytes = hybrid ? add(mul(tokens, full_b), mul(swa_tokens, swa_b)) : mul(tokens, cell);
   unit_tokens_ = page;
   unit_bytes_ = mul(cell, page);
   pool_units_ = tokens / page;
@@ -1333,7 +1402,16 @@ i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
       units = vllm_blocks_for(held);
       break;
     }
-    case EngineKind::sglang: units = pages_for_tokens(tokens, unit_tokens_); break;
+    case EngineKind::sglang:
+      units = pages_for_tokens(tokens, unit_tokens_);
+      if (swa_units_ > 0) {
+        // the hybrid SWA pool: the request also holds min(tokens, window) tokens (and the page in progress) of the
+        // sliding layers' pool, swa_units_ pages beside pool_units_: in full-pool pages, the tighter of the two
+        const i64 swa_pages = pages_for_tokens(std::min(tokens, swa_window_), unit_tokens_) + (tokens > swa_window_ ? 1 : 0);
+        const double scaled = std::ceil(static_cast<double>(swa_pages) * static_cast<double>(pool_units_) / static_cast<double>(swa_units_));
+        units = std::max(units, static_cast<i64>(scaled));
+      }
+      break;
     case EngineKind::trtllm: units = pages_for_tokens(add(tokens, report_.spec_extra_tokens, "tokens per request"), unit_tokens_); break;
     case EngineKind::llamacpp: return slots_ ? report_.n_ctx_seq : tokens;
     case EngineKind::generic:

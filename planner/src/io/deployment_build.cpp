@@ -1137,6 +1137,12 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     e.hicache_ratio = *r;
   }
   e.hicache_bytes = size_in("hicache_size", 1e9, "GB");
+  if (const auto r = bag.number("swa_full_tokens_ratio")) {
+    // server_args.py: "--swa-full-tokens-ratio must be in (0, 1]" (main's ValueError)
+    if (!(*r > 0 && *r <= 1)) bag.fail("swa_full_tokens_ratio", "must be in (0, 1]", "use a ratio such as 0.8 (SGLang's default)");
+    e.swa_full_tokens_ratio = *r;
+  }
+  e.disable_hybrid_swa = bag.boolean("disable_hybrid_swa_memory").value_or(false);
   e.n_cpu_moe = bag.count("n_cpu_moe").value_or(0);
   if (bag.boolean("cpu_moe").value_or(false)) e.n_cpu_moe = limits::kMaxLayers;
   e.max_total_tokens = bag.count("max_total_tokens");

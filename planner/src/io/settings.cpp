@@ -328,6 +328,10 @@ std::vector<SettingDef> build_table() {
       .flags("--lmcache-config-file@vllm").env("LMCACHE_CONFIG_FILE"));
   r.push_back(Row("hierarchical_cache", T::boolean, "engine", "SGLang: a host KV tier (HiCache) of --hicache-ratio x the device pool (--enable-hierarchical-cache)")
       .flags("--enable-hierarchical-cache@sglang").on(E::sglang, "--enable-hierarchical-cache"));
+  r.push_back(Row("swa_full_tokens_ratio", T::number, "engine", "SGLang: tokens of the sliding-window layers' pool per token of the full layers' pool in the hybrid SWA pool of gpt-oss and Llama-4 (0.5.8+) and Gemma 4 (newest) (--swa-full-tokens-ratio; default 0.8)")
+      .flags("--swa-full-tokens-ratio@sglang").on(E::sglang, "--swa-full-tokens-ratio"));
+  r.push_back(Row("disable_hybrid_swa_memory", T::boolean, "engine", "SGLang: no hybrid SWA pool; every layer keeps the full length (--disable-hybrid-swa-memory)")
+      .flags("--disable-hybrid-swa-memory@sglang").on(E::sglang, "--disable-hybrid-swa-memory"));
   r.push_back(Row("hicache_ratio", T::number, "engine", "SGLang: the host tier's size as a ratio of the device pool (--hicache-ratio; default 2.0)")
       .flags("--hicache-ratio@sglang").on(E::sglang, "--hicache-ratio"));
   r.push_back(Row("hicache_size", T::number, "engine", "SGLang: the host tier in GB (10^9 bytes) per rank (--hicache-size; 0: by ratio)")

@@ -97,6 +97,8 @@ struct EngineSettings {
   std::string kv_offload_basis;    // where the host KV tier's size came from (flag, env, LMCACHE_CONFIG_FILE key)
   std::string disk_kv_basis;       // likewise for the disk tier
   bool hierarchical_cache = false; // SGLang --enable-hierarchical-cache: host KV tier (HiCache)
+  double swa_full_tokens_ratio = 0.8;  // SGLang --swa-full-tokens-ratio: SWA-layer tokens per full-layer token (hybrid SWA pool)
+  bool disable_hybrid_swa = false;     // SGLang --disable-hybrid-swa-memory: one full-length pool for every layer
   double hicache_ratio = 2.0;      // SGLang --hicache-ratio
   i64 hicache_bytes = 0;           // SGLang --hicache-size (GB = 10^9 bytes) per rank; 0: by ratio
   std::optional<i64> max_total_tokens;       // SGLang --max-total-tokens

@@ -115,8 +115,9 @@ struct EngineReport {
   i64 num_gpu_blocks = 0;       // vLLM "# GPU blocks"; TRT blocks
   i64 kv_cache_tokens = 0;      // vLLM "GPU KV cache size: N tokens"
   double max_concurrency = 0;   // vLLM "Maximum concurrency for L tokens per request: X"
-  i64 max_total_num_tokens = 0; // SGLang
-  i64 cell_size = 0;            // SGLang bytes per token (all layers of the rank)
+  i64 max_total_num_tokens = 0; // SGLang (with the hybrid SWA pool: full_layer_tokens)
+  i64 cell_size = 0;            // SGLang bytes per token (all layers of the rank; hybrid SWA: full + ratio x SWA layers)
+  i64 swa_layer_tokens = 0;     // SGLang hybrid SWA pool: tokens of the sliding-window layers' pool (0: no such pool)
   i64 max_tokens = 0;           // TensorRT-LLM tokens in the paged KV cache
   // llama.cpp
   i64 n_ctx = 0, n_ctx_seq = 0, kv_cells = 0, swa_cells = 0;  // swa_cells: per stream, as llama.cpp prints them
@@ -229,6 +230,7 @@ class Planner {
   bool slots_ = false;   // llama.cpp: one unit per request up to n_ctx_seq tokens
   std::string startup_limit_;  // a limit that stops any request (weights, headroom)
   i64 kv_deficit_ = 0;  // the serving engines' KV budget below zero (the weights and the rest past the memory), <= 0
+  i64 swa_window_ = 0, swa_units_ = 0;  // SGLang hybrid SWA pool: the widest window and the SWA pool's pages
 };
 
 /// Activation peak of a profiling forward pass over `tokens` tokens on one rank:
