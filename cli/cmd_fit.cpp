@@ -443,6 +443,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   const bool human = fmt_out == Format::table || fmt_out == Format::md;
   bool ok = true;
   std::optional<Table> extra;
+  std::string priced_note;  // the compare table's prices, dated and sourced, under the terminal table
   const std::string basis_static = "decode tokens/s of the static model at --concurrency";
   const std::string basis_sim = "simulated output tokens/s";
   const auto workload_inputs = [&]() {
@@ -543,6 +544,12 @@ void run_fit(const FitArgs& a, Globals& g) {
               (slo.any() ? ", " + slo_text(slo) : "");
     c.columns = {"gpu", "gpus", "layout", "ttft_ms", "tpot_ms", "meets"};
     if (costed) c.columns.insert(c.columns.end(), {"usd_per_hour", "usd_per_mtok"});
+    if (!a.prices.empty()) {
+      // every price carries its date and source: columns in md / csv / jsonl and with --verbose, a line under the table
+      c.columns.insert(c.columns.end(), {"price_date", "price_source"});
+      c.verbose_only.assign(c.columns.size(), false);
+      c.verbose_only[c.columns.size() - 2] = c.verbose_only[c.columns.size() - 1] = true;
+    }
     bool any = false;
     for (const auto& name : gpus) {
       const Deployment dg = resolve_source(with_gpu(src, name), profiles);
@@ -581,6 +588,11 @@ void run_fit(const FitArgs& a, Globals& g) {
         } else {
           row["cost"] = nullptr;
           cells.insert(cells.end(), {"", ""});
+        }
+        if (!a.prices.empty()) {
+          const Price pr = price_for(dg.spec.gpu.id);
+          cells.insert(cells.end(), {pr.date, pr.source});
+          priced_note += std::string(priced_note.empty() ? "prices: " : "; ") + dg.spec.gpu.id + " " + pr.date + ", " + pr.source;
         }
       }
       rows.push_back(row);
@@ -685,21 +697,39 @@ void run_fit(const FitArgs& a, Globals& g) {
       ok = ok && L > 0;
     }
     if (costed) {
+      // a deployment that does not start, or holds no request of this size, serves no tokens: its hours still cost
+      const bool serves = p.engine().startup_ok && ok;
       Deployment at = d;
       if (full > 0) at.concurrency = full;
-      results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id), static_perf(at, p, slo).output_tokens_per_s,
-                                  full > 0 ? "decode tokens/s of the static model at the max concurrency found (" + std::to_string(full) + ")"
-                                           : basis_static);
+      results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id),
+                                  serves ? static_perf(at, p, slo).output_tokens_per_s : 0.0,
+                                  !serves     ? "none: the deployment serves no request of this size"
+                                  : full > 0 ? "decode tokens/s of the static model at the max concurrency found (" + std::to_string(full) + ")"
+                                             : basis_static);
     }
   }
   if (results.contains("cost")) {
     const ojson& c = results["cost"];
     const bool have = !c["usd_per_million_output_tokens"].is_null();
-    t.rows.push_back({"cost of " + std::to_string(c["gpus"].get<i64>()) + " x " + c["gpu"].get<std::string>(),
-                      fmt(c["usd_per_hour"].get<double>(), 2) + " $/h", ""});
-    t.rows.push_back({"at " + fmt(c["output_tokens_per_s"].get<double>(), 1) + " output tokens/s",
-                      have ? fmt(c["usd_per_million_output_tokens"].get<double>(), 3) + " $/Mtok" : "n/a", ""});
-    if (have) t.rows.push_back({"output tokens per dollar", fmt(c["output_tokens_per_usd"].get<double>(), 0), ""});
+    const std::string what = std::to_string(c["gpus"].get<i64>()) + " x " + c["gpu"].get<std::string>();
+    const double tps = c["output_tokens_per_s"].get<double>();
+    std::string priced = "";  // the price's date and source, where the prices file gives them
+    if (!c["price_date"].is_null()) priced += c["price_date"].get<std::string>();
+    if (!c["price_source"].is_null()) priced += (priced.empty() ? "" : ", ") + c["price_source"].get<std::string>();
+    if (human) {
+      t.rows.push_back({"cost of " + what + (priced.empty() ? "" : " (priced " + priced + ")"), fmt(c["usd_per_hour"].get<double>(), 2) + " $/h", ""});
+      t.rows.push_back({have ? "at " + fmt(tps, 1) + " output tokens/s" : "output tokens/s", have ? fmt(c["usd_per_million_output_tokens"].get<double>(), 3) + " $/Mtok" : "n/a (serves none)",
+                        ""});
+      if (have) t.rows.push_back({"output tokens per dollar", fmt(c["output_tokens_per_usd"].get<double>(), 0), ""});
+    } else {
+      // csv / jsonl: plain numbers, the unit in the question
+      t.rows.push_back({"usd per hour of " + what + (priced.empty() ? "" : " (priced " + priced + ")"), fmt(c["usd_per_hour"].get<double>(), 4), ""});
+      t.rows.push_back({"output tokens per second", fmt(tps, 2), ""});
+      if (have) {
+        t.rows.push_back({"usd per million output tokens", fmt(c["usd_per_million_output_tokens"].get<double>(), 4), ""});
+        t.rows.push_back({"output tokens per usd", fmt(c["output_tokens_per_usd"].get<double>(), 0), ""});
+      }
+    }
   }
   g.exit_code = ok && strict.empty() ? 0 : 1;
   if (fmt_out == Format::json) {
@@ -709,6 +739,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   if (extra) {
     if (!t.rows.empty()) std::cout << render(t, fmt_out) << "\n";
     std::cout << render(*extra, fmt_out);
+    if (fmt_out == Format::table && !priced_note.empty()) std::cout << priced_note << "\n";
     return;
   }
   std::cout << render(t, fmt_out);

@@ -308,6 +308,30 @@ TEST_CASE("fit prices a max-concurrency answer at that concurrency", "[fit_slo]"
   CHECK(f["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.5 * 4 / (tps * 3600) * 1e6));
 }
 
+TEST_CASE("fit's cost: a deployment that serves nothing has no tokens to price, and csv answers are plain numbers", "[fit_slo]") {
+  // Llama-3.1-70B bf16 (141 GB of weights) does not start on one H100: its hours cost, it serves no tokens
+  const json none = run_json({"fit", "llama-3.1-70b", "--gpu", "h100", "--context", "4k", "--price-per-gpu-hour", "2.5", "--format", "json"}, 1);
+  const json& c = none["results"]["cost"];
+  CHECK(c["usd_per_hour"].get<double>() == Approx(2.5));
+  CHECK(c["output_tokens_per_s"].get<double>() == 0);
+  CHECK(c["usd_per_million_output_tokens"].is_null());
+  // csv: the unit in the question, the answer a number
+  const Run csv = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "4k", "--price-per-gpu-hour", "2.5", "--format", "csv"});
+  REQUIRE(csv.exit == 0);
+  CHECK(csv.out.find("usd per hour of 1 x h100-sxm,2.5000,") != std::string::npos);
+  CHECK(csv.out.find("$/h") == std::string::npos);
+  CHECK(csv.out.find("usd per million output tokens,") != std::string::npos);
+  // a prices file's date and source: columns in csv, a line under the terminal table
+  const std::string prices = write_temp("dated.json", R"({"h100": {"usd_per_gpu_hour": 3.0, "date": "2026-11-01", "source": "quote H"},
+                                                          "l40s": {"usd_per_gpu_hour": 1.0, "date": "2026-10-15", "source": "quote L"}})");
+  const std::vector<std::string> cmp = {"fit", "llama-3.1-8b", "--gpu", "h100,l40s", "--context", "4k", "--concurrency", "8", "--prices", prices};
+  const Run t = kvtest::kvplan(cmp);
+  CHECK(t.out.find("prices: h100-sxm 2026-11-01, quote H; l40s 2026-10-15, quote L") != std::string::npos);
+  const Run tc = kvtest::kvplan(with(cmp, {"--format", "csv"}));
+  CHECK(tc.out.find("price_date,price_source") != std::string::npos);
+  CHECK(tc.out.find(",2026-10-15,quote L") != std::string::npos);
+}
+
 TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts to grow", "[fit_slo]") {
   // the running batch is capped, so p99 TPOT stays under a loose target at any rate; the answer is the highest rate the
   // deployment still keeps up with (its served output near rate x 128 tokens), not the search's bound of 10^4 req/s
