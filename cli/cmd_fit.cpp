@@ -57,7 +57,7 @@ ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr
 std::string search_layout_text(const LayoutSearch& s) {
   return s.layer_split ? "llama.cpp layers split over " + std::to_string(s.gpus) + " GPU" + (s.gpus == 1 ? "" : "s")
                        : "TP " + std::to_string(s.parallel.tp) + ", PP " + std::to_string(s.parallel.pp) + ", DP " +
-                             std::to_string(s.parallel.dp);
+                             std::to_string(s.parallel.dp) + (s.parallel.ep > 1 ? ", EP " + std::to_string(s.parallel.ep) : "");
 }
 
 /// Latency targets at one percentile.
@@ -242,6 +242,9 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
   // a tensor or pipeline parallel size the deployment gives is kept: the search varies the rest
   const std::optional<i64> fixed_tp = d.bag.has("tensor_parallel_size") ? std::optional<i64>(d.base.parallel.tp) : std::nullopt;
   const std::optional<i64> fixed_pp = d.bag.has("pipeline_parallel_size") ? std::optional<i64>(d.base.parallel.pp) : std::nullopt;
+  if (a.no_pipeline_parallel && fixed_pp && *fixed_pp > 1)
+    throw InputError("--no-pipeline-parallel", "given with --pipeline-parallel-size " + std::to_string(*fixed_pp) + ": no layout is both",
+                     "drop one of them");
   if (fixed_tp && *fixed_tp > max_tp)
     throw InputError("--max-tp", std::to_string(max_tp) + " is below the deployment's tensor parallel size " + std::to_string(*fixed_tp),
                      "raise --max-tp or leave --tensor-parallel-size out to search it");
@@ -250,7 +253,10 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
   const auto make = [&](const Parallel& par) {
     if (a.no_pipeline_parallel && par.pp > 1) throw InputError("--no-pipeline-parallel", "layout skipped");
     if ((fixed_tp && par.tp != *fixed_tp) || (fixed_pp && par.pp != *fixed_pp)) throw InputError("--tensor-parallel-size", "layout skipped");
-    Planner p = plan_variant(d, par);
+    // a given --ep-size holds in every layout tried: those whose tensor x data parallel GPUs it cannot split are refused
+    Parallel q = par;
+    if (d.bag.has("expert_parallel_size")) q.ep = d.base.parallel.ep;
+    Planner p = plan_variant(d, q);
     if (slo.any()) {
       const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
       if (c.fits) {
@@ -302,6 +308,8 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
     return out;
   }
   out.search = fewest_gpus(make, d.spec.model, d.tokens, d.concurrency, d.shared_prefix, max_gpus, max_tp);
+  if (out.search.found && d.bag.has("expert_parallel_size")) out.search.parallel.ep = d.base.parallel.ep;
+  if (out.search.found && d.base.enable_expert_parallel) out.search.parallel.ep = out.search.parallel.tp * out.search.parallel.dp;  // vLLM: TP x DP
   if (out.search.found && (want_perf || slo.any())) {
     const Parallel& par = out.search.parallel;
     const auto it = seen.find({par.tp, par.pp, par.dp});
@@ -391,6 +399,7 @@ void run_fit(const FitArgs& a, Globals& g) {
   src.prefix_before_prompt = simulated || a.find_max_rate;  // the simulator's workload: the prefix before each prompt
   const std::vector<std::string> gpus = gpu_list(src);
   const bool compare = gpus.size() > 1;
+  src.layout_searched = !a.find_max_rate && (compare || a.fewest_gpus || slo.any());
   if (compare && a.find_max_rate)
     throw InputError("--gpu", "--find-max-rate takes one GPU type", "run it once per GPU");
   if (compare && a.price_per_gpu_hour)
@@ -565,6 +574,7 @@ void run_fit(const FitArgs& a, Globals& g) {
                    {"tensor_parallel_size", s.search.found ? ojson(par.tp) : ojson(nullptr)},
                    {"pipeline_parallel_size", s.search.found ? ojson(par.pp) : ojson(nullptr)},
                    {"data_parallel_size", s.search.found ? ojson(par.dp) : ojson(nullptr)},
+                   {"expert_parallel_size", s.search.found ? ojson(par.ep) : ojson(nullptr)},
                    {"meets_slo", slo.any() ? ojson(s.search.found) : ojson(nullptr)},
                    {"ttft_ms", s.search.found ? num_or_null(s.achieved.ttft_ms) : ojson(nullptr)},
                    {"tpot_ms", s.search.found ? num_or_null(s.achieved.tpot_ms) : ojson(nullptr)},
@@ -615,6 +625,7 @@ void run_fit(const FitArgs& a, Globals& g) {
                               {"llamacpp_layer_split", search.layer_split},
                               {"tensor_parallel_size", search.parallel.tp},
                               {"pipeline_parallel_size", search.parallel.pp},
+                              {"expert_parallel_size", search.parallel.ep},
                               {"data_parallel_size", search.parallel.dp},
                               {"headroom_bytes", search.cell.headroom_bytes},
                               {"layouts_tried", search.layouts_tried}};

@@ -372,7 +372,11 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   d.model = b.model;
   if (d.engine_version.empty() && !b.engine_version.empty()) d.engine_version = b.engine_version;
   const EngineKind kind = d.base.engine.kind;
-  d.spec = io::at_origin(bag, kind, [&] { return plan_spec(d.base); });
+  d.spec = io::at_origin(bag, kind, [&] {
+    DeploymentSpec checked = d.base;
+    if (src.layout_searched) checked.parallel.ep = 1;  // each layout the search tries takes the expert-parallel size
+    return plan_spec(checked);
+  });
   const Planner p = io::at_origin(bag, kind, [&] { return Planner(d.spec); });
   d.base.work.prefix_before_prompt = src.prefix_before_prompt;
   const ResolvedWorkload w = io::at_origin(bag, kind, [&] { return resolve_workload(d.base.work, p); });

@@ -332,6 +332,25 @@ TEST_CASE("fit's cost: a deployment that serves nothing has no tokens to price, 
   CHECK(tc.out.find(",2026-10-15,quote L") != std::string::npos);
 }
 
+TEST_CASE("fit's layout search keeps a given expert-parallel size and refuses contradictory flags", "[fit_slo]") {
+  // --ep-size 2 needs tensor x data parallel GPUs it can split the experts over: one GPU cannot hold it, the search goes on
+  const json f = run_json({"fit", "qwen3-30b-a3b", "--gpu", "h100", "--engine", "sglang", "--context", "8k", "--concurrency", "64",
+                           "--fewest-gpus", "--ep-size", "2", "--format", "json"})["results"]["fewest_gpus"];
+  REQUIRE(f["found"] == true);
+  CHECK(f["expert_parallel_size"] == 2);
+  const long tp = f["tensor_parallel_size"].get<long>(), dp = f["data_parallel_size"].get<long>();
+  CHECK(tp * dp >= 2);
+  CHECK((tp < 2 || tp % 2 == 0));
+  // as given (no search), the layout must hold it
+  const Run given = kvtest::kvplan({"fit", "qwen3-30b-a3b", "--gpu", "h100", "--engine", "sglang", "--context", "8k", "--ep-size", "2"});
+  CHECK(given.exit == 2);
+  // --no-pipeline-parallel beside a pipeline-parallel size above 1: no layout is both
+  const Run both = kvtest::kvplan({"fit", "llama-3.1-70b", "--gpu", "h100", "--context", "8k", "--fewest-gpus", "--no-pipeline-parallel", "--pp", "2"});
+  CHECK(both.exit == 2);
+  CHECK(both.out.empty());
+  CHECK(both.err == "kvplan: error: --no-pipeline-parallel: given with --pipeline-parallel-size 2: no layout is both; drop one of them\n");
+}
+
 TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts to grow", "[fit_slo]") {
   // the running batch is capped, so p99 TPOT stays under a loose target at any rate; the answer is the highest rate the
   // deployment still keeps up with (its served output near rate x 128 tokens), not the search's bound of 10^4 req/s
