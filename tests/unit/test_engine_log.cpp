@@ -373,6 +373,26 @@ TEST_CASE("vLLM 0.7 read back from journald", "[engine_log]") {
   CHECK(arg(log, "config") == "");
 }
 
+TEST_CASE("a file holding a restart is read from its last startup", "[engine_log]") {
+  // the Qwen3-8B TP2 startup (up: "fired up and ready to roll", 21 lines) and then gpt-oss-120b's: its figures, its line
+  // numbers in the file, and a warning that says so
+  const std::string first = slurp("sglang-qwen3-8b-tp2.log"), second = slurp("sglang-gpt-oss-120b-hybrid-swa.log");
+  const auto log = io::read_engine_log(first + second, "two.log");
+  CHECK(log.engine == "sglang");
+  CHECK(arg(log, "model_path") == "openai/gpt-oss-120b");
+  CHECK(log.args_line == 22);
+  CHECK(fig(log, "max_total_num_tokens") == near(27913));
+  CHECK(fig(log, "full_layer_tokens") == near(27913));
+  REQUIRE_FALSE(log.warnings.empty());
+  CHECK(log.warnings.front() == "the file holds 2 startups (a restart after the server came up or failed): read the last, from line 22");
+  // the lines that open a startup repeat inside one (a second API server) before it is up: one startup
+  std::string doubled = first;
+  doubled.insert(doubled.find('\n') + 1, first.substr(0, first.find('\n') + 1));
+  const auto one = io::read_engine_log(doubled, "doubled.log");
+  CHECK(arg(one, "model_path") == "Qwen/Qwen3-8B");
+  CHECK(one.warnings.empty());
+}
+
 TEST_CASE("SGLang TP2: server_args and both ranks", "[engine_log]") {
   auto log = read("sglang-qwen3-8b-tp2.log");
   CHECK(log.engine == "sglang");

@@ -1129,6 +1129,47 @@ double EngineLog::sum(const std::string& key) const {
   return total;
 }
 
+namespace {
+// A file that holds a restart (journald or `docker logs` across a crash loop, a log appended to on every start) holds
+// several startups. A startup opens with the line each engine prints once per launch (vLLM's API server version,
+// SGLang's server_args, TensorRT-LLM's version, llama.cpp's build); those lines also repeat inside one startup (one
+// per API server or data-parallel engine, one per MPI rank), so a new startup is one such line after the previous
+// one had come up (the server's ready line) or failed (an error line). Returns the byte offset and line number the
+// last startup begins at, and how many there are.
+struct Startups {
+  size_t offset = 0;
+  int first_line = 1, count = 1;
+};
+Startups last_startup(const std::string& text) {
+  Startups out;
+  bool ended = false;  // the current startup came up or failed
+  int number = 0;
+  for (size_t begin = 0; begin < text.size();) {
+    const size_t nl = text.find('\n', begin);
+    const size_t end = nl == std::string::npos ? text.size() : nl;
+    ++number;
+    const string_view raw(text.data() + begin, std::min<size_t>(end - begin, kMaxLine));
+    const std::string s = clean_line(raw).text;
+    auto has = [&](const char* m) { return s.find(m) != std::string::npos; };
+    const bool opens = has("vLLM API server version") || has("server_args=ServerArgs(") || has("TensorRT-LLM version:") ||
+                       s.rfind("build: ", 0) == 0 || has("main: build = ");
+    if (opens && ended) {
+      out.offset = begin;
+      out.first_line = number;
+      ++out.count;
+      ended = false;
+    }
+    if (has("Application startup complete") || has("Starting vLLM API server") || has("The server is fired up and ready to roll") ||
+        has("server is listening on") || has("Uvicorn running on") || has("Traceback (most recent call last)") ||
+        has("Engine core initialization failed") || has("CUDA out of memory") || has("Not enough memory") ||
+        has("No available memory for the cache blocks"))
+      ended = true;
+    begin = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return out;
+}
+}  // namespace
+
 EngineLog read_engine_log(const std::string& text, const std::string& name) {
   if (std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }))
     throw InputError(name, "is empty", "pass the engine's startup log (its stdout and stderr saved to a file)");
@@ -1137,8 +1178,12 @@ EngineLog read_engine_log(const std::string& text, const std::string& name) {
 
   EngineLog log;
   Reader reader(log);
-  int number = 0;
-  for (size_t begin = 0; begin < text.size();) {
+  const Startups starts = last_startup(text);
+  if (starts.count > 1)
+    reader.warn("the file holds " + std::to_string(starts.count) + " startups (a restart after the server came up or failed): read the last, from line " +
+                std::to_string(starts.first_line));
+  int number = starts.first_line - 1;
+  for (size_t begin = starts.offset; begin < text.size();) {
     size_t nl = text.find('\n', begin);
     const bool terminated = nl != std::string::npos;
     const size_t end = terminated ? nl : text.size();
