@@ -469,6 +469,25 @@ TEST_CASE("the dequant term counts the routed experts a step touches", "[perf][d
   CHECK(term(sixteen.decode_terms, "dequant") == Approx((dense + routed * (1 - std::pow(1 - 8.0 / 128, 16))) / rate));
 }
 
+TEST_CASE("the experts' all-to-all sends each rank's own tokens, over the network for the ranks on other nodes", "[perf][ep]") {
+  // Qwen3-30B-A3B (48 MoE layers, 8 of 128 experts a token, hidden 2048, bf16 activations) under SGLang DP attention
+  // with one rank per group: each rank dispatches its group's tokens (the busiest group's), k = 8 copies of 2048 x 2 B
+  const PerfParams hp = hand_params();  // NVLink 10 us + H100's 450 GB/s x 0.5; network 20 us + 50 GB/s x 0.5
+  const auto run = [&](i64 ranks, i64 concurrency) {
+    EngineSettings e = kvtest::engine(EngineKind::sglang);
+    e.attention_dp = ranks;
+    return estimate_perf(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", e, Parallel{ranks, 1, 1, ranks})), 1000, 0, concurrency, hp);
+  };
+  const double copies = 2.0 * 2048 * 2 * 8;  // 2 tokens a rank: 16 requests over 8 groups, 32 over 16
+  // 8 ranks, one node: 7 / 8 of the copies to the other GPUs over NVLink
+  CHECK(term(run(8, 16).decode_terms, "ep_all_to_all") == Approx(2 * 48 * (10e-6 + copies * 7 / 8 / (450e9 * 0.5))));
+  // 16 ranks over two nodes of 8: 7 / 16 over NVLink and, at once, 8 / 16 over the network; the slower sets the time
+  const double nvlink = 10e-6 + copies * 7 / 16 / (450e9 * 0.5), network = 20e-6 + copies * 8 / 16 / (50e9 * 0.5);
+  const PerfResult two = run(16, 32);
+  CHECK(term(two.decode_terms, "ep_all_to_all") == Approx(2 * 48 * std::max(nvlink, network)));
+  CHECK(find_term(two.decode_terms, "ep_all_to_all")->basis.find("16 ranks over 2 nodes") != std::string::npos);
+}
+
 TEST_CASE("expert parallelism exchanges tokens all-to-all only across attention groups, DP attention reads its own group's KV", "[perf][ep]") {
   // Qwen3-30B-A3B: 48 layers, all MoE (128 experts, 8 active), hidden 2048, 4 KV heads x 128, on H100 SXM (3.35 TB/s)
   const PerfParams hp = hand_params();

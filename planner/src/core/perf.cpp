@@ -291,7 +291,7 @@ struct StepTimeModel::Impl {
   struct Work {
     double tokens = 0, touched = 1, q_bytes = 0, d_bytes = 0, kv_bytes = 0, lin_flops = 0, attn_flops = 0, dq_elems = 0, dmmv_elems = 0;
     double t_w = 0, t_kv = 0, t_lin = 0, t_dq = 0, t_attn = 0, t_launch = 0, t_moe = 0, t_engine = 0, t_ar = 0, t_ep = 0, t_pp = 0;
-    double act_msg = 0, ep_vol = 0, launch_s = 0;
+    double act_msg = 0, ep_vol = 0, ep_net_vol = 0, launch_s = 0;
     double logit_rows = 0;  // rows the output head runs on: the sequences in the step
     double host_bytes = 0, host_kv_bytes = 0, pcie_bytes = 0, uploads = 0;  // host memory reads, PCIe crossings
     double t_host_w = 0, t_host_kv = 0, t_pcie = 0;
@@ -427,10 +427,18 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
     w.reductions = (attention_local ? 0 : layers) + layers - (ep_dispatch ? moe_layers : 0);
     w.t_ar = static_cast<double>(w.reductions) * all_reduce_s(w.act_msg);
   }
-  // expert-parallel all-to-all: dispatch and combine, k copies of each token's activations, (ep - 1) / ep leave the GPU
+  // expert-parallel all-to-all: dispatch and combine, each rank sending k copies of its own tokens' activations (under
+  // attention data parallel its group's: the busiest group's) to ranks spread evenly over the ep group: (local - 1) / ep
+  // of them to the other GPUs of the node over the scale-up link and, when the group spans nodes (ep above the GPUs one
+  // node joins), (ep - local) / ep over the network, the two at once (DeepEP's NVLink and RDMA paths): the slower of them
   if (ep_dispatch && moe_layers > 0) {
-    w.ep_vol = w.act_msg * static_cast<double>(experts_active) * (static_cast<double>(ep) - 1.0) / static_cast<double>(ep);
-    w.t_ep = 2.0 * static_cast<double>(moe_layers) * (ar_alpha + w.ep_vol / ar_beta);
+    const double e = static_cast<double>(ep), local = static_cast<double>(std::min(ep, per_node));
+    const double copies = group_tokens * static_cast<double>(hidden) * act_bytes * static_cast<double>(experts_active);
+    w.ep_vol = copies * (local - 1.0) / e;
+    w.ep_net_vol = ep > per_node ? copies * (e - local) / e : 0.0;
+    double t = ar_alpha + w.ep_vol / ar_beta;
+    if (w.ep_net_vol > 0 && net_beta > 0) t = std::max(t, net_alpha + w.ep_net_vol / net_beta);
+    w.t_ep = 2.0 * static_cast<double>(moe_layers) * t;
   }
   // pipeline: each stage hands the activations to the next
   if (pp > 1) w.t_pp = ar_alpha + w.act_msg / ar_beta;
@@ -474,7 +482,11 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const Work& w, const StepBatch&
                    std::to_string(w.reductions) + " x all-reduce of " + num(w.act_msg / 1e6, 3) + " MB over " + std::to_string(tp) + " ranks (" + link_basis + ")"});
   if (ep_dispatch && moe_layers > 0)
     out.push_back({"ep_all_to_all", w.t_ep,
-                   "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(w.ep_vol / 1e6, 3) + " MB / link)"});
+                   "2 x " + std::to_string(moe_layers) + " MoE layers x (" + num(ar_alpha * 1e6, 3) + " us + " + num(w.ep_vol / 1e6, 3) + " MB / link" +
+                       (w.ep_net_vol > 0 ? "; or, the slower, " + num(net_alpha * 1e6, 3) + " us + " + num(w.ep_net_vol / 1e6, 3) + " MB / network (" +
+                                               std::to_string(ep) + " ranks over " + std::to_string(ceil_div(ep, per_node)) + " nodes)"
+                                         : std::string()) +
+                       ")"});
   if (pp > 1) out.push_back({"pp_send", w.t_pp, "activations " + num(w.act_msg / 1e6, 3) + " MB to the next stage"});
   if (w.t_host_w > 0)
     out.push_back({"host_weights", w.t_host_w,
