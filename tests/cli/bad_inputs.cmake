@@ -94,7 +94,7 @@ kvplan_cli_test(fuzz_manifests_yaml_budget EXIT 2 STDOUT_EMPTY ARGS check ${KVPL
 # KV cache formats: the weight-only ggml types are no KV cache type; an nvfp4 KV cache only where vLLM and
 # TensorRT-LLM offer it
 kvplan_cli_test(bad_kv_nvfp4_sglang EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine sglang --kv-cache-dtype nvfp4 --context 4k
-  STDERR "kvplan: error: --kv-cache-dtype: an nvfp4 KV cache is not available in sglang<SEMI> nvfp4 KV runs on vLLM and TensorRT-LLM<SEMI> use fp8_e4m3 here")
+  STDERR "kvplan: error: --kv-cache-dtype: an nvfp4 KV cache is not available in sglang<SEMI> SGLang's FP4 cache is fp4_e2m1")
 # llama.cpp has no fp8 (or int8) cache: its kv_cache_types are f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1
 kvplan_cli_test(bad_kv_fp8_llamacpp EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine llama.cpp --cache-type-k fp8_e4m3 --context 4k
   STDERR "kvplan: error: --cache-type-k: llama.cpp has no fp8_e4m3 KV cache (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)<SEMI> use q8_0 (8.5 bits a value) or f16")
@@ -103,14 +103,14 @@ kvplan_cli_test(bad_kv_fp8_llamacpp EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --g
 kvplan_cli_test(strict_kv_q8_0_vllm EXIT 1 ARGS plan llama-3-8b --gpu h100 --engine vllm --kv-cache-dtype q8_0 --context 4k --strict
   STDOUT_CONTAINS "16 / 34,816")
 kvplan_cli_test(bad_kv_weight_only_type EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine llama.cpp --cache-type-k q2_k --context 4k
-  STDERR "kvplan: error: --cache-type-k: q2_k is a weight format, not a KV cache type<SEMI> use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp) or nvfp4 (vLLM, TensorRT-LLM)")
+  STDERR "kvplan: error: --cache-type-k: q2_k is a weight format, not a KV cache type<SEMI> use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp), nvfp4 (vLLM, TensorRT-LLM) or fp4_e2m1 (SGLang)")
 # weight formats (issue #11): an unknown one lists every valid name on one line; mxfp4 needs MoE experts
 kvplan_cli_test(bad_weight_format_unknown EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --weight-format q9
   STDERR "kvplan: error: --weight-format: unknown weight format 'q9'<SEMI> use f32, f16, bf16, fp8, fp8_block, int8, int4, awq, gptq, nvfp4, mxfp4, a llama-quantize type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4_MOE, Q2_K, Q2_K_S, Q3_K_S, Q3_K_M, Q3_K_L, Q3_K, Q4_K_S, Q4_K_M, Q4_K, Q5_K_S, Q5_K_M, Q5_K, Q6_K, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M, IQ3_XXS, IQ3_XS, IQ3_S, IQ3_M, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, each optionally with :imatrix) or pure:<ggml type> (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_xs, tq1_0, tq2_0, mxfp4)")
 kvplan_cli_test(bad_weight_format_mxfp4_dense EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --weight-format mxfp4
   STDERR "kvplan: error: --weight-format: mxfp4 packs MoE experts only (vLLM's Mxfp4Config) and this model has none<SEMI> use nvfp4, or pure:mxfp4 for a llama.cpp file")
 kvplan_cli_test(bad_kv_mxfp4_vllm EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --gpu h100 --engine vllm --kv-cache-dtype fp4_e2m1 --context 4k
-  STDERR "kvplan: error: --kv-cache-dtype: an mxfp4 KV cache is not available in vllm<SEMI> mxfp4 (fp4_e2m1) KV runs on SGLang<SEMI> use nvfp4 on vLLM and TensorRT-LLM")
+  STDERR "kvplan: error: --kv-cache-dtype: fp4_e2m1 is SGLang's FP4 KV cache, not vllm's<SEMI> use nvfp4 on vLLM and TensorRT-LLM")
 # speculative decoding and decode context parallel: each bad value names the field and the fix
 kvplan_cli_test(bad_spec_config_not_json EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --speculative-config "{method:eagle}"
   STDERR "kvplan: error: --speculative-config: '{method:eagle}' is not JSON<SEMI> give a JSON object such as '{\"method\": \"eagle\", \"model\": \"MODEL\", \"num_speculative_tokens\": 3}'")

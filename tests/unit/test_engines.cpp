@@ -184,6 +184,14 @@ TEST_CASE("SGLang: cell size and page-aligned max_total_num_tokens", "[engine][s
   auto m = kvtest::engine(EngineKind::sglang);
   m.kv_cache_memory_bytes = GiB;
   CHECK(Planner(kvtest::spec("deepseek-v2-lite", "h100-sxm", m)).engine().cell_size == (512 + 64) * 27 * 2);
+  // --kv-cache-dtype fp4_e2m1 (memory_pool.py MHATokenToKVPoolFP4 / MLATokenToKVPoolFP4): k // 2 bytes of e2m1 and a
+  // uint8 scale per 16 values: the 576-value latent takes 288 + 36 = 324 B a layer; Llama-3-8B's 1024-value K row 576 B
+  auto spec4 = kvtest::spec("deepseek-v2-lite", "h100-sxm", m);
+  spec4.kv.k_format = spec4.kv.v_format = ElemFormat::fp4_e2m1;
+  CHECK(Planner(spec4).engine().cell_size == 324 * 27);
+  auto mha4 = kvtest::spec("llama-3-8b", "h100-sxm", m);
+  mha4.kv.k_format = mha4.kv.v_format = ElemFormat::fp4_e2m1;
+  CHECK(Planner(mha4).engine().cell_size == 32 * 2 * (1024 / 2 + 1024 / 16));
 }
 
 TEST_CASE("SGLang hybrid SWA pool: full and sliding layers' tokens, by release", "[engine][sglang][versions][hybrid]") {

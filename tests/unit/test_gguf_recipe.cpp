@@ -304,14 +304,17 @@ TEST_CASE("quantization_config: the KV cache quantisation a ModelOpt checkpoint 
   CHECK(at(EngineKind::sglang, "0.5.3") == ElemFormat::fp8_e4m3);
   CHECK(at(EngineKind::trtllm, "0.21.0") == ElemFormat::fp8_e4m3);
   CHECK(at(EngineKind::llamacpp, "") == std::nullopt);
-  // NVFP4 KV: only TensorRT-LLM maps it (vLLM's map has fp8 alone; SGLang checks for "FP8")
+  // NVFP4 KV: TensorRT-LLM, and vLLM from its nvfp4 cache (#37332: MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP "nvfp4" -> nvfp4,
+  // 0.20); SGLang checks for "FP8" only
   q.checkpoint_kv = "NVFP4";
   CHECK(at(EngineKind::trtllm, "") == ElemFormat::nvfp4);
-  CHECK(at(EngineKind::vllm, "") == std::nullopt);
+  CHECK(at(EngineKind::vllm, "") == ElemFormat::nvfp4);
+  CHECK(at(EngineKind::vllm, "0.20.0") == ElemFormat::nvfp4);
+  CHECK(at(EngineKind::vllm, "0.19.0") == std::nullopt);
   CHECK(at(EngineKind::sglang, "") == std::nullopt);
   // the same rules as text, for kvplan kv's note
   CHECK(checkpoint_kv_adopters("FP8") == "TensorRT-LLM, vLLM >= 0.14.0 and SGLang >= 0.5.3");
-  CHECK(checkpoint_kv_adopters("NVFP4") == "TensorRT-LLM");
+  CHECK(checkpoint_kv_adopters("NVFP4") == "TensorRT-LLM and vLLM >= 0.20.0");
 }
 
 TEST_CASE("llama-quantize counts layers by block: Falcon-H1's two entries per block are one layer", "[gguf][recipe]") {

@@ -41,23 +41,31 @@ ElemFormat resolve_dtype(const DeploymentSpec& d) {
   }
 }
 
-void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key) {
+void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, const std::string& version) {
   // weight-only ggml types (super-blocks of 256, ternary): no engine caches K or V in them
   // (llama.cpp common/arg.cpp kv_cache_types: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)
   if (!kv_capable(f))
     throw InputError(key, std::string(format_info(f).name) + " is a weight format, not a KV cache type",
-                     "use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp) or nvfp4 (vLLM, TensorRT-LLM)");
-  // MXFP4 KV cache: SGLang's --kv-cache-dtype fp4_e2m1 ("only mxfp4", CUDA 12.8+; e2m1 + a scale per 32, which
-  // engine-versions.md's "FP4 KV adds scale bytes" describes); no other engine
-  if (f == ElemFormat::mxfp4 && engine != EngineKind::sglang)
-    throw InputError(key, std::string("an mxfp4 KV cache is not available in ") + engine_name(engine),
-                     "mxfp4 (fp4_e2m1) KV runs on SGLang; use nvfp4 on vLLM and TensorRT-LLM");
-  // NVFP4 KV cache: vLLM (--kv-cache-dtype nvfp4, listed from v0.26.0; its reshape_and_cache_flash for NVFP4 packs
-  // head_size / 2 B of e2m1 + head_size / 16 fp8 scales, the 9 B per 16 of ElemFormat::nvfp4) and TensorRT-LLM
-  // (kv_cache_config dtype nvfp4); SGLang's fp4 cache is fp4_e2m1 (MXFP4) and llama.cpp has none
+                     "use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp), nvfp4 (vLLM, TensorRT-LLM) or fp4_e2m1 (SGLang)");
+  const bool newest = version.empty() || version == "latest" || version_components(version).empty();
+  auto before = [&](const char* v) { return !newest && compare_versions(version, v) < 0; };
+  // no engine caches MXFP4 (a scale per 32): SGLang's FP4 cache, fp4_e2m1, has a scale per 16
+  if (f == ElemFormat::mxfp4)
+    throw InputError(key, "no engine keeps an mxfp4 KV cache", "use fp4_e2m1 on SGLang (a scale per 16 values) or nvfp4 on vLLM and TensorRT-LLM");
+  // SGLang --kv-cache-dtype fp4_e2m1: server_args.py choices from v0.5.5 (#10078; MHA pools from v0.5.6, #13547)
+  if (f == ElemFormat::fp4_e2m1 && engine != EngineKind::sglang)
+    throw InputError(key, std::string("fp4_e2m1 is SGLang's FP4 KV cache, not ") + engine_name(engine) + "'s",
+                     "use nvfp4 on vLLM and TensorRT-LLM");
+  if (f == ElemFormat::fp4_e2m1 && before("0.5.5"))
+    throw InputError(key, "fp4_e2m1 is not a --kv-cache-dtype choice of SGLang " + version + " (from 0.5.5)", "use fp8_e4m3, or plan SGLang 0.5.5 or later");
+  // NVFP4 KV cache: vLLM --kv-cache-dtype nvfp4 (vllm/config/cache.py CacheDType from #37332, merged 2026-04-17: 0.20
+  // assumed; head_size / 2 B of e2m1 + head_size / 16 fp8 scales, the 9 B per 16 of ElemFormat::nvfp4) and
+  // TensorRT-LLM (kv_cache_config dtype nvfp4); llama.cpp has none
   if (f == ElemFormat::nvfp4 && engine != EngineKind::vllm && engine != EngineKind::trtllm)
     throw InputError(key, std::string("an nvfp4 KV cache is not available in ") + engine_name(engine),
-                     "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
+                     engine == EngineKind::sglang ? "SGLang's FP4 cache is fp4_e2m1" : "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
+  if (f == ElemFormat::nvfp4 && engine == EngineKind::vllm && before("0.20"))
+    throw InputError(key, "nvfp4 is not a --kv-cache-dtype choice of vLLM " + version + " (from 0.20: #37332)", "use fp8, or plan vLLM 0.20 or later");
   const std::string name(format_info(f).name);
   const bool fp8 = f == ElemFormat::fp8_e4m3 || f == ElemFormat::fp8_e5m2;
   // llama.cpp caches K and V in its own types only (common/arg.cpp kv_cache_types): no fp8, no int8
@@ -70,7 +78,7 @@ std::string foreign_kv_format(EngineKind engine, ElemFormat f) {
   // the ggml block types are llama.cpp's: vLLM (fp8 / fp8_e4m3 / fp8_e5m2, nvfp4), SGLang (fp8_e4m3 / fp8_e5m2,
   // fp4_e2m1) and TensorRT-LLM (fp8, int8, nvfp4) quantise their caches otherwise; an int8 cache is TensorRT-LLM's
   const bool server = engine == EngineKind::vllm || engine == EngineKind::sglang || engine == EngineKind::trtllm;
-  const bool ggml_block = format_info(f).block_elems == 32 && f != ElemFormat::mxfp4;
+  const bool ggml_block = format_info(f).block_elems == 32;
   if (server && ggml_block)
     return std::string(format_info(f).name) + " is a llama.cpp KV cache type that " + engine_name(engine) +
            " does not have: planned at its size as if it did (use fp8_e4m3, or --engine llama.cpp)";
@@ -118,18 +126,20 @@ struct CheckpointKvRule {
   EngineKind kind;
   const char* label;  // as the engine calls itself
   const char* first;
-  bool nvfp4;
+  bool fp8, nvfp4;  // the cache each follows from this version
 };
 constexpr CheckpointKvRule kCheckpointKvRules[] = {
     // TensorRT-LLM reads kv_cache_quant_algo into its QuantConfig and sizes an FP8 or NVFP4 cache under
     // kv_cache_config dtype "auto" (ModelLoader._update_from_hf_quant_config; tests/unittest/llmapi)
-    {EngineKind::trtllm, "TensorRT-LLM", "", true},
-    // vLLM resolve_kv_cache_dtype_string: MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP has fp8 -> fp8_e4m3 only; #29980,
-    // reverted (#30653) and landed again as #30785 in the week to 2025-12-19, after v0.13.0's branch: v0.14.0 on
-    {EngineKind::vllm, "vLLM", "0.14.0", false},
+    {EngineKind::trtllm, "TensorRT-LLM", "", true, true},
+    // vLLM resolve_kv_cache_dtype_string: MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP has fp8 -> fp8_e4m3; #29980,
+    // reverted (#30653) and landed again as #30785 in the week to 2025-12-19, after v0.13.0's branch: v0.14.0 on;
+    // "nvfp4" -> nvfp4 (and a 4-bit float kv_cache_scheme) with the nvfp4 cache itself, #37332 (merged 2026-04-17: 0.20)
+    {EngineKind::vllm, "vLLM", "0.20.0", false, true},
+    {EngineKind::vllm, "vLLM", "0.14.0", true, false},
     // SGLang ModelRunner.configure_kv_cache_dtype: "auto" and kv_cache_quant_algo FP8 -> float8_e4m3fn, anything
     // else the model dtype; from #10336 (2025-09-15), first in v0.5.3
-    {EngineKind::sglang, "SGLang", "0.5.3", false},
+    {EngineKind::sglang, "SGLang", "0.5.3", true, false},
 };
 
 }  // namespace
@@ -138,8 +148,8 @@ std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const Engin
   if (q.checkpoint_kv.empty()) return std::nullopt;
   const bool fp8 = q.checkpoint_kv == "FP8";
   for (const auto& r : kCheckpointKvRules) {
-    if (r.kind != e.kind || (!fp8 && !r.nvfp4)) continue;
-    if (*r.first && !e.version.empty() && compare_versions(e.version, r.first) < 0) return std::nullopt;
+    if (r.kind != e.kind || !(fp8 ? r.fp8 : r.nvfp4)) continue;
+    if (*r.first && !e.version.empty() && e.version != "latest" && compare_versions(e.version, r.first) < 0) return std::nullopt;
     return fp8 ? ElemFormat::fp8_e4m3 : ElemFormat::nvfp4;
   }
   return std::nullopt;
@@ -148,7 +158,7 @@ std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const Engin
 std::string checkpoint_kv_adopters(const std::string& algo) {
   std::vector<std::string> names;
   for (const auto& r : kCheckpointKvRules)
-    if (algo == "FP8" || r.nvfp4) names.push_back(r.label + (*r.first ? std::string(" >= ") + r.first : ""));
+    if (algo == "FP8" ? r.fp8 : r.nvfp4) names.push_back(r.label + (*r.first ? std::string(" >= ") + r.first : ""));
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
   return out;
@@ -193,8 +203,8 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   if (d.model.sparse_mla) sparse_mla_layout(s.model, s.kv.k_format, d.engine, true);
   if (s.draft && s.draft->sparse_mla) sparse_mla_layout(*s.draft, s.kv.k_format, d.engine, false);  // an MTP draft of V3.2
   s.kv.state_format = d.state_format.value_or(dtype);
-  check_kv_format(d.engine.kind, s.kv.k_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_k" : "kv_cache_dtype");
-  check_kv_format(d.engine.kind, s.kv.v_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_v" : "kv_cache_dtype");
+  check_kv_format(d.engine.kind, s.kv.k_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_k" : "kv_cache_dtype", d.engine.version);
+  check_kv_format(d.engine.kind, s.kv.v_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_v" : "kv_cache_dtype", d.engine.version);
   s.gpu = d.gpu;
   s.parallel = d.parallel;
   if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");

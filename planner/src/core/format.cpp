@@ -24,6 +24,9 @@ const std::vector<FormatInfo>& all_formats() {
       {ElemFormat::iq3_s, "iq3_s", 256, 110}, {ElemFormat::iq4_xs, "iq4_xs", 256, 136},
       {ElemFormat::tq1_0, "tq1_0", 256, 54},  {ElemFormat::tq2_0, "tq2_0", 256, 66},
       {ElemFormat::mxfp4, "mxfp4", 32, 17},   {ElemFormat::nvfp4, "nvfp4", 16, 9},
+      // SGLang MHATokenToKVPoolFP4 / MLATokenToKVPoolFP4 (mem_cache/memory_pool.py, v0.5.6 on): k // 2 bytes of e2m1
+      // and a uint8 scale buffer of (n x k) // scale_block_size, scale_block_size = 16
+      {ElemFormat::fp4_e2m1, "fp4_e2m1", 16, 9},
   };
   return table;
 }
@@ -45,7 +48,6 @@ std::optional<ElemFormat> parse_format(std::string_view name) {
       {"e5m2", ElemFormat::fp8_e5m2},      {"fp8_e5m2fnuz", ElemFormat::fp8_e5m2},
       {"fp8_e4m3fnuz", ElemFormat::fp8_e4m3}, {"fp8_inc", ElemFormat::fp8_e4m3},
       {"i8", ElemFormat::int8},            {"q8", ElemFormat::q8_0},
-      {"fp4_e2m1", ElemFormat::mxfp4},     // SGLang --kv-cache-dtype fp4_e2m1: "(only mxfp4)"
   };
   for (const auto& a : aliases)
     if (s == a.alias) return a.f;

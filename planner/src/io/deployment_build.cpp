@@ -1071,6 +1071,11 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     if (kind != EngineKind::vllm) bag.fail("kv_cache_dtype", "'" + *t + "' is a vLLM spelling", "use fp8_e4m3");
     if (*t == "fp8_ds_mla" && !d.model.sparse_mla)
       bag.fail("kv_cache_dtype", "fp8_ds_mla is DeepSeek-V3.2's sparse-MLA format and " + d.model.id + " has no index_topk", "use fp8");
+    // vllm/config CacheDType: fp8_inc from #12010 (2025-07-16, 0.10), fp8_ds_mla on the command line from #24794
+    // (2025-11-11, 0.12 assumed; 0.11 kept it internal)
+    const char* first = *t == "fp8_inc" ? "0.10" : "0.12";
+    if (!version.empty() && version != "latest" && !version_components(version).empty() && compare_versions(version, first) < 0)
+      bag.fail("kv_cache_dtype", "'" + *t + "' is not a --kv-cache-dtype choice of vLLM " + version + " (from " + first + ")", "use fp8");
   }
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");

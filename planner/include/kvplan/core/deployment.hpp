@@ -54,7 +54,7 @@ ElemFormat resolve_dtype(const DeploymentSpec& d);
 
 /// Throws InputError at `key` when `engine` cannot cache K or V in format `f`: ggml weight-only types anywhere;
 /// nvfp4 outside vLLM and TensorRT-LLM; mxfp4 outside SGLang; fp8 or int8 in llama.cpp.
-void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key);
+void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, const std::string& version = "");
 
 /// A KV cache type the engine does not have but kvplan can still size (a ggml block type on vLLM, SGLang or
 /// TensorRT-LLM; int8 on vLLM or SGLang): the warning to print, "" when the engine has it.

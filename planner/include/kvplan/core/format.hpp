@@ -15,7 +15,8 @@ enum class ElemFormat {
   f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl,
   // ggml super-block types (256 weights), ternary types, OCP / NVIDIA 4-bit floats
   q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_xs, tq1_0, tq2_0,
-  mxfp4, nvfp4
+  mxfp4, nvfp4,
+  fp4_e2m1  // SGLang's FP4 KV cache: e2m1 pairs and a 1-byte (UE8M0) scale per 16 values, 9 B per 16
 };
 
 struct FormatInfo {
