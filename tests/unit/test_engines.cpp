@@ -239,6 +239,27 @@ TEST_CASE("SGLang hybrid SWA pool: full and sliding layers' tokens, by release",
   CHECK(Planner(kvtest::spec("llama-4-scout-17b-16e", "h100-sxm", l4)).engine().max_total_num_tokens == l4_full);
 }
 
+TEST_CASE("SGLang on SM 10.x: the trtllm_mha backend's 64-token pages for MHA models", "[engine][sglang][versions]") {
+  // server_args.py: MHA models default to trtllm_mha on SM100 from 0.5.7 ("1.2 Use trtllm_mha for SM100/SM103"),
+  // gpt-oss from 0.5.2; "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size from 1 to 64"
+  auto page = [](const std::string& model, const std::string& gpu, const std::string& version) {
+    auto e = kvtest::engine(EngineKind::sglang);
+    e.version = version;
+    const auto m = kvtest::load(model);
+    const auto g = kvtest::profiles().gpu(gpu);
+    const bool mla = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent; });
+    return kvplan::resolve_engine_defaults(e, m.max_context, 1, g.memory_bytes, g.architecture, mla, g.compute_capability, 1, false,
+                                           m.architecture)
+        .block_size;
+  };
+  CHECK(page("llama-3.1-8b", "b200", "") == 64);
+  CHECK(page("llama-3.1-8b", "b200", "0.5.7") == 64);
+  CHECK(page("llama-3.1-8b", "b200", "0.5.6") == 1);
+  CHECK(page("gpt-oss-20b", "b200", "0.5.6") == 64);
+  CHECK(page("llama-3.1-8b", "h100-sxm", "") == 1);        // Hopper: fa3, pages of 1
+  CHECK(page("deepseek-v2-lite", "b200", "") == 1);        // MLA: flashinfer on SM100
+}
+
 TEST_CASE("SGLang default mem_fraction_static: the four rules by release", "[engine][sglang][versions]") {
   auto sg = [](const std::string& version, kvplan::i64 mib, kvplan::i64 tp) {
     auto e = kvtest::engine(EngineKind::sglang);

@@ -81,6 +81,7 @@ TEST_CASE("vLLM speculative slots: a request holds k draft slots, and EAGLE k lo
 
 TEST_CASE("SGLang EAGLE: the pool grows by the draft and verify headroom and the draft keeps a pool of its own", "[speculative][sglang]") {
   PlanSpec s = eagle_spec(EngineKind::sglang, SpecMethod::eagle, 8);
+  s.engine.version = "0.5.6";  // model_runner.py init_memory_pool: the headroom, 0.4.6 to 0.5.6
   s.engine.spec.num_steps = 5;
   s.engine.spec.topk = 4;
   s.engine.kv_cache_memory_bytes = 8 * GiB;
@@ -99,6 +100,12 @@ TEST_CASE("SGLang EAGLE: the pool grows by the draft and verify headroom and the
   // --max-running-requests unset: max_num_reqs = clamp(65536 / 131072 x 512, 2048, 4096) = 2048
   s.engine.max_num_seqs = 0;
   CHECK(Planner(s).engine().max_total_num_tokens == 65536 + 2048 * (5 * 4 + 8) + 100);
+  // #15748 ("removing wrong logic about max total token in spec decoding", 0.5.7 on): no headroom; the draft's pool
+  // holds as many tokens as the target's
+  s.engine.version = "0.5.10";
+  const Planner q(s);
+  CHECK(q.engine().max_total_num_tokens == 65536);
+  CHECK(term(q, "draft_kv") == 65536 * kLlamaKvPerTokenLayer);
 }
 
 TEST_CASE("SGLang's default mem_fraction_static reserves 2 GiB more for EAGLE, 6 GiB for STANDALONE, none for NGRAM", "[speculative][sglang]") {

@@ -238,7 +238,7 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   // SGLang derives its context length by its own rule (get_context_length), not vLLM's
   const i64 model_context = e.kind == EngineKind::sglang && d.model.max_context_sglang > 0 ? d.model.max_context_sglang : d.model.max_context;
   s.engine = resolve_engine_defaults(e, model_context, d.parallel.tp, gpu_mem, d.gpu.architecture, mla, d.gpu.compute_capability,
-                                     d.parallel.pp, d.model.sparse_mla);
+                                     d.parallel.pp, d.model.sparse_mla, d.model.architecture);
   if (d.max_model_len_auto && s.engine.kind == EngineKind::vllm) {
     // vLLM max_model_len auto (-1): the longest length whose KV fits one request, at most the model's
     const Planner probe(s);

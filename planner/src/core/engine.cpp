@@ -312,7 +312,7 @@ void resolve_vllm_batch_limits(EngineSettings& e, const EngineRules& rules, bool
 
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
                                        const std::string& gpu_arch, bool mla, const std::string& compute_capability, i64 pp,
-                                       bool sparse_mla) {
+                                       bool sparse_mla, const std::string& model_arch) {
   const EngineRules& rules = engine_rules(e.kind, e.version);
   e.rules = &rules;
   const bool seqs_unset = e.max_num_seqs == 0, batched_unset = e.max_num_batched_tokens == 0;
@@ -369,6 +369,15 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // DeepSeek NSA (V3.2): "Setting page size to 64 for DeepSeek NSA." (server_args.py
       // _handle_model_specific_adjustments, v0.5.3 on; NSATokenToKVPool asserts page_size == 64)
       if (e.block_size == 0 && mla && sparse_mla) e.block_size = 64;
+      // SM 10.x (B200, GB200, B300): MHA models default to the trtllm_mha attention backend, which takes pages of 16, 32
+      // or 64 ("TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size from 1 to 64"): every MHA
+      // model from 0.5.7 ("1.2 Use trtllm_mha for SM100/SM103", without speculative top-k > 1), gpt-oss before that
+      // (server_args.py _handle_model_specific_adjustments, v0.5.2 on)
+      if (e.block_size == 0 && !mla && compute_capability.rfind("10.", 0) == 0) {
+        const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
+        const bool generic = newest || compare_versions(e.version, "0.5.7") >= 0;
+        if ((generic && (!e.spec.on() || e.spec.topk <= 1)) || model_arch == "GptOssForCausalLM") e.block_size = 64;
+      }
       if (e.block_size == 0) e.block_size = 1;  // --page-size default 1
       // max_num_seqs 0: SGLang derives max_running_requests from the pool (Planner::build_sglang)
       break;

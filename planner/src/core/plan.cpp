@@ -628,6 +628,8 @@ i64 Planner::vllm_blocks_for(i64 tokens) const {
 
 // ---------------------------------------------------------------- SGLang
 namespace {
+constexpr const char* kSglangNewest = "0.5.10";  // planner/data/engine-flags/sglang: the newest release read
+
 // SGLang's hybrid SWA pool (two pools: the full layers' tokens and ratio x as many for the sliding-window layers), by
 // release: model_config.py is_hybrid_swa_model and server_args.py _handle_model_specific_adjustments, read at
 // v0.5.2 (b0d25e7), v0.5.6 (7ae368e), v0.5.7-v0.5.10 and main (35591c7). Before 0.5.8 no model takes it by default
@@ -637,10 +639,13 @@ namespace {
 // after 0.5.10 (#21952). Returns why not ("" when it applies).
 std::string sglang_no_hybrid_swa(const PlanSpec& s) {
   const EngineSettings& e = s.engine;
+  // the newest SGLang kvplan plans without a version is 0.5.10 (the newest flag table read): main's rules after it
+  // (Gemma 4, the pool configurator) take an explicit --engine sglang@0.5.11 or later
   const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
-  auto from = [&](const char* v) { return newest || compare_versions(e.version, v) >= 0; };
+  const std::string at = newest ? std::string(kSglangNewest) : e.version;
+  auto from = [&](const char* v) { return compare_versions(at, v) >= 0; };
   const std::string& a = s.model.architecture;
-  const std::string release = newest ? "the newest SGLang" : "SGLang " + e.version;
+  const std::string release = "SGLang " + at;
   if (e.disable_hybrid_swa) return "--disable-hybrid-swa-memory";
   if (a == "Llama4ForConditionalGeneration") return from("0.5.8") ? "" : release + " gives Llama-4 the hybrid pool only with --hybrid-kvcache-ratio (until 0.5.8)";
   if (a == "GptOssForCausalLM") {
@@ -655,16 +660,17 @@ std::string sglang_no_hybrid_swa(const PlanSpec& s) {
     if (e.hierarchical_cache && from("0.5.8")) return "--enable-hierarchical-cache turns it off for " + a;
     return "";
   }
-  if (a == "Gemma4ForCausalLM" || a == "Gemma4ForConditionalGeneration") return from("0.5.11") ? "" : release + " has no hybrid pool for Gemma 4 (main after 0.5.10)";
+  if (a == "Gemma4ForCausalLM" || a == "Gemma4ForConditionalGeneration") return from("0.5.11") ? "" : release + " has no hybrid pool for Gemma 4 (main after 0.5.10, #21952)";
   return a + " is not one of SGLang's hybrid SWA architectures";
 }
 }  // namespace
 
 // cell_size = sum over the rank's layers of (K row + V row) bytes per token (MLA: the latent);
 // max_total_num_tokens = available // cell_size, aligned down to page_size; --max-total-tokens caps it.
-// Speculative decoding (model_runner.py init_memory_pool, S056 and later): the target's pool grows by a headroom
-// for the draft and verify tokens in flight, max_num_reqs x (num_steps x topk + num_draft_tokens) + 100, and the
-// draft worker allocates a pool of the same number of tokens (draft_runner_cache_size) at the draft's cell size.
+// Speculative decoding (model_runner.py init_memory_pool, 0.4.6 to 0.5.6): the target's pool grows by a headroom
+// for the draft and verify tokens in flight, max_num_reqs x (num_steps x topk + num_draft_tokens) + 100 (#15748 removed
+// it: 0.5.7 on), and the draft worker allocates a pool of the same number of tokens (draft_runner_cache_size) at the
+// draft's cell size.
 // max_num_reqs is --max-running-requests, else clamp(profiled tokens / context_len x 512, 2048, 4096).
 void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell) {
   const EngineSettings& e = spec_.engine;
@@ -709,7 +715,12 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   }
   const i64 page = e.block_size;
   i64 tokens = available > 0 ? available / cell : 0;
-  if (e.spec.on() && tokens > 0) {
+  // #15748 ("removing wrong logic about max total token in spec decoding", first in v0.5.7) dropped the headroom
+  const bool spec_headroom = !e.version.empty() && e.version != "latest" && !version_components(e.version).empty() &&
+                             compare_versions(e.version, "0.5.7") < 0;
+  if (!spec_headroom && e.spec.on() && tokens > 0 && draft_cell > 0)
+    report_.notes.push_back("speculative decoding: the draft worker keeps a pool of as many tokens as the target's");
+  if (spec_headroom && e.spec.on() && tokens > 0) {
     const i64 reqs = e.max_num_seqs > 0 ? e.max_num_seqs / e.attention_dp
                                         : std::clamp<i64>(max_len_ > 0 ? static_cast<i64>(static_cast<double>(tokens) / static_cast<double>(max_len_) * 512.0) : 4096,
                                                           2048, 4096);
@@ -729,8 +740,8 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
     // HybridSWAPoolConfigurator): full = align(available // (F + ratio x S)), --max-total-tokens capping full. Then
     // swa = align(int(full x ratio)). F = S per layer (gpt-oss, Llama-4) makes 0.5.8's equal-bytes split the same.
     const i64 swa_cell = full_b + static_cast<i64>(std::floor(ratio * static_cast<double>(swa_b)));
-    const bool configurator = e.version.empty() || e.version == "latest" || version_components(e.version).empty() ||
-                              compare_versions(e.version, "0.5.11") >= 0;
+    const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
+    const bool configurator = !newest && compare_versions(e.version, "0.5.11") >= 0;
     const double weighted = static_cast<double>(full_b) + ratio * static_cast<double>(swa_b);
     i64 full = configurator ? static_cast<i64>(std::floor(static_cast<double>(std::max<i64>(available, 0)) / weighted))
                             : static_cast<i64>(std::floor(static_cast<double>(tokens) * static_cast<double>(cell) / weighted));

@@ -176,7 +176,7 @@ inline bool sglang_unchunked(const EngineSettings& e) { return e.kind == EngineK
 /// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
                                        const std::string& gpu_arch, bool mla = false, const std::string& compute_capability = "",
-                                       i64 pp = 1, bool sparse_mla = false);
+                                       i64 pp = 1, bool sparse_mla = false, const std::string& model_arch = "");
 
 /// SGLang's default mem_fraction_static for a GPU of `gpu_memory_bytes` (its get_device_memory_capacity) under
 /// `rules`, with the chunked-prefill size and CUDA-graph batch size that release picks.
