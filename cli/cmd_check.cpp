@@ -554,6 +554,27 @@ void run_check(const CheckArgs& a, Globals& g) {
     docs.push_back(std::move(d));
   }
   if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
+  {
+    // the files the deployments read (a trace, a perf-coefficients or prices file, a model config, a GGUF: any setting,
+    // traffic or command word naming an existing file, as written or from the deployment file's folder) are inputs too:
+    // no output may land on one
+    std::vector<std::string> inputs = read;
+    auto add = [&](const io::DeploymentDoc& doc, const std::string& v) {
+      if (v.empty()) return;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(v, ec)) inputs.push_back(v);
+      const auto beside = std::filesystem::path(doc.file).parent_path() / v;
+      if (!doc.file.empty() && std::filesystem::is_regular_file(beside, ec)) inputs.push_back(beside.string());
+    };
+    for (const auto& doc : docs) {
+      add(doc, doc.trace);
+      add(doc, doc.model);
+      for (const auto& st : doc.settings) add(doc, st.value);
+      for (const auto& w : doc.command) add(doc, w);
+    }
+    for (const auto& kv : a.set) add(docs.front(), kv.substr(kv.find('=') + 1));
+    a.out.check({}, inputs);
+  }
   // a --set KEY that is no setting is a variable for the deployments' commands; one that none of them reads is a
   // misspelt key, which would otherwise pass the gate on the configuration without it
   {

@@ -87,8 +87,10 @@ class PerRequestWriter {
  public:
   explicit PerRequestWriter(const std::string& path) : path_(path) {
     if (path.empty()) return;
-    tmp_ = path + ".tmp-" + std::to_string(::getpid());
-    f_ = std::fopen(tmp_.c_str(), "wb");
+    // a device or FIFO (/dev/null, /dev/stdout, a pipe) is streamed into as it is, never replaced by a renamed file
+    direct_ = io::is_special_file(path);
+    if (!direct_) tmp_ = path + ".tmp-" + std::to_string(::getpid());
+    f_ = std::fopen(direct_ ? path.c_str() : tmp_.c_str(), "wb");
     if (!f_) throw RuntimeFailure("--per-request: " + path + ": cannot write");
     std::fputs(
         "id,arrival_s,first_token_s,finish_s,ttft_s,e2e_s,prompt_tokens,output_"
@@ -118,6 +120,7 @@ class PerRequestWriter {
     std::fclose(f_);
     f_ = nullptr;
     if (bad) throw RuntimeFailure("--per-request: " + path_ + ": write failed");
+    if (direct_) return;
     std::error_code ec;
     std::filesystem::rename(tmp_, path_, ec);
     if (ec) throw RuntimeFailure("--per-request: " + path_ + ": " + ec.message());
@@ -125,6 +128,7 @@ class PerRequestWriter {
   }
 
  private:
+  bool direct_ = false;
   static std::string fmt9(double v) {
     char b[40];
     std::snprintf(b, sizeof b, "%.9g", v);

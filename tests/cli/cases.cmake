@@ -230,3 +230,6 @@ kvplan_cli_test(fit_missing_trace EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --tr
 # a TTFT target on a GPU profile without TFLOP/s is an input to give, not "none within 64 GPUs"
 kvplan_cli_test(fit_ttft_without_tflops EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --gpu p40 --context 4096 --concurrency 4 --slo-ttft-ms 1000
   STDERR "kvplan: error: --gpu: the p40 profile has no TFLOP/s for this weight format, so prefill (TTFT) is not estimated; give --gpu-tflops (the dense tensor rate), or leave the TTFT target out")
+# the files a deployment file reads (its traffic trace here, named relative to the file) are inputs too
+kvplan_cli_test(check_output_onto_deployment_trace EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/over-context.yaml --json ${KVPLAN_DATA}/deploy/over-context.csv
+  STDERR "kvplan: error: --json: '${KVPLAN_DATA}/deploy/over-context.csv' is a file this command reads; write the output to another file")

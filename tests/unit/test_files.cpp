@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "helpers.hpp"
 #include "kvplan/io/files.hpp"
@@ -36,6 +40,30 @@ TEST_CASE("atomic writes replace files whole and leave nothing behind on failure
                     "--json: folder '" + (dir / "missing").string() + "' does not exist; create it or write elsewhere");
   CHECK_THROWS_WITH(io::check_writable(dir.string(), "--json"), "--json: '" + dir.string() + "' is a directory; give a file name");
   fs::remove_all(dir);
+}
+
+TEST_CASE("an output onto a device or FIFO is written in place, never replaced by a file", "[files]") {
+  // /dev/null stays the character device (a rename over it, as root, would have replaced it with a regular file)
+  CHECK(kvplan::io::is_special_file("/dev/null"));
+  CHECK_NOTHROW(kvplan::io::check_writable("/dev/null", "--json"));
+  kvplan::io::write_files_atomically({{"/dev/null", "x"}});
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  // a FIFO: the reader gets the content, and the FIFO is still one afterwards
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "out").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string got;
+  std::thread reader([&] {
+    std::ifstream in(fifo);
+    got.assign(std::istreambuf_iterator<char>(in), {});
+  });
+  kvplan::io::write_files_atomically({{fifo, "hello\n"}});
+  reader.join();
+  CHECK(got == "hello\n");
+  CHECK(std::filesystem::is_fifo(fifo));
+  CHECK_FALSE(kvplan::io::is_special_file((dir / "plain").string()));  // a path that does not exist is no device
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("Hugging Face ids resolve through the local cache only", "[files][hf]") {

@@ -16,10 +16,20 @@ namespace kvplan::io {
 
 namespace fs = std::filesystem;
 
+bool is_special_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  return !ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st);
+}
+
 void check_writable(const std::string& path, const std::string& flag) {
   std::error_code ec;
   const fs::path p(path);
   if (path.empty()) throw InputError(flag, "empty output path", "give a file name");
+  if (is_special_file(path)) {  // /dev/null, /dev/stdout, a FIFO: written in place, its folder need not be writable
+    if (::access(p.c_str(), W_OK) != 0) throw RuntimeFailure(flag + ": '" + path + "' is not writable (" + std::strerror(errno) + ")");
+    return;
+  }
   if (fs::is_directory(p, ec)) throw InputError(flag, "'" + path + "' is a directory", "give a file name");
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
@@ -34,11 +44,16 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
   std::vector<std::string> temps;
   auto cleanup = [&] {
     std::error_code ec;
-    for (const auto& t : temps) fs::remove(t, ec);
+    for (const auto& t : temps)
+      if (!t.empty()) fs::remove(t, ec);
   };
   std::random_device rd;
   try {
     for (const auto& [path, content] : files) {
+      if (is_special_file(path)) {
+        temps.emplace_back();  // no temporary: a device or FIFO is written in place, after the regular files are ready
+        continue;
+      }
       const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 100000);
       temps.push_back(tmp);
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -48,6 +63,13 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
       if (!out) throw RuntimeFailure(path + ": write failed (" + std::strerror(errno) + ")");
     }
     for (size_t i = 0; i < files.size(); ++i) {
+      if (temps[i].empty()) {
+        std::ofstream out(files[i].first, std::ios::binary);
+        out.write(files[i].second.data(), static_cast<std::streamsize>(files[i].second.size()));
+        out.flush();
+        if (!out) throw RuntimeFailure(files[i].first + ": write failed (" + std::strerror(errno) + ")");
+        continue;
+      }
       std::error_code ec;
       fs::rename(temps[i], files[i].first, ec);
       if (ec) throw RuntimeFailure(files[i].first + ": cannot replace the file (" + ec.message() + ")");

@@ -15,6 +15,9 @@ void check_writable(const std::string& path, const std::string& flag);
 /// Writes every (path, content) pair atomically. All are first written to temporary files; only
 /// when all succeeded are they renamed into place. On failure every temporary file is removed.
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
+/// An existing path that is neither a regular file nor a folder (a device such as /dev/null or /dev/stdout, a FIFO,
+/// a socket): outputs are written into it as it is, never replaced by a renamed file.
+bool is_special_file(const std::string& path);
 
 /// Where a Hugging Face model id (ORG/NAME) is cached: $HF_HUB_CACHE, else $HF_HOME/hub, else
 /// ~/.cache/huggingface/hub; models--ORG--NAME/snapshots/<rev>/config.json, the revision from
