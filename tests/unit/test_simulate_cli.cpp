@@ -205,6 +205,15 @@ TEST_CASE("bad traces: one error naming the file and line and column and the fix
   kvplan::io::TraceOptions closed;
   closed.require_sorted = false;  // a closed loop replays lengths only: order does not matter
   CHECK(trace_error(unsorted, closed).empty());
+  // a row before the first one (a negative time from the first arrival) replays closed-loop too: the loop issues
+  // requests as slots free, whatever their times
+  const auto earlier = write_temp("earlier.csv", "arrival_s,prompt_tokens,output_tokens\n1.0,100,10\n0.5,200,20\n2,50,5\n");
+  const kvtest::Run replay = kvtest::kvplan({"simulate", "llama-3.1-8b", "--trace", earlier, "--concurrency", "2"});
+  CHECK(replay.exit == 0);
+  CHECK(replay.err.find("arrival_s must be") == std::string::npos);
+  // think_s beyond the clock's 10^9 s is a bad row, not a request that never comes back
+  const auto think = write_temp("think.csv", "arrival_s,prompt_tokens,output_tokens,think_s\n0,100,10,1e308\n");
+  CHECK(trace_error(think).find(think + ":2: think_s: expected seconds in 0..10^9, got '1e308'") == 0);
   const auto empty = write_temp("empty.csv", "");
   CHECK(trace_error(empty).find(empty + ": the trace is empty;") == 0);
   const auto blank = write_temp("blank.csv", "\n  \n\n");

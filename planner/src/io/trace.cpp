@@ -373,7 +373,8 @@ void TraceSource::set_arrival(double rel_s, const std::string& column, SimReques
          "non-decreasing arrivals), or replay it closed-loop with "
          "--concurrency N");
   last_arrival_s_ = std::max(last_arrival_s_, rel_s);
-  out.arrival_s = rel_s;
+  // a closed-loop replay issues requests as slots free, not at their times: a row before the first one is at 0
+  out.arrival_s = opts_.require_sorted ? rel_s : std::max(rel_s, 0.0);
 }
 
 // Mooncake hash_ids (one id per 512-token block of the prompt; equal ids mean equal blocks): requests whose
@@ -562,9 +563,9 @@ bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
   opt_int(ci_priority_, "priority", -(i64{1} << 62), i64{1} << 62, out.priority);
   if (ci_think_ >= 0 && !trim(cells_[static_cast<std::size_t>(ci_think_)]).empty()) {
     double d;
-    if (!parse_double(cells_[static_cast<std::size_t>(ci_think_)], d) || d < 0)
-      fail("think_s", "expected seconds >= 0, got " + shown(cells_[static_cast<std::size_t>(ci_think_)]),
-           "fix the row");
+    if (!parse_double(cells_[static_cast<std::size_t>(ci_think_)], d) || !(d >= 0 && d <= kMaxSimClockS))
+      fail("think_s", "expected seconds in 0..10^9, got " + shown(cells_[static_cast<std::size_t>(ci_think_)]),
+           "fix the row (the simulator's clock keeps its milliseconds up to 10^9 s)");
     out.think_s = d;
   }
   return true;
@@ -664,8 +665,8 @@ bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
   if (present(k_session_)) out.session = integer(k_session_, 0, i64{1} << 62, "give a whole number >= 0");
   if (present(k_priority_)) out.priority = integer(k_priority_, -(i64{1} << 62), i64{1} << 62, "give a whole number");
   if (present(k_think_)) {
-    if (!j[k_think_].is_number() || j[k_think_].get<double>() < 0)
-      fail(k_think_, "expected seconds >= 0", "fix the row");
+    if (!j[k_think_].is_number() || !(j[k_think_].get<double>() >= 0 && j[k_think_].get<double>() <= kMaxSimClockS))
+      fail(k_think_, "expected seconds in 0..10^9", "fix the row (the simulator's clock keeps its milliseconds up to 10^9 s)");
     out.think_s = j[k_think_].get<double>();
   }
   return true;
