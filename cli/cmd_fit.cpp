@@ -242,9 +242,6 @@ SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, c
   // a tensor or pipeline parallel size the deployment gives is kept: the search varies the rest
   const std::optional<i64> fixed_tp = d.bag.has("tensor_parallel_size") ? std::optional<i64>(d.base.parallel.tp) : std::nullopt;
   const std::optional<i64> fixed_pp = d.bag.has("pipeline_parallel_size") ? std::optional<i64>(d.base.parallel.pp) : std::nullopt;
-  if (a.no_pipeline_parallel && fixed_pp && *fixed_pp > 1)
-    throw InputError("--no-pipeline-parallel", "given with --pipeline-parallel-size " + std::to_string(*fixed_pp) + ": no layout is both",
-                     "drop one of them");
   if (fixed_tp && *fixed_tp > max_tp)
     throw InputError("--max-tp", std::to_string(max_tp) + " is below the deployment's tensor parallel size " + std::to_string(*fixed_tp),
                      "raise --max-tp or leave --tensor-parallel-size out to search it");
@@ -414,6 +411,9 @@ void run_fit(const FitArgs& a, Globals& g) {
   };
 
   const Deployment d = resolve_source(compare ? with_gpu(src, gpus.front()) : src, profiles);
+  if (a.no_pipeline_parallel && d.bag.has("pipeline_parallel_size") && d.base.parallel.pp > 1)
+    throw InputError("--no-pipeline-parallel", "given with --pipeline-parallel-size " + std::to_string(d.base.parallel.pp) + ": no layout is both",
+                     "drop one of them");
   for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
   warn_strict(strict);

@@ -291,13 +291,20 @@ void sglang_rows(Ctx& c) {
     // profile_max_num_token: rest = avail_after_load - free_before_load x (1 - mem_fraction_static);
     // free_before_load = avail_after_load + weights usage; tokens = rest // cell_size, page-aligned
     const double cell = static_cast<double>(p.engine().cell_size);
+    // --max-total-tokens caps what the memory holds (_apply_token_constraints: min(profiled, max_total_tokens))
+    std::optional<double> cap;
+    for (const auto& [key, val] : c.log.args)
+      if (key == "max_total_tokens" && val != "None") cap = std::atof(val.c_str());
     auto tokens_for = [&](double avail, double used) {
       const double rest = avail - (avail + used) * (1 - frac->value);
-      return std::floor(std::floor(std::max(rest, 0.0) / cell) / static_cast<double>(page)) * static_cast<double>(page);
+      double t = std::floor(std::max(rest, 0.0) / cell);
+      if (cap && *cap > 0) t = std::min(t, *cap);
+      return std::floor(t / static_cast<double>(page)) * static_cast<double>(page);
     };
     c.rule("max_total_num_tokens (from the printed memory)", "tokens", total_tokens, tokens_for(after->value - after->resolution, weights->value + weights->resolution),
            tokens_for(after->value + after->resolution, weights->value - weights->resolution),
-           "(avail - (avail + weights) x (1 - mem_fraction_static)) // cell_size " + grouped(p.engine().cell_size) + " B");
+           "(avail - (avail + weights) x (1 - mem_fraction_static)) // cell_size " + grouped(p.engine().cell_size) + " B" +
+               (cap ? ", at most --max-total-tokens " + grouped(static_cast<i64>(*cap)) : std::string()));
   }
   if (frac)
     c.estimate("mem_fraction_static", "ratio", frac, p.spec().engine.memory_fraction, std::string(p.engine().rules_version),

@@ -232,6 +232,8 @@ TEST_CASE("SGLang hybrid SWA pool: full and sliding layers' tokens, by release",
   const i64 swa = newest.engine().swa_layer_tokens;
   CHECK(newest.max_concurrency(100) == std::min<i64>(full / static_cast<i64>(std::ceil(100.0 * static_cast<double>(full) / static_cast<double>(swa))), newest.max_seqs()));
   CHECK(newest.max_concurrency(1000) == std::min<i64>(full / 1000, newest.max_seqs()));
+  // a ratio so small the SWA pool rounds to no token holds no request
+  CHECK(run("", "h100-sxm", 1e-9).max_concurrency(100) == 0);
   // Llama-4 Scout: 12 full layers and 36 chunked (8192) of 8 x 128 x 2 x bf16 = 4096 B a token each
   auto l4 = kvtest::engine(EngineKind::sglang);
   l4.kv_cache_memory_bytes = avail;

@@ -1048,3 +1048,21 @@ TEST_CASE("llama-server -hf ORG/REPO-GGUF:QUANT is planned as the profile at tha
   CHECK(unknown.exit == 2);
   CHECK(unknown.err.find("--include '*Q4_K_M*.gguf'") != std::string::npos);
 }
+
+TEST_CASE("kvplan's --chunked-prefill-size -1 turns SGLang's chunking off, as the engine's own flag does", "[front_doors]") {
+  // Scheduler: chunked_prefill_size <= 0 -> None; the activation reserve then counts max_prefill_tokens (16384)
+  const std::vector<std::string> base = {"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--format", "json"};
+  auto plan = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run r = kvplan(args);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out)["results"];
+  };
+  const json minus = plan({"--chunked-prefill-size", "-1"});
+  const json off = plan({"--no-enable-chunked-prefill"});
+  const json pasted = plan({"--", "python", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B", "--chunked-prefill-size", "-1"});
+  CHECK(minus["budget"] == off["budget"]);
+  CHECK(minus["engine"]["max_total_num_tokens"] == pasted["engine"]["max_total_num_tokens"]);
+  CHECK(minus["engine"]["max_total_num_tokens"] != plan({})["engine"]["max_total_num_tokens"]);
+}

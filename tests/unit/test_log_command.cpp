@@ -137,6 +137,28 @@ TEST_CASE("kvplan log prices the printed file type by llama-quantize's recipe", 
   CHECK_FALSE(kvplan::gguf_recipe_from_printed("F16"));
 }
 
+TEST_CASE("kvplan log: SGLang's --max-total-tokens caps the pool the printed memory would hold", "[log]") {
+  // the Qwen3-8B TP2 log started with max_total_tokens=500000: the memory holds 860,050 tokens, the pool takes 500,000
+  // (_apply_token_constraints: min(profiled, max_total_tokens)); K = (500,000 + 1) x 36 x 4 x 128 x 2 B = 17.17 GiB
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-cap-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string text = kvtest::slurp(kLogs + "sglang-qwen3-8b-tp2.log");
+  auto all = [&](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  };
+  all("max_total_tokens=None", "max_total_tokens=500000");
+  all("#tokens: 860050, K size: 29.53 GB, V size: 29.53 GB", "#tokens: 500000, K size: 17.17 GB, V size: 17.17 GB");
+  all("max_total_num_tokens=860050", "max_total_num_tokens=500000");
+  const std::string capped = (dir / "capped.log").string();
+  std::ofstream(capped) << text;
+  const json l = log_json({capped});
+  const json* printed = row(l, "max_total_num_tokens (from the printed memory)");
+  REQUIRE(printed);
+  CHECK((*printed)["ok"] == true);
+  CHECK((*printed)["kvplan_low"] == 500000);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("kvplan log: a printed figure the rules do not reproduce fails", "[log]") {
   // the 3090 log with its block count changed from 1952 to 2100: 3.81 GiB holds at most 1953 blocks of 2 MiB
   const auto dir = std::filesystem::temp_directory_path() / ("kvplan-log-" + std::to_string(getpid()));

@@ -1415,7 +1415,9 @@ i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
     }
     case EngineKind::sglang:
       units = pages_for_tokens(tokens, unit_tokens_);
-      if (swa_units_ > 0) {
+      if (swa_window_ > 0 && swa_units_ <= 0) {
+        units = std::max(units, add(pool_units_, 1));  // an SWA pool of no page holds no request
+      } else if (swa_window_ > 0) {
         // the hybrid SWA pool: the request also holds min(tokens, window) tokens (and the page in progress) of the
         // sliding layers' pool, swa_units_ pages beside pool_units_: in full-pool pages, the tighter of the two
         const i64 swa_pages = pages_for_tokens(std::min(tokens, swa_window_), unit_tokens_) + (tokens > swa_window_ ? 1 : 0);
