@@ -235,9 +235,16 @@ struct SloSearch {
   i64 slo_rejected = 0;    // layouts that fit in memory but missed the targets
 };
 
-SloSearch search_layout(const Deployment& d, const FitArgs& a, const Slo& slo, const std::optional<Workload>& wl,
+SloSearch search_layout(const Deployment& given, const FitArgs& a, const Slo& slo, const std::optional<Workload>& wl,
                         i64 max_gpus, i64 max_tp, bool want_perf) {
   SloSearch out;
+  // a simulated workload with no --context / --prompt-tokens / --output-tokens is sized in memory at the lengths it
+  // simulates (its prompt and output means: 1,024 + 128 by default), not at max_model_len
+  Deployment d = given;
+  if (wl && !wl->traced && d.tokens_source == "max_model_len") {
+    const double mean = wl->spec.prompt.mean + wl->spec.output.mean + static_cast<double>(wl->spec.shared_prefix_tokens);
+    if (mean >= 1) d.tokens = std::min<i64>(d.tokens, static_cast<i64>(std::ceil(mean)));
+  }
   std::map<std::tuple<i64, i64, i64>, Achieved> seen;
   // a tensor or pipeline parallel size the deployment gives is kept: the search varies the rest
   const std::optional<i64> fixed_tp = d.bag.has("tensor_parallel_size") ? std::optional<i64>(d.base.parallel.tp) : std::nullopt;

@@ -351,6 +351,16 @@ TEST_CASE("fit's layout search keeps a given expert-parallel size and refuses co
   CHECK(both.err == "kvplan: error: --no-pipeline-parallel: given with --pipeline-parallel-size 2: no layout is both; drop one of them\n");
 }
 
+TEST_CASE("a simulated fit with no lengths given sizes memory at the lengths it simulates", "[fit_slo]") {
+  // --rate with the default 1,024 + 128-token requests: 4 of them fit one H100 whatever max_model_len (131,072) would need
+  const std::vector<std::string> args = {"fit", "llama-3.1-8b", "--gpu", "h100", "--rate", "20", "--concurrency", "4", "--slo-ttft-ms", "500",
+                                         "--requests", "200", "--format", "json"};
+  const json none = run_json(args)["results"]["fewest_gpus"];
+  const json given = run_json(with(args, {"--prompt-tokens", "1024", "--output-tokens", "128"}))["results"]["fewest_gpus"];
+  CHECK(none["gpus"] == given["gpus"]);
+  CHECK(none["gpus"] == 1);
+}
+
 TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts to grow", "[fit_slo]") {
   // the running batch is capped, so p99 TPOT stays under a loose target at any rate; the answer is the highest rate the
   // deployment still keeps up with (its served output near rate x 128 tokens), not the search's bound of 10^4 req/s
