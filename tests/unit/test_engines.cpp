@@ -142,6 +142,13 @@ TEST_CASE("bad parallel layouts name the setting", "[engine][parallel][errors]")
                     "tensor_parallel_size: 3 does not divide num_attention_heads 32; use a tensor-parallel size that divides 32");
   CHECK_THROWS_WITH(Planner(kvtest::spec("llama-3-8b", "h100-sxm", e, Parallel{1, 33, 1, 1})),
                     "pipeline_parallel_size: 33 stages exceed the model's 32 layers; use at most 32");
+  // experts over 3 ranks: vLLM deals 128 as 43, 43, 42 (determine_expert_map), the busiest rank holding 43; SGLang
+  // wants an even split
+  const Planner v(kvtest::spec("qwen3-30b-a3b", "h100-sxm", e, Parallel{1, 1, 3, 3}));
+  for (const Layer& l : v.rank_model().layers)
+    if (l.mlp == MlpKind::moe) CHECK(l.experts == 43);
+  CHECK_THROWS_WITH(Planner(kvtest::spec("qwen3-30b-a3b", "h100-sxm", kvtest::engine(EngineKind::sglang), Parallel{1, 1, 3, 3})),
+                    Catch::Contains("expert_parallel_size: 3 does not divide the 128 routed experts"));
 }
 
 TEST_CASE("engine settings out of range name the setting", "[engine][errors]") {

@@ -14,7 +14,7 @@ std::pair<i64, i64> stage_layers(i64 num_layers, i64 pp, i64 stage) {
   return {first, first + parts[static_cast<size_t>(stage)]};
 }
 
-void check_parallel(const ModelSpec& m, const Parallel& p) {
+void check_parallel(const ModelSpec& m, const Parallel& p, bool uneven_experts) {
   if (p.tp < 1) throw InputError("tensor_parallel_size", "must be >= 1");
   if (p.pp < 1) throw InputError("pipeline_parallel_size", "must be >= 1");
   if (p.dp < 1) throw InputError("data_parallel_size", "must be >= 1");
@@ -44,7 +44,9 @@ void check_parallel(const ModelSpec& m, const Parallel& p) {
                                                        std::to_string(l.kv_heads),
                          "use a tensor-parallel size that divides " + std::to_string(l.kv_heads) + " or a multiple of it");
     }
-    if (l.mlp == MlpKind::moe && p.ep > 1 && l.experts % p.ep != 0)
+    // vLLM deals the remainder to the first ranks (fused_moe/layer.py determine_expert_map: ceil on the busiest rank,
+    // which the shard below takes); the other engines want an even split
+    if (l.mlp == MlpKind::moe && p.ep > 1 && l.experts % p.ep != 0 && !uneven_experts)
       throw InputError("expert_parallel_size", std::to_string(p.ep) + " does not divide the " + std::to_string(l.experts) + " routed experts",
                        "use a size that divides " + std::to_string(l.experts));
   }

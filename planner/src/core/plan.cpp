@@ -158,7 +158,7 @@ Planner::Planner(PlanSpec s) : spec_(std::move(s)) {
     build_llamacpp();
     return;
   }
-  check_parallel(m, spec_.parallel);
+  check_parallel(m, spec_.parallel, spec_.engine.kind == EngineKind::vllm);
   max_len_ = e.max_model_len;
 
   bool first = true;

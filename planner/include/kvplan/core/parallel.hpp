@@ -21,8 +21,9 @@ struct Parallel {
 std::pair<i64, i64> stage_layers(i64 num_layers, i64 pp, i64 stage);
 
 /// Checks that the layout suits the model: tp divides attention heads; tp divides KV heads or is a
-/// multiple of them; pp <= layers; ep divides the routed experts. Throws InputError naming `flag_prefix` flags.
-void check_parallel(const ModelSpec& m, const Parallel& p);
+/// multiple of them; pp <= layers; ep divides the routed experts (unless `uneven_experts`: vLLM deals the remainder to
+/// the first ranks). Throws InputError naming `flag_prefix` flags.
+void check_parallel(const ModelSpec& m, const Parallel& p, bool uneven_experts = false);
 
 /// What one rank of stage `stage` holds: its layers; q heads / tp; KV heads kv / tp (at least 1,
 /// replicated when tp > kv); MLA latent unchanged (replicated on every rank); MLP and shared experts
