@@ -49,6 +49,13 @@ struct Ctx {
     return x;
   }
   double res(const io::LogFigure* x) const { return x ? x->resolution : 0; }
+  // the engine's args line: the last value given for `key` (as printed: "None" for unset); nullopt when not printed
+  std::optional<std::string> arg(const std::string& key) const {
+    std::optional<std::string> v;
+    for (const auto& [k, val] : log.args)
+      if (k == key) v = val;
+    return v;
+  }
 
   LogRow& row(const std::string& term, const std::string& unit, const std::string& kind, const io::LogFigure* printed, const std::string& basis) {
     LogRow r;
@@ -114,8 +121,7 @@ void vllm_rows(Ctx& c) {
   }
   // block size and the request length from the args or the concurrency line
   i64 block = 16;
-  for (const auto& [k, v] : c.log.args)
-    if (k == "block_size") block = std::max<i64>(1, std::atoll(v.c_str()));
+  if (const auto v = c.arg("block_size")) block = std::max<i64>(1, std::atoll(v->c_str()));
   const double len = conc_len ? conc_len->value : max_len ? max_len->value : 0;
 
   if (!c.d) {
@@ -235,14 +241,10 @@ void sglang_rows(Ctx& c) {
   const double pool_tokens = total_tokens ? total_tokens->value : tokens ? tokens->value : 0;
   if (pool_tokens > 0 && ctx_len && running) {
     // max_running_requests: min(user value or tokens // 2, clamp(tokens / context_len x 512, 2048, 4096))
+    const auto given = c.arg("max_running_requests");
     std::optional<double> user;
-    bool known = false;
-    for (const auto& [key, val] : c.log.args)
-      if (key == "max_running_requests") {
-        known = true;
-        if (val != "None") user = std::atof(val.c_str());
-      }
-    if (known && !mamba) {
+    if (given && *given != "None") user = std::atof(given->c_str());
+    if (given && !mamba) {
       const double req_pool = std::clamp(std::floor(pool_tokens / ctx_len->value * 512.0), 2048.0, 4096.0);
       const double want = std::min(user.value_or(std::floor(pool_tokens / 2)), req_pool);
       c.rule("max_running_requests", "count", running, want, want, "min(--max-running-requests or tokens // 2, clamp(tokens / context_len x 512, 2048, 4096))");
@@ -293,8 +295,7 @@ void sglang_rows(Ctx& c) {
     const double cell = static_cast<double>(p.engine().cell_size);
     // --max-total-tokens caps what the memory holds (_apply_token_constraints: min(profiled, max_total_tokens))
     std::optional<double> cap;
-    for (const auto& [key, val] : c.log.args)
-      if (key == "max_total_tokens" && val != "None") cap = std::atof(val.c_str());
+    if (const auto given = c.arg("max_total_tokens"); given && *given != "None") cap = std::atof(given->c_str());
     auto tokens_for = [&](double avail, double used) {
       const double rest = avail - (avail + used) * (1 - frac->value);
       double t = std::floor(std::max(rest, 0.0) / cell);

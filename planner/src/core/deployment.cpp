@@ -47,8 +47,6 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
   if (!kv_capable(f))
     throw InputError(key, std::string(format_info(f).name) + " is a weight format, not a KV cache type",
                      "use f16, bf16, fp8_e4m3, q8_0, q4_0 (llama.cpp), nvfp4 (vLLM, TensorRT-LLM) or fp4_e2m1 (SGLang)");
-  const bool newest = version.empty() || version == "latest" || version_components(version).empty();
-  auto before = [&](const char* v) { return !newest && compare_versions(version, v) < 0; };
   // no engine caches MXFP4 (a scale per 32): SGLang's FP4 cache, fp4_e2m1, has a scale per 16
   if (f == ElemFormat::mxfp4)
     throw InputError(key, "no engine keeps an mxfp4 KV cache", "use fp4_e2m1 on SGLang (a scale per 16 values) or nvfp4 on vLLM and TensorRT-LLM");
@@ -56,7 +54,7 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
   if (f == ElemFormat::fp4_e2m1 && engine != EngineKind::sglang)
     throw InputError(key, std::string("fp4_e2m1 is SGLang's FP4 KV cache, not ") + engine_name(engine) + "'s",
                      "use nvfp4 on vLLM and TensorRT-LLM");
-  if (f == ElemFormat::fp4_e2m1 && before("0.5.5"))
+  if (f == ElemFormat::fp4_e2m1 && version_before(version, "0.5.5"))
     throw InputError(key, "fp4_e2m1 is not a --kv-cache-dtype choice of SGLang " + version + " (from 0.5.5)", "use fp8_e4m3, or plan SGLang 0.5.5 or later");
   // NVFP4 KV cache: vLLM --kv-cache-dtype nvfp4 (vllm/config/cache.py CacheDType from #37332, merged 2026-04-17: 0.20
   // assumed; head_size / 2 B of e2m1 + head_size / 16 fp8 scales, the 9 B per 16 of ElemFormat::nvfp4) and
@@ -64,7 +62,7 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
   if (f == ElemFormat::nvfp4 && engine != EngineKind::vllm && engine != EngineKind::trtllm)
     throw InputError(key, std::string("an nvfp4 KV cache is not available in ") + engine_name(engine),
                      engine == EngineKind::sglang ? "SGLang's FP4 cache is fp4_e2m1" : "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
-  if (f == ElemFormat::nvfp4 && engine == EngineKind::vllm && before("0.20"))
+  if (f == ElemFormat::nvfp4 && engine == EngineKind::vllm && version_before(version, "0.20"))
     throw InputError(key, "nvfp4 is not a --kv-cache-dtype choice of vLLM " + version + " (from 0.20: #37332)", "use fp8, or plan vLLM 0.20 or later");
   const std::string name(format_info(f).name);
   const bool fp8 = f == ElemFormat::fp8_e4m3 || f == ElemFormat::fp8_e5m2;
@@ -149,7 +147,7 @@ std::optional<ElemFormat> checkpoint_kv_format(const WeightQuant& q, const Engin
   const bool fp8 = q.checkpoint_kv == "FP8";
   for (const auto& r : kCheckpointKvRules) {
     if (r.kind != e.kind || !(fp8 ? r.fp8 : r.nvfp4)) continue;
-    if (*r.first && !e.version.empty() && e.version != "latest" && compare_versions(e.version, r.first) < 0) return std::nullopt;
+    if (*r.first && version_before(e.version, r.first)) return std::nullopt;
     return fp8 ? ElemFormat::fp8_e4m3 : ElemFormat::nvfp4;
   }
   return std::nullopt;

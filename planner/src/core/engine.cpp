@@ -54,6 +54,12 @@ int compare_versions(const std::string& a, const std::string& b) {
   return 0;
 }
 
+bool is_newest_version(const std::string& v) { return v.empty() || v == "latest" || version_components(v).empty(); }
+
+bool version_before(const std::string& version, const std::string& first) {
+  return !is_newest_version(version) && compare_versions(version, first) < 0;
+}
+
 namespace {
 
 // The rule ranges, oldest first per engine. Each row's source is in docs/engine-rules.md ("Rules by version").
@@ -185,7 +191,7 @@ std::vector<const EngineRules*> engine_rule_ranges(EngineKind k) {
 const EngineRules& engine_rules(EngineKind k, const std::string& version) {
   const auto ranges = engine_rule_ranges(k);
   const EngineRules* pick = ranges.front();
-  const bool newest = version.empty() || version == "latest" || version_components(version).empty();
+  const bool newest = is_newest_version(version);
   for (const EngineRules* r : ranges)
     if (newest || compare_versions(r->first, version) <= 0) pick = r;
   return *pick;
@@ -334,7 +340,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // the choices --block-size lists: {8,...,128} in 0.8.3, {1,8,...,128} in 0.10-0.11 (their --help); later releases
       // take any size (0.26.0's --help: BLOCK_SIZE, BlockSize then adding 256), which the attention backend checks
       // (kvplan keeps them to 1, 8 and multiples of 16, the pages its attention backends take)
-      if (!e.version.empty() && e.version != "latest" && compare_versions(e.version, "0.12") < 0) {
+      if (version_before(e.version, "0.12")) {
         const bool v08 = compare_versions(e.version, "0.10") < 0;
         if (std::find(vllm_block_sizes().begin(), vllm_block_sizes().end(), e.block_size) == vllm_block_sizes().end() || (v08 && e.block_size == 1))
           throw InputError("block_size", std::to_string(e.block_size) + " is not a --block-size choice of vLLM " + e.version,
@@ -374,8 +380,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // model from 0.5.7 ("1.2 Use trtllm_mha for SM100/SM103", without speculative top-k > 1), gpt-oss before that
       // (server_args.py _handle_model_specific_adjustments, v0.5.2 on)
       if (e.block_size == 0 && !mla && compute_capability.rfind("10.", 0) == 0) {
-        const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
-        const bool generic = newest || compare_versions(e.version, "0.5.7") >= 0;
+        const bool generic = !version_before(e.version, "0.5.7");
         if ((generic && (!e.spec.on() || e.spec.topk <= 1)) || model_arch == "GptOssForCausalLM") e.block_size = 64;
       }
       if (e.block_size == 0) e.block_size = 1;  // --page-size default 1

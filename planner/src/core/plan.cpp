@@ -630,6 +630,10 @@ i64 Planner::vllm_blocks_for(i64 tokens) const {
 namespace {
 constexpr const char* kSglangNewest = "0.5.10";  // planner/data/engine-flags/sglang: the newest release read
 
+// The SGLang release the hybrid SWA and speculative-pool rules read: the one named, else the newest flag table read
+// (main's rules after it, Gemma 4 and the pool configurator, take an explicit --engine sglang@0.5.11 or later)
+std::string sglang_release(const EngineSettings& e) { return is_newest_version(e.version) ? kSglangNewest : e.version; }
+
 // SGLang's hybrid SWA pool (two pools: the full layers' tokens and ratio x as many for the sliding-window layers), by
 // release: model_config.py is_hybrid_swa_model and server_args.py _handle_model_specific_adjustments, read at
 // v0.5.2 (b0d25e7), v0.5.6 (7ae368e), v0.5.7-v0.5.10 and main (35591c7). Before 0.5.8 no model takes it by default
@@ -639,10 +643,7 @@ constexpr const char* kSglangNewest = "0.5.10";  // planner/data/engine-flags/sg
 // after 0.5.10 (#21952). Returns why not ("" when it applies).
 std::string sglang_no_hybrid_swa(const PlanSpec& s) {
   const EngineSettings& e = s.engine;
-  // the newest SGLang kvplan plans without a version is 0.5.10 (the newest flag table read): main's rules after it
-  // (Gemma 4, the pool configurator) take an explicit --engine sglang@0.5.11 or later
-  const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
-  const std::string at = newest ? std::string(kSglangNewest) : e.version;
+  const std::string at = sglang_release(e);
   auto from = [&](const char* v) { return compare_versions(at, v) >= 0; };
   const std::string& a = s.model.architecture;
   const std::string release = "SGLang " + at;
@@ -716,8 +717,7 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   const i64 page = e.block_size;
   i64 tokens = available > 0 ? available / cell : 0;
   // #15748 ("removing wrong logic about max total token in spec decoding", first in v0.5.7) dropped the headroom
-  const bool spec_headroom = !e.version.empty() && e.version != "latest" && !version_components(e.version).empty() &&
-                             compare_versions(e.version, "0.5.7") < 0;
+  const bool spec_headroom = compare_versions(sglang_release(e), "0.5.7") < 0;
   if (!spec_headroom && e.spec.on() && tokens > 0 && draft_cell > 0)
     report_.notes.push_back("speculative decoding: the draft worker keeps a pool of as many tokens as the target's");
   if (spec_headroom && e.spec.on() && tokens > 0) {
@@ -740,8 +740,7 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
     // HybridSWAPoolConfigurator): full = align(available // (F + ratio x S)), --max-total-tokens capping full. Then
     // swa = align(int(full x ratio)). F = S per layer (gpt-oss, Llama-4) makes 0.5.8's equal-bytes split the same.
     const i64 swa_cell = full_b + static_cast<i64>(std::floor(ratio * static_cast<double>(swa_b)));
-    const bool newest = e.version.empty() || e.version == "latest" || version_components(e.version).empty();
-    const bool configurator = !newest && compare_versions(e.version, "0.5.11") >= 0;
+    const bool configurator = compare_versions(sglang_release(e), "0.5.11") >= 0;
     const double weighted = static_cast<double>(full_b) + ratio * static_cast<double>(swa_b);
     i64 full = configurator ? static_cast<i64>(std::floor(static_cast<double>(std::max<i64>(available, 0)) / weighted))
                             : static_cast<i64>(std::floor(static_cast<double>(tokens) * static_cast<double>(cell) / weighted));

@@ -1075,7 +1075,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     // vllm/config CacheDType: fp8_inc from #12010 (2025-07-16, 0.10), fp8_ds_mla on the command line from #24794
     // (2025-11-11, 0.12 assumed; 0.11 kept it internal)
     const char* first = *t == "fp8_inc" ? "0.10" : "0.12";
-    if (!version.empty() && version != "latest" && !version_components(version).empty() && compare_versions(version, first) < 0)
+    if (version_before(version, first))
       bag.fail("kv_cache_dtype", "'" + *t + "' is not a --kv-cache-dtype choice of vLLM " + version + " (from " + first + ")", "use fp8");
   }
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");

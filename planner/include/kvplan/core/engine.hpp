@@ -23,6 +23,10 @@ std::optional<EngineKind> parse_engine(const std::string& s);
 
 /// Compares versions component by component ("0.10.0" > "0.9.2"; "b7400" > "b6000"; a leading 'v' is ignored).
 int compare_versions(const std::string& a, const std::string& b);
+/// "", "latest" or a version without a number: the newest release kvplan knows.
+bool is_newest_version(const std::string& v);
+/// `version` names a release before `first` (never the newest).
+bool version_before(const std::string& version, const std::string& first);
 /// The numeric components of a version: "0.11.0" -> {0, 11, 0}; "b7400" -> {7400}; "1.1.0rc2" -> {1, 1, 0, 2}.
 std::vector<long> version_components(const std::string& v);
 
