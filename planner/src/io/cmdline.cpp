@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -876,7 +875,7 @@ class Reader {
         set(d.key, value, flag, where);
         return;
       case Conv::sglang_chunk:  // Scheduler: chunked_prefill_size <= 0 -> None, no chunking (ServerArgs help: -1 disables)
-        if (long long n = 1; std::from_chars(l.data(), l.data() + l.size(), n).ptr == l.data() + l.size() && n <= 0) {
+        if (sglang_chunking_off(l)) {
           set("enable_chunked_prefill", "false", flag, where);
           return;
         }

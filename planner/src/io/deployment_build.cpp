@@ -2,7 +2,6 @@
 #include "kvplan/io/deployment_build.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -1117,14 +1116,9 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (bag.is_auto("max_model_len")) d.max_model_len_auto = true;
   else e.max_model_len = positive("max_model_len");
   e.max_num_seqs = positive("max_num_seqs");
-  // SGLang's --chunked-prefill-size -1 (any value <= 0): no chunking (Scheduler: chunked_prefill_size <= 0 -> None),
-  // as the engine's own command line reads it
-  bool sglang_unchunk = false;
-  if (const auto* v = bag.get("max_num_batched_tokens"); v && kind == EngineKind::sglang) {
-    long long n = 1;
-    const std::string& t = v->text;
-    sglang_unchunk = std::from_chars(t.data(), t.data() + t.size(), n).ptr == t.data() + t.size() && n <= 0;
-  }
+  // SGLang's --chunked-prefill-size -1 (any value <= 0): no chunking, as the engine's own command line reads it
+  const auto* batched = bag.get("max_num_batched_tokens");
+  const bool sglang_unchunk = batched && kind == EngineKind::sglang && sglang_chunking_off(batched->text);
   e.max_num_batched_tokens = sglang_unchunk ? 0 : positive("max_num_batched_tokens");
   if (sglang_unchunk && !bag.has("enable_chunked_prefill")) e.chunked_prefill = false;
   if (const auto bs = bag.count("block_size")) {

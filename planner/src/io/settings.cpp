@@ -7,6 +7,7 @@
 #include "kvplan/io/settings.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -18,6 +19,11 @@
 #include "kvplan/io/json_read.hpp"
 
 namespace kvplan::io {
+
+bool sglang_chunking_off(std::string_view value) {
+  long long n = 1;
+  return std::from_chars(value.data(), value.data() + value.size(), n).ptr == value.data() + value.size() && n <= 0;
+}
 
 std::vector<std::string> split_list(std::string_view s, char sep) {
   std::vector<std::string> out;

@@ -143,4 +143,8 @@ std::string vllm_human_int(const std::string& v);
 /// The non-empty pieces of `s` between `sep`s ("a,,b" -> a, b).
 std::vector<std::string> split_list(std::string_view s, char sep);
 
+/// SGLang's --chunked-prefill-size value that turns chunking off: a whole number <= 0 (-1 by its help; Scheduler:
+/// chunked_prefill_size <= 0 -> None).
+bool sglang_chunking_off(std::string_view value);
+
 }  // namespace kvplan::io
