@@ -89,7 +89,10 @@ class PerRequestWriter {
     if (path.empty()) return;
     // a device or FIFO (/dev/null, /dev/stdout, a pipe) is streamed into as it is, never replaced by a renamed file
     direct_ = io::is_special_file(path);
-    if (!direct_) tmp_ = path + ".tmp-" + std::to_string(::getpid());
+    if (!direct_) {
+      tmp_ = path + ".tmp-" + std::to_string(::getpid());
+      guard_ = std::make_unique<io::TempFileGuard>(tmp_);  // Ctrl-C or a kill during the run removes it
+    }
     f_ = std::fopen(direct_ ? path.c_str() : tmp_.c_str(), "wb");
     if (!f_) throw RuntimeFailure("--per-request: " + path + ": cannot write");
     std::fputs(
@@ -125,6 +128,7 @@ class PerRequestWriter {
     std::filesystem::rename(tmp_, path_, ec);
     if (ec) throw RuntimeFailure("--per-request: " + path_ + ": " + ec.message());
     committed_ = true;
+    guard_.reset();
   }
 
  private:
@@ -137,6 +141,7 @@ class PerRequestWriter {
   std::string path_, tmp_;
   std::FILE* f_ = nullptr;
   bool committed_ = false;
+  std::unique_ptr<io::TempFileGuard> guard_;
 };
 
 Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg, const std::string& title,

@@ -3,11 +3,14 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 
 #include "kvplan/core/error.hpp"
@@ -15,6 +18,55 @@
 namespace kvplan::io {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The signal handler reads these: fixed buffers and a lock-free flag per slot (a path is complete before its flag is
+// set and the flag is cleared before the path changes), unlink(2) and raise(3) being async-signal-safe.
+constexpr std::size_t kTempPathMax = 4096;
+char g_temp_paths[TempFileGuard::kMaxTempFiles][kTempPathMax];
+std::atomic<int> g_temp_used[TempFileGuard::kMaxTempFiles];
+std::atomic<bool> g_handlers_installed{false};
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (int i = 0; i < TempFileGuard::kMaxTempFiles; ++i)
+    if (g_temp_used[i].load(std::memory_order_acquire) == 1) ::unlink(g_temp_paths[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_handlers() {
+  if (g_handlers_installed.exchange(true)) return;
+  for (int sig : kCleanupSignals) {
+    struct sigaction old {};
+    ::sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;  // nohup and friends: an ignored signal stays ignored
+    struct sigaction sa {};
+    sa.sa_handler = remove_temps_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+}  // namespace
+
+TempFileGuard::TempFileGuard(const std::string& path) {
+  if (path.empty() || path.size() >= kTempPathMax) return;
+  install_handlers();
+  for (int i = 0; i < kMaxTempFiles; ++i) {
+    int expected = 0;
+    if (!g_temp_used[i].compare_exchange_strong(expected, 2)) continue;  // 2: being written, not yet read by a handler
+    std::memcpy(g_temp_paths[i], path.c_str(), path.size() + 1);
+    g_temp_used[i].store(1, std::memory_order_release);
+    slot_ = i;
+    return;
+  }
+}
+
+TempFileGuard::~TempFileGuard() {
+  if (slot_ >= 0) g_temp_used[slot_].store(0, std::memory_order_release);
+}
 
 bool is_special_file(const std::string& path) {
   std::error_code ec;
@@ -42,6 +94,7 @@ void check_writable(const std::string& path, const std::string& flag) {
 
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
   std::vector<std::string> temps;
+  std::vector<std::unique_ptr<TempFileGuard>> guards;  // a signal meanwhile removes the temporaries too
   auto cleanup = [&] {
     std::error_code ec;
     for (const auto& t : temps)
@@ -56,6 +109,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
       }
       const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd() % 100000);
       temps.push_back(tmp);
+      guards.push_back(std::make_unique<TempFileGuard>(tmp));
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out) throw RuntimeFailure(path + ": cannot create a temporary file (" + std::strerror(errno) + ")");
       out.write(content.data(), static_cast<std::streamsize>(content.size()));

@@ -19,6 +19,22 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 /// a socket): outputs are written into it as it is, never replaced by a renamed file.
 bool is_special_file(const std::string& path);
 
+/// A temporary output file that an interrupt must not leave behind: while registered, SIGINT, SIGTERM and SIGHUP
+/// unlink it before the process dies of the signal (the handlers, installed on the first registration, re-raise it
+/// with the default action, so the exit status still says which signal ended the run). At most kMaxTempFiles at once
+/// and paths under 4 KiB are tracked; others are still removed on every normal path, only not on a signal.
+class TempFileGuard {
+ public:
+  static constexpr int kMaxTempFiles = 32;
+  explicit TempFileGuard(const std::string& path);
+  ~TempFileGuard();
+  TempFileGuard(const TempFileGuard&) = delete;
+  TempFileGuard& operator=(const TempFileGuard&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
 /// Where a Hugging Face model id (ORG/NAME) is cached: $HF_HUB_CACHE, else $HF_HOME/hub, else
 /// ~/.cache/huggingface/hub; models--ORG--NAME/snapshots/<rev>/config.json, the revision from
 /// refs/main when present (else the last snapshot). Empty when absent; `looked` gets the folder.

@@ -1,0 +1,30 @@
+# An interrupted run leaves no partial output: simulate streams --per-request into a temporary file beside the
+# target, and SIGTERM / SIGINT remove it before the process dies (the existing file stays untouched). SIGKILL, which
+# no process can catch, is the control: it leaves the temporary behind, so the test shows one was there to remove.
+set(dir "${WORK}/interrupted")
+file(REMOVE_RECURSE "${dir}")
+file(MAKE_DIRECTORY "${dir}")
+file(WRITE "${dir}/r.csv" "previous")
+# 5e7 closed-loop requests run for minutes: each signal lands mid-run (--foreground: timeout signals the run alone,
+# so that SIGKILL does not end timeout itself)
+set(run ${EXE} simulate llama-3.1-8b --concurrency 64 --prompt-tokens 64 --output-tokens 8 --requests 50000000
+    --per-request ${dir}/r.csv)
+foreach(sig KILL TERM INT)
+  execute_process(COMMAND timeout --foreground -s ${sig} 3 ${run} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT rc EQUAL 124 AND NOT rc EQUAL 137)
+    message(FATAL_ERROR "SIG${sig}: expected the run to be ended by timeout(1) (exit 124 or 137), got ${rc}")
+  endif()
+  file(GLOB temps "${dir}/r.csv.tmp-*")
+  if(sig STREQUAL "KILL")
+    if(NOT temps)
+      message(FATAL_ERROR "SIGKILL: no temporary file was left, so the run never streamed one and the test proves nothing")
+    endif()
+    file(REMOVE ${temps})
+  elseif(temps)
+    message(FATAL_ERROR "SIG${sig} left a partial output: ${temps}")
+  endif()
+  file(READ "${dir}/r.csv" kept)
+  if(NOT kept STREQUAL "previous")
+    message(FATAL_ERROR "SIG${sig}: the existing r.csv was changed")
+  endif()
+endforeach()
