@@ -17,10 +17,11 @@ stated workload on the stated GPUs (prefix-cache hits, another GPU or other leng
 stay in the tables and the counts, marked † in the summary table (which adds the counts without them). No kvplan
 coefficient enters.
 
---fit-frontend derives the performance-model coefficient frontend_s (the API server's share of TTFT,
-docs/simulation.md "Front end") instead: it reruns, with frontend_s 0, the vLLM open-loop cases below
+--fit-frontend derives the performance-model coefficients frontend_s and frontend_vllm_v0_s (the API server's
+share of TTFT, docs/simulation.md "Front end") instead: it reruns, with both 0, the vLLM open-loop cases below
 saturation (an --rate run whose published request rate is within 5% of the offered one, so that TTFT is
-one request's path and not queueing) and prints each published-minus-simulated TTFT and their median.
+one request's path and not queueing) and prints each published-minus-simulated TTFT and their median, V0
+(vllm@ below 0.8) and later releases apart.
 
 Each case runs `kvplan simulate ARGS --format json` and compares three figures with the published ones:
   throughput  output tok/s (request/s where only that is published; input tok/s when only that is)
@@ -107,11 +108,26 @@ def arg(case, flag):
     return a[a.index(flag) + 1] if flag in a else None
 
 
+def vllm_v0(engine):
+    """vllm@X.Y below 0.8: the V0 engine (its own front-end coefficient, frontend_vllm_v0_s)."""
+    ver = engine.partition("@")[2]
+    try:
+        return bool(ver) and tuple(int(x) for x in ver.split(".")[:2]) < (0, 8)
+    except ValueError:
+        return False
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def fit_frontend(kvplan, cases):
-    """Median of published - simulated TTFT (frontend_s 0) over the unsaturated vLLM open-loop cases."""
-    gaps = []
-    print("| case | TTFT figure | published ms | simulated ms, front end 0 | gap ms |")
-    print("|---|---|---:|---:|---:|")
+    """Median of published - simulated TTFT (front end 0) over the unsaturated vLLM open-loop cases, V1 and V0 apart."""
+    gaps = {"frontend_s": [], "frontend_vllm_v0_s": []}
+    print("| case | TTFT figure | published ms | simulated ms, front end 0 | gap ms | coefficient |")
+    print("|---|---|---:|---:|---:|---|")
     for case in cases:
         rate, engine = arg(case, "--rate"), arg(case, "--engine") or ""
         got = case["measured"].get("request_throughput_per_s")
@@ -120,16 +136,17 @@ def fit_frontend(kvplan, cases):
         key = "ttft_ms.p50" if "ttft_ms.p50" in case["measured"] else "ttft_ms.mean"
         if key not in case["measured"]:
             continue
-        sim = lookup(simulate(kvplan, case, {"frontend_s": 0}), key)
+        sim = lookup(simulate(kvplan, case, {"frontend_s": 0, "frontend_vllm_v0_s": 0}), key)
         pub = case["measured"][key]
-        gaps.append((pub - sim) / 1000)
-        print(f"| {case['id']} | {key} | {pub:.2f} | {sim:.2f} | {pub - sim:.2f} |")
-    if not gaps:
+        coef = "frontend_vllm_v0_s" if vllm_v0(engine) else "frontend_s"
+        gaps[coef].append((pub - sim) / 1000)
+        print(f"| {case['id']} | {key} | {pub:.2f} | {sim:.2f} | {pub - sim:.2f} | {coef} |")
+    if not any(gaps.values()):
         sys.exit("sim-cases.py: no case qualifies for the front-end fit")
-    gaps.sort()
-    n = len(gaps)
-    median = gaps[n // 2] if n % 2 else (gaps[n // 2 - 1] + gaps[n // 2]) / 2
-    print(f"\nfrontend_s = median of {n} gaps = {median:.4f} s")
+    print()
+    for coef, g in gaps.items():
+        if g:
+            print(f"{coef} = median of {len(g)} gaps = {median(g):.4f} s")
 
 
 def kvplan_json(kvplan, args):

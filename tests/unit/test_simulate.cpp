@@ -262,6 +262,45 @@ TEST_CASE("simulate vLLM V0 runs an admitted prompt's step without decodes, and 
   CHECK(run(v1, {request(0, 0, 3170, 1)}).result.completed == 1);
 }
 
+TEST_CASE("simulate vLLM V0 async output processor hands each token over when the next step ends", "[simulate]") {
+  // LLMEngine.step with use_async_output_proc (vLLM 0.6-0.10 V0): step k's tokens are processed during step k + 1
+  // and returned when it ends; the engine learns a request stopped only then, so it decodes it once more.
+  // One request, 100-token prompt, 10 outputs: tokens sampled at 10..100 ms reach the client at 20..110 ms (an
+  // 11th step decodes the finished request): TTFT 20 ms, E2E 110 ms, TPOT (110 - 20) / 9 = 10 ms.
+  SimConfig c = vllm(1000);
+  c.scheduler = SchedulerKind::vllm_v0;
+  c.chunked_prefill = false;
+  c.max_num_batched_tokens = 2048;
+  c.async_output = true;
+  const Run one = run(c, {request(0, 0, 100, 10)});
+  CHECK(one.result.steps == 11);
+  CHECK(one.result.ttft_s.mean == Approx(2 * kStep));
+  CHECK(one.result.e2e_s.mean == Approx(11 * kStep));
+  CHECK(one.result.tpot_s.mean == Approx(kStep));
+  CHECK(one.result.itl_s.count == 9);
+  CHECK(one.result.blocks_leaked == 0);
+  // The V0 case above with the processor: A (10 + 5) at 0, B (10 + 5) at 25 ms. Steps: 1 prefill A; 2-3 decode A;
+  // 4 admits B alone; 5 decodes A, B; 6 A's 5th token, B's 3rd; 7 A's extra decode, B's 4th; 8 B's 5th; 9 B's
+  // extra decode. A's tokens reach the client at 20, 30, 40, 60, 70 ms (its 4th, sampled in step 5, waits for
+  // step 6), B's at 50, 60, 70, 80, 90 ms.
+  const Run two = run(c, {request(0, 0, 10, 5), request(1, 0.025, 10, 5)});
+  CHECK(two.result.steps == 9);
+  CHECK(two.records.at(0).first_token_s == Approx(2 * kStep));
+  CHECK(two.records.at(0).finish_s == Approx(7 * kStep));
+  CHECK(two.records.at(1).first_token_s == Approx(5 * kStep));
+  CHECK(two.records.at(1).finish_s == Approx(9 * kStep));
+  CHECK(two.result.itl_s.count == 8);
+  CHECK(two.result.itl_s.mean == Approx((7 * kStep + 2 * kStep) / 8));  // A's gap 40 -> 60 ms spans B's prefill step
+  CHECK(two.result.completed == 2);
+  CHECK(two.result.blocks_leaked == 0);
+  // a closed loop: each client's next request is sent when the last token is handed over, not when it is sampled
+  SimConfig loop = c;
+  loop.closed_loop_concurrency = 1;
+  const Run chain = run(loop, {request(0, 0, 10, 2), request(1, 0, 10, 2)});
+  CHECK(chain.records.at(1).arrival_s == Approx(3 * kStep));  // A: tokens at 20, 30 ms (its extra step ends at 30)
+  CHECK(chain.records.at(1).finish_s == Approx(6 * kStep));
+}
+
 TEST_CASE("simulate SGLang runs a prefill step alone and stalls decodes", "[simulate]") {
   // A (10-token prompt, 5 outputs) arrives at 0, B (same) at 25 ms. Step 1 prefills A (token 1 at
   // 10 ms); steps 2-3 decode A (20, 30 ms). B arrived during step 3, so step 4 is B's prefill alone:
@@ -738,6 +777,23 @@ TEST_CASE("simulate config from a plan takes the engine's pool and limits", "[si
     CHECK(c.max_num_seqs == 4 * p.max_seqs());
     CHECK(c.max_num_batched_tokens == 4 * p.spec().engine.max_num_batched_tokens);
     CHECK(c.replicas == 1);
+  }
+  SECTION("vLLM V0's async output processor: from 0.6.0, off with --disable-async-output-proc, --enforce-eager, PP") {
+    const auto cfg = [](const std::string& version, bool disable, bool eager, i64 pp) {
+      EngineSettings e = kvtest::engine(EngineKind::vllm);
+      e.version = version;
+      e.disable_async_output_proc = disable;
+      e.enforce_eager = eager;
+      return sim_config_for(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e, Parallel{1, pp, 1, 1})));
+    };
+    CHECK(cfg("0.7.3", false, false, 1).scheduler == SchedulerKind::vllm_v0);
+    CHECK(cfg("0.7.3", false, false, 1).async_output);
+    CHECK(cfg("0.6.0", false, false, 1).async_output);
+    CHECK_FALSE(cfg("0.5.4", false, false, 1).async_output);  // #7049 landed in 0.6.0
+    CHECK_FALSE(cfg("0.7.3", true, false, 1).async_output);
+    CHECK_FALSE(cfg("0.7.3", false, true, 1).async_output);
+    CHECK_FALSE(cfg("0.7.3", false, false, 2).async_output);
+    CHECK_FALSE(cfg("0.8.0", false, false, 1).async_output);  // V1
   }
   SECTION("llama.cpp") {
     const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp)));

@@ -59,6 +59,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"network_bytes_per_s", &C::network_bytes_per_s, "per-GPU network bandwidth between nodes"},
       {"frontend_s", &C::frontend_s, "API server time in each request's TTFT and E2E: vLLM, SGLang, TensorRT-LLM (simulate)", true},
       {"frontend_llamacpp_s", &C::frontend_llamacpp_s, "llama-server time in each request's TTFT and E2E (simulate)", true},
+      {"frontend_vllm_v0_s", &C::frontend_vllm_v0_s, "vLLM V0 (before 0.8) API server time in each request's TTFT and E2E, beside its async output processor's one-step delay (simulate)", true},
   };
   return f;
 }

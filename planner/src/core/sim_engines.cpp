@@ -219,7 +219,7 @@ class Vllm final : public Paged {
   // in order while the token budget, max_num_seqs and the blocks (above the watermark) allow; a step that admits
   // any runs no decodes; otherwise every running request decodes, preempting the last as V1 does. V0 with chunked
   // prefill (_schedule_chunked_prefill: decodes, then prompt chunks in the budget left) follows V1's order.
-  bool schedule(std::vector<Work>& work, StepBatch& batch, double) override {
+  bool schedule(std::vector<Work>& work, StepBatch& batch, double now) override {
     i64 budget = cfg_.max_num_batched_tokens;
     bool preempted = false, admitted = false;
     if (v0_ && !cfg_.chunked_prefill) {
@@ -230,10 +230,33 @@ class Vllm final : public Paged {
       if (!preempted) admitted = admit_waiting(work, budget);
     }
     fill_batch(sink_, work, batch);
+    if (work.empty() && !lagged_.empty()) {  // nothing scheduled: LLMEngine.step drains the output queue at once
+      deliver_lagged(now);
+      lagged_.clear();
+      return true;
+    }
     return !work.empty() || preempted || admitted;
   }
 
-  void commit(const std::vector<Work>& work, double end) override { commit_retiring(running_, work, end); }
+  void commit(const std::vector<Work>& work, double end) override {
+    if (!cfg_.async_output) {
+      commit_retiring(running_, work, end);
+      return;
+    }
+    // V0 with the async output processor: this step's tokens wait for the next step; last step's reach the client
+    // now. A request whose last token is in flight decodes once more (its work skipped here: the token is dropped).
+    lagged_next_.clear();
+    for (const Work& w : work) {
+      Req& r = R(w.req);
+      if (r.out >= r.output) continue;
+      r.computed += w.tokens;
+      if (r.computed < r.num_tokens()) continue;
+      ++r.out;
+      lagged_next_.push_back({w.req, r.out >= r.output});
+    }
+    deliver_lagged(end);
+    lagged_.swap(lagged_next_);
+  }
 
   i32 drop_stuck() override {
     if (waiting() == 0) return -1;
@@ -306,6 +329,24 @@ class Vllm final : public Paged {
     return admitted;
   }
 
+  // The async output processor's hand-off: the tokens sampled in the step before reach the client at t; a request
+  // whose last token that was leaves the engine (its blocks freed, out of the running list or, preempted by its
+  // extra decode, the waiting queue). Requests finish after the loop: the driver may reuse their slots at once.
+  void deliver_lagged(double t) {
+    for (const Lagged& l : lagged_) {
+      sink_.token(l.req, t);
+      if (!l.last) continue;
+      free_blocks(R(l.req));
+      done_.push_back(l.req);
+    }
+    if (done_.empty()) return;
+    const auto gone = [&](i32 ri) { return std::find(done_.begin(), done_.end(), ri) != done_.end(); };
+    std::erase_if(running_, gone);
+    std::erase_if(fifo_, gone);
+    if (std::erase_if(heap_, gone) > 0) std::make_heap(heap_.begin(), heap_.end(), [&](i32 a, i32 b) { return before(b, a); });
+    finish_done(t);
+  }
+
   size_t victim() {
     if (!prio_) return running_.size() - 1;
     size_t v = 0;
@@ -350,6 +391,11 @@ class Vllm final : public Paged {
   std::vector<i32> running_;
   std::deque<i32> fifo_;
   std::vector<i32> heap_;
+  struct Lagged {
+    i32 req;
+    bool last;  // the request's last token: it leaves the engine when the token is handed over
+  };
+  std::vector<Lagged> lagged_, lagged_next_;  // async output: tokens sampled in the last step, in this one
 };
 
 // ---------------------------------------------------------------- SGLang (research §3)

@@ -1182,6 +1182,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   }
   e.kv_unified = bag.boolean("kv_unified");
   e.enforce_eager = bag.boolean("enforce_eager").value_or(false);
+  e.disable_async_output_proc = bag.boolean("disable_async_output_proc").value_or(false);
   if (bag.boolean("enable_lora").value_or(false)) {  // without it the engines allocate no adapter buffers
     // vLLM LoRAConfig: max_loras 1, max_lora_rank 16; SGLang ServerArgs: max_loras_per_batch 8 (rank: its adapters'; 16 assumed)
     e.lora_slots = bag.count("max_loras").value_or(kind == EngineKind::sglang ? 8 : 1);

@@ -157,6 +157,7 @@ struct EngineSettings {
   i64 lora_slots = 0;
   i64 lora_rank = 0;
   i64 lora_cpu_slots = 0;  // vLLM --max-cpu-loras: adapters kept in the CPU LRU cache (0: max_loras, vLLM's default)
+  bool disable_async_output_proc = false;  // vLLM V0 --disable-async-output-proc (simulate: tokens reach the client at once)
   bool enforce_eager = false;        // no CUDA graphs
   SpeculativeSettings spec;          // speculative decoding (vLLM --speculative-config, SGLang --speculative-*, TRT speculative_config)
   i64 attention_dp = 1;  // SGLang --enable-dp-attention (= --dp-size), TensorRT-LLM enable_attention_dp (= TP): attention

@@ -114,6 +114,9 @@ struct PerfCoefficients {
   double frontend_s = 0.0232;
   // llama-server parses, tokenises and streams in C++ in the engine's own process: not measured, 0
   double frontend_llamacpp_s = 0;
+  // vLLM V0 (before 0.8): once the simulator holds each token for the async output processor's next step
+  // (SimConfig::async_output), the two V0 open-loop cases leave +4.5 and -8.4 ms (mean -2 ms): nothing measurable
+  double frontend_vllm_v0_s = 0;
 };
 
 /// The coefficients used when nothing overrides them.

@@ -60,6 +60,11 @@ struct SimConfig {
   i64 max_num_batched_tokens = 8192; // vLLM / TRT max_num_tokens / SGLang chunked_prefill_size
   i64 max_model_len = 0;             // requests longer than this fail (vLLM/SGLang/TRT reject; llama.cpp HTTP 400)
   bool chunked_prefill = true;
+  // vLLM V0's async output processor (0.6.0+, on unless --disable-async-output-proc, --enforce-eager, pipeline
+  // parallel or speculative decoding; vllm/engine/llm_engine.py LLMEngine.step): a step's sampled tokens are
+  // processed during the next step, so the client gets them when that step ends, and the engine, not yet knowing
+  // that a request stopped, decodes it once more (the token discarded) before freeing it
+  bool async_output = false;
   bool prefix_caching = true;        // vLLM prefix caching / SGLang radix cache / TRT block reuse / llama.cpp cache_prompt
   std::string policy = "fcfs";       // vLLM fcfs|priority; SGLang fcfs|lpm; TRT and llama.cpp fcfs
   i64 max_prefill_tokens = kSglangMaxPrefillTokens;  // SGLang --max-prefill-tokens (input tokens of one extend batch)
