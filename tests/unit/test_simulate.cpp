@@ -382,6 +382,26 @@ TEST_CASE("simulate SGLang admission reserves the clipped output and retracts un
   CHECK(r.result.peak_blocks_used <= 300);
 }
 
+TEST_CASE("simulate SGLang re-inits new_token_ratio when the server goes idle", "[simulate]") {
+  // Scheduler.self_check_during_idle (scheduler_runtime_checker_mixin.py): with no batch to run new_token_ratio goes
+  // back to init_new_token_ratio. A burst at 100 s must then run the same whether the request before it decoded 700
+  // steps (the ratio decayed to its floor) or 5: the burst's records match exactly.
+  const auto burst = [](i64 first_output) {
+    std::vector<SimRequest> r{request(0, 0, 10, first_output), request(1, 100, 100, 50)};
+    for (i64 i = 2; i <= 12; ++i) r.push_back(request(i, 100, 100, 1000));
+    SimConfig c = sglang(4000);
+    c.max_model_len = 1200;
+    return run(c, r);
+  };
+  const Run warm = burst(700), cold = burst(5);
+  CHECK(warm.result.preemptions == cold.result.preemptions);
+  for (i64 i = 1; i <= 12; ++i) {
+    INFO("request " << i);
+    CHECK(warm.records.at(i).first_token_s == Approx(cold.records.at(i).first_token_s));
+    CHECK(warm.records.at(i).finish_s == Approx(cold.records.at(i).finish_s));
+  }
+}
+
 TEST_CASE("simulate SGLang retracts the request with the fewest outputs when decode runs out", "[simulate]") {
   // 300 tokens, page 1, the ratio decays to 0.098 after one decode step. A (10 + 200) is prefilled in
   // step 1 and decodes in steps 2-5. B (10 + 200) arrives at 45 ms; at step 6 A holds 14 tokens and
@@ -507,6 +527,8 @@ TEST_CASE("simulate llama.cpp unified pool: idle caches are purged, then active 
   CHECK_FALSE(r.records.at(2).failed);
   CHECK(r.records.at(2).output_tokens == 10);
   CHECK(r.result.blocks_leaked == 0);
+  // ITL pools the completed request's 9 gaps only, as vllm bench serve (the two terminated ones produced tokens too)
+  CHECK(r.result.itl_s.count == 9);
 }
 
 TEST_CASE("simulate llama.cpp cache_prompt reuses a session's history in its slot", "[simulate]") {

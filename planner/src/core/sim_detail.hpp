@@ -29,6 +29,7 @@ struct Req {
   i64 full = 0;       // leading blocks the engine has cached (hashed, or only r's own tokens: hashed when r is preempted)
   u64 last_hash = 0;  // hash of block hashed - 1 (the chain continues from it)
   std::vector<i32> blocks;
+  std::vector<double> gaps;  // inter-token gaps so far: pooled into ITL when the request completes (not when it fails)
   double first_token = -1, last_token = -1;
   i64 cached_prompt = -1;  // prompt tokens hit at the first admission (-1: not admitted yet)
   i64 preemptions = 0;

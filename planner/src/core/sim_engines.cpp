@@ -478,6 +478,9 @@ class Sglang final : public Paged {
       std::erase_if(running_, [&](i32 r) { return R(r).out >= R(r).output; });
       batch_full_ = false;  // update_running_batch: the batch shrank, admission may resume
     }
+    // an idle server re-inits the ratio (event_loop_normal: no batch -> self_check_during_idle, new_token_ratio =
+    // init_new_token_ratio), so a burst does not inherit the decay of requests long gone
+    if (!busy()) ratio_ = std::min(cfg_.init_new_token_ratio, 1.0);
     finish_done(end);
   }
 

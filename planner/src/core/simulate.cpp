@@ -120,7 +120,7 @@ class Driver final : public Sink {
     if (r.first_token < 0)
       r.first_token = t;
     else
-      itl_.add(t - r.last_token);
+      r.gaps.push_back(t - r.last_token);  // vllm bench serve pools the ITLs of successful requests only
     r.last_token = t;
   }
   void finish(i32 ri, double t, Failure failure) override;
@@ -193,10 +193,13 @@ i32 Driver::new_req(const SimRequest& s, int client) {
     reqs_.emplace_back();
   }
   Req& r = req(ri);
-  std::vector<i32> blocks = std::move(r.blocks);  // keep the allocation
+  std::vector<i32> blocks = std::move(r.blocks);  // keep the allocations
+  std::vector<double> gaps = std::move(r.gaps);
   r = Req{};
   blocks.clear();
+  gaps.clear();
   r.blocks = std::move(blocks);
+  r.gaps = std::move(gaps);
   r.id = s.id;
   r.uid = uid_++;
   r.arrival = s.arrival_s;
@@ -271,6 +274,7 @@ void Driver::finish(i32 ri, double t, Failure failure) {
     const double ttft = r.first_token - r.arrival + fe, e2e = r.last_token - r.arrival + fe;
     ttft_.add(ttft);
     e2e_.add(e2e);
+    for (const double g : r.gaps) itl_.add(g);
     double tpot = 0;  // vllm bench serve: a request with one token counts tpot 0 for goodput
     if (r.out >= 2) {
       tpot = (e2e - ttft) / static_cast<double>(r.out - 1);
