@@ -103,6 +103,13 @@ bool meets(const Achieved& r, const Slo& s) {
   return true;
 }
 
+/// Why a result misses: failed requests first, then a queue that grows through the run, else the targets.
+std::string miss_reason(const Achieved& r) {
+  if (r.simulated && (r.completed == 0 || r.failed > 0)) return "failed_requests";
+  if (r.falling_behind) return "falling_behind";
+  return "slo";
+}
+
 /// The static roofline (estimate_perf) at the deployment's prompt, output and concurrency.
 Achieved static_perf(const Deployment& d, const Planner& p, const Slo& s) {
   const PerfResult r = estimate_perf(p, d.prompt, d.output, d.concurrency, d.perf);
@@ -541,7 +548,7 @@ void run_fit(const FitArgs& a, Globals& g) {
                         found ? fmt(lo, 3) + " req/s" + (first_fail ? "" : " (the search's bound)") : "none", ""});
       if (found) t.rows.push_back({"at that rate", achieved_text(at_lo), ""});
       if (first_fail) {
-        t.rows.push_back({"first failing rate", fmt(*first_fail, 3) + " req/s", "slo"});
+        t.rows.push_back({"first failing rate", fmt(*first_fail, 3) + " req/s", miss_reason(at_hi)});
         t.rows.push_back({"at the failing rate", achieved_text(at_hi), ""});
       }
       t.rows.push_back({"simulations", std::to_string(sims), ""});

@@ -374,4 +374,11 @@ TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts t
   CHECK(mr["at_rate"]["falling_behind"] == false);
   CHECK(mr["at_rate"]["output_tokens_per_s"].get<double>() >= 0.8 * rate * 128);
   CHECK(mr["at_first_failing_rate"]["falling_behind"] == true);
+  // the table names that reason, not the targets the failing rate meets (its TPOT is under 200 ms)
+  const Run csv = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "1024", "--output-tokens", "128", "--requests", "1000",
+                                  "--slo-tpot-ms", "200", "--find-max-rate", "--format", "csv"});
+  REQUIRE(csv.exit == 0);
+  const auto row = csv.out.find("\nfirst failing rate,");
+  REQUIRE(row != std::string::npos);
+  CHECK(csv.out.substr(row, csv.out.find('\n', row + 1) - row).find("req/s,falling_behind") != std::string::npos);
 }
