@@ -706,8 +706,10 @@ void run_fit(const FitArgs& a, Globals& g) {
                         lf.fits ? "" : "gpu_memory"});
     }
     i64 full = 0;  // the max concurrency found, when that is the answer: the cost is priced there
+    i64 n_found = -1, L_found = -1;  // the answers, when asked: the cost never prices a load that does not fit
     if (have_ctx || !have_conc) {
       const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
+      n_found = n;
       if (!have_conc) full = n;
       const Cell next = p.cell(d.tokens, n + 1, d.shared_prefix);
       results["max_concurrency"] = {{"tokens_per_request", d.tokens}, {"max_concurrency", n}, {"next_limited_by", next.limiting}};
@@ -716,6 +718,7 @@ void run_fit(const FitArgs& a, Globals& g) {
     }
     if (have_conc) {
       const i64 L = p.max_context(d.concurrency, d.shared_prefix);
+      L_found = L;
       const Cell next = p.cell(L + 1, d.concurrency, d.shared_prefix);
       results["max_context"] = {{"concurrency", d.concurrency}, {"max_tokens_per_request", L}, {"next_limited_by", next.limiting}};
       t.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", human ? grouped(L) : std::to_string(L), next.limiting});
@@ -724,13 +727,26 @@ void run_fit(const FitArgs& a, Globals& g) {
     if (costed) {
       // a deployment that does not start, or holds no request of this size, serves no tokens: its hours still cost
       const bool serves = p.engine().startup_ok && ok;
+      // priced at the load the answer holds: the max concurrency found; with both a length and --concurrency, the
+      // requests of that length that fit (when fewer than asked); with --concurrency alone, the longest requests that fit
       Deployment at = d;
-      if (full > 0) at.concurrency = full;
+      std::string basis = basis_static;
+      if (full > 0) {
+        at.concurrency = full;
+        basis = "decode tokens/s of the static model at the max concurrency found (" + std::to_string(full) + ")";
+      } else if (have_conc && have_ctx && n_found > 0 && n_found < d.concurrency) {
+        at.concurrency = n_found;
+        basis = "decode tokens/s of the static model at the " + std::to_string(n_found) + " requests that fit (of --concurrency " +
+                std::to_string(d.concurrency) + ")";
+      } else if (have_conc && !have_ctx && L_found > 0 && L_found < d.tokens) {
+        at.tokens = L_found;
+        at.output = std::min(at.output, L_found - 1);
+        at.prompt = L_found - at.output;
+        basis = "decode tokens/s of the static model at --concurrency with the max tokens per request found (" + std::to_string(L_found) + ")";
+      }
       results["cost"] = cost_json(d.spec.gpu.id, deployment_gpus(d.spec), price_for(d.spec.gpu.id),
                                   serves ? static_perf(at, p, slo).output_tokens_per_s : 0.0,
-                                  !serves     ? "none: the deployment serves no request of this size"
-                                  : full > 0 ? "decode tokens/s of the static model at the max concurrency found (" + std::to_string(full) + ")"
-                                             : basis_static);
+                                  !serves ? "none: the deployment serves no request of this size" : basis);
     }
   }
   if (results.contains("cost")) {

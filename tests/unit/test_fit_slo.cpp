@@ -308,6 +308,26 @@ TEST_CASE("fit prices a max-concurrency answer at that concurrency", "[fit_slo]"
   CHECK(f["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.5 * 4 / (tps * 3600) * 1e6));
 }
 
+TEST_CASE("fit never prices a load that does not fit", "[fit_slo]") {
+  // --concurrency alone asks for the longest request: priced at that many tokens, not at max_model_len (which does
+  // not fit 8 requests); a length and a concurrency over what fits: priced at the requests that fit
+  const json l = run_json({"fit", "llama-3.1-8b", "--gpu", "h100", "--concurrency", "8", "--price-per-gpu-hour", "2", "--format", "json"})["results"];
+  const long L = l["max_context"]["max_tokens_per_request"].get<long>();
+  REQUIRE(L > 0);
+  const double tps_l = run_json({"plan", "llama-3.1-8b", "--gpu", "h100", "--concurrency", "8", "--context", std::to_string(L),
+                                 "--format", "json"})["results"]["performance"]["decode_tokens_per_s"].get<double>();
+  CHECK(l["cost"]["output_tokens_per_s"].get<double>() == Approx(tps_l));
+  const json c = run_json({"fit", "llama-3.1-8b", "--gpu", "h100", "--context", "8192", "--concurrency", "100", "--price-per-gpu-hour", "2",
+                           "--format", "json"})["results"];
+  const long n = c["max_concurrency"]["max_concurrency"].get<long>();
+  REQUIRE(n > 0);
+  REQUIRE(n < 100);
+  const double tps_c = run_json({"plan", "llama-3.1-8b", "--gpu", "h100", "--context", "8192", "--concurrency", std::to_string(n),
+                                 "--format", "json"})["results"]["performance"]["decode_tokens_per_s"].get<double>();
+  CHECK(c["cost"]["output_tokens_per_s"].get<double>() == Approx(tps_c));
+  CHECK(c["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.0 / (tps_c * 3600) * 1e6));
+}
+
 TEST_CASE("fit's cost: a deployment that serves nothing has no tokens to price, and csv answers are plain numbers", "[fit_slo]") {
   // Llama-3.1-70B bf16 (141 GB of weights) does not start on one H100: its hours cost, it serves no tokens
   const json none = run_json({"fit", "llama-3.1-70b", "--gpu", "h100", "--context", "4k", "--price-per-gpu-hour", "2.5", "--format", "json"}, 1);
