@@ -313,6 +313,23 @@ TEST_CASE("expert parallelism leaves the share of the experts a step touches at 
   CHECK(r.weight_bytes_read == Approx(dense + routed * 0.25));
 }
 
+TEST_CASE("expert parallelism over data-parallel replicas routes every replica's tokens to a rank's experts", "[perf][moe]") {
+  // Mixtral 8x7B at TP2 x DP2 with EP4 (vLLM --data-parallel-size 2 --enable-expert-parallel): each rank holds 2 of the
+  // 8 experts and receives the tokens of both replicas (they step together). At 1 sequence per replica a rank's
+  // expert is hit by either replica's token: 1 - (1 - 2/8)^2 = 0.4375 of its routed bytes, not 1 - (1 - 2/8)^1
+  PlanSpec s = kvtest::spec("mixtral-8x7b", "h100-sxm", kvtest::engine(EngineKind::vllm));
+  s.parallel = Parallel{2, 1, 2, 4};
+  const Planner dpep(s);
+  const PerfResult r = estimate_perf(dpep, 100, 0, 2, hand_params());  // 2 requests: one per replica
+  const double touched = 1 - (1 - 2.0 / 8) * (1 - 2.0 / 8);
+  CHECK(find_term(r.decode_terms, "weights")->basis.find("routed experts x 0.438 touched") != std::string::npos);  // 3 digits
+  double dense = 0;
+  for (const auto& part : count_params(dpep.rank_model()).parts)
+    if (part.name != "routed_experts" && part.name != "embedding") dense += static_cast<double>(part_weight_bytes(dpep.rank_model(), part));
+  const double routed = 32.0 * 2 * 3 * 4096 * 14336 * 2;  // the rank's 2 experts, 32 layers, bf16
+  CHECK(r.weight_bytes_read == Approx(dense + routed * touched));
+}
+
 TEST_CASE("the simulator's step model is the plan's decode step", "[perf]") {
   const Planner p = planner("llama-3.1-70b", "h100-sxm", Parallel{4, 2, 1, 1});
   const PerfParams pp = hand_params();

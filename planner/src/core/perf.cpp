@@ -258,6 +258,10 @@ struct StepTimeModel::Impl {
   // attention group (DP attention, vLLM's DP x TP); within one attention-TP group every rank holds every token, runs its
   // own experts on them and an all-reduce sums the outputs, as with experts split by TP
   bool ep_dispatch = false;
+  // replicas whose tokens reach one rank's experts: an expert-parallel group over ep ranks spans ep / tp data-parallel
+  // replicas (vLLM --data-parallel-size with --enable-expert-parallel), all stepping together; 1 otherwise (SGLang's DP
+  // attention groups are one replica's batch already)
+  double ep_replicas = 1;
   // attention data parallel (SGLang --enable-dp-attention, TensorRT-LLM enable_attention_dp) with one rank per
   // attention group: each rank runs attention on its own requests with whole attention weights, so no all-reduce
   bool attention_local = false;
@@ -348,8 +352,10 @@ StepTimeModel::Impl::Work StepTimeModel::Impl::work(const StepBatch& b) const {
   w.tokens = static_cast<double>(b.decode_seqs + b.prefill_tokens);
   if (w.tokens <= 0) return w;
   // weights: every matrix once, and of the routed experts those the step's tokens touch:
-  // E x (1 - (1 - k / E)^T) distinct experts per MoE layer for T tokens routed independently
-  if (experts > 0) w.touched = 1.0 - std::pow(1.0 - static_cast<double>(experts_active) / static_cast<double>(experts), w.tokens);
+  // E x (1 - (1 - k / E)^T) distinct experts per MoE layer for T tokens routed independently; under expert
+  // parallelism over data-parallel replicas, T is the tokens of every replica in the group (ep_replicas)
+  if (experts > 0)
+    w.touched = 1.0 - std::pow(1.0 - static_cast<double>(experts_active) / static_cast<double>(experts), w.tokens * ep_replicas);
   const double routed = routed_bytes * w.touched;
   // llama.cpp keeps cpu_dense + cpu_routed of the weights in host memory. A step of fewer than 32 tokens runs their
   // ops on the CPU, which reads them (the touched experts only) at host bandwidth, and the GPU reads the rest; from
@@ -847,6 +853,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->ep = s.parallel.ep;
   const i64 attention_group = m->tp / std::max<i64>(1, s.engine.attention_dp);  // ranks sharing one set of requests
   m->ep_dispatch = m->ep > 1 && m->ep > attention_group;
+  if (m->ep_dispatch && m->ep > m->tp) m->ep_replicas = static_cast<double>(m->ep) / static_cast<double>(std::max<i64>(m->tp, 1));
   m->attention_local = m->tp > 1 && attention_group == 1;
   m->attention_groups = std::max<i64>(1, s.engine.attention_dp);
   m->hidden = rank.hidden;
