@@ -102,6 +102,11 @@ TEST_CASE("ECC on or off moves a GDDR card's memory by a sixteenth of its DRAM a
   CHECK(mem("l40s", "off") == 47803596800LL + 3221225472LL);
   CHECK(mem("l40s", "on") == 47803596800LL);          // the mode the profile describes: unchanged
   CHECK(mem("h100-sxm", "off") == 85045477376LL);     // HBM: ECC is out of band, no capacity change
+  // GDDR7: NVML reports 97,887 MiB on RTX PRO 6000s with ECC on (Server Edition) and off (Max-Q): the torch total
+  // 97,250 MiB (101,974,016,000 B) either way, never above the board's memory
+  CHECK(mem("rtx-pro-6000", "off") == 97250LL * 1048576);
+  CHECK(mem("rtx-pro-6000", "on") == 97250LL * 1048576);
+  CHECK(mem("rtx-pro-6000-max-q", "on") == mem("rtx-pro-6000-max-q", "off"));
   const kvtest::Run r = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "rtx-3090", "--ecc", "on"});
   CHECK(r.exit == 2);
   CHECK(r.err == "kvplan: error: --ecc: rtx-3090 has no ECC mode to switch; leave --ecc out for this GPU\n");

@@ -184,7 +184,7 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   }
 }
 
-// --ecc on|off on a GDDR card: ECC on keeps 1/16 of the DRAM for check bits (GDDR has no side-band ECC chips),
+// --ecc on|off on a GDDR6 / GDDR6X card: ECC on keeps 1/16 of the DRAM for check bits (GDDR has no side-band ECC chips),
 // so a profile taken in the other mode moves by the datasheet memory (GiB) / 16. RTX 6000 Ada, ECC off, 51,002,867,712 B - 48 GiB / 16 = 47,781,642,240 B; the L40S (the same AD102
 // board with 48 GB, ECC on) prints 47,803,596,800 B. HBM keeps ECC out of band: its capacity does not change.
 void apply_ecc(const SettingsBag& bag, GpuSpec& g) {
@@ -192,6 +192,13 @@ void apply_ecc(const SettingsBag& bag, GpuSpec& g) {
   if (!ecc || bag.has("gpu_memory_bytes")) return;  // a total given outright already is the mode's
   if (g.ecc_mode == "none") bag.fail("ecc", g.id + " has no ECC mode to switch", "leave --ecc out for this GPU");
   if (g.memory_type.rfind("GDDR", 0) != 0 || g.ecc_mode == *ecc) return;  // HBM / LPDDR, or the mode described
+  if (g.memory_type == "GDDR7") {
+    // Blackwell's GDDR7 cards report one total either way: NVML 97,887 MiB on RTX PRO 6000s with ECC on (Server
+    // Edition) and off (Max-Q) (profiles/gpus/rtx-pro-6000.json notes)
+    g.memory_source = "ECC " + *ecc + ": GDDR7 keeps the same total in either mode; " + g.memory_source;
+    g.ecc_mode = *ecc;
+    return;
+  }
   if (g.datasheet_memory_gb <= 0) bag.fail("ecc", g.id + " has no datasheet memory to take 1/16 of", "give --gpu-memory-bytes");
   const i64 sixteenth = static_cast<i64>(std::llround(g.datasheet_memory_gb * static_cast<double>(1LL << 26)));  // GiB / 16
   g.memory_bytes = *ecc == "on" ? g.memory_bytes - sixteenth : add(g.memory_bytes, sixteenth, "ecc");
