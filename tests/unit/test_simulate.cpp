@@ -468,6 +468,17 @@ TEST_CASE("simulate TensorRT-LLM GUARANTEED_NO_EVICT reserves to completion, MAX
     CHECK(r.records.at(1).finish_s == Approx(95 * kStep));
     CHECK(r.result.blocks_leaked == 0);
   }
+  SECTION("MAX_UTILIZATION admits a prompt that fits a step whatever its output (only a pause recomputes outputs)") {
+    // chunked context off, max_num_tokens 48: a 32-token prompt with 64 outputs (96 tokens, more than a step) runs
+    // to completion alone: prefill at step 1, token 64 at step 64
+    c.capacity_policy = "MAX_UTILIZATION";
+    c.chunked_prefill = false;
+    c.max_num_batched_tokens = 48;
+    c.pool_blocks = 100;
+    const Run r = run(c, {request(0, 0, 32, 64)});
+    CHECK(r.result.completed == 1);
+    CHECK(r.records.at(0).finish_s == Approx(64 * kStep));
+  }
 }
 
 TEST_CASE("simulate llama.cpp: a fifth request waits for one of 4 slots", "[simulate]") {

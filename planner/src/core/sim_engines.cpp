@@ -662,8 +662,9 @@ class Trtllm final : public Paged {
   Failure admit_check(const Req& r) const override {
     if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;
     if (cdiv(r.prompt + r.output - (no_evict_ ? 0 : 1), B_) > pool_.total()) return Failure::over_pool;
-    const i64 context = no_evict_ ? r.prompt : r.prompt + r.output - 1;  // a paused request recomputes its outputs
-    if (!cfg_.chunked_prefill && context > cfg_.max_num_batched_tokens) return Failure::over_step_budget;
+    // the prompt must fit one step without chunking; a MAX_UTILIZATION request that is paused later recomputes its
+    // outputs too, and one whose recompute no step can hold then fails as unschedulable (drop_stuck), not up front
+    if (!cfg_.chunked_prefill && r.prompt > cfg_.max_num_batched_tokens) return Failure::over_step_budget;
     return Failure::none;
   }
   void arrive(i32 r) override { pending_.push_back(r); }
