@@ -436,6 +436,24 @@ TEST_CASE("simulate vLLM session turns hit the history earlier turns cached", "[
   CHECK(r.result.prefix_hit_rate == Approx(48.0 / (40 + 64)));
 }
 
+TEST_CASE("simulate closed loop: each client runs its own conversation, so N stay in flight", "[simulate]") {
+  // 2 clients, sessions 0 and 1 of 2 turns each, in source order s0t1, s0t2, s1t1, s1t2 (10-token prompts, 3 outputs,
+  // think 0). Client 0 sends s0t1; client 1 would get s0t2, which waits for s0t1, so it takes s1t1: both start at 0
+  // and run in the same steps (tokens at 10, 20, 30 ms); each client then sends its session's second turn at 30 ms.
+  std::vector<SimRequest> reqs = {request(0, 0, 10, 3), request(1, 0, 23, 3), request(2, 0, 10, 3), request(3, 0, 23, 3)};
+  reqs[0].session = reqs[1].session = 0;
+  reqs[2].session = reqs[3].session = 1;
+  SimConfig c = vllm(100);
+  c.closed_loop_concurrency = 2;
+  const Run r = run(c, reqs);
+  CHECK(r.records.at(0).arrival_s == Approx(0.0));
+  CHECK(r.records.at(2).arrival_s == Approx(0.0));
+  CHECK(r.records.at(1).arrival_s == Approx(3 * kStep));
+  CHECK(r.records.at(3).arrival_s == Approx(3 * kStep));
+  CHECK(r.records.at(3).finish_s == Approx(6 * kStep));
+  CHECK(r.result.completed == 4);
+}
+
 TEST_CASE("simulate TensorRT-LLM GUARANTEED_NO_EVICT reserves to completion, MAX_UTILIZATION pauses", "[simulate]") {
   // 8 blocks of 16; A and B: 32-token prompts, 64 outputs: 96 tokens = 6 blocks each to completion.
   SimConfig c;

@@ -136,7 +136,8 @@ class Driver final : public Sink {
 
   i32 new_req(const SimRequest& s, int client);
   bool pull(SimRequest& s);
-  void release(i32 r, double t);
+  bool release(i32 r, double t);
+  bool send_next(int client, double t);
   void deliver(i32 r, double t);
   void sample_until(double t);
   TimelinePoint sample(double t) const;
@@ -215,19 +216,34 @@ i32 Driver::new_req(const SimRequest& s, int client) {
   return ri;
 }
 
-// A request is sent at t; a session turn waits for the previous turn to finish plus its think time.
-void Driver::release(i32 ri, double t) {
+// A request is sent at t; a session turn waits for the previous turn to finish plus its think time (false: it waits
+// among its session's pending turns).
+bool Driver::release(i32 ri, double t) {
   Req& r = req(ri);
   if (r.session >= 0) {
     SessionState& s = sessions_[r.session];
     if (s.in_flight) {
       s.pending.emplace_back(ri, t);
-      return;
+      return false;
     }
     s.in_flight = true;
     if (s.has_prev) t = std::max(t, s.last_finish + r.think);
   }
   arrivals_.push({t, seq_++, ri});  // the front end is counted in the latencies, not here (SimConfig::frontend_s)
+  return true;
+}
+
+// A closed-loop client's next request: the next one the source gives; a later turn of a session another client is
+// running waits for that client (which sends it after the earlier turn) while this one takes the request after it,
+// so every client keeps one request in flight, each conversation on one client. False when the source is done.
+bool Driver::send_next(int client, double t) {
+  SimRequest s;
+  while (pull(s)) {
+    const i32 ri = new_req(s, client);
+    if (release(ri, t)) return true;
+    req(ri).client = -1;  // the session's client takes it on
+  }
+  return false;
 }
 
 void Driver::deliver(i32 ri, double t) {
@@ -297,12 +313,13 @@ void Driver::finish(i32 ri, double t, Failure failure) {
       s.pending.pop_front();
       s.in_flight = true;
       arrivals_.push({std::max(released, t + req(next).think), seq_++, next});
+      if (client >= 0) {  // closed loop: this client goes on with its conversation
+        req(next).client = client;
+        return;
+      }
     }
   }
-  if (client >= 0) {  // closed loop: the client sends its next request now
-    SimRequest s;
-    if (pull(s)) release(new_req(s, client), t);
-  }
+  if (client >= 0) send_next(client, t);  // closed loop: the client sends its next request now
 }
 
 TimelinePoint Driver::sample(double t) const {
@@ -342,11 +359,8 @@ void Driver::sample_until(double t) {
 SimResult Driver::run() {
   const bool closed = cfg_.closed_loop_concurrency > 0;
   if (closed)
-    for (i64 c = 0; c < cfg_.closed_loop_concurrency; ++c) {
-      SimRequest s;
-      if (!pull(s)) break;
-      release(new_req(s, static_cast<int>(c)), 0.0);
-    }
+    for (i64 c = 0; c < cfg_.closed_loop_concurrency; ++c)
+      if (!send_next(static_cast<int>(c), 0.0)) break;
   std::vector<Work> work;
   for (;;) {
     if (!closed && !have_look_ && pull(look_)) {
