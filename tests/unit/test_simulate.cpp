@@ -717,6 +717,21 @@ TEST_CASE("simulate rejects configs that cannot run", "[simulate]") {
   CHECK_THROWS_AS(simulate(vllm(100), back, ten_ms), InputError);
   Requests one({request(0, 0, 5, 5)});
   CHECK_THROWS_AS(simulate(vllm(100), one, [](const StepBatch&) { return -1.0; }), InputError);
+  // at most max_live_requests held at once: 4 arriving together pass a cap of 4, a fifth at the same time does not;
+  // the same 5 spread 1 s apart (each done in 50 ms) never hold more than one
+  c = vllm(100);
+  c.max_live_requests = 4;
+  std::vector<SimRequest> together, spread;
+  for (i64 i = 0; i < 5; ++i) {
+    together.push_back(request(i, 0, 5, 5));
+    spread.push_back(request(i, static_cast<double>(i), 5, 5));
+  }
+  CHECK(run(c, {together.begin(), together.begin() + 4}).result.completed == 4);
+  Requests five(together);
+  CHECK_THROWS_WITH(simulate(c, five, ten_ms),
+                    "requests: more than 4 waiting or running at once (each is held in memory); spread the arrivals (a "
+                    "lower --rate, a trace whose rows do not share one arrival time) or send fewer requests");
+  CHECK(run(c, spread).result.completed == 5);
 }
 
 TEST_CASE("simulate step batches carry decode context and prefill attention pairs", "[simulate]") {

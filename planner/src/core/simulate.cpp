@@ -42,6 +42,7 @@ SimConfig checked(SimConfig c) {
           "must be >= 1 (got " + std::to_string(c.max_num_batched_tokens) + ")");
   require(c.max_model_len >= 0, "max_model_len", "must be >= 0 (0: no limit)");
   require(c.closed_loop_concurrency >= 0, "closed_loop_concurrency", "must be >= 0");
+  require(c.max_live_requests >= 1, "max_live_requests", "must be >= 1");
   require(c.timeline_interval_s >= 0 && std::isfinite(c.timeline_interval_s), "timeline_interval_s", "must be >= 0");
   switch (c.scheduler) {
     case SchedulerKind::vllm_v1:
@@ -190,6 +191,9 @@ i32 Driver::new_req(const SimRequest& s, int client) {
     ri = free_reqs_.back();
     free_reqs_.pop_back();
   } else {
+    require(static_cast<i64>(reqs_.size()) < cfg_.max_live_requests, "requests",
+            "more than " + std::to_string(cfg_.max_live_requests) + " waiting or running at once (each is held in memory)",
+            "spread the arrivals (a lower --rate, a trace whose rows do not share one arrival time) or send fewer requests");
     ri = static_cast<i32>(reqs_.size());
     reqs_.emplace_back();
   }

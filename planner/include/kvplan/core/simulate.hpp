@@ -49,6 +49,15 @@ using StepTimeFn = std::function<double(const StepBatch&)>;
 
 enum class SchedulerKind { vllm_v1, vllm_v0, sglang, trtllm, llamacpp };  // vllm_v0: vLLM before 0.8 (V0 engine)
 
+/// Bounds of a simulated workload. A run's clock is seconds in a double: past ~10^9 s (31 years) its
+/// millisecond latencies lose digits, so arrivals, think times and the gaps a rate implies stay below it;
+/// a generated run holds at most kMaxSimRequests requests (about half an hour at the simulator's speed), and
+/// one that sends them all at once keeps every one waiting, so at most kMaxSimBurst (a few GB); the simulator stops any
+/// run, a trace's too, that holds more than SimConfig::max_live_requests (kMaxSimBurst) requests at once.
+constexpr i64 kMaxSimRequests = 100000000;
+constexpr i64 kMaxSimBurst = 10000000;
+constexpr double kMaxSimClockS = 1e9;
+
 /// The scheduler and pool of one replica; sim_config_for fills it from a plan.
 struct SimConfig {
   SchedulerKind scheduler = SchedulerKind::vllm_v1;
@@ -88,6 +97,9 @@ struct SimConfig {
   // by the front end makes fixed-length clients queue behind each other's prefill steps, which published
   // closed-loop runs do not show (docs/simulation.md "Front end")
   double frontend_s = 0;
+  // requests held at once (waiting or running, every replica): past it the run stops with an InputError, since each
+  // one waiting costs memory (a trace whose rows share one arrival time, or a rate far past the deployment's)
+  i64 max_live_requests = kMaxSimBurst;
 };
 
 struct LatencyStats {
@@ -178,13 +190,6 @@ struct LengthDist {
   i64 min = 1, max = 0;                             // clamp (max 0: none)
 };
 
-/// Bounds of a simulated workload. A run's clock is seconds in a double: past ~10^9 s (31 years) its
-/// millisecond latencies lose digits, so arrivals, think times and the gaps a rate implies stay below it;
-/// a generated run holds at most kMaxSimRequests requests (about half an hour at the simulator's speed), and
-/// one that sends them all at once keeps every one waiting, so at most kMaxSimBurst (a few GB).
-constexpr i64 kMaxSimRequests = 100000000;
-constexpr i64 kMaxSimBurst = 10000000;
-constexpr double kMaxSimClockS = 1e9;
 
 struct WorkloadSpec {
   i64 requests = 1000;
