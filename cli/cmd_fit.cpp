@@ -43,6 +43,7 @@ struct FitArgs {
   // latency targets, rate search, hardware comparison, cost
   std::optional<double> slo_ttft_ms, slo_tpot_ms;
   int slo_percentile = 99;
+  bool slo_percentile_given = false, max_gpus_given = false, max_tp_given = false;
   bool find_max_rate = false;
   bool no_pipeline_parallel = false;
   std::optional<double> price_per_gpu_hour;
@@ -398,7 +399,22 @@ void run_fit(const FitArgs& a, Globals& g) {
     throw InputError(a.w.rate ? "--rate" : !a.w.trace.empty() ? "--trace" : "workload options",
                      "a simulated workload needs targets to check",
                      "give --slo-ttft-ms / --slo-tpot-ms (or run kvplan simulate)");
+  } else if (!simulated) {
+    // targets without --rate / --trace are checked by the static model at --concurrency: the generator's options would
+    // be ignored without a word
+    const std::vector<std::pair<bool, const char*>> generator = {
+        {!a.w.arrival.empty(), "--arrival"},         {a.w.burstiness.has_value(), "--burstiness"},
+        {a.w.requests.has_value(), "--requests"},    {a.w.turns.has_value(), "--turns"},
+        {a.w.think_s.has_value(), "--think-s"},      {a.w.prefix_groups.has_value(), "--prefix-groups"},
+        {!a.w.prompt_dist.empty(), "--prompt-dist"}, {!a.w.output_dist.empty(), "--output-dist"},
+        {!a.w.prompt_hist.empty(), "--prompt-histogram"}, {!a.w.output_hist.empty(), "--output-histogram"}};
+    for (const auto& [on, flag] : generator)
+      if (on)
+        throw InputError(flag, "shapes a simulated workload, and the targets are checked by the static model at --concurrency",
+                         "give --rate R or --trace FILE to simulate, or leave " + std::string(flag) + " out");
   }
+  if (a.slo_percentile_given && !slo.any())
+    throw InputError("--slo-percentile", "applies to latency targets", "give --slo-ttft-ms / --slo-tpot-ms, or leave it out");
   if (a.price_per_gpu_hour && !a.prices.empty())
     throw InputError("--price-per-gpu-hour", "given with --prices", "give one of them");
   if (a.price_per_gpu_hour && !(*a.price_per_gpu_hour > 0 && *a.price_per_gpu_hour <= 1e6))
@@ -411,6 +427,12 @@ void run_fit(const FitArgs& a, Globals& g) {
   const std::vector<std::string> gpus = gpu_list(src);
   const bool compare = gpus.size() > 1;
   src.layout_searched = !a.find_max_rate && (compare || a.fewest_gpus || slo.any());
+  if (!src.layout_searched)
+    for (const auto& [on, flag] : {std::pair{a.max_gpus_given, "--max-gpus"}, std::pair{a.max_tp_given, "--max-tp"},
+                                   std::pair{a.no_pipeline_parallel, "--no-pipeline-parallel"}})
+      if (on)
+        throw InputError(flag, "bounds the layout search, and this fit searches no layout",
+                         "add --fewest-gpus, --slo-ttft-ms / --slo-tpot-ms or a --gpu list, or leave " + std::string(flag) + " out");
   if (compare && a.find_max_rate)
     throw InputError("--gpu", "--find-max-rate takes one GPU type", "run it once per GPU");
   if (compare && a.price_per_gpu_hour)
@@ -819,7 +841,12 @@ void register_fit(CLI::App& app, Globals& g) {
   auto* wl = c->add_option_group("simulated workload (with --slo-*: --rate / --trace simulate; --find-max-rate)");
   add_workload_options(wl, a->w, a->d, false);
   c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
-  c->callback([a, &g] { run_fit(*a, g); });
+  c->callback([a, &g, c] {
+    a->slo_percentile_given = c->count("--slo-percentile") > 0;
+    a->max_gpus_given = c->count("--max-gpus") > 0;
+    a->max_tp_given = c->count("--max-tp") > 0;
+    run_fit(*a, g);
+  });
 }
 
 }  // namespace kvplan::cli

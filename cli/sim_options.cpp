@@ -243,6 +243,20 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
                      "give a higher rate or fewer requests");
   if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
   if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
+  // options that only shape something else: alone they would be ignored without a word
+  if (a.burstiness && !a.rate && !traced)
+    throw InputError("--burstiness", "shapes the gaps between arrivals at a rate", "give --rate R (requests/s), or leave --burstiness out");
+  if (a.think_s && !traced && a.turns.value_or(1) < 2)
+    throw InputError("--think-s", "is the pause between the turns of a session", "give --turns T (2 or more), or leave --think-s out");
+  if (a.prefix_groups && !traced && d.shared_prefix <= 0)
+    throw InputError("--prefix-groups", "splits the shared system prompt into groups",
+                     "give --shared-prefix-tokens N, or leave --prefix-groups out");
+  if (!traced && !a.prompt_hist.empty() && (given("prompt_tokens") || given("context")))
+    throw InputError("--prompt-histogram", "draws the prompt lengths that --prompt-tokens / --context also give",
+                     "give the histogram or the lengths, not both");
+  if (!traced && !a.output_hist.empty() && given("output_tokens"))
+    throw InputError("--output-histogram", "draws the output lengths that --output-tokens also gives",
+                     "give the histogram or --output-tokens, not both");
   if (traced) {
     // the trace gives arrivals and lengths: generator options would be silently ignored
     const std::vector<std::pair<bool, const char*>> clash = {{a.rate.has_value(), "--rate"},
@@ -256,6 +270,7 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
                                                              {!a.prompt_hist.empty(), "--prompt-histogram"},
                                                              {!a.output_hist.empty(), "--output-histogram"},
                                                              {a.turns.has_value(), "--turns"},
+                                                             {a.think_s.has_value(), "--think-s"},
                                                              {a.prefix_groups.has_value(), "--prefix-groups"}};
     for (const auto& [on, flag] : clash)
       if (on)

@@ -328,6 +328,29 @@ TEST_CASE("fit never prices a load that does not fit", "[fit_slo]") {
   CHECK(c["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.0 / (tps_c * 3600) * 1e6));
 }
 
+TEST_CASE("fit refuses options that would do nothing in the mode asked", "[fit_slo]") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--slo-tpot-ms", "30", "--concurrency", "4", "--burstiness", "0.5"}, "kvplan: error: --burstiness: shapes a simulated workload"},
+      {{"--slo-tpot-ms", "30", "--concurrency", "4", "--requests", "50"}, "kvplan: error: --requests: shapes a simulated workload"},
+      {{"--concurrency", "4", "--slo-percentile", "50"}, "kvplan: error: --slo-percentile: applies to latency targets"},
+      {{"--concurrency", "4", "--max-gpus", "4"}, "kvplan: error: --max-gpus: bounds the layout search, and this fit searches no layout"},
+      {{"--concurrency", "4", "--no-pipeline-parallel"}, "kvplan: error: --no-pipeline-parallel: bounds the layout search"},
+  };
+  for (const auto& [extra, expect] : bad) {
+    std::vector<std::string> args = {"fit", "llama-3.1-8b", "--gpu", "h100"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run r = kvtest::kvplan(args);
+    INFO(extra.front() << ": " << r.err);
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(expect) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  // the same options where they act are accepted
+  CHECK(kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--concurrency", "4", "--fewest-gpus", "--max-gpus", "4"}).exit == 0);
+  CHECK(kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--slo-tpot-ms", "30", "--rate", "2", "--requests", "50", "--burstiness", "0.5"}).exit == 0);
+}
+
 TEST_CASE("fit's cost: a deployment that serves nothing has no tokens to price, and csv answers are plain numbers", "[fit_slo]") {
   // Llama-3.1-70B bf16 (141 GB of weights) does not start on one H100: its hours cost, it serves no tokens
   const json none = run_json({"fit", "llama-3.1-70b", "--gpu", "h100", "--context", "4k", "--price-per-gpu-hour", "2.5", "--format", "json"}, 1);

@@ -446,6 +446,13 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
       {{"--requests", "200000000", "--rate", "1000"}, "kvplan: error: --requests: at most 100000000 in one run"},
       {{"--rate", "1e-12", "--requests", "5"}, "kvplan: error: --rate: the requests at this rate span more than 10^9 s"},
       {{"--think-s", "1e300", "--turns", "2"}, "kvplan: error: --think-s: must be from 0 to 10^9 seconds"},
+      // options that only shape another one are refused alone rather than ignored
+      {{"--burstiness", "0.5"}, "kvplan: error: --burstiness: shapes the gaps between arrivals at a rate"},
+      {{"--think-s", "5"}, "kvplan: error: --think-s: is the pause between the turns of a session"},
+      {{"--trace", kTraces + "/burstgpt.csv", "--think-s", "5"}, "kvplan: error: --think-s: the trace gives arrivals and lengths"},
+      {{"--prefix-groups", "3"}, "kvplan: error: --prefix-groups: splits the shared system prompt into groups"},
+      {{"--prompt-tokens", "500", "--prompt-dist", "histogram", "--prompt-histogram", std::string(KVPLAN_TEST_DATA) + "/sim/histograms/accelmark-sharegpt-standard-v1-300.csv"},
+       "kvplan: error: --prompt-histogram: draws the prompt lengths that --prompt-tokens / --context also give"},
       {{"--trace", ""}, "kvplan: error: --trace: empty value; give a value, or leave --trace out"},
       {{"--html", ""}, "kvplan: error: --html: empty value"},
   };
