@@ -458,6 +458,22 @@ void run_fit(const FitArgs& a, Globals& g) {
   if (slo.ttft_ms && !simulated && !a.find_max_rate && !compare && !StepTimeModel(Planner(d.spec), d.perf).prices_compute())
     throw InputError("--gpu", "the " + d.spec.gpu.id + " profile has no TFLOP/s for this weight format, so prefill (TTFT) is not estimated",
                      "give --gpu-tflops (the dense tensor rate), or leave the TTFT target out");
+  if (compare) {
+    // one figure for one GPU type would be applied to every GPU of the list, and a GPU named twice compared with itself
+    for (const auto& [key, flag] : {std::pair{"gpu_memory_bytes", "--gpu-memory-bytes"}, std::pair{"gpu_bandwidth", "--gpu-bandwidth"},
+                                    std::pair{"gpu_tflops", "--gpu-tflops"}})
+      if (d.bag.has(key))
+        throw InputError(flag, "one value for several GPU types", "compare without it, or run fit once per GPU with its own value");
+    std::map<std::string, std::string> seen;  // profile id -> the name given
+    for (const auto& name : gpus) {
+      const Deployment dg = resolve_source(with_gpu(src, name), profiles);
+      if (const auto [it, fresh] = seen.emplace(dg.spec.gpu.id, name); !fresh)
+        throw InputError("--gpu", "'" + it->second + "' and '" + name + "' are the same GPU (" + dg.spec.gpu.id + ")", "list it once");
+      if (slo.ttft_ms && !simulated && !StepTimeModel(Planner(dg.spec), dg.perf).prices_compute())
+        throw InputError("--gpu", "the " + dg.spec.gpu.id + " profile has no TFLOP/s for this weight format, so prefill (TTFT) is not estimated",
+                         "drop " + name + " from the list, or leave the TTFT target out");
+    }
+  }
   std::optional<Workload> wl;
   if (simulated) wl = build_workload(a.w, d, false);
   if (wl && wl->traced) {

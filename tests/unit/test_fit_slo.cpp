@@ -335,9 +335,16 @@ TEST_CASE("fit refuses options that would do nothing in the mode asked", "[fit_s
       {{"--concurrency", "4", "--slo-percentile", "50"}, "kvplan: error: --slo-percentile: applies to latency targets"},
       {{"--concurrency", "4", "--max-gpus", "4"}, "kvplan: error: --max-gpus: bounds the layout search, and this fit searches no layout"},
       {{"--concurrency", "4", "--no-pipeline-parallel"}, "kvplan: error: --no-pipeline-parallel: bounds the layout search"},
+      // a comparison: one GPU's figure would apply to every GPU; a GPU named twice; a GPU whose TTFT cannot be estimated
+      {{"--gpu", "h100,h200", "--gpu-bandwidth", "1TB/s", "--slo-tpot-ms", "80", "--concurrency", "8"},
+       "kvplan: error: --gpu-bandwidth: one value for several GPU types"},
+      {{"--gpu", "h100,h100-sxm", "--concurrency", "4"}, "kvplan: error: --gpu: 'h100' and 'h100-sxm' are the same GPU (h100-sxm)"},
+      {{"--gpu", "h100,p40", "--slo-ttft-ms", "1000", "--concurrency", "4", "--context", "4096"},
+       "kvplan: error: --gpu: the p40 profile has no TFLOP/s for this weight format"},
   };
   for (const auto& [extra, expect] : bad) {
-    std::vector<std::string> args = {"fit", "llama-3.1-8b", "--gpu", "h100"};
+    std::vector<std::string> args = {"fit", "llama-3.1-8b"};
+    if (extra.front() != "--gpu") args.insert(args.end(), {"--gpu", "h100"});
     args.insert(args.end(), extra.begin(), extra.end());
     const Run r = kvtest::kvplan(args);
     INFO(extra.front() << ": " << r.err);
