@@ -582,11 +582,17 @@ void run_fit(const FitArgs& a, Globals& g) {
               {"high_per_s", kRateHigh},
               {"relative_tolerance", kRateTolerance},
               {"max_simulations", kMaxSimulations}}}};
-      t.rows.push_back({"highest rate meeting " + slo_text(slo),
-                        found ? fmt(lo, 3) + " req/s" + (first_fail ? "" : " (the search's bound)") : "none", ""});
+      // csv / jsonl: the answer a number, the unit in the question (as the cost rows)
+      if (human)
+        t.rows.push_back({"highest rate meeting " + slo_text(slo),
+                          found ? fmt(lo, 3) + " req/s" + (first_fail ? "" : " (the search's bound)") : "none", ""});
+      else
+        t.rows.push_back({"highest rate (req/s) meeting " + slo_text(slo) + (found && !first_fail ? " (the search's bound)" : ""),
+                          found ? fmt(lo, 3) : "", ""});
       if (found) t.rows.push_back({"at that rate", achieved_text(at_lo), ""});
       if (first_fail) {
-        t.rows.push_back({"first failing rate", fmt(*first_fail, 3) + " req/s", miss_reason(at_hi)});
+        t.rows.push_back({human ? "first failing rate" : "first failing rate (req/s)", fmt(*first_fail, 3) + (human ? " req/s" : ""),
+                          miss_reason(at_hi)});
         t.rows.push_back({"at the failing rate", achieved_text(at_hi), ""});
       }
       t.rows.push_back({"simulations", std::to_string(sims), ""});
@@ -690,6 +696,10 @@ void run_fit(const FitArgs& a, Globals& g) {
                       search.found ? (human ? std::to_string(search.gpus) + " (" + search_layout_text(search) + ")" : std::to_string(search.gpus))
                                    : (human ? "none within " + a.max_gpus + " GPUs" : "0"),
                       ""});
+    if (!human && search.found)  // csv / jsonl: the layout as its own numbers, so the answer is the same in every format
+      for (const auto& [what, v] : {std::pair{"tensor parallel size", search.parallel.tp}, std::pair{"pipeline parallel size", search.parallel.pp},
+                                    std::pair{"data parallel size", search.parallel.dp}, std::pair{"expert parallel size", search.parallel.ep}})
+        t.rows.push_back({std::string(what) + " of that layout", std::to_string(v), ""});
     if (slo.any()) {
       ojson sj = {{"method", simulated ? "simulation" : "static_model"},
                   {"percentile", slo.percentile},

@@ -328,6 +328,16 @@ TEST_CASE("fit never prices a load that does not fit", "[fit_slo]") {
   CHECK(c["cost"]["usd_per_million_output_tokens"].get<double>() == Approx(2.0 / (tps_c * 3600) * 1e6));
 }
 
+TEST_CASE("fit's csv gives the fewest-GPU layout as numbers, as the table gives it in words", "[fit_slo]") {
+  const Run r = kvtest::kvplan({"fit", "llama-3.1-70b", "--gpu", "h100", "--fewest-gpus", "--concurrency", "100", "--context", "8192", "--format", "csv"});
+  REQUIRE(r.exit == 0);
+  const json j = run_json({"fit", "llama-3.1-70b", "--gpu", "h100", "--fewest-gpus", "--concurrency", "100", "--context", "8192", "--format", "json"});
+  const json& f = j["results"]["fewest_gpus"];
+  CHECK(r.out.find("\ntensor parallel size of that layout," + std::to_string(f["tensor_parallel_size"].get<long>()) + ",\n") != std::string::npos);
+  CHECK(r.out.find("\npipeline parallel size of that layout," + std::to_string(f["pipeline_parallel_size"].get<long>()) + ",\n") != std::string::npos);
+  CHECK(r.out.find("\ndata parallel size of that layout," + std::to_string(f["data_parallel_size"].get<long>()) + ",\n") != std::string::npos);
+}
+
 TEST_CASE("fit refuses options that would do nothing in the mode asked", "[fit_slo]") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--slo-tpot-ms", "30", "--concurrency", "4", "--burstiness", "0.5"}, "kvplan: error: --burstiness: shapes a simulated workload"},
@@ -428,7 +438,11 @@ TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts t
   const Run csv = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "1024", "--output-tokens", "128", "--requests", "1000",
                                   "--slo-tpot-ms", "200", "--find-max-rate", "--format", "csv"});
   REQUIRE(csv.exit == 0);
-  const auto row = csv.out.find("\nfirst failing rate,");
+  const auto row = csv.out.find("\nfirst failing rate (req/s),");  // csv: the unit in the question, a plain number
   REQUIRE(row != std::string::npos);
-  CHECK(csv.out.substr(row, csv.out.find('\n', row + 1) - row).find("req/s,falling_behind") != std::string::npos);
+  const std::string line = csv.out.substr(row + 1, csv.out.find('\n', row + 1) - row - 1);
+  CHECK(line.size() > std::string("first failing rate (req/s),,falling_behind").size());
+  CHECK(line.substr(line.size() - std::string(",falling_behind").size()) == ",falling_behind");
+  CHECK(line.find("req/s,") == std::string::npos);
+  CHECK(csv.out.find("\nhighest rate (req/s) meeting p99 TPOT <= 200.0 ms,") != std::string::npos);
 }
