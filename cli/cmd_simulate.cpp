@@ -156,7 +156,8 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
                                 grouped(r.failed) + ", truncated " + grouped(r.truncated) + ")"},
                {"duration", fmt(r.duration_s, 2) + " s simulated, " + grouped(r.steps) + " engine steps"},
                {"TTFT p50 / p99", fmt(r.ttft_s.p50 * 1e3, 1) + " / " + fmt(r.ttft_s.p99 * 1e3, 1) + " ms"},
-               {"TPOT p50 / p99", fmt(r.tpot_s.p50 * 1e3, 2) + " / " + fmt(r.tpot_s.p99 * 1e3, 2) + " ms"},
+               {"TPOT p50 / p99", r.tpot_s.count > 0 ? fmt(r.tpot_s.p50 * 1e3, 2) + " / " + fmt(r.tpot_s.p99 * 1e3, 2) + " ms"
+                                                     : "n/a (no request produced two tokens)"},
                {"throughput", fmt(r.request_throughput_per_s, 2) + " req/s, " + fmt(r.output_tokens_per_s, 1) +
                                   " output tokens/s, " + fmt(r.total_tokens_per_s, 1) + " total tokens/s"}};
   if (slo)

@@ -446,6 +446,11 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
       {{"--requests", "200000000", "--rate", "1000"}, "kvplan: error: --requests: at most 100000000 in one run"},
       {{"--rate", "1e-12", "--requests", "5"}, "kvplan: error: --rate: the requests at this rate span more than 10^9 s"},
       {{"--think-s", "1e300", "--turns", "2"}, "kvplan: error: --think-s: must be from 0 to 10^9 seconds"},
+      // V0 keeps chunked prefill off by default: the fix turns it on (dropping a flag would not)
+      {{"--engine", "vllm@0.7.3", "--max-model-len", "4096", "--max-num-batched-tokens", "2048"},
+       "kvplan: error: --max-num-batched-tokens: 2048 is smaller than max_model_len 4096 with chunked prefill off: vLLM "
+       "refuses to start (SchedulerConfig: a whole prompt must fit one step); raise --max-num-batched-tokens to at least "
+       "4096, lower --max-model-len, or give --enable-chunked-prefill (V0 leaves it off up to a 32K context)"},
       // options that only shape another one are refused alone rather than ignored
       {{"--burstiness", "0.5"}, "kvplan: error: --burstiness: shapes the gaps between arrivals at a rate"},
       {{"--think-s", "5"}, "kvplan: error: --think-s: is the pause between the turns of a session"},
@@ -518,6 +523,10 @@ TEST_CASE("simulate table and csv output with the HTML report and per-request ro
   if (const char* dir = std::getenv("KVPLAN_REPORT_SAMPLE"))
     std::filesystem::copy_file(html, std::string(dir) + "/simulate-sample.html",
                                std::filesystem::copy_options::overwrite_existing);
+  // one output token each: no TPOT to report (n/a in the report's summary as in its table, null in JSON)
+  const Run one = kvtest::kvplan(base({"--requests", "5", "--prompt-tokens", "100", "--output-tokens", "1", "--markdown", md}));
+  REQUIRE(one.exit == 0);
+  CHECK(kvtest::slurp(md).find("| TPOT p50 / p99 | n/a (no request produced two tokens) |") != std::string::npos);
   const Run c = kvtest::kvplan(base({"--requests", "10", "--format", "csv"}));
   REQUIRE(c.exit == 0);
   CHECK(c.out.rfind("key,value\n", 0) == 0);

@@ -307,7 +307,8 @@ void resolve_vllm_batch_limits(EngineSettings& e, const EngineRules& rules, bool
     throw InputError("max_num_batched_tokens",
                      batched + " is smaller than max_model_len " + len +
                          " with chunked prefill off: vLLM refuses to start (SchedulerConfig: a whole prompt must fit one step)",
-                     "raise --max-num-batched-tokens to at least " + len + ", lower --max-model-len, or drop --no-enable-chunked-prefill");
+                     "raise --max-num-batched-tokens to at least " + len + ", lower --max-model-len, or " +
+                         (rules.v0_engine ? "give --enable-chunked-prefill (V0 leaves it off up to a 32K context)" : "drop --no-enable-chunked-prefill"));
   if (e.max_num_seqs > 0 && e.max_num_batched_tokens < e.max_num_seqs)
     throw InputError("max_num_batched_tokens",
                      batched + " is below max_num_seqs " + std::to_string(e.max_num_seqs) +

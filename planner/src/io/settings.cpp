@@ -501,7 +501,7 @@ std::vector<SettingDef> build_table() {
       .flags("--context").sweep());
   r.push_back(Row("prompt_tokens", T::count, "workload", "Prompt tokens per request").flags("--prompt-tokens"));
   r.push_back(Row("output_tokens", T::count, "workload", "Generated tokens per request").flags("--output-tokens"));
-  r.push_back(Row("concurrency", T::count, "workload", "Concurrent requests (whole deployment; default 1; sweep: 1,8,32,128)").flags("--concurrency").sweep());
+  r.push_back(Row("concurrency", T::count, "workload", "Concurrent requests (whole deployment; default 1; simulate: a closed loop of N clients, and without it every request is sent at t = 0 or at --rate; sweep: 1,8,32,128)").flags("--concurrency").sweep());
   r.push_back(Row("shared_prefix", T::count, "workload", "Tokens of a prompt prefix (system prompt) every request shares, held once")
       .flags("--shared-prefix"));
   // ---- performance model ----
