@@ -147,10 +147,14 @@ FailureText failure_text(Failure f, const SimConfig& cfg) {
       return {"prompt + output tokens over max_model_len " + grouped(cfg.max_model_len) +
                   ": the engine answers HTTP 400",
               "shorter requests, or a larger max-model-len"};
-    case Failure::over_pool:
-      return {"longer than a replica's whole KV pool (" +
-                  grouped(mul(cfg.pool_blocks, cfg.block_tokens, "pool tokens")) + " tokens)",
+    case Failure::over_pool: {
+      // vLLM V1 keeps one block as its null block: requests use the others
+      const bool null_block = cfg.scheduler == SchedulerKind::vllm_v1;
+      const i64 usable = null_block ? cfg.pool_blocks - 1 : cfg.pool_blocks;
+      return {"longer than a replica's whole KV pool (" + grouped(mul(usable, cfg.block_tokens, "pool tokens")) + " tokens" +
+                  (null_block ? ", its " + grouped(cfg.pool_blocks) + " blocks less vLLM's null block" : std::string()) + ")",
               "shorter requests, more GPUs per replica (tp) or more memory for the KV cache"};
+    }
     case Failure::over_step_budget:
       return {"prompt over max_num_batched_tokens " + grouped(cfg.max_num_batched_tokens) +
                   " with chunked prefill off",

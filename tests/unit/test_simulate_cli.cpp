@@ -451,6 +451,10 @@ TEST_CASE("bad traces and options exit 2 with one stderr line and nothing on std
        "kvplan: error: --max-num-batched-tokens: 2048 is smaller than max_model_len 4096 with chunked prefill off: vLLM "
        "refuses to start (SchedulerConfig: a whole prompt must fit one step); raise --max-num-batched-tokens to at least "
        "4096, lower --max-model-len, or give --enable-chunked-prefill (V0 leaves it off up to a 32K context)"},
+      // 12 blocks of 16, one of them vLLM V1's null block: a 192-token request (191 computed: 12 blocks) never fits the 11
+      {{"--num-gpu-blocks-override", "12", "--max-model-len", "192", "--requests", "1", "--prompt-tokens", "100", "--output-tokens", "92"},
+       "kvplan: error: --prompt-tokens / --output-tokens: no request completed: 1 over_pool (longer than a replica's whole "
+       "KV pool (176 tokens, its 12 blocks less vLLM's null block))"},
       // options that only shape another one are refused alone rather than ignored
       {{"--burstiness", "0.5"}, "kvplan: error: --burstiness: shapes the gaps between arrivals at a rate"},
       {{"--think-s", "5"}, "kvplan: error: --think-s: is the pause between the turns of a session"},
