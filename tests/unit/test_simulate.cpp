@@ -697,6 +697,19 @@ TEST_CASE("simulate timeline samples the pool, queues and counters", "[simulate]
   }
 }
 
+TEST_CASE("simulate timeline samples a time after every arrival at it", "[simulate]") {
+  // 10 requests at t = 0: the sample at 0 counts all ten (running or waiting), not the first one delivered
+  std::vector<SimRequest> reqs;
+  for (i64 i = 0; i < 10; ++i) reqs.push_back(request(i, 0, 100, 5));
+  SimConfig c = vllm(1000);
+  c.max_num_seqs = 4;
+  const Run r = run(c, reqs);
+  REQUIRE(!r.result.timeline.empty());
+  CHECK(r.result.timeline.front().t_s == 0.0);
+  CHECK(r.result.timeline.front().running == 4);  // the first step's four, the rest waiting
+  CHECK(r.result.timeline.front().waiting == 6);
+}
+
 TEST_CASE("simulate rejects configs that cannot run", "[simulate]") {
   Requests none({});
   SimConfig c = vllm(1);  // the null block leaves nothing

@@ -140,7 +140,7 @@ class Driver final : public Sink {
   bool release(i32 r, double t);
   bool send_next(int client, double t);
   void deliver(i32 r, double t);
-  void sample_until(double t);
+  void sample_until(double t, bool through = false);
   TimelinePoint sample(double t) const;
 
   const SimConfig& cfg_;
@@ -342,10 +342,13 @@ TimelinePoint Driver::sample(double t) const {
   return p;
 }
 
-void Driver::sample_until(double t) {
+// Samples the grid points before t (through t when `through`): the driver calls it before each event, so a point at
+// an event's time is taken after every arrival and step start at that time, not between two arrivals of one burst.
+void Driver::sample_until(double t, bool through) {
   if (tl_t0_ == kNever) return;
   auto& tl = res_.timeline;
-  while (tl_t0_ + static_cast<double>(tl_k_) * tl_dt_ <= t) {
+  while (tl_t0_ + static_cast<double>(tl_k_) * tl_dt_ < t ||
+         (through && tl_t0_ + static_cast<double>(tl_k_) * tl_dt_ == t)) {
     tl.push_back(sample(tl_t0_ + static_cast<double>(tl_k_) * tl_dt_));
     ++tl_k_;
     // auto: about 200-400 samples; a given interval is kept up to kMaxTimeline samples, then coarsened the same way
@@ -416,7 +419,7 @@ SimResult Driver::run() {
     ++res_.steps;
     e.commit(work, ts + d);
   }
-  if (res_.requests > 0) sample_until(last_finish_);
+  if (res_.requests > 0) sample_until(last_finish_, true);
 
   res_.ttft_s = ttft_.stats();
   res_.tpot_s = tpot_.stats();
