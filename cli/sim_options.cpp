@@ -144,6 +144,9 @@ FailureText failure_text(Failure f, const SimConfig& cfg) {
       if (llama)
         return {"prompt does not fit a slot's context: llama-server answers HTTP 400 (exceed_context_size_error)",
                 "shorter prompts, a larger ctx-size or fewer parallel slots"};
+      if (cfg.scheduler == SchedulerKind::sglang)  // the tokenizer manager refuses input + max_new_tokens >= context_len
+        return {"prompt + output tokens reach the context length " + grouped(cfg.max_model_len) + ": SGLang answers HTTP 400",
+                "shorter requests, or a larger --context-length"};
       return {"prompt + output tokens over max_model_len " + grouped(cfg.max_model_len) +
                   ": the engine answers HTTP 400",
               "shorter requests, or a larger max-model-len"};

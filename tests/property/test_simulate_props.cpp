@@ -132,14 +132,15 @@ TEST_CASE("simulate properties: tokens conserved and no block leaks across sched
     auto src = make_workload(w);
     const SimResult r = simulate(cfg, *src, modelled_step, {}, rec.observer());
     check_invariants(cfg, w, r, rec.records);
-    // every request the engine accepted produced exactly what it asked for (llama.cpp may truncate)
+    // every request the engine accepted produced exactly what it asked for (llama.cpp and SGLang may truncate)
     auto again = make_workload(w);
     std::vector<SimRequest> asked;
     SimRequest s;
     while (again->next(s)) asked.push_back(s);
     for (const auto& rr : rec.records)
       if (!rr.failed && !rr.truncated) CHECK(rr.output_tokens == asked[static_cast<size_t>(rr.id)].output_tokens);
-    if (k != SchedulerKind::llamacpp) CHECK(r.truncated == 0);
+    // llama.cpp stops at a full slot; SGLang clips max_new_tokens to its pool's max_req_len
+    if (k != SchedulerKind::llamacpp && k != SchedulerKind::sglang) CHECK(r.truncated == 0);
     preemptions[i % 5] += r.preemptions;
     failed[i % 5] += r.failed;
     hits[i % 5] += r.prefix_hit_rate;

@@ -638,15 +638,26 @@ TEST_CASE("simulate says why each refused request failed, engine by engine", "[s
     CHECK(r.records.at(0).failure == Failure::over_step_budget);
     CHECK(r.records.at(1).failure == Failure::none);
   }
-  SECTION("SGLang: max_req_len is the pool's tokens - 1") {
-    // page size 1 over 100 tokens: 90 + 10 = 100 > 99
+  SECTION("SGLang: max_req_len is the pool's tokens - 1; the tokenizer refuses input + output >= context_len") {
+    // page size 1 over 100 tokens: max_req_len 99. A 95-token prompt reaches max_req_len - 5 = 94: aborted. A 90-token
+    // prompt asking 10 gets max_new_tokens = 99 - 90 - 1 = 8 (init_req_max_new_tokens): it ends early, truncated.
     SimConfig c;
     c.scheduler = SchedulerKind::sglang;
     c.pool_blocks = 100;
     c.block_tokens = 1;
-    const Run r = run(c, {request(0, 0, 90, 10), request(1, 0, 80, 10)});
-    CHECK(r.records.at(0).failure == Failure::over_pool);
+    const Run r = run(c, {request(0, 0, 90, 10), request(1, 0, 80, 10), request(2, 0, 95, 3)});
+    CHECK_FALSE(r.records.at(0).failed);
+    CHECK(r.records.at(0).truncated);
+    CHECK(r.records.at(0).output_tokens == 8);
     CHECK(r.records.at(1).failure == Failure::none);
+    CHECK_FALSE(r.records.at(1).truncated);
+    CHECK(r.records.at(1).output_tokens == 10);
+    CHECK(r.records.at(2).failure == Failure::over_pool);
+    // context length 50: 40 + 10 = 50 is refused (>=, _validate_one_request), 40 + 9 runs
+    c.max_model_len = 50;
+    const Run ctx = run(c, {request(0, 0, 40, 10), request(1, 0, 40, 9)});
+    CHECK(ctx.records.at(0).failure == Failure::over_context);
+    CHECK(ctx.records.at(1).failure == Failure::none);
   }
   SECTION("TensorRT-LLM GUARANTEED_NO_EVICT: prompt + output blocks over the pool") {
     // 4 blocks of 16 = 64 tokens; 50 + 15 = 65 tokens need 5 blocks, 50 + 14 = 64 need 4

@@ -416,15 +416,30 @@ class Sglang final : public Paged {
     hash_own_ = false;
   }
 
+  // The tokenizer manager refuses input + max_new_tokens >= context_len (HTTP 400, _validate_one_request); the
+  // scheduler caps a request at max_req_len = min(context_len - 1, max_total_num_tokens - 1) (tp_worker.py), aborts a
+  // prompt of max_req_len - 5 tokens or more (validate_input_length) and clips max_new_tokens to
+  // max_req_len - input - 1 (init_req_max_new_tokens): such a request ends early, truncated
+  i64 max_req_len() const {
+    const i64 pool = pool_.total() * B_ - 1;
+    return cfg_.max_model_len > 0 ? std::min(cfg_.max_model_len - 1, pool) : pool;
+  }
+  i64 max_new(const Req& r) const { return std::min(r.output, max_req_len() - r.prompt - 1); }
   Failure admit_check(const Req& r) const override {
-    if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;
-    const i64 tokens = pool_.total() * B_;
-    // max_req_len = max_total_num_tokens - 1 (§3.2), and a lone request must pass the admission check
-    if (r.prompt + r.output > tokens - 1) return Failure::over_pool;
-    if (r.prompt + std::min(r.output, kClipMaxNew) + B_ > tokens) return Failure::over_pool;
+    if (cfg_.max_model_len > 0 && r.prompt + r.output >= cfg_.max_model_len) return Failure::over_context;
+    if (r.prompt >= max_req_len() - 5) return Failure::over_pool;
+    // a lone request must pass the admission check
+    if (r.prompt + std::min(max_new(r), kClipMaxNew) + B_ > pool_.total() * B_) return Failure::over_pool;
     return Failure::none;
   }
-  void arrive(i32 r) override { waiting_.push_back(r); }
+  void arrive(i32 ri) override {
+    Req& r = R(ri);
+    if (const i64 n = max_new(r); n < r.output) {
+      r.output = n;
+      r.truncated = true;
+    }
+    waiting_.push_back(ri);
+  }
   bool busy() const override { return !running_.empty() || !waiting_.empty() || chunked_ >= 0; }
   i64 running() const override { return static_cast<i64>(running_.size()) + (chunked_ >= 0); }
   i64 waiting() const override { return static_cast<i64>(waiting_.size()); }

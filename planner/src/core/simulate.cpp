@@ -497,12 +497,14 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       break;
     case EngineKind::sglang:
       c.scheduler = SchedulerKind::sglang;
+      // the context length the tokenizer checks; the scheduler's pool cap (max_req_len) is the engine's own
+      if (e.max_model_len > 0) c.max_model_len = e.max_model_len;
       c.block_tokens = std::max<i64>(rep.block_size, 1);
       c.pool_blocks = rep.max_total_num_tokens / c.block_tokens;
       // PrefillAdder's rem_input_tokens (python/sglang/srt/managers/schedule_policy.py): --max-prefill-tokens
       if (e.max_prefill_tokens) c.max_prefill_tokens = *e.max_prefill_tokens;
       c.chunked_prefill = e.chunked_prefill.value_or(true);  // --chunked-prefill-size -1 disables chunking
-      if (!c.chunked_prefill) c.max_num_batched_tokens = std::max<i64>(c.max_model_len, 1);
+      if (!c.chunked_prefill) c.max_num_batched_tokens = std::max<i64>(p.max_len(), 1);
       // Scheduler.init_chunked_prefill: is_mixed_chunk = chunked_prefill_size is not None and enable_mixed_chunk
       // and server_args.py turns it off under EAGLE speculative decoding ("Mixed chunked prefill is disabled because of
       // using eagle speculative decoding")
