@@ -338,6 +338,22 @@ TEST_CASE("fit's csv gives the fewest-GPU layout as numbers, as the table gives 
   CHECK(r.out.find("\ndata parallel size of that layout," + std::to_string(f["data_parallel_size"].get<long>()) + ",\n") != std::string::npos);
 }
 
+TEST_CASE("fit's layout search breaks a tie in GPUs by the larger free share of the KV pool", "[fit_slo]") {
+  // 8 x A100 for 64 x 3,000 tokens of Llama-3.1-70B under p99 TPOT 40 ms: TP 8 and TP 4 x DP 2 both fit and meet it
+  // (fewer GPUs miss it); the answer is the layout whose pool keeps the larger share free, worked out from each
+  // layout's own JSON (plan at that layout)
+  const json f = run_json({"fit", "llama-3.1-70b", "--gpu", "a100-sxm-80gb", "--slo-tpot-ms", "40", "--concurrency", "64", "--prompt-tokens", "2000",
+                           "--output-tokens", "1000", "--format", "json"})["results"]["fewest_gpus"];
+  REQUIRE(f["gpus"] == 8);
+  const auto free_share = [](const std::string& tp, const std::string& dp) {
+    const json c = run_json({"plan", "llama-3.1-70b", "--gpu", "a100-sxm-80gb", "--tp", tp, "--dp", dp, "--concurrency", "64", "--prompt-tokens",
+                             "2000", "--output-tokens", "1000", "--format", "json"})["results"]["fit"];
+    return 1.0 - c["pool_units_needed"].get<double>() / c["pool_units_available"].get<double>();
+  };
+  const double tp8 = free_share("8", "1"), tp4 = free_share("4", "2");
+  CHECK(f["tensor_parallel_size"] == (tp8 > tp4 ? 8 : 4));
+}
+
 TEST_CASE("fit refuses options that would do nothing in the mode asked", "[fit_slo]") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--slo-tpot-ms", "30", "--concurrency", "4", "--burstiness", "0.5"}, "kvplan: error: --burstiness: shapes a simulated workload"},

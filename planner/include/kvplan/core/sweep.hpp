@@ -64,9 +64,13 @@ LayoutSearch fewest_gpus(MakePlanner make, const ModelSpec& m, i64 tokens, i64 c
         const Planner& p = *made;
         const Cell c = p.cell(tokens, concurrency, shared_prefix);
         if (!c.fits) continue;
+        // pp = 1 first, then the most headroom: the larger free share of the pool, (available - needed) / available
+        // (a share, so that layouts whose pools count different block sizes compare; cross-multiplied in i64)
+        const i64 free_c = c.units_available - c.units_needed, free_b = best.cell.units_available - best.cell.units_needed;
         const bool better = !best.found || (par.pp < best.parallel.pp) ||
-                            (par.pp == best.parallel.pp && c.headroom_bytes * best.cell.units_available >
-                                                              best.cell.headroom_bytes * std::max<i64>(c.units_available, 1));
+                            (par.pp == best.parallel.pp &&
+                             static_cast<double>(free_c) * static_cast<double>(std::max<i64>(best.cell.units_available, 1)) >
+                                 static_cast<double>(free_b) * static_cast<double>(std::max<i64>(c.units_available, 1)));
         if (better) {
           best.found = true;
           best.parallel = par;
