@@ -194,8 +194,10 @@ SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, c
   if (!p.engine().startup_ok) return o;
   SimConfig cfg = sim_config(d, p);
   const bool traced = !doc.trace.empty();
-  o.closed = !traced && !doc.rate && doc.concurrency;
-  if (o.closed) cfg.closed_loop_concurrency = *doc.concurrency;
+  // deployment-files.md: an open loop at rate, a trace at its arrivals, or else a closed loop of concurrency clients
+  // (default 1, as the plan's concurrency)
+  o.closed = !traced && !doc.rate;
+  if (o.closed) cfg.closed_loop_concurrency = doc.concurrency.value_or(1);
   SimSlo slo;
   if (doc.max_p99_ttft_ms) slo.ttft_s = *doc.max_p99_ttft_ms * 1e-3;
   if (doc.max_p99_tpot_ms) slo.tpot_s = *doc.max_p99_tpot_ms * 1e-3;
@@ -233,7 +235,8 @@ SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, c
     char rate[48] = "";
     if (doc.rate) std::snprintf(rate, sizeof rate, "%g req/s", *doc.rate);
     o.workload = std::to_string(w.requests) + " req of " + std::to_string(prompt) + "+" + std::to_string(output) + " tok, " +
-                 (o.closed ? std::to_string(*doc.concurrency) + " clients" : doc.rate ? std::string(rate) : "all at once");
+                 (o.closed ? std::to_string(cfg.closed_loop_concurrency) + (cfg.closed_loop_concurrency == 1 ? " client" : " clients")
+                           : std::string(rate));
   }
   const StepTimeModel model(p, d.perf);
   o.r = simulate(cfg, *src, [&model](const StepBatch& b) { return model.step_s(b); }, slo);
@@ -280,18 +283,24 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     ev.reqs.push_back(q);
   }
   if (has_traffic) {
-    const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
+    // simulated requirements on traffic with no lengths: memory is checked at the lengths the simulation runs
+    // (1,024 + 128, as fit does), not at max_model_len, which the simulation never sends
+    const bool simulated = doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate;
+    const i64 tokens = simulated && doc.trace.empty() && d.tokens_source == "max_model_len"
+                           ? std::min<i64>(d.tokens, 1024 + 128)  // simulate_traffic's prompt (the shared prefix inside) + output
+                           : d.tokens;
+    const Cell c = p.cell(tokens, d.concurrency, d.shared_prefix);
     // a rate without a concurrency holds as many requests as the simulation finds in flight: the static check is
     // one request, and the label says so
     const bool rate_only = (doc.rate || !doc.trace.empty()) && !doc.concurrency;
-    Requirement q{rate_only ? "one request fits (" + std::to_string(d.tokens) + " tokens; the traffic's load is simulated)"
-                            : "traffic fits (" + std::to_string(d.concurrency) + " x " + std::to_string(d.tokens) + " tokens)"};
+    Requirement q{rate_only ? "one request fits (" + std::to_string(tokens) + " tokens; the traffic's load is simulated)"
+                            : "traffic fits (" + std::to_string(d.concurrency) + " x " + std::to_string(tokens) + " tokens)"};
     q.pass = c.fits;
     q.actual = c.fits ? "fits" : "does not fit (" + c.limiting + ")";
     q.required = "fits";
     q.detail = "KV " + human_bytes(c.kv_bytes) + " of " + human_bytes(r.kv_pool_bytes) + " per GPU";
     if (!c.fits) {
-      const i64 n = p.max_concurrency(d.tokens, d.shared_prefix);
+      const i64 n = p.max_concurrency(tokens, d.shared_prefix);
       if (n > 0) {
         q.suggestion = "concurrency " + std::to_string(n) + " fits";
       } else {

@@ -576,6 +576,27 @@ TEST_CASE("check runs the simulation requirements on the file's traffic", "[simu
   CHECK(b.exit == 2);
   CHECK(b.out.empty());
   CHECK(b.err.find("min_goodput") != std::string::npos);
+  // a rate beside a trace would be ignored: a file error naming it
+  const auto both = write_temp("sim-both.yaml", "model: llama-3.1-8b\ngpu: h100\ntraffic: {rate: 10, trace: burstgpt.csv}\n"
+                                                "requirements: {max_p99_ttft_ms: 100}\n");
+  const Run bt = kvtest::kvplan({"check", both});
+  CHECK(bt.exit == 2);
+  CHECK(bt.err.find("rate given with trace; the trace gives arrivals and lengths: drop rate or the trace") != std::string::npos);
+  // no rate and no trace: a closed loop of `concurrency` clients (deployment-files.md), checked in memory at the lengths
+  // it simulates (1,024 + 128), not at max_model_len
+  const auto loop = write_temp("sim-loop.yaml", "model: llama-3.1-8b\ngpu: h100\ntraffic: {concurrency: 4, requests: 40}\n"
+                                                "requirements: {max_p99_ttft_ms: 100000}\n");
+  const Run l = kvtest::kvplan({"check", loop, "--format", "json"});
+  INFO(l.err);
+  REQUIRE(l.exit == 0);
+  const json lj = json::parse(l.out)["results"]["deployments"][0]["requirements"];
+  bool fits_row = false, closed = false;
+  for (const auto& q : lj) {
+    fits_row = fits_row || q["requirement"] == "traffic fits (4 x 1152 tokens)";
+    closed = closed || q["detail"].get<std::string>().find("40 req of 1024+128 tok, 4 clients") != std::string::npos;
+  }
+  CHECK(fits_row);
+  CHECK(closed);
   std::filesystem::remove_all(temp_dir());
 }
 

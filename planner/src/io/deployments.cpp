@@ -116,6 +116,10 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     d.trace = t->str("trace");
     for (const char* k : {"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix", "rate", "requests", "seed", "trace"})
       if (t->has(k)) d.field_where[std::string("traffic.") + k] = t->at(k);
+    // a trace gives its own arrivals and lengths: a rate or lengths beside it would be ignored without a word
+    if (!d.trace.empty())
+      for (const char* k : {"rate", "prompt_tokens", "output_tokens", "context"})
+        if (t->has(k)) t->fail(k, std::string(k) + " given with trace", "the trace gives arrivals and lengths: drop " + std::string(k) + " or the trace");
   }
   if (auto r = n.object("requirements")) {
     d.requirements_where = n.at("requirements");
