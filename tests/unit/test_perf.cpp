@@ -330,6 +330,23 @@ TEST_CASE("expert parallelism over data-parallel replicas routes every replica's
   CHECK(r.weight_bytes_read == Approx(dense + routed * touched));
 }
 
+TEST_CASE("vLLM V0's TTFT holds the first token one decode step (async output processor)", "[perf]") {
+  // 0.6+ V0 hands a step's tokens over when the next step ends: TTFT = prefill + one decode step; with
+  // --disable-async-output-proc (or before 0.6.0) the prefill alone
+  const auto perf = [](const std::string& version, bool disable) {
+    EngineSettings e = kvtest::engine(EngineKind::vllm);
+    e.version = version;
+    e.disable_async_output_proc = disable;
+    return estimate_perf(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", e)), 1000, 100, 1, hand_params());
+  };
+  const PerfResult on = perf("0.7.3", false), off = perf("0.7.3", true), old = perf("0.5.4", false);
+  CHECK(on.tpot_s == Approx(off.tpot_s));
+  CHECK(on.ttft_s == Approx(off.ttft_s + off.tpot_s));
+  CHECK(find_term(on.prefill_terms, "async_output")->seconds == Approx(off.tpot_s));
+  CHECK(find_term(off.prefill_terms, "async_output") == nullptr);
+  CHECK(find_term(old.prefill_terms, "async_output") == nullptr);
+}
+
 TEST_CASE("the simulator's step model is the plan's decode step", "[perf]") {
   const Planner p = planner("llama-3.1-70b", "h100-sxm", Parallel{4, 2, 1, 1});
   const PerfParams pp = hand_params();

@@ -1003,6 +1003,10 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   if (m.peak == 0) {
     r.prefill_bound = "unknown (no TFLOP/s in the GPU profile: give --gpu-tflops)";
     r.ttft_s = -1;  // prefill is compute bound: without a peak there is no estimate
+  } else if (vllm_v0_async_output(s.engine, s.parallel.pp, s.gpu.device_class == "cpu")) {
+    // vLLM V0's async output processor hands the first token over when the next step (the first decode) ends
+    r.ttft_s += r.tpot_s;
+    r.prefill_terms.push_back({"async_output", r.tpot_s, "vLLM V0 (0.6+): the first token reaches the client when the next step, one decode step, ends"});
   }
 
   // a static batch: B prompts prefilled in chunks of max_num_batched_tokens, then output_tokens decode steps

@@ -490,10 +490,7 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       // V1 chunks unless --no-enable-chunked-prefill on 0.12 or later (0.8-0.11 ignore the flag); V0 only where
       // resolve_engine_defaults turned it on (context above 32K, or the flag)
       c.chunked_prefill = (c.scheduler == SchedulerKind::vllm_v1 && !(e.rules && e.rules->v1_chunked_optional)) || e.chunked_prefill.value_or(true);
-      // V0's async output processor (#7049, v0.6.0): ModelConfig.verify_async_output_proc turns it off under pipeline
-      // parallel, speculative decoding and on platforms without it (CUDA / ROCm with --enforce-eager, the CPU)
-      c.async_output = c.scheduler == SchedulerKind::vllm_v0 && !version_before(e.version, "0.6.0") && !e.disable_async_output_proc &&
-                       !e.enforce_eager && p.spec().parallel.pp <= 1 && e.spec.method == SpecMethod::none && p.spec().gpu.device_class != "cpu";
+      c.async_output = vllm_v0_async_output(e, p.spec().parallel.pp, p.spec().gpu.device_class == "cpu");
       break;
     case EngineKind::sglang:
       c.scheduler = SchedulerKind::sglang;

@@ -175,6 +175,14 @@ inline bool vllm_in_process(const EngineSettings& e) {
   return e.kind == EngineKind::vllm && (e.usage_context == "llm" || e.usage_context == "engine");
 }
 inline bool sglang_unchunked(const EngineSettings& e) { return e.kind == EngineKind::sglang && !e.chunked_prefill.value_or(true); }
+/// vLLM V0's async output processor (#7049, 0.6.0 on; vllm/engine/llm_engine.py LLMEngine.step): a step's tokens reach
+/// the client when the next step ends. ModelConfig.verify_async_output_proc turns it off under pipeline parallelism,
+/// speculative decoding and on platforms without it (CUDA / ROCm with --enforce-eager, the CPU);
+/// --disable-async-output-proc turns it off. Needs resolved rules (resolve_engine_defaults).
+inline bool vllm_v0_async_output(const EngineSettings& e, i64 pp, bool cpu) {
+  return e.kind == EngineKind::vllm && e.rules && e.rules->v0_engine && !version_before(e.version, "0.6.0") &&
+         !e.disable_async_output_proc && !e.enforce_eager && pp <= 1 && e.spec.method == SpecMethod::none && !cpu;
+}
 
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks
 /// ranges; throws InputError naming the engine's flag.
