@@ -102,6 +102,8 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                     {"interconnect_generation", gp.interconnect_generation},
                     {"interconnect_bytes_per_s", link_bytes},
                     {"pcie_bytes_per_s", pcie_bytes},
+                    {"nvlink_bridge_bytes_per_s", gp.nvlink_bridge_bytes_per_s > 0 ? ojson(static_cast<i64>(gp.nvlink_bridge_bytes_per_s)) : ojson(nullptr)},
+                    {"nvlink_bridge_default", gp.nvlink_bridge_default},
                     {"interconnect_source", gp.interconnect_source},
                     {"notes", gp.notes}});
   }

@@ -347,6 +347,24 @@ TEST_CASE("vLLM V0's TTFT holds the first token one decode step (async output pr
   CHECK(find_term(old.prefill_terms, "async_output") == nullptr);
 }
 
+TEST_CASE("an NVLink-bridged pair all-reduces over the bridge at TP 2, over PCIe beyond", "[perf]") {
+  // H100 NVL ships as bridged pairs (300 GB/s each way, link_eff 0.5 here): Llama-3.1-70B at TP 2, 4 sequences:
+  // 160 all-reduces (2 per layer) of 8192 x 4 x 2 B, each one-shot alpha 10 us + 2 (2 - 1) / 2 x bytes / (300e9 x 0.5)
+  const auto at = [](i64 tp, std::optional<bool> bridge) {
+    PlanSpec s = kvtest::spec("llama-3.1-70b", "h100-nvl", kvtest::engine(EngineKind::vllm), Parallel{tp, 1, 1, 1});
+    if (bridge) s.gpu.nvlink_bridged = *bridge;
+    return estimate_perf(Planner(s), 1000, 100, 4, hand_params());
+  };
+  const double bytes = 8192.0 * 4 * 2;
+  const PerfResult bridged = at(2, true), pcie = at(2, false);
+  CHECK(term(bridged.decode_terms, "tp_all_reduce") == Approx(160 * (10e-6 + bytes / (300e9 * 0.5))));
+  CHECK(find_term(bridged.decode_terms, "tp_all_reduce")->basis.find("NVLink bridge of a pair") != std::string::npos);
+  CHECK(find_term(pcie.decode_terms, "tp_all_reduce")->basis.find("PCIe") != std::string::npos);
+  CHECK(term(pcie.decode_terms, "tp_all_reduce") > term(bridged.decode_terms, "tp_all_reduce"));
+  // TP 4 spans two pairs: PCIe whatever the bridges
+  CHECK(find_term(at(4, true).decode_terms, "tp_all_reduce")->basis.find("PCIe") != std::string::npos);
+}
+
 TEST_CASE("the simulator's step model is the plan's decode step", "[perf]") {
   const Planner p = planner("llama-3.1-70b", "h100-sxm", Parallel{4, 2, 1, 1});
   const PerfParams pp = hand_params();

@@ -351,7 +351,7 @@ TEST_CASE("a GPU without a profile", "[profiles]") {
 
 TEST_CASE("the GPU profile template loads once filled in", "[profiles]") {
   nlohmann::json t = nlohmann::json::parse(io::gpu_profile_template());
-  CHECK(t.size() == 33);  // every key (profiles/README-gpus.md lists 33); the loader is strict
+  CHECK(t.size() == 35);  // every key (profiles/README-gpus.md lists 35); the loader is strict
   CHECK_THROWS_WITH(io::gpu_from_json(t, "my-gpu", "my-gpu.json"),
                     Catch::Matchers::StartsWith("my-gpu.json: /memory_bytes: "));
   t["name"] = "My GPU";

@@ -27,7 +27,7 @@ const std::vector<std::string> kGpuKeys = {
     "datasheet_memory_gb", "ecc_default_on", "ecc_mode", "memory_bandwidth_bytes_per_s", "bf16_dense_tflops",
     "fp16_dense_tflops", "fp8_dense_tflops", "int8_dense_tops", "fp4_dense_tflops", "compute_source", "sm_count",
     "boost_clock_mhz", "l2_bytes", "dies", "interconnect", "interconnect_generation", "interconnect_bytes_per_s", "pcie_bytes_per_s",
-    "interconnect_source", "notes"};
+    "nvlink_bridge_bytes_per_s", "nvlink_bridge_default", "interconnect_source", "notes"};
 
 const std::vector<std::string> kMemoryKinds = {"cuda_reported", "nvml_reported", "datasheet", "derived",
                                                "metal_working_set", "host_ram"};
@@ -87,7 +87,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   }
   // keys added after profiles were first written may be absent (read as null): a profile made from an older
   // template still loads
-  static const std::vector<std::string> kLaterKeys = {"boost_clock_mhz", "dies"};
+  static const std::vector<std::string> kLaterKeys = {"boost_clock_mhz", "dies", "nvlink_bridge_bytes_per_s", "nvlink_bridge_default"};
   for (const auto& k : kGpuKeys)
     if (!j.contains(k) && std::find(kLaterKeys.begin(), kLaterKeys.end(), k) == kLaterKeys.end())
       v.fail(k, "missing key", "every GPU profile lists all keys (null where unknown)");
@@ -132,6 +132,18 @@ GpuSpec gpu_from_json(const json& j, const std::string& id, const std::string& l
   g.interconnect_bytes_per_s = link_rate(v, "interconnect_bytes_per_s");
   g.pcie_bytes_per_s = link_rate(v, "pcie_bytes_per_s");
   g.interconnect_source = v.get_string("interconnect_source");
+  if (j.contains("nvlink_bridge_bytes_per_s") && !j["nvlink_bridge_bytes_per_s"].is_null()) {
+    g.nvlink_bridge_bytes_per_s = link_rate(v, "nvlink_bridge_bytes_per_s");
+    if (g.interconnect != "pcie" || !(g.nvlink_bridge_bytes_per_s > 0))
+      v.fail("nvlink_bridge_bytes_per_s", "expected a bridge's bytes per second (> 0) on a PCIe card, or null");
+  }
+  if (j.contains("nvlink_bridge_default") && !j["nvlink_bridge_default"].is_null()) {
+    if (!j["nvlink_bridge_default"].is_boolean()) v.fail("nvlink_bridge_default", "expected true, false or null");
+    g.nvlink_bridge_default = j["nvlink_bridge_default"].get<bool>();
+    if (g.nvlink_bridge_default && g.nvlink_bridge_bytes_per_s <= 0)
+      v.fail("nvlink_bridge_default", "true needs nvlink_bridge_bytes_per_s");
+  }
+  g.nvlink_bridged = g.nvlink_bridge_default;  // a deployment's --nvlink-bridge overrides it
   if (g.interconnect == "none" && g.interconnect_bytes_per_s != 0)
     v.fail("interconnect_bytes_per_s", "expected 0 when interconnect is none");
   if (g.interconnect != "none" && !(g.interconnect_bytes_per_s > 0))
@@ -186,6 +198,8 @@ std::string gpu_profile_template() {
   t["interconnect_generation"] = "";
   t["interconnect_bytes_per_s"] = 0;
   t["pcie_bytes_per_s"] = 0;
+  t["nvlink_bridge_bytes_per_s"] = nullptr;
+  t["nvlink_bridge_default"] = nullptr;
   t["interconnect_source"] = "";
   t["notes"] = "";
   return t.dump(2) + "\n";

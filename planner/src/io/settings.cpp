@@ -256,6 +256,8 @@ std::vector<SettingDef> build_table() {
       .flags("--gpu-memory-bytes"));
   r.push_back(Row("ram_gb", T::count, "deployment", "Apple silicon: the Mac's unified memory in GB; the GPU gets macOS's default working set (2/3 up to 32 GB, 3/4 above). CPU host: its installed RAM in GiB, all of it the budget")
       .flags("--ram-gb"));
+  r.push_back(Row("nvlink_bridge", T::boolean, "deployment", "PCIe cards joined in NVLink-bridged pairs (H100 NVL, H100 / A100 PCIe, A30, A40, RTX A6000): a TP 2 all-reduce runs over the bridge (nvlink_bridge_bytes_per_s in kvplan gpus); default: the profile's (on for H100 NVL, which ships bridged; off for the others); --nvlink-bridge=false for unbridged cards")
+      .flags("--nvlink-bridge"));
   r.push_back(Row("ecc", T::choice, "deployment", "GDDR GPU: ECC on or off (nvidia-smi -e); on GDDR6 / GDDR6X ECC on keeps 1/16 of the DRAM for check bits, so a profile taken in the other mode moves by the datasheet memory / 16 (GDDR7 and HBM report the same total either way)")
       .flags("--ecc").choices({"on", "off"}));
   r.push_back(Row("cpu_sockets", T::count, "deployment", "CPU host (--gpu cpu or a CPU profile): sockets; each has --memory-channels (default: the profile's one socket); llama.cpp reads every socket's memory only with --numa distribute or numactl")

@@ -52,6 +52,12 @@ struct GpuSpec {
   std::string interconnect_generation;   // e.g. "NVLink 4 (18 links via NVSwitch; 900 GB/s bidirectional)"
   double interconnect_bytes_per_s = 0;   // per device, one direction, nominal link rate; 0 when interconnect is none
   double pcie_bytes_per_s = 0;           // host link, one direction, raw (PCIe 5.0 x16 64e9; C2C 450e9; unified 0)
+  // an NVLink bridge that joins two PCIe cards (H100 NVL, A100 PCIe, RTX A6000): one direction, nominal; 0 without one.
+  // nvlink_bridge_default: the product ships bridged (H100 NVL); nvlink_bridged: this deployment's pairs are
+  // (--nvlink-bridge, else the default): a TP 2 all-reduce then runs over the bridge
+  double nvlink_bridge_bytes_per_s = 0;
+  bool nvlink_bridge_default = false;
+  bool nvlink_bridged = false;
   std::string interconnect_source;
 };
 
