@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kvplan/core/gpu.hpp"
+
 namespace kvplan {
 
 const char* engine_name(EngineKind k) {
@@ -336,7 +338,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // sparse MLA (DeepSeek-V3.2, index_topk), from 0.11: FlashMLA-sparse supports 64 only, on every GPU
       if (e.block_size == 0 && mla && sparse_mla && rules.blackwell_mla_128) e.block_size = 64;
       if (e.block_size == 0 && mla && compute_capability == "9.0") e.block_size = 64;
-      if (e.block_size == 0 && mla && rules.blackwell_mla_128 && compute_capability.rfind("10.", 0) == 0) e.block_size = 128;
+      if (e.block_size == 0 && mla && rules.blackwell_mla_128 && is_sm10x(compute_capability)) e.block_size = 128;
       if (e.block_size == 0) e.block_size = 16;
       // the choices --block-size lists: {8,...,128} in 0.8.3, {1,8,...,128} in 0.10-0.11 (their --help); later releases
       // take any size (0.26.0's --help: BLOCK_SIZE, BlockSize then adding 256), which the attention backend checks
@@ -380,7 +382,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // or 64 ("TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size from 1 to 64"): every MHA
       // model from 0.5.7 ("1.2 Use trtllm_mha for SM100/SM103", without speculative top-k > 1), gpt-oss before that
       // (server_args.py _handle_model_specific_adjustments, v0.5.2 on)
-      if (e.block_size == 0 && !mla && compute_capability.rfind("10.", 0) == 0) {
+      if (e.block_size == 0 && !mla && is_sm10x(compute_capability)) {
         const bool generic = !version_before(e.version, "0.5.7");
         if ((generic && (!e.spec.on() || e.spec.topk <= 1)) || model_arch == "GptOssForCausalLM") e.block_size = 64;
       }

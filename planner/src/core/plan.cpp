@@ -651,7 +651,7 @@ std::string sglang_no_hybrid_swa(const PlanSpec& s) {
   if (a == "Llama4ForConditionalGeneration") return from("0.5.8") ? "" : release + " gives Llama-4 the hybrid pool only with --hybrid-kvcache-ratio (until 0.5.8)";
   if (a == "GptOssForCausalLM") {
     if (!from("0.5.8")) return release + " turns it off for gpt-oss (until 0.5.8)";
-    const bool sm100 = s.gpu.compute_capability.rfind("10.", 0) == 0;
+    const bool sm100 = is_sm10x(s.gpu.compute_capability);
     if (sm100 && !from("0.5.10")) return release + " turns it off for gpt-oss under trtllm_mha, the default attention backend on SM 10.x (until 0.5.10)";
     if (e.spec.on() && !from("0.5.9")) return release + " turns it off for gpt-oss with speculative decoding";
     return "";

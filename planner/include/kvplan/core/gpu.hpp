@@ -61,4 +61,8 @@ struct GpuSpec {
   std::string interconnect_source;
 };
 
+/// An NVIDIA compute capability 10.x (B200, B300, GB200, GB300: SM100 / SM103), where the engines pick their own
+/// attention backends and page sizes
+inline bool is_sm10x(const std::string& compute_capability) { return compute_capability.rfind("10.", 0) == 0; }
+
 }  // namespace kvplan
