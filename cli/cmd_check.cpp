@@ -215,7 +215,7 @@ SimOutcome simulate_traffic(const io::DeploymentDoc& doc, const Deployment& d, c
     w.requests = doc.requests.value_or(1000);
     w.rate = doc.rate.value_or(0);
     w.seed = static_cast<std::uint64_t>(doc.seed.value_or(0));
-    i64 prompt = 1024, output = 128;  // vllm bench serve's random dataset defaults, as kvplan simulate
+    i64 prompt = kDefaultPrompt, output = kDefaultOutput;  // as kvplan simulate
     if (doc.output_tokens) output = *doc.output_tokens;
     if (doc.prompt_tokens) prompt = *doc.prompt_tokens;
     if (doc.context && !doc.prompt_tokens) prompt = *doc.context - output;
@@ -287,7 +287,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     // (1,024 + 128, as fit does), not at max_model_len, which the simulation never sends
     const bool simulated = doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate;
     const i64 tokens = simulated && doc.trace.empty() && d.tokens_source == "max_model_len"
-                           ? std::min<i64>(d.tokens, 1024 + 128)  // simulate_traffic's prompt (the shared prefix inside) + output
+                           ? std::min<i64>(d.tokens, kDefaultPrompt + kDefaultOutput)  // simulate_traffic's prompt (prefix inside) + output
                            : d.tokens;
     const Cell c = p.cell(tokens, d.concurrency, d.shared_prefix);
     // a rate without a concurrency holds as many requests as the simulation finds in flight: the static check is

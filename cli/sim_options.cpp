@@ -11,10 +11,6 @@ namespace kvplan::cli {
 
 namespace {
 
-// vllm bench serve's random dataset defaults (--random-input-len 1024, --random-output-len 128)
-constexpr i64 kDefaultPrompt = 1024;
-constexpr i64 kDefaultOutput = 128;
-
 std::string fmt_percent(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);

@@ -17,6 +17,11 @@
 
 namespace kvplan::cli {
 
+/// A simulated request's lengths when none are given: vllm bench serve's random dataset defaults
+/// (--random-input-len 1024, --random-output-len 128); simulate, fit and check's traffic alike
+constexpr i64 kDefaultPrompt = 1024;
+constexpr i64 kDefaultOutput = 128;
+
 /// The workload flags as given.
 struct WorkloadArgs {
   std::optional<double> rate, burstiness, think_s;

@@ -860,12 +860,13 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->act_bytes = static_cast<double>(std::max<i64>(2, std::min<i64>(4, format_info(rank.dtype).block_bytes)));
   const std::string link = s.gpu.interconnect;
   const bool scale_up = (link == "nvlink" || link == "xgmi" || link == "infinity-fabric" || link == "ethernet") && s.gpu.interconnect_bytes_per_s > 0;
+  const bool bridged_pair = !scale_up && s.gpu.nvlink_bridged && m->tp == 2;  // two PCIe cards joined by an NVLink bridge
   if (scale_up) {
     m->ar_beta = s.gpu.interconnect_bytes_per_s * c.link_eff;
     m->ar_alpha = c.ar_alpha_nvlink_s;
     m->link_basis = s.gpu.interconnect_generation.empty() ? link : s.gpu.interconnect_generation;
-  } else if (s.gpu.nvlink_bridged && m->tp == 2) {
-    // two PCIe cards joined by an NVLink bridge: a pair's all-reduce runs over the bridge with the engines' own
+  } else if (bridged_pair) {
+    // a pair's all-reduce runs over the bridge with the engines' own
     // all-reduce kernels (vLLM's custom all-reduce needs every rank pair NVLink-connected: a pair is); wider TP
     // crosses PCIe between pairs
     m->ar_beta = s.gpu.nvlink_bridge_bytes_per_s * c.link_eff;
@@ -884,7 +885,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // TensorRT-LLM's one-shot / two-shot) read every peer's buffer at once: one latency whatever the rank count.
   // Over PCIe, and across nodes (where the engines hand the collective to NCCL), NCCL's ring or tree pays one
   // latency per doubling of the ranks.
-  const bool one_shot = (scale_up || (s.gpu.nvlink_bridged && m->tp == 2)) && m->nodes == 1;
+  const bool one_shot = (scale_up || bridged_pair) && m->nodes == 1;
   m->ar_hops = one_shot ? 1 : static_cast<i64>(std::ceil(std::log2(static_cast<double>(std::min(m->tp, m->per_node)))));
   // host memory and the host link (docs/performance-model.md "Host-resident weights and KV")
   const bool host_is_device = s.gpu.device_class == "cpu" || s.gpu.unified_memory;

@@ -131,12 +131,17 @@ class Paged : public Engine {
     ++r.preemptions;
     sink_.preempted();
   }
-  // Computes a step's work for r at the step's end: a token when r caught up; true when r is done.
-  bool advance(i32 ri, i64 n, double end) {
-    Req& r = R(ri);
+  // Computes n tokens of r: true when r caught up and sampled its next token.
+  static bool sample(Req& r, i64 n) {
     r.computed += n;
     if (r.computed < r.num_tokens()) return false;
     ++r.out;
+    return true;
+  }
+  // Computes a step's work for r at the step's end: a token when r caught up; true when r is done.
+  bool advance(i32 ri, i64 n, double end) {
+    Req& r = R(ri);
+    if (!sample(r, n)) return false;
     sink_.token(ri, end);
     return r.out >= r.output;
   }
@@ -248,11 +253,7 @@ class Vllm final : public Paged {
     lagged_next_.clear();
     for (const Work& w : work) {
       Req& r = R(w.req);
-      if (r.out >= r.output) continue;
-      r.computed += w.tokens;
-      if (r.computed < r.num_tokens()) continue;
-      ++r.out;
-      lagged_next_.push_back({w.req, r.out >= r.output});
+      if (r.out < r.output && sample(r, w.tokens)) lagged_next_.push_back({w.req, r.out >= r.output});
     }
     deliver_lagged(end);
     lagged_.swap(lagged_next_);

@@ -184,9 +184,6 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   }
 }
 
-// --ecc on|off on a GDDR6 / GDDR6X card: ECC on keeps 1/16 of the DRAM for check bits (GDDR has no side-band ECC chips),
-// so a profile taken in the other mode moves by the datasheet memory (GiB) / 16. RTX 6000 Ada, ECC off, 51,002,867,712 B - 48 GiB / 16 = 47,781,642,240 B; the L40S (the same AD102
-// board with 48 GB, ECC on) prints 47,803,596,800 B. HBM keeps ECC out of band: its capacity does not change.
 // --nvlink-bridge: whether the deployment's cards are joined in bridged pairs (the profile's default otherwise)
 void apply_nvlink_bridge(const SettingsBag& bag, GpuSpec& g) {
   const auto given = bag.boolean("nvlink_bridge");
@@ -195,6 +192,9 @@ void apply_nvlink_bridge(const SettingsBag& bag, GpuSpec& g) {
   g.nvlink_bridged = given.value_or(g.nvlink_bridge_default) && g.nvlink_bridge_bytes_per_s > 0;
 }
 
+// --ecc on|off on a GDDR6 / GDDR6X card: ECC on keeps 1/16 of the DRAM for check bits (GDDR has no side-band ECC chips),
+// so a profile taken in the other mode moves by the datasheet memory (GiB) / 16. RTX 6000 Ada, ECC off, 51,002,867,712 B - 48 GiB / 16 = 47,781,642,240 B; the L40S (the same AD102
+// board with 48 GB, ECC on) prints 47,803,596,800 B. HBM keeps ECC out of band: its capacity does not change.
 void apply_ecc(const SettingsBag& bag, GpuSpec& g) {
   const auto ecc = bag.choice("ecc");
   if (!ecc || bag.has("gpu_memory_bytes")) return;  // a total given outright already is the mode's
