@@ -4,6 +4,7 @@
 // schedulers are in sim_engines.cpp, the block pool and quantiles in sim_blocks.cpp.
 #include "kvplan/core/simulate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -118,10 +119,12 @@ class Driver final : public Sink {
   Req& req(i32 r) override { return reqs_[static_cast<size_t>(r)]; }
   void token(i32 ri, double t) override {
     Req& r = req(ri);
-    if (r.first_token < 0)
+    if (r.first_token < 0) {
       r.first_token = t;
-    else
+      r.gaps.reserve(static_cast<size_t>(std::max<i64>(r.output - 1, 0)));  // one allocation, freed when it finishes
+    } else {
       r.gaps.push_back(t - r.last_token);  // vllm bench serve pools the ITLs of successful requests only
+    }
     r.last_token = t;
   }
   void finish(i32 ri, double t, Failure failure) override;
@@ -198,13 +201,10 @@ i32 Driver::new_req(const SimRequest& s, int client) {
     reqs_.emplace_back();
   }
   Req& r = req(ri);
-  std::vector<i32> blocks = std::move(r.blocks);  // keep the allocations
-  std::vector<double> gaps = std::move(r.gaps);
+  std::vector<i32> blocks = std::move(r.blocks);  // keep the allocation
   r = Req{};
   blocks.clear();
-  gaps.clear();
   r.blocks = std::move(blocks);
-  r.gaps = std::move(gaps);
   r.id = s.id;
   r.uid = uid_++;
   r.arrival = s.arrival_s;
@@ -303,6 +303,7 @@ void Driver::finish(i32 ri, double t, Failure failure) {
     if (slo_.ttft_s || slo_.tpot_s)
       res_.good_requests += (!slo_.ttft_s || ttft <= *slo_.ttft_s) && (!slo_.tpot_s || tpot <= *slo_.tpot_s);
   }
+  std::vector<double>().swap(r.gaps);  // spent: the slot, reused by a request still waiting, holds none
   if (obs_) obs_(rec);
   const i64 session = r.session;
   const int client = r.client;
