@@ -137,6 +137,10 @@ void run_sweep(const SweepArgs& a, Globals& g) {
         axes.kv_formats.emplace_back(std::nullopt);
         continue;
       }
+      if (const auto tq = parse_turboquant(s)) {
+        axes.kv_formats.emplace_back(*tq);
+        continue;
+      }
       const auto f = parse_format(s);
       if (!f) throw InputError("--kv-dtype", "unknown format '" + s + "'", "use one of auto, " + format_names());
       // a type the engine does not have is swept at its size with plan's warning (--strict fails it)
@@ -144,7 +148,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
         warn(foreign);
         if (a.d.strict) strict.push_back(foreign);
       }
-      axes.kv_formats.emplace_back(*f);
+      axes.kv_formats.emplace_back(KvPair{*f, *f});
     }
     if (axes.kv_formats.empty()) throw InputError("--kv-dtype", "empty list", "give formats such as fp8,auto");
   }
@@ -239,8 +243,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
           current = &p;
           gpu_id = p.spec().gpu.id;
           // K and V apart (llama.cpp -ctk f16 -ctv q8_0) read K/V; one format when they agree
-          dtname = format_info(p.spec().kv.k_format).name;
-          if (p.spec().kv.v_format != p.spec().kv.k_format) dtname += "/" + std::string(format_info(p.spec().kv.v_format).name);
+          dtname = kv_pair_name(p.spec().kv.k_format, p.spec().kv.v_format);
           gpu_json = json_str(gpu_id);
           dt_json = json_str(dtname);
           if (reports)

@@ -271,7 +271,7 @@ void sglang_rows(Ctx& c) {
     double kb = 0, vb = 0;
     for (const Layer& l : rank.layers) {
       if (l.kv == KvKind::ssm || l.kv == KvKind::none || l.kv == KvKind::cross) continue;
-      double lk = static_cast<double>(layer_k_bytes_per_token(l, p.spec().kv.k_format));
+      double lk = static_cast<double>(layer_k_bytes_per_token(l, p.spec().kv));
       if (l.kv == KvKind::mla_latent && l.indexer_head_dim > 0) {
         // NSATokenToKVPool.get_kv_size_bytes: the latent buffer (an fp8 cache stores the record override_kv_cache_dim,
         // kv_lora_rank fp8 + an fp32 scale per 128 + the rope part in bf16) plus the uint8 indexer buffer, whatever
@@ -282,7 +282,7 @@ void sglang_rows(Ctx& c) {
         lk = static_cast<double>(latent + layer_indexer_key_bytes(l));
       }
       kb += lk;
-      vb += static_cast<double>(layer_v_bytes_per_token(l, p.spec().kv.v_format));
+      vb += static_cast<double>(layer_v_bytes_per_token(l, p.spec().kv));
     }
     const double rows = pool_tokens + static_cast<double>(page);
     if (k) c.rule("K buffers", "bytes", k, rows * kb, rows * kb, "(max_total_num_tokens + page_size) x sum of K row bytes over the rank's layers");

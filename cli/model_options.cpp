@@ -47,7 +47,19 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
 
   KvOptions& o = rm.kv_options;
   o.k_format = o.v_format = o.state_format = m.dtype;
-  if (!a.kv_dtype.empty()) o.k_format = o.v_format = kv_format("--kv-dtype", a.kv_dtype, m.dtype);
+  if (const auto tq = parse_turboquant(a.kv_dtype)) {
+    // vLLM's TurboQuant: K and V in their own formats, the boundary layers in the model dtype
+    o.k_format = tq->k;
+    o.v_format = tq->v;
+    o.skip_format = m.dtype;
+    const auto kept = turboquant_boundary_layers(m);
+    for (i64 i : kept) m.layers[static_cast<size_t>(i)].kv_model_dtype = true;
+    if (!kept.empty())
+      m.notes.push_back("vLLM's TurboQuant keeps layers " + std::to_string(kept.front()) + "-" + std::to_string(kept[kept.size() / 2 - 1]) + " and " +
+                        std::to_string(kept[kept.size() / 2]) + "-" + std::to_string(kept.back()) + " in " + std::string(format_info(m.dtype).name));
+  } else if (!a.kv_dtype.empty()) {
+    o.k_format = o.v_format = kv_format("--kv-dtype", a.kv_dtype, m.dtype);
+  }
   if (!a.cache_type_k.empty()) o.k_format = kv_format("--cache-type-k", a.cache_type_k, m.dtype);
   if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v, m.dtype);
   if (!a.state_dtype.empty()) o.state_format = kv_format("--state-dtype", a.state_dtype, m.dtype);

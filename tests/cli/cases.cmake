@@ -8,7 +8,7 @@ kvplan_cli_test(unknown_model EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8 --context 
 kvplan_cli_test(bad_context EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --context 12x
   STDERR "kvplan: error: --context: '12x' is not a count; use digits with an optional k or m suffix, e.g. 32k")
 kvplan_cli_test(bad_kv_dtype EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --kv-dtype q3
-  STDERR "kvplan: error: --kv-dtype: unknown format 'q3'; use one of f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, nvfp4, fp4_e2m1")
+  STDERR "kvplan: error: --kv-dtype: unknown format 'q3'; use one of f32, f16, bf16, fp8_e4m3, fp8_e5m2, int8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4, nvfp4, fp4_e2m1, int8_per_token_head, fp8_per_token_head, int4_per_token_head, turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc, turboquant_3bit_nc")
 kvplan_cli_test(bad_format EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --format xml
   STDERR "kvplan: error: --format: unknown format 'xml'; use table, md, csv, json or jsonl")
 kvplan_cli_test(block_mismatch EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/configs/bad/head-dim-80.json --context 1 --cache-type-k q8_0

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 namespace kvplan {
@@ -62,14 +63,94 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
   if (f == ElemFormat::nvfp4 && engine != EngineKind::vllm && engine != EngineKind::trtllm)
     throw InputError(key, std::string("an nvfp4 KV cache is not available in ") + engine_name(engine),
                      engine == EngineKind::sglang ? "SGLang's FP4 cache is fp4_e2m1" : "nvfp4 KV runs on vLLM and TensorRT-LLM; use fp8_e4m3 here");
-  if (f == ElemFormat::nvfp4 && engine == EngineKind::vllm && version_before(version, "0.20"))
-    throw InputError(key, "nvfp4 is not a --kv-cache-dtype choice of vLLM " + version + " (from 0.20: #37332)", "use fp8, or plan vLLM 0.20 or later");
+  // vLLM: the spelling from #37332 (merged 2026-04-17), an attention backend that takes it from #40177 (FlashInfer,
+  // merged 2026-04-30, after v0.20.0): 0.21
+  if (f == ElemFormat::nvfp4 && engine == EngineKind::vllm && version_before(version, "0.21"))
+    throw InputError(key, "vLLM " + version + " has no attention backend for an nvfp4 KV cache (FlashInfer takes it from 0.21: #40177)", "use fp8, or plan vLLM 0.21 or later");
+  // vLLM's per-row caches (CacheDType, vllm/config/cache.py): TurboQuant presets from #38479 (merged 2026-04-15, v0.20.0);
+  // int8 / fp8_per_token_head from #38378 (merged 2026-04-02, a day before v0.19.0: 0.20 assumed; the v0.18.1 docs lack
+  // them, the v0.21.0 docs list them); int4_per_token_head from #40835 (merged 2026-06-24, five days before v0.24.0:
+  // 0.25 assumed; the v0.26.0 docs list it)
+  if (format_info(f).row_bits > 0) {
+    const bool tq = is_turboquant(f);
+    const std::string spelled = tq ? "TurboQuant" : std::string(format_info(f).name);
+    if (engine != EngineKind::vllm)
+      throw InputError(key, spelled + " is a vLLM KV cache dtype, not " + engine_name(engine) + "'s", "use fp8_e4m3");
+    const char* first = f == ElemFormat::int4_pth ? "0.25" : "0.20";
+    if (version_before(version, first))
+      throw InputError(key, spelled + " is not a --kv-cache-dtype choice of vLLM " + version + " (from " + first + ")",
+                       "use fp8, or plan vLLM " + std::string(first) + " or later");
+  }
   const std::string name(format_info(f).name);
   const bool fp8 = f == ElemFormat::fp8_e4m3 || f == ElemFormat::fp8_e5m2;
   // llama.cpp caches K and V in its own types only (common/arg.cpp kv_cache_types): no fp8, no int8
   if (engine == EngineKind::llamacpp && (fp8 || f == ElemFormat::int8))
     throw InputError(key, "llama.cpp has no " + name + " KV cache (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)",
                      "use q8_0 (8.5 bits a value) or f16");
+}
+
+namespace {
+bool holds_sliding(const Layer& l) { return l.kv == KvKind::sliding; }
+bool mla_layer(const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; }
+}  // namespace
+
+void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype) {
+  const bool tq = is_turboquant(kv.k_format);
+  const bool per_row = format_info(kv.k_format).row_bits > 0;
+  const bool quantised = kv.k_format != dtype || kv.v_format != dtype;
+  const std::string& version = d.engine.version;
+  const std::string spelled = tq ? kv_pair_name(kv.k_format, kv.v_format) : std::string(format_info(kv.k_format).name);
+  const bool hybrid = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::ssm; });
+  const bool mla = std::any_of(m.layers.begin(), m.layers.end(), mla_layer);
+  // no MLA backend lists the per-row dtypes (TurboQuant: CUDA offers TURBOQUANT among the non-MLA backends only;
+  // per-token-head: TRITON_ATTN only); nvfp4 with MLA is refused by config/vllm.py
+  if (mla && (per_row || kv.k_format == ElemFormat::nvfp4))
+    throw InputError("kv_cache_dtype", "vLLM has no MLA attention backend for a " + spelled + " KV cache (" + m.id + " caches an MLA latent)",
+                     "use fp8 (or auto)");
+  // nvfp4: FlashInfer's TRT-LLM kernels on the SM 10.x family only (flashinfer.py supports_kv_cache_dtype)
+  if (kv.k_format == ElemFormat::nvfp4 && !is_sm10x(d.gpu.compute_capability))
+    throw InputError("kv_cache_dtype", "vLLM's nvfp4 KV cache runs on FlashInfer's SM 10.x kernels; " + d.gpu.name + " is compute capability " +
+                     (d.gpu.compute_capability.empty() ? std::string("unknown") : d.gpu.compute_capability),
+                     "use fp8, or a B200 / GB200 / B300");
+  // the layers kept in the model dtype: the ones named, every sliding-window layer for "sliding_window", and TurboQuant's
+  // boundary layers (TurboQuantConfig.get_boundary_skip_layers: the first and last min(2, L / 2) of a dense model; none
+  // in a hybrid one, which 0.20 refused: hybrid support from #39931, merged 2026-05-05, 0.21)
+  std::set<i64> skip;
+  bool skip_sliding = false;
+  for (const auto& w : d.kv_skip_layers) {
+    if (w == "sliding_window") skip_sliding = true;
+    else skip.insert(std::stoll(w));
+  }
+  const i64 L = static_cast<i64>(m.layers.size());
+  if (tq && hybrid && version_before(version, "0.21"))
+    throw InputError("kv_cache_dtype", "vLLM " + version + " refuses TurboQuant for hybrid models (" + m.id + " has recurrent layers; from 0.21: #39931)",
+                     "use fp8, or plan vLLM 0.21 or later");
+  const std::vector<i64> boundary = tq ? turboquant_boundary_layers(m) : std::vector<i64>{};
+  kv.skip_list = !d.kv_skip_layers.empty() || !boundary.empty();
+  skip.insert(boundary.begin(), boundary.end());
+  if (!d.kv_skip_layers.empty() && version_before(version, "0.19"))
+    throw InputError("kv_cache_dtype_skip_layers", "is not a flag of vLLM " + version + " (from 0.19: #33695)", "drop it, or plan vLLM 0.19 or later");
+  i64 kept = 0;
+  for (i64 i = 0; i < L; ++i) {
+    Layer& l = m.layers[static_cast<size_t>(i)];
+    if (l.kv == KvKind::ssm || l.kv == KvKind::none || l.kv == KvKind::cross) continue;
+    l.kv_model_dtype = quantised && (skip.count(i) > 0 || (skip_sliding && holds_sliding(l)));
+    if (l.kv_model_dtype) ++kept;
+    if (!tq || l.kv_model_dtype) continue;
+    // the TURBOQUANT backend's validation: no sliding window (supports_sliding_window False), no attention sinks
+    if (holds_sliding(l))
+      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses sliding-window layers (" + m.id + " layer " + std::to_string(i) + ")",
+                       "add sliding_window to --kv-cache-dtype-skip-layers");
+    if (l.attn_sinks)
+      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses attention sinks (" + m.id + " layer " + std::to_string(i) + ")", "use fp8");
+  }
+  if (tq && dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
+    throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
+  if (kept > 0)
+    m.notes.push_back(std::to_string(kept) + " layer" + (kept == 1 ? "" : "s") + " keep" + (kept == 1 ? "s" : "") + " a " +
+                      std::string(format_info(dtype).name) + " KV cache beside the " + spelled + " ones" +
+                      (!boundary.empty() ? " (TurboQuant leaves the first and last " + std::to_string(boundary.size() / 2) + " unquantised)" : "") +
+                      (!d.kv_skip_layers.empty() ? " (--kv-cache-dtype-skip-layers)" : ""));
 }
 
 std::string foreign_kv_format(EngineKind engine, ElemFormat f) {
@@ -201,8 +282,10 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   if (d.model.sparse_mla) sparse_mla_layout(s.model, s.kv.k_format, d.engine, true);
   if (s.draft && s.draft->sparse_mla) sparse_mla_layout(*s.draft, s.kv.k_format, d.engine, false);  // an MTP draft of V3.2
   s.kv.state_format = d.state_format.value_or(dtype);
+  s.kv.skip_format = dtype;
   check_kv_format(d.engine.kind, s.kv.k_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_k" : "kv_cache_dtype", d.engine.version);
   check_kv_format(d.engine.kind, s.kv.v_format, d.engine.kind == EngineKind::llamacpp ? "cache_type_v" : "kv_cache_dtype", d.engine.version);
+  if (d.engine.kind == EngineKind::vllm) vllm_kv_layers(s.model, d, s.kv, dtype);
   s.gpu = d.gpu;
   s.parallel = d.parallel;
   if (d.enable_expert_parallel) s.parallel.ep = mul(d.parallel.tp, d.parallel.dp, "expert-parallel ranks");
@@ -315,7 +398,11 @@ DeploymentSpec sweep_point(const DeploymentSpec& base, const SweepAxes& axes, st
   DeploymentSpec d = base;
   if (!axes.gpus.empty()) d.gpu = axes.gpus[g];
   if (!axes.tensor_parallel.empty()) d.parallel.tp = axes.tensor_parallel[t];
-  if (!axes.kv_formats.empty()) d.k_format = d.v_format = axes.kv_formats[k];
+  if (!axes.kv_formats.empty()) {
+    const auto& f = axes.kv_formats[k];
+    d.k_format = f ? std::optional<ElemFormat>(f->k) : std::nullopt;
+    d.v_format = f ? std::optional<ElemFormat>(f->v) : std::nullopt;
+  }
   return d;
 }
 

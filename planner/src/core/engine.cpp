@@ -81,6 +81,8 @@ std::vector<EngineRules> make_rule_table() {
     EngineRules& r = row(EngineKind::vllm, "", "vLLM before 0.8 (V0 engine: prompts before decodes, chunked prefill only above 32K context, max_num_seqs 256, prefix caching off)",
                          "vllm-project/vllm v0.8.x (V0 beside V1): engine/arg_utils.py EngineArgs._set_default_args_v0, config.py SchedulerConfig.__post_init__, core/scheduler.py Scheduler._schedule_default, core/block_manager.py can_allocate (watermark 0.01)");
     r.v0_engine = true;
+    r.uniform_type_group = false;
+    r.skip_block_align = false;
     r.float32_to_bf16 = false;
     r.sliding_window_kept = false;
     r.blackwell_mla_128 = false;
@@ -96,6 +98,8 @@ std::vector<EngineRules> make_rule_table() {
     r.small_gpu_256_seqs = false;
     r.offload_cpu_bytes = false;
     r.v1_chunked_optional = false;
+    r.uniform_type_group = false;
+    r.skip_block_align = false;
   }
   {
     EngineRules& r = row(EngineKind::vllm, "0.10.0", "vLLM 0.10 (hybrid KV cache manager; float32 -> bf16 on SM >= 8.0)",
@@ -103,6 +107,8 @@ std::vector<EngineRules> make_rule_table() {
     r.blackwell_mla_128 = false;
     r.offload_cpu_bytes = false;
     r.v1_chunked_optional = false;
+    r.uniform_type_group = false;
+    r.skip_block_align = false;
   }
   {
     EngineRules& r = row(EngineKind::vllm, "0.11.0", "vLLM 0.11 (CUTLASS MLA block 128 on Blackwell; OffloadingConnector num_cpu_blocks; V1 always chunks prompts)",
@@ -110,19 +116,30 @@ std::vector<EngineRules> make_rule_table() {
                          "v1/kv_offload/cpu.py CPUOffloadingSpec (num_cpu_blocks); engine/arg_utils.py _set_default_args (enable_chunked_prefill = True)");
     r.offload_cpu_bytes = false;
     r.v1_chunked_optional = false;
+    r.skip_block_align = false;
   }
-  row(EngineKind::vllm, "0.12.0", "vLLM 0.12-0.13 (--no-enable-chunked-prefill honoured; OffloadingConnector num_cpu_blocks)",
-      "vllm-project/vllm #26623 (engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args, "
-      "_set_default_max_num_seqs_and_batched_tokens_args; merged after 2025-11-20, release not pinned); v1/kv_offload/cpu.py (num_cpu_blocks)")
-      .offload_cpu_bytes = false;
-  row(EngineKind::vllm, "0.14.0", "vLLM 0.14-0.20 (OffloadingConnector cpu_bytes_to_use)",
-      "vllm-project/vllm #24498 (v1/kv_offload CPUOffloadingSpec: cpu_bytes_to_use replaces num_cpu_blocks), merged January 2026");
   {
-    EngineRules& r = row(EngineKind::vllm, "0.21.0", "vLLM >= 0.21 (utilization 0.92; CUDA graph memory estimated before the KV pool)",
-                         "vllm-project/vllm #38284 (config/cache.py gpu_memory_utilization 0.92, v1/worker/gpu_worker.py determine_available_memory), #41069 (kv_cache_utils.py)");
+    EngineRules& r = row(EngineKind::vllm, "0.12.0", "vLLM 0.12-0.13 (--no-enable-chunked-prefill honoured; OffloadingConnector num_cpu_blocks)",
+                         "vllm-project/vllm #26623 (engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args, "
+                         "_set_default_max_num_seqs_and_batched_tokens_args; merged after 2025-11-20, release not pinned); v1/kv_offload/cpu.py (num_cpu_blocks)");
+    r.offload_cpu_bytes = false;
+    r.skip_block_align = false;
+  }
+  row(EngineKind::vllm, "0.14.0", "vLLM 0.14-0.20 (OffloadingConnector cpu_bytes_to_use)",
+      "vllm-project/vllm #24498 (v1/kv_offload CPUOffloadingSpec: cpu_bytes_to_use replaces num_cpu_blocks), merged January 2026")
+      .skip_block_align = false;
+  for (const char* first : {"0.21.0", "0.25.0"}) {
+    const bool aligned = std::string(first) == "0.25.0";
+    EngineRules& r = row(EngineKind::vllm, first,
+                         aligned ? "vLLM >= 0.25 (utilization 0.92; CUDA graph memory estimated before the KV pool; layers kept in the model dtype raise the block size)"
+                                 : "vLLM 0.21-0.24 (utilization 0.92; CUDA graph memory estimated before the KV pool)",
+                         aligned ? "vllm-project/vllm #38284, #41069 (as 0.21); #42890 (platforms/interface.py _align_heterogeneous_kv_block_size, merged "
+                                   "2026-07-03, eight days before v0.25.0: assumed in it)"
+                                 : "vllm-project/vllm #38284 (config/cache.py gpu_memory_utilization 0.92, v1/worker/gpu_worker.py determine_available_memory), #41069 (kv_cache_utils.py)");
     r.default_fraction = 0.92;
     r.cuda_graphs_in_budget = true;
     r.kv_tokens_from_concurrency = true;
+    r.skip_block_align = aligned;
   }
   // ---- SGLang ----
   row(EngineKind::sglang, "", "SGLang <= 0.4.5 (mem_fraction_static by TP size)",

@@ -27,16 +27,59 @@ const std::vector<FormatInfo>& all_formats() {
       // SGLang MHATokenToKVPoolFP4 / MLATokenToKVPoolFP4 (mem_cache/memory_pool.py, v0.5.6 on): k // 2 bytes of e2m1
       // and a uint8 scale buffer of (n x k) // scale_block_size, scale_block_size = 16
       {ElemFormat::fp4_e2m1, "fp4_e2m1", 16, 9},
+      // vLLM per-row KV formats (format.hpp): block fields give the element size, row_bits / row_extra the row
+      {ElemFormat::int8_pth, "int8_per_token_head", 1, 1, 8, 4}, {ElemFormat::fp8_pth, "fp8_per_token_head", 1, 1, 8, 4},
+      {ElemFormat::int4_pth, "int4_per_token_head", 2, 1, 4, 4},
+      {ElemFormat::tq_k8, "turboquant_k8", 1, 1, 8, 0},   {ElemFormat::tq_k4, "turboquant_k4", 2, 1, 4, 2},
+      {ElemFormat::tq_k3, "turboquant_k3", 8, 3, 3, 2},   {ElemFormat::tq_v4, "turboquant_v4", 2, 1, 4, 4},
+      {ElemFormat::tq_v3, "turboquant_v3", 8, 3, 3, 4},
   };
   return table;
 }
 
 const FormatInfo& format_info(ElemFormat f) { return all_formats()[static_cast<size_t>(f)]; }
 
+bool is_turboquant(ElemFormat f) {
+  return f == ElemFormat::tq_k8 || f == ElemFormat::tq_k4 || f == ElemFormat::tq_k3 || f == ElemFormat::tq_v4 || f == ElemFormat::tq_v3;
+}
+
+namespace {
+struct TqPreset {
+  std::string_view name;
+  ElemFormat k, v;
+};
+// TQ_PRESETS (turboquant/config.py): key_quant_bits 8 = fp8 keys, 3-4 = MSE keys with an fp16 norm; values 3-4 bits
+constexpr TqPreset kTqPresets[] = {
+    {"turboquant_k8v4", ElemFormat::tq_k8, ElemFormat::tq_v4},
+    {"turboquant_4bit_nc", ElemFormat::tq_k4, ElemFormat::tq_v4},
+    {"turboquant_k3v4_nc", ElemFormat::tq_k3, ElemFormat::tq_v4},
+    {"turboquant_3bit_nc", ElemFormat::tq_k3, ElemFormat::tq_v3},
+};
+}  // namespace
+
+std::optional<KvPair> parse_turboquant(std::string_view name) {
+  const std::string s = ascii_lower(name);
+  for (const auto& p : kTqPresets)
+    if (s == p.name) return KvPair{p.k, p.v};
+  return std::nullopt;
+}
+
+std::string kv_pair_name(ElemFormat k, ElemFormat v) {
+  for (const auto& p : kTqPresets)
+    if (p.k == k && p.v == v) return std::string(p.name);
+  if (k == v) return std::string(format_info(k).name);
+  return std::string(format_info(k).name) + "/" + std::string(format_info(v).name);
+}
+
+i64 tq_slot_pad(ElemFormat k, ElemFormat v, i64 k_row, i64 v_row) {
+  if (!is_turboquant(k) || !is_turboquant(v)) return 0;
+  return (k_row + v_row) % 2;  // slot_size_aligned = s + s % 2
+}
+
 std::optional<ElemFormat> parse_format(std::string_view name) {
   const std::string s = ascii_lower(name);
   for (const auto& fi : all_formats())
-    if (s == fi.name) return fi.format;
+    if (s == fi.name && !is_turboquant(fi.format)) return fi.format;  // a TurboQuant half is no --kv-cache-dtype
   struct Alias { std::string_view alias; ElemFormat f; };
   static const Alias aliases[] = {
       {"float32", ElemFormat::f32},        {"fp32", ElemFormat::f32},
@@ -59,15 +102,17 @@ bool kv_capable(ElemFormat f) { return format_info(f).block_elems != 256; }
 std::string format_names() {
   std::string out;
   for (const auto& fi : all_formats()) {
-    if (!kv_capable(fi.format)) continue;
+    if (!kv_capable(fi.format) || is_turboquant(fi.format)) continue;
     if (!out.empty()) out += ", ";
     out += fi.name;
   }
+  for (const auto& p : kTqPresets) out += ", " + std::string(p.name);
   return out;
 }
 
 i64 row_bytes(ElemFormat f, i64 n, std::string_view what) {
   const FormatInfo& fi = format_info(f);
+  if (fi.row_bits > 0) return add(ceil_div(mul(n, fi.row_bits, what), 8), fi.row_extra, what);
   if (n % fi.block_elems != 0)
     throw InputError(std::string(what),
                      "row of " + std::to_string(n) + " elements is not a multiple of " +

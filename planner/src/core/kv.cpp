@@ -57,6 +57,31 @@ i64 layer_v_bytes_per_token(const Layer& l, ElemFormat f) {
   return mul(l.kv_heads, row_bytes(f, l.v_head_dim, "V head row (v_head_dim)"), "V bytes per token");
 }
 
+namespace {
+ElemFormat k_of(const Layer& l, const KvOptions& o) { return l.kv_model_dtype ? o.skip_format : o.k_format; }
+ElemFormat v_of(const Layer& l, const KvOptions& o) { return l.kv_model_dtype ? o.skip_format : o.v_format; }
+}  // namespace
+
+i64 layer_k_bytes_per_token(const Layer& l, const KvOptions& o) { return layer_k_bytes_per_token(l, k_of(l, o)); }
+
+i64 layer_v_bytes_per_token(const Layer& l, const KvOptions& o) {
+  const i64 v = layer_v_bytes_per_token(l, v_of(l, o));
+  if (v == 0) return 0;
+  // TurboQuant pads each head's K + V slot to an even size (TurboQuantConfig.slot_size_aligned): counted with V
+  const i64 k_row = row_bytes(k_of(l, o), l.k_head_dim, "K head row (head_dim)");
+  const i64 v_row = row_bytes(v_of(l, o), l.v_head_dim, "V head row (v_head_dim)");
+  return add(v, mul(l.kv_heads, tq_slot_pad(k_of(l, o), v_of(l, o), k_row, v_row)), "V bytes per token");
+}
+
+std::vector<i64> turboquant_boundary_layers(const ModelSpec& m) {
+  if (std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::ssm; })) return {};
+  const i64 L = static_cast<i64>(m.layers.size());
+  std::vector<i64> out;
+  for (i64 i = 0; i < L; ++i)
+    if (i < std::min<i64>(2, L / 2) || i >= L - std::min<i64>(2, L / 2)) out.push_back(i);
+  return out;
+}
+
 i64 layer_tokens_held(const Layer& l, i64 context, i64 encoder_tokens) {
   switch (l.kv) {
     case KvKind::full:
@@ -81,11 +106,14 @@ namespace {
 
 bool same_geometry(const KvGroup& g, const Layer& l) {
   return g.kind == l.kv && g.kv_heads == l.kv_heads && g.k_head_dim == l.k_head_dim &&
-         g.v_head_dim == l.v_head_dim && g.window == l.window;
+         g.v_head_dim == l.v_head_dim && g.window == l.window && g.model_dtype == l.kv_model_dtype;
 }
 
 std::string bytes_word(ElemFormat f) {
   const auto& fi = format_info(f);
+  if (fi.row_bits > 0)
+    return std::to_string(fi.row_bits) + " bits" + (fi.row_extra > 0 ? " + " + std::to_string(fi.row_extra) + " B a row" : "") +
+           " (" + std::string(fi.name) + ")";
   if (fi.block_elems == 1) return std::to_string(fi.block_bytes) + " B (" + std::string(fi.name) + ")";
   return std::to_string(fi.block_bytes) + "/" + std::to_string(fi.block_elems) + " B (" + std::string(fi.name) + ")";
 }
@@ -105,10 +133,12 @@ std::string describe(const KvGroup& g, const KvOptions& o) {
     case KvKind::none:
       return n + "no cache";
     default: {
+      const ElemFormat k = g.model_dtype ? o.skip_format : o.k_format, v = g.model_dtype ? o.skip_format : o.v_format;
       std::string s = n + std::to_string(g.kv_heads) + " kv_heads x (K " + std::to_string(g.k_head_dim) + " x " +
-                      bytes_word(o.k_format) + " + V " + std::to_string(g.v_head_dim) + " x " +
-                      bytes_word(o.v_format) + ") = " +
+                      bytes_word(k) + " + V " + std::to_string(g.v_head_dim) + " x " + bytes_word(v) +
+                      (is_turboquant(k) && is_turboquant(v) ? ", the slot rounded up to even" : "") + ") = " +
                       std::to_string(g.k_bytes_per_token + g.v_bytes_per_token) + " B/token/layer";
+      if (g.model_dtype) s += ", kept in the model dtype";
       if (g.kind == KvKind::sliding) s += ", window " + std::to_string(g.window);
       if (g.kind == KvKind::chunked) s += ", chunk " + std::to_string(g.window);
       if (g.kind == KvKind::cross) s += ", encoder tokens only";
@@ -134,8 +164,9 @@ KvResult compute_kv(const ModelSpec& m, const KvOptions& o) {
       g.k_head_dim = l.k_head_dim;
       g.v_head_dim = l.v_head_dim;
       g.window = l.window;
-      g.k_bytes_per_token = layer_k_bytes_per_token(l, o.k_format);
-      g.v_bytes_per_token = layer_v_bytes_per_token(l, o.v_format);
+      g.model_dtype = l.kv_model_dtype;
+      g.k_bytes_per_token = layer_k_bytes_per_token(l, o);
+      g.v_bytes_per_token = layer_v_bytes_per_token(l, o);
       if (l.kv == KvKind::mla_latent) {
         g.k_elems_per_token = l.kv_lora_rank + l.qk_rope_head_dim;
         g.record_bytes = l.mla_record_bytes;

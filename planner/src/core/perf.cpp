@@ -667,7 +667,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     const double w = static_cast<double>(l.q_heads) * static_cast<double>(l.kv == KvKind::mla_latent ? l.kv_lora_rank + l.qk_rope_head_dim : l.k_head_dim);
     m->attn_width += w;
     const i64 window = (l.kv == KvKind::sliding || l.kv == KvKind::chunked) ? l.window : 0;
-    const i64 bytes = add(layer_k_bytes_per_token(l, s.kv.k_format), layer_v_bytes_per_token(l, s.kv.v_format), "KV bytes per token");
+    const i64 bytes = add(layer_k_bytes_per_token(l, s.kv), layer_v_bytes_per_token(l, s.kv), "KV bytes per token");
     if (const i64 key = layer_indexer_key_bytes(l); key > 0 && l.indexer_topk > 0 && l.sparse_decode) {
       // DeepSeek sparse attention: the indexer scores every cached token (its fp8 key read whole, whatever the engine
       // prices it at; one q.k per index head, half the 4 x width of attention's QK + PV), then attention reads the

@@ -31,7 +31,7 @@ constexpr i64 kCudaGraph = 384 * kMiB;
 i64 floor_fraction(i64 total, double f) { return static_cast<i64>(std::floor(static_cast<long double>(total) * f)); }
 
 i64 layer_bytes_per_token(const Layer& l, const KvOptions& o) {
-  return add(layer_k_bytes_per_token(l, o.k_format), layer_v_bytes_per_token(l, o.v_format), "KV bytes per token per layer");
+  return add(layer_k_bytes_per_token(l, o), layer_v_bytes_per_token(l, o), "KV bytes per token per layer");
 }
 
 bool holds_tokens(KvKind k) { return k != KvKind::ssm && k != KvKind::none; }
@@ -483,6 +483,35 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       block = attn_block;
     }
   }
+  // vLLM >= 0.25 (#42890, platforms/interface.py _align_heterogeneous_kv_block_size): with a skip list in force and
+  // the quantised (primary) per-token page smaller than the model-dtype one, the block grows in steps of
+  // max(16, block) until a primary page covers a model-dtype page of the smallest kernel block (16: FlashAttention,
+  // FlashInfer, Triton and TurboQuant take multiples of 16); TurboQuant's primary is sized as a 1-byte cache of D
+  if (e.rules->skip_block_align && spec_.kv.skip_list) {
+    const auto first = std::find_if(rank.layers.begin(), rank.layers.end(), [](const Layer& l) {
+      return l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked;
+    });
+    if (first != rank.layers.end()) {
+      Layer primary = *first, padded = *first;
+      primary.kv_model_dtype = false;
+      padded.kv_model_dtype = true;
+      KvOptions o = spec_.kv;
+      if (is_turboquant(o.k_format)) o.k_format = o.v_format = ElemFormat::int8;
+      const i64 primary_pt = add(layer_k_bytes_per_token(primary, o.k_format), layer_v_bytes_per_token(primary, o.v_format));
+      const i64 padded_pt = layer_bytes_per_token(padded, spec_.kv);
+      constexpr i64 kSmallestKernelBlock = 16;
+      if (padded_pt > primary_pt && primary_pt > 0) {
+        const i64 align = std::max(kSmallestKernelBlock, block);
+        const i64 aligned = mul(align, ceil_div(mul(padded_pt, kSmallestKernelBlock), mul(align, primary_pt)), "vLLM block size");
+        if (aligned > block) {
+          report_.notes.push_back("attention block size raised from " + std::to_string(block) + " to " + std::to_string(aligned) +
+                                  " so a quantised page (" + std::to_string(primary_pt) + " B a token) covers a model-dtype page (" +
+                                  std::to_string(padded_pt) + " B a token) of 16 tokens");
+          block = aligned;
+        }
+      }
+    }
+  }
   struct Type { KvKind kind; i64 window; i64 bpt; i64 page; i64 n = 0; i64 block_tokens = 0; };
   std::vector<Type> types;
   i64 max_page = 0;
@@ -511,6 +540,28 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
     max_page = std::max(max_page, t.page);
   }
   if (types.empty()) throw InputError("model", "has no layer that keeps a cache", "check the config");
+  // vLLM >= 0.11 (#25101, UniformTypeKVCacheSpecs): layers of one attention type whose pages differ (other head counts
+  // or sizes, layers kept in the model dtype beside a quantised cache) form one group: a block holds block_size tokens
+  // in every layer, each layer at its own page, so a block spans the sum of the layers' pages (kv_cache_interface.py
+  // UniformTypeKVCacheSpecs.page_size_bytes; kv_cache_utils.py get_kv_cache_groups)
+  const bool one_type = types.size() > 1 && e.rules->uniform_type_group && types.front().kind != KvKind::ssm &&
+                        std::all_of(types.begin(), types.end(), [&](const Type& t) { return t.kind == types.front().kind && t.window == types.front().window; });
+  i64 uniform_block_bytes = 0;
+  if (one_type) {
+    Type merged = types.front();
+    merged.n = 0;
+    std::string parts;
+    for (const auto& t : types) {
+      merged.n += t.n;
+      uniform_block_bytes = add(uniform_block_bytes, mul(t.n, t.page, "vLLM block bytes"), "vLLM block bytes");
+      parts += (parts.empty() ? "" : " + ") + std::to_string(t.n) + " x " + std::to_string(t.page) + " B";
+    }
+    merged.bpt = ceil_div(uniform_block_bytes, mul(merged.n, block));  // the layers' mean, for display
+    merged.page = max_page;
+    report_.notes.push_back("layers' pages differ: one KV cache group whose block spans " + parts + " = " + std::to_string(uniform_block_bytes) +
+                            " B (vLLM UniformTypeKVCacheSpecs)");
+    types = {merged};
+  }
   // Uniform page size (kv_cache_utils.py unify_kv_cache_spec_page_size): Mamba pages are padded to the largest page;
   // an attention layer with a smaller page (Gemma 4: sliding and full layers of different head sizes) gets its block
   // size multiplied by largest / its page, so its page holds that many more tokens; one that does not divide the
@@ -547,7 +598,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   groups_.clear();
   for (const auto& t : types)
     groups_.push_back({t.kind, t.n, t.window, t.bpt, t.kind == KvKind::ssm ? t.page : 0, t.page, ceil_div(t.n, group_size), t.block_tokens});
-  unit_bytes_ = mul(max_page, group_size, "vLLM block bytes");
+  unit_bytes_ = one_type ? uniform_block_bytes : mul(max_page, group_size, "vLLM block bytes");
   // Decode context parallel (-dcp, #23734): each of the dcp ranks holds every dcp-th token of a sequence, so a block
   // of block_size slots on a rank serves block_size x dcp tokens; the scheduler's block size becomes block_size x dcp
   // (kv_cache_utils.py resolve_kv_cache_block_sizes) and the printed token count is blocks x block_size x dcp

@@ -66,7 +66,33 @@ std::optional<ElemFormat> kv_format(const SettingsBag& bag, const std::string& k
   if (!t || *t == "auto") return std::nullopt;
   if (vllm_fp8_spelling(*t)) return ElemFormat::fp8_e4m3;
   if (auto f = parse_format(*t)) return *f;
+  if (parse_turboquant(*t)) bag.fail(key, "'" + *t + "' is vLLM's TurboQuant K and V pair", "give it as --kv-cache-dtype on vLLM");
   bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names());
+}
+
+// vLLM --kv-cache-dtype-skip-layers (CacheConfig.kv_cache_dtype_skip_layers, #33695): layer indices or attention type
+// names; "sliding_window" is the one type name vLLM's Attention checks
+std::vector<std::string> kv_skip_layers(const SettingsBag& bag, i64 layers) {
+  std::vector<std::string> out;
+  const auto t = bag.text("kv_cache_dtype_skip_layers");
+  if (!t) return out;
+  std::string word;
+  auto flush = [&] {
+    if (word.empty()) return;
+    const bool index = std::all_of(word.begin(), word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (word != "sliding_window" && (!index || word.size() > 9 || std::stoll(word) >= layers))
+      bag.fail("kv_cache_dtype_skip_layers", "'" + word + "' is neither a layer index (0-" + std::to_string(layers - 1) + ") nor sliding_window",
+               "give layer indices and/or sliding_window");
+    out.push_back(word);
+    word.clear();
+  };
+  for (char c : *t) {
+    if (c == ' ' || c == ',' || c == '\t') flush();
+    else word += c;
+  }
+  flush();
+  if (out.empty()) bag.fail("kv_cache_dtype_skip_layers", "is empty", "give layer indices and/or sliding_window, or leave it out");
+  return out;
 }
 
 ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo& info) {
@@ -1082,7 +1108,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
       bag.fail("dtype", "unknown dtype '" + *dt + "'", "use auto, float16 (half), bfloat16 or float32 (float)");
     d.dtype = *f;
   }
-  d.k_format = d.v_format = kv_format(bag, "kv_cache_dtype");
+  if (const auto t = bag.text("kv_cache_dtype"); !t || !parse_turboquant(*t)) d.k_format = d.v_format = kv_format(bag, "kv_cache_dtype");
   if (const auto t = bag.text("kv_cache_dtype"); t && vllm_fp8_spelling(*t)) {
     if (kind != EngineKind::vllm) bag.fail("kv_cache_dtype", "'" + *t + "' is a vLLM spelling", "use fp8_e4m3");
     if (*t == "fp8_ds_mla" && !d.model.sparse_mla)
@@ -1093,6 +1119,14 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
     if (version_before(version, first))
       bag.fail("kv_cache_dtype", "'" + *t + "' is not a --kv-cache-dtype choice of vLLM " + version + " (from " + first + ")", "use fp8");
   }
+  if (const auto t = bag.text("kv_cache_dtype"); t) {
+    if (const auto tq = parse_turboquant(*t)) {
+      if (kind != EngineKind::vllm) bag.fail("kv_cache_dtype", "'" + *t + "' is a vLLM KV cache dtype (TurboQuant)", "use fp8_e4m3");
+      d.k_format = tq->k;
+      d.v_format = tq->v;
+    }
+  }
+  d.kv_skip_layers = kv_skip_layers(bag, static_cast<i64>(d.model.layers.size()));
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");
   d.state_format = kv_format(bag, "state_dtype");
@@ -1223,7 +1257,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.flash_attn = fa;
   // before b6325 (#15434) -fa was a switch, off unless given: the same refusal without it
   const bool fa_off = fa == "off" || (fa == "auto" && !bag.has("flash_attn") && !e.version.empty() && compare_versions(e.version, "b6325") < 0);
-  if (kind == EngineKind::llamacpp && fa_off && d.v_format && format_info(*d.v_format).block_elems > 1)
+  if (kind == EngineKind::llamacpp && fa_off && d.v_format && format_info(*d.v_format).block_elems > 1 && format_info(*d.v_format).row_bits == 0)
     bag.fail("cache_type_v",
              "a quantized V cache needs flash attention; llama.cpp " + std::string(fa == "off" ? "refuses -fa off" : e.version + " (flash attention off unless -fa)") +
                  " with -ctv " + std::string(format_info(*d.v_format).name),

@@ -28,6 +28,7 @@ struct Workload {
 struct DeploymentSpec {
   ModelSpec model;  // after the model options (MLA layout, windows, weight format, config overrides)
   std::optional<ElemFormat> k_format, v_format, state_format;  // nullopt: the engine's default ("auto")
+  std::vector<std::string> kv_skip_layers;  // vLLM --kv-cache-dtype-skip-layers: layer indices and/or "sliding_window"
   std::optional<ElemFormat> dtype;  // --dtype / --weight-format f16|bf16|f32; nullopt: the engine resolves the config's
   GpuSpec gpu;
   Parallel parallel;
@@ -55,6 +56,12 @@ ElemFormat resolve_dtype(const DeploymentSpec& d);
 /// Throws InputError at `key` when `engine` cannot cache K or V in format `f`: ggml weight-only types anywhere;
 /// nvfp4 outside vLLM and TensorRT-LLM; mxfp4 outside SGLang; fp8 or int8 in llama.cpp.
 void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, const std::string& version = "");
+
+/// vLLM's per-layer KV rules: marks the layers that keep the model dtype (Layer::kv_model_dtype: the
+/// --kv-cache-dtype-skip-layers list, TurboQuant's first and last two layers of a dense model) and throws InputError
+/// where vLLM refuses the KV cache dtype for the model or GPU (per-row dtypes or nvfp4 with MLA, nvfp4 off SM 10.x,
+/// TurboQuant on sliding-window or sink layers it does not skip, on hybrids before 0.21, on fp32 models).
+void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype);
 
 /// A KV cache type the engine does not have but kvplan can still size (a ggml block type on vLLM, SGLang or
 /// TensorRT-LLM; int8 on vLLM or SGLang): the warning to print, "" when the engine has it.
@@ -93,7 +100,7 @@ std::vector<std::string> workload_warnings(const ResolvedWorkload& w, const Plan
 struct SweepAxes {
   std::vector<GpuSpec> gpus;
   std::vector<i64> tensor_parallel;
-  std::vector<std::optional<ElemFormat>> kv_formats;  // nullopt: auto (the model dtype)
+  std::vector<std::optional<KvPair>> kv_formats;  // K and V (one format, or a TurboQuant pair); nullopt: auto (the model dtype)
   std::vector<i64> contexts;
   std::vector<i64> concurrencies;
   i64 cells() const;  // product of the axis lengths (empty axes count 1); OverflowError past 2^63

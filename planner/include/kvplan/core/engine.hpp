@@ -57,6 +57,8 @@ struct EngineRules {
   bool offload_cpu_bytes = true;         // vLLM >= 0.14: OffloadingConnector reads cpu_bytes_to_use (#24498); before, num_cpu_blocks
   bool v1_chunked_optional = true;       // vLLM >= 0.12 (#26623): V1 honours --no-enable-chunked-prefill and clamps defaulted
                                          // limits; 0.8-0.11 V1 always chunks prompts (the flag has no effect)
+  bool uniform_type_group = true;        // vLLM >= 0.11 (#25101): one attention type with differing pages is one KV cache group
+  bool skip_block_align = true;          // vLLM >= 0.25 (#42890): layers kept in the model dtype raise the block size
   bool v0_engine = false;                // vLLM < 0.8: the V0 engine (prompts before decodes, chunked prefill only above 32K, max_num_seqs 256, no prefix caching)
   // SGLang
   SglangFractionRule sglang_fraction = SglangFractionRule::graph_reserve;

@@ -16,7 +16,10 @@ enum class ElemFormat {
   // ggml super-block types (256 weights), ternary types, OCP / NVIDIA 4-bit floats
   q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_xs, tq1_0, tq2_0,
   mxfp4, nvfp4,
-  fp4_e2m1  // SGLang's FP4 KV cache: e2m1 pairs and a 1-byte (UE8M0) scale per 16 values, 9 B per 16
+  fp4_e2m1,  // SGLang's FP4 KV cache: e2m1 pairs and a 1-byte (UE8M0) scale per 16 values, 9 B per 16
+  // vLLM's per-row KV formats (a head's row of K or of V, with its own scale or norm): the per-token-head caches
+  // and the halves of the TurboQuant presets (row_bytes below)
+  int8_pth, fp8_pth, int4_pth, tq_k8, tq_k4, tq_k3, tq_v4, tq_v3
 };
 
 struct FormatInfo {
@@ -24,6 +27,8 @@ struct FormatInfo {
   std::string_view name;   // canonical name, as printed and accepted
   i64 block_elems;         // elements per block (1 for plain types)
   i64 block_bytes;         // bytes per block
+  i64 row_bits = 0;        // > 0: a per-row format: a row of n elements is ceil(n x row_bits / 8) + row_extra bytes
+  i64 row_extra = 0;       // bytes each row carries beside its elements (a scale, a norm, a zero point)
 };
 
 /// Size table. ggml block sizes from ggml/src/ggml-common.h (ggml-org/llama.cpp, commit 01243c58; the struct
@@ -38,7 +43,27 @@ struct FormatInfo {
 /// nvfp4 is NVIDIA's layout as ModelOpt / vLLM / TensorRT-LLM store it: 16 e2m1 weights (8 B) + one fp8 e4m3 scale
 /// = 9 B per 16 (4.5 bits; the fp32 per-tensor scale is counted by the weight formats, not here). ggml's own
 /// block_nvfp4 packs four of these (64 weights, 4 scales + 32 B = 36 B), the same 4.5 bits.
+/// vLLM's per-row KV formats, per head row of head_size D (vllm/v1/kv_cache_interface.py AttentionSpec
+/// unpadded_page_size_bytes, FullAttentionSpec.real_page_size_bytes; model_executor/layers/quantization/turboquant/
+/// config.py TurboQuantConfig key_packed_size / value_packed_size; read at main 5ac2684, 2026-08-07):
+/// int8_per_token_head and fp8_per_token_head D + 4 (an fp32 scale per token and head, inline in the page);
+/// int4_per_token_head D / 2 + 4 (its zero point hides in the scale's low mantissa bits); TurboQuant keys: fp8 D,
+/// 4- or 3-bit Lloyd-Max indices ceil(D x bits / 8) + 2 (an fp16 norm); values ceil(D x bits / 8) + 4 (fp16 scale and
+/// zero). A TurboQuant slot (K + V of one head) is rounded up to an even size (slot_size_aligned): tq_slot_pad.
 const FormatInfo& format_info(ElemFormat f);
+
+/// The halves of vLLM's TurboQuant presets (--kv-cache-dtype turboquant_k8v4 / turboquant_4bit_nc /
+/// turboquant_k3v4_nc / turboquant_3bit_nc: TQ_PRESETS in turboquant/config.py): K and V formats, or nothing.
+struct KvPair {
+  ElemFormat k, v;
+};
+std::optional<KvPair> parse_turboquant(std::string_view name);
+/// Whether a format is half of a TurboQuant preset (tq_k8 ... tq_v3).
+bool is_turboquant(ElemFormat f);
+/// The name a K / V pair is written with: the TurboQuant preset's, else "k/v" (or the one name when they agree).
+std::string kv_pair_name(ElemFormat k, ElemFormat v);
+/// Bytes a TurboQuant slot of K and V rows (k_row + v_row bytes) is padded by to be even; 0 for other pairs.
+i64 tq_slot_pad(ElemFormat k, ElemFormat v, i64 k_row, i64 v_row);
 
 /// Every format, in enum order.
 const std::vector<FormatInfo>& all_formats();
@@ -54,7 +79,7 @@ bool kv_capable(ElemFormat f);
 /// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages).
 std::string format_names();
 
-/// Bytes of a row of n elements: n / block_elems * block_bytes.
+/// Bytes of a row of n elements: n / block_elems * block_bytes (per-row formats: ceil(n x row_bits / 8) + row_extra).
 /// Throws InputError when n is not a multiple of the block ("row of 100 elements is not a multiple
 /// of q8_0's block of 32").
 i64 row_bytes(ElemFormat f, i64 n, std::string_view what = "row");

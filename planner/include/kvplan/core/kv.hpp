@@ -13,6 +13,8 @@ struct KvOptions {
   ElemFormat k_format = ElemFormat::bf16;
   ElemFormat v_format = ElemFormat::bf16;
   ElemFormat state_format = ElemFormat::bf16;  // conv and SSM state of recurrent layers
+  ElemFormat skip_format = ElemFormat::bf16;   // K and V of layers whose cache stays in the model dtype (kv_model_dtype)
+  bool skip_list = false;  // vLLM: a kv_cache_dtype_skip_layers list is in force (given, or TurboQuant's boundary layers)
   i64 context = 0;          // tokens of one sequence
   i64 encoder_tokens = 0;   // tokens cross-attention layers attend to
 };
@@ -25,6 +27,7 @@ struct KvGroup {
   i64 k_elems_per_token = 0, v_elems_per_token = 0;  // per layer
   i64 k_bytes_per_token = 0, v_bytes_per_token = 0;  // per layer
   i64 record_bytes = 0, indexer_bytes = 0;            // MLA: the engine's latent record (0: the row), DSA indexer key
+  bool model_dtype = false;                            // the layers keep the model dtype (KvOptions::skip_format)
   i64 tokens_held = 0;                                 // per sequence at the requested context
   i64 k_bytes = 0, v_bytes = 0;                        // whole group, one sequence
   i64 state_bytes_per_layer = 0;                       // ssm
@@ -58,6 +61,13 @@ i64 layer_indexer_bytes_per_token(const Layer& l);
 i64 layer_k_bytes_per_token(const Layer& l, ElemFormat k_format);
 /// V bytes one token adds to one layer: kv_heads * row_bytes(v_format, v_head_dim); 0 for MLA latent.
 i64 layer_v_bytes_per_token(const Layer& l, ElemFormat v_format);
+/// The layer's K and V bytes under the options: its own format (k_format / v_format, or skip_format for a layer the
+/// engine keeps in the model dtype, Layer::kv_model_dtype); V carries the TurboQuant slot's even padding (tq_slot_pad).
+i64 layer_k_bytes_per_token(const Layer& l, const KvOptions& o);
+i64 layer_v_bytes_per_token(const Layer& l, const KvOptions& o);
+/// TurboQuant's boundary layers, kept in the model dtype (vLLM TurboQuantConfig.get_boundary_skip_layers): the first
+/// and last min(2, L / 2) of a model's L layers; none in a hybrid (recurrent-layer) model.
+std::vector<i64> turboquant_boundary_layers(const ModelSpec& m);
 /// Tokens a layer holds for one sequence of `context` tokens: full/MLA N, sliding/chunked
 /// min(N, window), cross encoder_tokens, none/ssm 0.
 i64 layer_tokens_held(const Layer& l, i64 context, i64 encoder_tokens);

@@ -56,6 +56,8 @@ struct Layer {
   i64 indexer_record_bytes = 0;  // > 0: the engine prices the indexer key at this size (TensorRT-LLM: 132 x KV element)
   bool indexer_priced = true;    // the engine counts the indexer key in its KV pool (not llama.cpp, not SGLang 0.5.3)
   bool sparse_decode = true;     // decode runs the indexer and reads index_topk latents (not llama.cpp: dense MLA)
+  bool kv_model_dtype = false;   // the engine keeps this layer's K and V in the model dtype whatever the KV cache dtype
+                                 // (vLLM --kv-cache-dtype-skip-layers, TurboQuant's boundary layers: KvOptions::skip_format)
   // recurrent state (ssm): elements per sequence
   i64 conv_state_elems = 0;
   i64 ssm_state_elems = 0;
