@@ -42,6 +42,9 @@ TEST_CASE("every built-in GPU profile loads with exact bytes", "[profiles]") {
     CHECK(g.memory_bytes > 1'000'000'000);
     CHECK(g.memory_bandwidth_bytes_per_s > 0);
     if (g.nvml_total_bytes && g.memory_bytes_kind == "cuda_reported") CHECK(g.memory_bytes <= *g.nvml_total_bytes);
+    // every accelerator carries a compute rate (issue: "kvplan gpus --format json gives bandwidth, TFLOP/s and
+    // interconnect for all of them"); CPU hosts are planned by bandwidth alone
+    if (g.device_class != "cpu") CHECK((g.bf16_dense_tflops || g.fp16_dense_tflops || g.int8_dense_tops || g.fp8_dense_tflops));
   }
   // H100 80GB: CUDA reports 85045477376 bytes (deviceQuery "81106 MBytes (85045477376 bytes)"),
   // which vLLM prints as total_gpu_memory 79.22 GiB
