@@ -37,6 +37,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"dequant_k_low", &C::dequant_k_low, "llama.cpp: ALU cost of a q3_K weight in the dequant term, relative to q4_0 (q2_K: 0.311 of the way from dequant_k to it)"},
       {"dmmv_per_sm_cycle", &C::dmmv_per_sm_cycle, "f16 / bf16 / f32 weights llama.cpp's DMMV kernel (builds before b4114) multiplies per SM per clock cycle", true},
       {"mmq_per_sm_cycle", &C::mmq_per_sm_cycle, "llama.cpp on NVIDIA GPUs of compute capability 7.5 and later: GEMM operations its quantised matrix-matrix kernel (MMQ) completes per SM per clock cycle", true},
+      {"mmq_dp4a_per_sm_cycle", &C::mmq_dp4a_per_sm_cycle, "llama.cpp on NVIDIA GPUs of compute capability 6.1-6.x (Pascal: DP4A, no fp16 MMA): GEMM operations its quantised matrix-matrix kernel (MMQ, dp4a path) completes per SM per clock cycle", true},
       {"mmq_amd_per_cu_cycle", &C::mmq_amd_per_cu_cycle, "llama.cpp on AMD GPUs with matrix cores (CDNA, RDNA 3 and later): GEMM operations its quantised matrix-matrix path completes per compute unit per clock cycle", true},
       {"mmq_rdna4_wmma_per_cu_cycle", &C::mmq_rdna4_wmma_per_cu_cycle, "llama.cpp b7148 and later on RDNA 4 (WMMA-MMQ kernels): GEMM operations per compute unit per clock cycle", true},
       {"kernel_s", &C::kernel_s, "seconds per kernel with CUDA graphs"},
@@ -740,16 +741,21 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // --compute-efficiency) prices them at the tensor peak instead.
   if (llamacpp && m->kernel == "ggml" && sm_cycles_per_s(s.gpu) > 0 && params.compute_efficiency <= 0 && !s.gpu.tflops_given) {
     const bool nvidia_mmq = s.gpu.vendor == "nvidia" && compare_versions(s.gpu.compute_capability, "7.5") >= 0;
+    // Pascal with DP4A (6.1-6.x): MMQ's dp4a path at any batch (no fp16 MMA to hand large batches to cuBLAS; 6.0 has no
+    // DP4A and goes to cuBLAS)
+    const bool nvidia_dp4a = s.gpu.vendor == "nvidia" && compare_versions(s.gpu.compute_capability, "6.1") >= 0 &&
+                             compare_versions(s.gpu.compute_capability, "7.0") < 0;
     const bool rdna4_wmma = amd_matrix_cores(s.gpu) && s.gpu.architecture.rfind("rdna4", 0) == 0 && !built_before(s.engine, "b7148");
     const double per_cycle = nvidia_mmq ? c.mmq_per_sm_cycle
+                             : nvidia_dp4a ? c.mmq_dp4a_per_sm_cycle
                              : rdna4_wmma ? c.mmq_rdna4_wmma_per_cu_cycle
                              : amd_matrix_cores(s.gpu) ? c.mmq_amd_per_cu_cycle
                                                        : 0.0;
     if (per_cycle > 0) {
       m->peak = sm_cycles_per_s(s.gpu) * per_cycle;
       m->peak_basis = num(m->peak / 1e12, 4) + " TFLOP/s llama.cpp " +
-                      (nvidia_mmq ? "MMQ" : rdna4_wmma ? "RDNA 4 WMMA-MMQ" : "HIP quantised GEMMs") + " (" + sm_cycles_basis(s.gpu) +
-                      " x " + num(per_cycle, 4) + (nvidia_mmq ? " per SM-cycle, achieved)" : " per CU-cycle, achieved)");
+                      (nvidia_mmq ? "MMQ" : nvidia_dp4a ? "MMQ (dp4a)" : rdna4_wmma ? "RDNA 4 WMMA-MMQ" : "HIP quantised GEMMs") + " (" + sm_cycles_basis(s.gpu) +
+                      " x " + num(per_cycle, 4) + (nvidia_mmq || nvidia_dp4a ? " per SM-cycle, achieved)" : " per CU-cycle, achieved)");
       m->linear_eff = 1.0;
     }
   }

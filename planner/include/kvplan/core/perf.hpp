@@ -61,6 +61,10 @@ struct PerfCoefficients {
   // of the four CUDA rows of llama.cpp's scoreboard, Llama-2-7B Q4_0 pp512 on H100, A100, RTX 4090 and RTX 3090
   // (docs/performance-model.md "llama.cpp's prompt GEMMs"), which the dense tensor peak misses by -41% to +296%
   double mmq_per_sm_cycle = 542;
+  // the same kernel on NVIDIA GPUs of compute capability 6.1-6.x (Pascal with DP4A, no fp16 MMA: ggml-cuda's
+  // ggml_cuda_should_use_mmq takes MMQ's dp4a path there at any batch): the geometric mean of the P40 rows of
+  // JohannesGaessler's PR tables it was set on (docs/performance-model.md "llama.cpp's prompt GEMMs")
+  double mmq_dp4a_per_sm_cycle = 261;
   // the same kernel on AMD GPUs with matrix cores (CDNA, RDNA 3 and later; ggml-cuda's HIP build: dp4a, MFMA or WMMA
   // MMQ, or rocBLAS where its switch picks it), per compute unit per clock cycle: the geometric mean of six ROCm
   // scoreboard rows (RX 7900 XTX, PRO W7900, MI100, MI210, MI300X, RX 9070 before b7148), which the dense fp16/bf16
