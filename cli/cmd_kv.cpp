@@ -121,8 +121,9 @@ void run_kv(const KvArgs& a, Globals& g) {
     return;
   }
   Table s;
-  s.title = m.id + " (" + m.model_type + ") at " + grouped(o.context) + " tokens, K " +
-            std::string(format_info(o.k_format).name) + " / V " + std::string(format_info(o.v_format).name);
+  s.title = m.id + " (" + m.model_type + ") at " + grouped(o.context) + " tokens, " +
+            (is_turboquant(o.k_format) ? kv_pair_name(o.k_format, o.v_format) + " (" : "") + "K " + std::string(format_info(o.k_format).name) +
+            " / V " + std::string(format_info(o.v_format).name) + (is_turboquant(o.k_format) ? ")" : "");
   s.columns = {"quantity", "bytes", "human"};
   s.right_align = {false, true, true};
   auto row = [&](const std::string& k, i64 v) { s.rows.push_back({k, grouped(v), human_bytes(v)}); };

@@ -201,7 +201,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
   // table and md rows are streamed too: a first pass over the grid sizes the table's columns
   auto human_row = [&](const SweepRow& r, const PerfResult& pr) {
     const Cell& c = r.cell;
-    std::vector<std::string> row = {r.gpu->id, std::to_string(r.tensor_parallel), std::string(format_info(r.kv_format).name), grouped(r.context),
+    std::vector<std::string> row = {r.gpu->id, std::to_string(r.tensor_parallel), kv_pair_name(r.kv_format, r.kv_v_format), grouped(r.context),
                                     grouped(r.concurrency), human_bytes(c.kv_bytes), human_bytes(c.total_bytes), c.fits ? "yes" : "NO",
                                     human_bytes(c.headroom_bytes), c.limiting};
     if (a.perf) {

@@ -552,9 +552,29 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
         if (model.empty()) model = v;
         continue;
       }
-      if (v == "None" || v.empty() || v.front() == '{' || v.front() == '[' || v.front() == '(') continue;
+      if (v == "None" || v.empty() || v.front() == '{' || v.front() == '(') continue;
       const io::FlagDef* def = table.find(flag_for(dest));
       if (!def) continue;
+      if (v.front() == '[') {
+        // a list the engine printed (vLLM kv_cache_dtype_skip_layers: ['3', '4']): its items, for flags taking a list
+        if (def->arity != io::FlagArity::list && def->arity != io::FlagArity::list0) continue;
+        std::vector<std::string> items;
+        std::string item;
+        for (char ch : v.substr(1)) {
+          if (ch == ',' || ch == ']') {
+            const auto b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+            if (b != std::string::npos)
+              if (const std::string it = strip_quotes(item.substr(b, e - b + 1)); !it.empty()) items.push_back(it);
+            item.clear();
+          } else {
+            item += ch;
+          }
+        }
+        if (items.empty()) continue;
+        flags.push_back(flag_for(dest));
+        flags.insert(flags.end(), items.begin(), items.end());
+        continue;
+      }
       if (v == "False") continue;
       flags.push_back(flag_for(dest));
       if (v != "True") flags.push_back(v);

@@ -31,6 +31,7 @@ ElemFormat kv_format(const std::string& flag, const std::string& v, ElemFormat m
   if (auto f = parse_format(v); f && kv_capable(*f)) return *f;
   if (auto f = parse_format(v))
     throw InputError(flag, v + " is a weight format, not a KV cache type", "use one of " + format_names());
+  if (parse_turboquant(v)) throw InputError(flag, v + " is vLLM's TurboQuant K and V pair, not one cache's type", "give it as --kv-dtype " + v);
   throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names());
 }
 
@@ -49,6 +50,14 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   o.k_format = o.v_format = o.state_format = m.dtype;
   if (const auto tq = parse_turboquant(a.kv_dtype)) {
     // vLLM's TurboQuant: K and V in their own formats, the boundary layers in the model dtype
+    // vLLM's TURBOQUANT backend is offered for decoder attention without MLA, sliding windows or sinks (plan refuses the
+    // same: core/deployment.cpp vllm_kv_layers)
+    for (const Layer& l : m.layers) {
+      if (l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded)
+        throw InputError("--kv-dtype", "vLLM has no MLA attention backend for TurboQuant (" + m.id + " caches an MLA latent)", "use fp8");
+      if (l.kv == KvKind::sliding || l.attn_sinks)
+        throw InputError("--kv-dtype", "vLLM's TurboQuant backend refuses sliding-window layers and attention sinks (" + m.id + ")", "use fp8");
+    }
     o.k_format = tq->k;
     o.v_format = tq->v;
     o.skip_format = m.dtype;

@@ -141,12 +141,52 @@ TEST_CASE("vLLM refuses the per-row dtypes where its backends do", "[engine][vll
              Catch::Contains("from 0.25"));
   CHECK_THAT(err({"plan", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--engine", "vllm", "--kv-cache-dtype", "int8_per_token_head"}),
              Catch::Contains("no MLA attention backend"));
+  // gpt-oss: sinks, which no skip list mends, come first; Gemma 3: sliding layers, whose bf16 pages TurboQuant's slot
+  // pages do not divide when skipped by index, and "sliding_window" breaks TurboQuant's sort of the list (key=int)
   CHECK_THAT(err({"plan", "gpt-oss-20b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "turboquant_4bit_nc"}),
+             Catch::Contains("refuses attention sinks"));
+  CHECK_THAT(err({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "turboquant_4bit_nc", "--kv-cache-dtype-skip-layers", "0"}),
              Catch::Contains("refuses sliding-window layers"));
+  CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "turboquant_k8v4", "--kv-cache-dtype-skip-layers", "sliding_window"}),
+             Catch::Contains("int('sliding_window') fails"));
+  // int4_per_token_head on sliding-window layers: vllm#48842 (the sliding page budgeted at 2D + 8)
+  CHECK_THAT(err({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "int4_per_token_head"}),
+             Catch::Contains("vllm#48842"));
+  // vLLM compares str(layer index): "03" names no layer
+  CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers", "03"}),
+             Catch::Contains("write 3"));
+  CHECK_THAT(err({"kv", "llama-3.1-8b", "--cache-type-k", "turboquant_k8v4"}), Catch::Contains("give it as --kv-dtype turboquant_k8v4"));
+  CHECK_THAT(err({"kv", "deepseek-v2-lite", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("no MLA attention backend"));
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "nvfp4"}),
              Catch::Contains("SM 10.x"));
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--kv-cache-dtype", "turboquant_k8v4"}),
              Catch::Contains("is a vLLM KV cache dtype"));
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers", "32"}),
              Catch::Contains("neither a layer index (0-31) nor sliding_window"));
+}
+
+TEST_CASE("vLLM >= 0.25: sliding-window layers pad to the shared page; MLA aligns at its kernel block", "[engine][vllm]") {
+  auto plan = [](const std::vector<std::string>& args) {
+    const kvtest::Run r = kvtest::kvplan(args);
+    INFO(r.err);
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out)["results"]["engine"];
+  };
+  // Gemma 3 27B: 62 layers, every sixth full (10), 16 KV heads of 128: fp8 4,096 B a token, bf16 8,192. fp8 with the
+  // sliding layers kept in bf16: the full (fp8) layers' block rises to 32 (a 131,072 B page covers 16 bf16 tokens),
+  // the sliding layers keep 16 tokens in a page of the same 131,072 B: one block spans 62 pages of 131,072 B, as 0.24
+  // gets by raising the fp8 block instead (unify_kv_cache_spec_page_size)
+  const json e26 = plan({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm@0.26", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers",
+                         "sliding_window", "--max-model-len", "32768", "--format", "json"});
+  const json e24 = plan({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm@0.24", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers",
+                         "sliding_window", "--max-model-len", "32768", "--format", "json"});
+  CHECK(e26["page_bytes_per_layer"] == 32 * 16 * 128 * 2);
+  CHECK(e26["num_gpu_blocks"] == e26["available_kv_bytes"].get<i64>() / (131072LL * e26["layers_per_group"].get<i64>()));
+  CHECK(e26["num_gpu_blocks"] == e24["num_gpu_blocks"]);
+  // DeepSeek-V2-Lite on an H100 (FlashMLA, kernel block 64): fp8 latents of 576 B, one layer kept at 1,152 B:
+  // block 64 x cdiv(1152 x 64, 64 x 576) = 128
+  const json mla = plan({"plan", "deepseek-v2-lite", "--gpu", "h100", "--engine", "vllm@0.26", "--kv-cache-dtype", "fp8",
+                         "--kv-cache-dtype-skip-layers", "0", "--max-model-len", "32768", "--format", "json"});
+  CHECK(mla["block_size"] == 128);
+  CHECK(mla["num_gpu_blocks"] == mla["available_kv_bytes"].get<i64>() / (128 * (1152 + 26 * 576)));
 }

@@ -95,13 +95,18 @@ bool mla_layer(const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == Kv
 }  // namespace
 
 void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype) {
-  const bool tq = is_turboquant(kv.k_format);
-  const bool per_row = format_info(kv.k_format).row_bits > 0;
+  const bool tq = is_turboquant(kv.k_format) && is_turboquant(kv.v_format);
+  const bool per_row = format_info(kv.k_format).row_bits > 0 || format_info(kv.v_format).row_bits > 0;
   const bool quantised = kv.k_format != dtype || kv.v_format != dtype;
   const std::string& version = d.engine.version;
-  const std::string spelled = tq ? kv_pair_name(kv.k_format, kv.v_format) : std::string(format_info(kv.k_format).name);
+  const std::string spelled = kv_pair_name(kv.k_format, kv.v_format);
   const bool hybrid = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::ssm; });
   const bool mla = std::any_of(m.layers.begin(), m.layers.end(), mla_layer);
+  const bool sliding = std::any_of(m.layers.begin(), m.layers.end(), holds_sliding);
+  // vLLM takes one --kv-cache-dtype for K and V: a per-row format on one side only has no spelling there
+  if (per_row && !tq && kv.k_format != kv.v_format)
+    throw InputError("kv_cache_dtype", "vLLM keeps K and V in one --kv-cache-dtype; " + spelled + " has no vLLM spelling",
+                     "give --kv-cache-dtype " + std::string(format_info(format_info(kv.k_format).row_bits > 0 ? kv.k_format : kv.v_format).name));
   // no MLA backend lists the per-row dtypes (TurboQuant: CUDA offers TURBOQUANT among the non-MLA backends only;
   // per-token-head: TRITON_ATTN only); nvfp4 with MLA is refused by config/vllm.py
   if (mla && (per_row || kv.k_format == ElemFormat::nvfp4))
@@ -112,9 +117,38 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
     throw InputError("kv_cache_dtype", "vLLM's nvfp4 KV cache runs on FlashInfer's SM 10.x kernels; " + d.gpu.name + " is compute capability " +
                      (d.gpu.compute_capability.empty() ? std::string("unknown") : d.gpu.compute_capability),
                      "use fp8, or a B200 / GB200 / B300");
-  // the layers kept in the model dtype: the ones named, every sliding-window layer for "sliding_window", and TurboQuant's
-  // boundary layers (TurboQuantConfig.get_boundary_skip_layers: the first and last min(2, L / 2) of a dense model; none
-  // in a hybrid one, which 0.20 refused: hybrid support from #39931, merged 2026-05-05, 0.21)
+  // int4_per_token_head: SlidingWindowSpec.real_page_size_bytes does not halve the row (2D + 8 budgeted, D + 8 laid out):
+  // the pages do not unify and the engine stops (vllm-project/vllm#48842, open 2026-07-16)
+  if (kv.k_format == ElemFormat::int4_pth && sliding)
+    throw InputError("kv_cache_dtype", "vLLM sizes int4_per_token_head sliding-window pages as int8 (vllm#48842): " + m.id + " has sliding-window layers and does not start",
+                     "use int8_per_token_head or fp8");
+  if (tq) {
+    // the TURBOQUANT backend's validation (turboquant_attn.py): no attention sinks, no sliding window; and no way around
+    // the second: "sliding_window" in the skip list breaks TurboQuant's merge of its boundary layers into the list
+    // (arg_utils.py: sorted(..., key=int)), and sliding layers named by index keep bf16 pages that TurboQuant's slot
+    // pages do not divide (kv_cache_utils.py unify_kv_cache_spec_page_size raises)
+    for (const Layer& l : m.layers)
+      if (l.attn_sinks)
+        throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses attention sinks (" + m.id + ")", "use fp8");
+    if (sliding)
+      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses sliding-window layers, and skipping them leaves pages vLLM cannot unify (" + m.id + ")",
+                       "use fp8 for this model");
+    if (std::find(d.kv_skip_layers.begin(), d.kv_skip_layers.end(), "sliding_window") != d.kv_skip_layers.end())
+      throw InputError("kv_cache_dtype_skip_layers", "'sliding_window' stops vLLM's TurboQuant setup (it sorts the list as layer indices: int('sliding_window') fails)",
+                       "give layer indices only");
+    if (hybrid && version_before(version, "0.21"))
+      throw InputError("kv_cache_dtype", "vLLM " + version + " refuses TurboQuant for hybrid models (" + m.id + " has recurrent layers; from 0.21: #39931)",
+                       "use fp8, or plan vLLM 0.21 or later");
+    // a hybrid's Mamba page aligns to lcm(TurboQuant page, model-dtype page) with a skip list: the attention pages then
+    // do not divide it (platforms/interface.py _align_hybrid_block_size)
+    if (hybrid && !d.kv_skip_layers.empty())
+      throw InputError("kv_cache_dtype_skip_layers", "with TurboQuant on a hybrid model leaves pages vLLM cannot unify (" + m.id + ")", "drop --kv-cache-dtype-skip-layers");
+    if (dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
+      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
+  }
+  // the layers kept in the model dtype: the ones named (vLLM compares str(layer index): "03" names none), every
+  // sliding-window layer for "sliding_window", and TurboQuant's boundary layers (TurboQuantConfig.get_boundary_skip_layers:
+  // the first and last min(2, L / 2) of a dense model; none in a hybrid one)
   std::set<i64> skip;
   bool skip_sliding = false;
   for (const auto& w : d.kv_skip_layers) {
@@ -122,30 +156,26 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
     else skip.insert(std::stoll(w));
   }
   const i64 L = static_cast<i64>(m.layers.size());
-  if (tq && hybrid && version_before(version, "0.21"))
-    throw InputError("kv_cache_dtype", "vLLM " + version + " refuses TurboQuant for hybrid models (" + m.id + " has recurrent layers; from 0.21: #39931)",
-                     "use fp8, or plan vLLM 0.21 or later");
   const std::vector<i64> boundary = tq ? turboquant_boundary_layers(m) : std::vector<i64>{};
   kv.skip_list = !d.kv_skip_layers.empty() || !boundary.empty();
   skip.insert(boundary.begin(), boundary.end());
   if (!d.kv_skip_layers.empty() && version_before(version, "0.19"))
     throw InputError("kv_cache_dtype_skip_layers", "is not a flag of vLLM " + version + " (from 0.19: #33695)", "drop it, or plan vLLM 0.19 or later");
+  if (!d.kv_skip_layers.empty() && !quantised)
+    m.notes.push_back("--kv-cache-dtype-skip-layers changes nothing: the KV cache is already the model dtype (" + std::string(format_info(dtype).name) + ")");
   i64 kept = 0;
   for (i64 i = 0; i < L; ++i) {
     Layer& l = m.layers[static_cast<size_t>(i)];
     if (l.kv == KvKind::ssm || l.kv == KvKind::none || l.kv == KvKind::cross) continue;
     l.kv_model_dtype = quantised && (skip.count(i) > 0 || (skip_sliding && holds_sliding(l)));
     if (l.kv_model_dtype) ++kept;
-    if (!tq || l.kv_model_dtype) continue;
-    // the TURBOQUANT backend's validation: no sliding window (supports_sliding_window False), no attention sinks
-    if (holds_sliding(l))
-      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses sliding-window layers (" + m.id + " layer " + std::to_string(i) + ")",
-                       "add sliding_window to --kv-cache-dtype-skip-layers");
-    if (l.attn_sinks)
-      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses attention sinks (" + m.id + " layer " + std::to_string(i) + ")", "use fp8");
   }
-  if (tq && dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
-    throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
+  if (tq && !boundary.empty()) {
+    const i64 hd = m.layers[static_cast<size_t>(boundary.front())].k_head_dim;
+    if (hd > 0 && (hd & (hd - 1)) != 0)
+      m.notes.push_back("head size " + std::to_string(hd) + " is not a power of two: TurboQuant's Hadamard rotation (Sylvester construction, "
+                        "turboquant_attn.py) is built for powers of two; whether vLLM runs it is not checked here");
+  }
   if (kept > 0)
     m.notes.push_back(std::to_string(kept) + " layer" + (kept == 1 ? "" : "s") + " keep" + (kept == 1 ? "s" : "") + " a " +
                       std::string(format_info(dtype).name) + " KV cache beside the " + spelled + " ones" +

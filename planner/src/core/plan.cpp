@@ -472,7 +472,9 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // Mamba state; Mamba pages are padded to the attention page (HybridAttentionMambaModelConfig).
   i64 attn_pt = 0, state = 0;
   for (const Layer& l : rank.layers) {
-    if (holds_tokens(l.kv) && l.kv != KvKind::cross) attn_pt = std::max(attn_pt, layer_bytes_per_token(l, spec_.kv));
+    // the cache dtype's page: a layer kept in the model dtype does not set it (platforms/interface.py
+    // _align_hybrid_block_size sizes the attention page by cache_config.cache_dtype)
+    if (holds_tokens(l.kv) && l.kv != KvKind::cross && !l.kv_model_dtype) attn_pt = std::max(attn_pt, layer_bytes_per_token(l, spec_.kv));
     if (l.kv == KvKind::ssm) state = std::max(state, layer_state_bytes(l, spec_.kv.state_format));
   }
   if (attn_pt > 0 && state > 0) {
@@ -487,9 +489,13 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // the quantised (primary) per-token page smaller than the model-dtype one, the block grows in steps of
   // max(16, block) until a primary page covers a model-dtype page of the smallest kernel block (16: FlashAttention,
   // FlashInfer, Triton and TurboQuant take multiples of 16); TurboQuant's primary is sized as a 1-byte cache of D
+  // the page a sliding-window layer pads to when the block was aligned (skip_page_size_padded): it takes the largest
+  // kernel block whose own page fits (attention.py _largest_kernel_block_within: FlashInfer 16 / 32 / 64, the other
+  // backends MultipleOf(16), so 16) and pads to it
+  i64 shared_page = 0;
   if (e.rules->skip_block_align && spec_.kv.skip_list) {
     const auto first = std::find_if(rank.layers.begin(), rank.layers.end(), [](const Layer& l) {
-      return l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked;
+      return l.kv == KvKind::full || l.kv == KvKind::sliding || l.kv == KvKind::chunked || l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded;
     });
     if (first != rank.layers.end()) {
       Layer primary = *first, padded = *first;
@@ -499,30 +505,46 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       if (is_turboquant(o.k_format)) o.k_format = o.v_format = ElemFormat::int8;
       const i64 primary_pt = add(layer_k_bytes_per_token(primary, o.k_format), layer_v_bytes_per_token(primary, o.v_format));
       const i64 padded_pt = layer_bytes_per_token(padded, spec_.kv);
-      constexpr i64 kSmallestKernelBlock = 16;
+      // the backend's smallest kernel block: 16 (FlashAttention, FlashInfer, Triton, TurboQuant); MLA backends take
+      // their one size: FlashMLA 64 (Hopper; sparse MLA everywhere), CUTLASS MLA 128 (SM 10.x), Triton MLA 16
+      const bool mla_first = first->kv == KvKind::mla_latent || first->kv == KvKind::mla_expanded;
+      const i64 kSmallestKernelBlock = !mla_first                                                      ? 16
+                                       : spec_.gpu.compute_capability == "9.0" || first->indexer_head_dim > 0 ? 64
+                                       : is_sm10x(spec_.gpu.compute_capability)                          ? 128
+                                                                                                         : 16;
       if (padded_pt > primary_pt && primary_pt > 0) {
         const i64 align = std::max(kSmallestKernelBlock, block);
         const i64 aligned = mul(align, ceil_div(mul(padded_pt, kSmallestKernelBlock), mul(align, primary_pt)), "vLLM block size");
         if (aligned > block) {
           report_.notes.push_back("attention block size raised from " + std::to_string(block) + " to " + std::to_string(aligned) +
                                   " so a quantised page (" + std::to_string(primary_pt) + " B a token) covers a model-dtype page (" +
-                                  std::to_string(padded_pt) + " B a token) of 16 tokens");
+                                  std::to_string(padded_pt) + " B a token) of " + std::to_string(kSmallestKernelBlock) + " tokens");
           block = aligned;
         }
+        shared_page = mul(block, primary_pt, "vLLM shared page");
       }
     }
   }
-  struct Type { KvKind kind; i64 window; i64 bpt; i64 page; i64 n = 0; i64 block_tokens = 0; };
+  struct Type { KvKind kind; i64 window; i64 bpt; i64 page; i64 n = 0; i64 block_tokens = 0; i64 base_block = 0; };
   std::vector<Type> types;
   i64 max_page = 0;
   for (const Layer& l : rank.layers) {
     if (l.kv == KvKind::none) continue;
     Type t{l.kv, l.window, 0, 0};
+    t.base_block = block;
     if (l.kv == KvKind::ssm) {
       t.page = layer_state_bytes(l, spec_.kv.state_format);
     } else {
       t.bpt = layer_bytes_per_token(l, spec_.kv);
       t.page = mul(block, t.bpt, "vLLM page bytes");
+      if (l.kv == KvKind::sliding && shared_page > 0) {
+        const bool flashinfer = spec_.kv.k_format == ElemFormat::nvfp4;
+        i64 sw_block = 16;
+        for (const i64 b : {32, 64})
+          if (flashinfer && mul(b, t.bpt) <= shared_page) sw_block = b;
+        t.base_block = sw_block;
+        t.page = std::max(shared_page, mul(sw_block, t.bpt, "vLLM page bytes"));
+      }
     }
     if (t.kind == KvKind::mla_expanded) t.kind = KvKind::full;
     // vLLM 0.8-0.9 unify_hybrid_kv_cache_specs: sliding-window layers become full attention (no saving)
@@ -533,7 +555,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       t.window = 0;
     }
     auto it = std::find_if(types.begin(), types.end(), [&](const Type& x) {
-      return x.kind == t.kind && x.window == t.window && x.bpt == t.bpt && x.page == t.page;
+      return x.kind == t.kind && x.window == t.window && x.bpt == t.bpt && x.page == t.page && x.base_block == t.base_block;
     });
     if (it == types.end()) { types.push_back(t); it = types.end() - 1; }
     ++it->n;
@@ -568,12 +590,15 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // largest keeps its block size and pads its page (newer vLLM, backends that index KV by block stride; older
   // releases refuse to start)
   for (auto& t : types) {
-    t.block_tokens = block;
+    t.block_tokens = t.base_block;
+    if (t.kind == KvKind::sliding && shared_page > 0 && t.page > mul(t.base_block, t.bpt))
+      report_.notes.push_back("sliding-window layers' page padded from " + std::to_string(mul(t.base_block, t.bpt)) + " B (" + std::to_string(t.base_block) +
+                              " tokens) to the shared " + std::to_string(t.page) + " B (skip_page_size_padded)");
     if (t.page < max_page && t.kind == KvKind::ssm) {
       report_.notes.push_back("Mamba state page " + std::to_string(t.page) + " B padded to the attention page " + std::to_string(max_page) + " B");
     } else if (t.page < max_page && max_page % t.page == 0) {
-      t.block_tokens = mul(block, max_page / t.page, "vLLM block tokens");
-      report_.notes.push_back(std::string(kv_kind_name(t.kind)) + " layers' block size raised from " + std::to_string(block) + " to " +
+      t.block_tokens = mul(t.base_block, max_page / t.page, "vLLM block tokens");
+      report_.notes.push_back(std::string(kv_kind_name(t.kind)) + " layers' block size raised from " + std::to_string(t.base_block) + " to " +
                               std::to_string(t.block_tokens) + " tokens so their page matches the largest (" + std::to_string(max_page) + " B)");
     } else if (t.page < max_page) {
       report_.notes.push_back(std::string(kv_kind_name(t.kind)) + " layers' page " + std::to_string(t.page) + " B does not divide the largest (" +

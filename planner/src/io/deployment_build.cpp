@@ -83,6 +83,9 @@ std::vector<std::string> kv_skip_layers(const SettingsBag& bag, i64 layers) {
     if (word != "sliding_window" && (!index || word.size() > 9 || std::stoll(word) >= layers))
       bag.fail("kv_cache_dtype_skip_layers", "'" + word + "' is neither a layer index (0-" + std::to_string(layers - 1) + ") nor sliding_window",
                "give layer indices and/or sliding_window");
+    // vLLM matches str(layer index): a leading zero names no layer
+    if (word != "sliding_window" && word.size() > 1 && word[0] == '0')
+      bag.fail("kv_cache_dtype_skip_layers", "'" + word + "' names no layer (vLLM compares the index as written)", "write " + std::to_string(std::stoll(word)));
     out.push_back(word);
     word.clear();
   };

@@ -111,7 +111,8 @@ struct SweepRow {
   const Planner* plan = nullptr;
   const GpuSpec* gpu = nullptr;
   i64 tensor_parallel = 1;
-  ElemFormat kv_format = ElemFormat::bf16;
+  ElemFormat kv_format = ElemFormat::bf16;    // K
+  ElemFormat kv_v_format = ElemFormat::bf16;  // V (kv_pair_name names the pair)
   i64 context = 0, concurrency = 0;
   Cell cell;
 };
@@ -149,6 +150,7 @@ void run_sweep(const DeploymentSpec& base, const SweepAxes& axes, OnPlan on_plan
         row.gpu = &p.spec().gpu;
         row.tensor_parallel = d.parallel.tp;
         row.kv_format = p.spec().kv.k_format;
+        row.kv_v_format = p.spec().kv.v_format;
         for (i64 ctx : axes.contexts)
           for (i64 conc : axes.concurrencies) {
             row.context = ctx;
