@@ -165,7 +165,7 @@ TEST_CASE("vLLM refuses the per-row dtypes where its backends do", "[engine][vll
              Catch::Contains("neither a layer index (0-31) nor sliding_window"));
 }
 
-TEST_CASE("vLLM >= 0.25: sliding-window layers pad to the shared page; MLA aligns at its kernel block", "[engine][vllm]") {
+TEST_CASE("vLLM >= 0.25: sliding-window layers pad to the shared page, MLA aligns at its kernel block", "[engine][vllm]") {
   auto plan = [](const std::vector<std::string>& args) {
     const kvtest::Run r = kvtest::kvplan(args);
     INFO(r.err);
