@@ -86,7 +86,17 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
                 sug ? "did you mean '" + *sug + "'? (the flags of kvplan plan --help)" : "use the flags of kvplan plan --help");
       }
       if (it.value().is_null()) s->fail(it.key(), it.key() + ": empty value");
-      std::string value = s->scalar_text(it.key());
+      // a list setting (vLLM --kv-cache-dtype-skip-layers, nargs '+') may be written as a YAML list: its scalars, space-joined
+      std::string value;
+      if (it.value().is_array() && def->key == "kv_cache_dtype_skip_layers") {
+        for (const auto& x : it.value()) {
+          if (!x.is_string() && !x.is_number_integer()) s->fail(it.key(), it.key() + ": expected layer indices or sliding_window in the list");
+          value += (value.empty() ? "" : " ") + (x.is_string() ? x.get<std::string>() : x.dump());
+        }
+        if (value.empty()) s->fail(it.key(), it.key() + ": empty list");
+      } else {
+        value = s->scalar_text(it.key());
+      }
       if (negate) {
         const auto b = parse_bool_text(value);
         if (!b) s->fail(it.key(), it.key() + ": expected true or false, got '" + value + "'");
