@@ -95,6 +95,7 @@ ojson model_inputs_json(const ModelSpec& m, const KvOptions& o, const std::strin
                {"architecture", m.architecture},
                {"num_layers", decoder_layers(m.layers)},
                {"model_dtype", format_info(m.dtype).name},
+               {"kv_cache_dtype", kv_pair_name(o.k_format, o.v_format)},
                {"k_cache_type", format_info(o.k_format).name},
                {"v_cache_type", format_info(o.v_format).name},
                {"state_dtype", format_info(o.state_format).name},

@@ -63,6 +63,8 @@ TEST_CASE("vLLM per-row KV formats: bytes of one head's K and V rows", "[kv][vll
   CHECK(tq_slot_pad(k3v4->k, k3v4->v, 50, 68) == 0);
   CHECK(tq_slot_pad(ElemFormat::fp8_e4m3, ElemFormat::fp8_e4m3, 1, 2) == 0);  // only TurboQuant pads
   CHECK(kv_pair_name(k3v4->k, k3v4->v) == "turboquant_k3v4_nc");
+  CHECK(kv_pair_name(ElemFormat::q8_0, ElemFormat::f16) == "q8_0/f16");
+  CHECK(kv_pair_name(ElemFormat::bf16, ElemFormat::bf16) == "bf16");
   CHECK(!parse_format("turboquant_k8"));  // a half is no --kv-cache-dtype
   CHECK(parse_format("INT8_PER_TOKEN_HEAD") == ElemFormat::int8_pth);
 }
@@ -93,6 +95,13 @@ TEST_CASE("vLLM TurboQuant pool: one group, blocks of 32 from 0.25, 16 before", 
   // (2 x 128 x 8 = 2048 B a token) must cover 16 tokens of 4096 B: block 16 x cdiv(4096 x 16, 16 x 2048) = 32
   const json tq = engine_of({"--engine", "vllm@0.26", "--kv-cache-dtype", "turboquant_k8v4"});
   CHECK(tq["available_kv_bytes"] == available);
+  {  // the JSON inputs name the preset (k_cache_type / v_cache_type keep its halves)
+    const kvtest::Run r = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.26", "--kv-cache-dtype", "turboquant_k8v4", "--format", "json"});
+    REQUIRE(r.exit == 0);
+    const json in = json::parse(r.out)["inputs"];
+    CHECK(in["kv_cache_dtype"] == "turboquant_k8v4");
+    CHECK(in["k_cache_type"] == "turboquant_k8");
+  }
   CHECK(tq["block_size"] == 32);
   CHECK(tq["kv_cache_groups"] == 1);
   const i64 block_bytes = 32 * (4 * kHeads * kD * 4 + 28 * kHeads * 196);
