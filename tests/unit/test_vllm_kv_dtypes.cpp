@@ -165,6 +165,18 @@ TEST_CASE("vLLM refuses the per-row dtypes where its backends do", "[engine][vll
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers", "03"}),
              Catch::Contains("write 3"));
   CHECK_THAT(err({"kv", "llama-3.1-8b", "--cache-type-k", "turboquant_k8v4"}), Catch::Contains("give it as --kv-dtype turboquant_k8v4"));
+  // >= 0.25: a kept full-attention layer beside padded sliding-window pages fails unify's page assertion (0.24 starts)
+  CHECK_THAT(err({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm@0.26", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers", "5"}),
+             Catch::Contains("does not start"));
+  CHECK(kvtest::kvplan({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm@0.24", "--kv-cache-dtype", "fp8", "--kv-cache-dtype-skip-layers", "5"}).exit == 0);
+  // TurboQuant: chunked local attention (Llama 4) has no TurboQuant page; a hybrid with a skip list starts on 0.21-0.24
+  CHECK_THAT(err({"plan", "llama-4-scout-17b-16e", "--gpu", "h100", "--tp", "4", "--engine", "vllm", "--kv-cache-dtype", "turboquant_k8v4"}),
+             Catch::Contains("chunked local attention"));
+  CHECK(kvtest::kvplan({"plan", "qwen3-next-80b-a3b-thinking", "--gpu", "h100", "--tp", "4", "--engine", "vllm@0.22", "--kv-cache-dtype", "turboquant_k8v4",
+                        "--kv-cache-dtype-skip-layers", "3"}).exit == 0);
+  CHECK_THAT(err({"plan", "qwen3-next-80b-a3b-thinking", "--gpu", "h100", "--tp", "4", "--engine", "vllm@0.26", "--kv-cache-dtype", "turboquant_k8v4",
+                  "--kv-cache-dtype-skip-layers", "3"}),
+             Catch::Contains("cannot unify"));
   CHECK_THAT(err({"kv", "deepseek-v2-lite", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("no MLA attention backend"));
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "nvfp4"}),
              Catch::Contains("SM 10.x"));
@@ -198,4 +210,15 @@ TEST_CASE("vLLM >= 0.25: sliding-window layers pad to the shared page, MLA align
                          "--kv-cache-dtype-skip-layers", "0", "--max-model-len", "32768", "--format", "json"});
   CHECK(mla["block_size"] == 128);
   CHECK(mla["num_gpu_blocks"] == mla["available_kv_bytes"].get<i64>() / (128 * (1152 + 26 * 576)));
+}
+
+TEST_CASE("vLLM: a kept sparse-MLA layer caches its latent in bf16, not the fp8_ds_mla record", "[engine][vllm]") {
+  // DeepSeek-V3.2 fp8: 656 B records (512 fp8 + 4 x fp32 scales + 64 x bf16 rope) and a 132 B indexer key a token and
+  // layer; layer 0 kept: (512 + 64) x 2 + 132 B
+  const kvtest::Run r = kvtest::kvplan({"plan", "deepseek-v3.2", "--gpu", "h200", "--tp", "8", "--engine", "vllm@0.24", "--kv-cache-dtype", "fp8",
+                                        "--kv-cache-dtype-skip-layers", "0", "--max-model-len", "32768", "--format", "json"});
+  REQUIRE(r.exit == 0);
+  const json e = json::parse(r.out)["results"]["engine"];
+  const i64 layers = e["layers_per_group"].get<i64>();
+  CHECK(e["num_gpu_blocks"] == e["available_kv_bytes"].get<i64>() / (e["block_size"].get<i64>() * ((layers - 1) * (656 + 132) + (1152 + 132))));
 }

@@ -139,10 +139,16 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
     if (hybrid && version_before(version, "0.21"))
       throw InputError("kv_cache_dtype", "vLLM " + version + " refuses TurboQuant for hybrid models (" + m.id + " has recurrent layers; from 0.21: #39931)",
                        "use fp8, or plan vLLM 0.21 or later");
-    // a hybrid's Mamba page aligns to lcm(TurboQuant page, model-dtype page) with a skip list: the attention pages then
-    // do not divide it (platforms/interface.py _align_hybrid_block_size)
-    if (hybrid && !d.kv_skip_layers.empty())
-      throw InputError("kv_cache_dtype_skip_layers", "with TurboQuant on a hybrid model leaves pages vLLM cannot unify (" + m.id + ")", "drop --kv-cache-dtype-skip-layers");
+    // a hybrid's Mamba page aligns to lcm(TurboQuant page, model-dtype page) with a skip list (#39931,
+    // _align_hybrid_block_size), which both pages divide; from 0.25 the block alignment (#42890) resizes the primary as
+    // a 1-byte cache of 2 x H x D, whose block of TurboQuant slots no longer divides the kept layers' pages
+    if (hybrid && !d.kv_skip_layers.empty() && engine_rules(EngineKind::vllm, version).skip_block_align)
+      throw InputError("kv_cache_dtype_skip_layers", "with TurboQuant on a hybrid model leaves pages vLLM " + version + " cannot unify (" + m.id + ")",
+                       "drop --kv-cache-dtype-skip-layers");
+    // Llama 4's chunked local attention builds a plain ChunkedLocalAttentionSpec (no TurboQuant slot) whose page does
+    // not match the TurboQuant backend's cache shape
+    if (std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::chunked; }))
+      throw InputError("kv_cache_dtype", "vLLM's TurboQuant has no page for chunked local attention layers (" + m.id + ")", "use fp8 for this model");
     if (dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
       throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
   }
@@ -164,12 +170,25 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
   if (!d.kv_skip_layers.empty() && !quantised)
     m.notes.push_back("--kv-cache-dtype-skip-layers changes nothing: the KV cache is already the model dtype (" + std::string(format_info(dtype).name) + ")");
   i64 kept = 0;
+  bool kept_full = false;
   for (i64 i = 0; i < L; ++i) {
     Layer& l = m.layers[static_cast<size_t>(i)];
     if (l.kv == KvKind::ssm || l.kv == KvKind::none || l.kv == KvKind::cross) continue;
     l.kv_model_dtype = quantised && (skip.count(i) > 0 || (skip_sliding && holds_sliding(l)));
-    if (l.kv_model_dtype) ++kept;
+    if (!l.kv_model_dtype) continue;
+    ++kept;
+    kept_full = kept_full || !holds_sliding(l);
+    // a kept MLA layer caches its latent in the model dtype (mla_attention.py sets its kv_cache_dtype to "auto"):
+    // not the fp8_ds_mla record of the others
+    if (l.kv == KvKind::mla_latent) l.mla_record_bytes = 0;
   }
+  // from 0.25 the sliding-window layers pad to the shared page (block x quantised page) at 16 tokens, while a kept
+  // full-attention layer's page is its block of model-dtype rows, larger: unify_kv_cache_spec_page_size scales the
+  // padded sliding spec's block and its fixed padding fails the page assertion
+  if (kept_full && sliding && engine_rules(EngineKind::vllm, version).skip_block_align)
+    throw InputError("kv_cache_dtype_skip_layers", "keeps a full-attention layer of " + m.id + " in " + std::string(format_info(dtype).name) +
+                     " beside padded sliding-window pages: vLLM " + (version.empty() ? std::string("(newest)") : version) + " does not start",
+                     "skip sliding-window layers only, or plan vLLM 0.24");
   if (tq && !boundary.empty()) {
     const i64 hd = m.layers[static_cast<size_t>(boundary.front())].k_head_dim;
     if (hd > 0 && (hd & (hd - 1)) != 0)

@@ -233,7 +233,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype, or the FP8 cache a ModelOpt checkpoint declares where the engine version follows it; f16, bf16, fp8, fp8_e5m2, q8_0, nvfp4 on vLLM and TensorRT-LLM, vLLM's int8/fp8/int4_per_token_head and turboquant_k8v4/4bit_nc/k3v4_nc/3bit_nc, ...)")
       .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
       .yaml("kv_cache_config.dtype").sweep());
-  r.push_back(Row("kv_cache_dtype_skip_layers", T::text, "model", "vLLM: layers whose KV cache stays in the model dtype whatever --kv-cache-dtype says: layer indices and/or sliding_window (every sliding-window layer), space- or comma-separated; TurboQuant adds its own first and last two layers")
+  r.push_back(Row("kv_cache_dtype_skip_layers", T::text, "engine", "vLLM: layers whose KV cache stays in the model dtype whatever --kv-cache-dtype says: layer indices and/or sliding_window (every sliding-window layer), comma-separated (3,4,sliding_window; a pasted vLLM command line or a YAML list takes them as vLLM does); TurboQuant adds its own first and last two layers")
       .flags("--kv-cache-dtype-skip-layers@vllm").on(E::vllm, "--kv-cache-dtype-skip-layers"));
   r.push_back(Row("cache_type_k", T::kv_format, "model", "K cache format (llama.cpp style: f16, q8_0, q4_0, ...)")
       .flags("--cache-type-k|-ctk").on(E::llamacpp, "--cache-type-k").env("LLAMA_ARG_CACHE_TYPE_K"));
