@@ -90,8 +90,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
   const i64 n_gpus = deployment_gpus(s);
   b.title = d.spec.model.id + " on " + std::to_string(n_gpus) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
             ", PP " + std::to_string(s.parallel.pp) + ", DP " + std::to_string(s.parallel.dp) + "), " + engine_name(s.engine.kind) +
-            ", KV " + (is_turboquant(s.kv.k_format) ? kv_pair_name(s.kv.k_format, s.kv.v_format)
-                          : std::string(format_info(s.kv.k_format).name) + "/" + std::string(format_info(s.kv.v_format).name)) +
+            ", KV " + kv_pair_label(s.kv.k_format, s.kv.v_format, "/") +
             " - budget of the most loaded GPU";
   b.columns = {"term", "bytes", "human", "basis"};
   b.verbose_only = {false, false, false, true};

@@ -60,8 +60,7 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
                {"GPUs", std::to_string(deployment_gpus(spec)) + " x " + spec.gpu.name + " (TP " + std::to_string(spec.parallel.tp) +
                             ", PP " + std::to_string(spec.parallel.pp) + ", DP " + std::to_string(spec.parallel.dp) + ")"},
                {"engine", std::string(engine_name(spec.engine.kind)) + " — " + p.engine().rules_version},
-               {"KV cache", is_turboquant(spec.kv.k_format) ? kv_pair_name(spec.kv.k_format, spec.kv.v_format)
-                                                 : std::string(format_info(spec.kv.k_format).name) + " / " + std::string(format_info(spec.kv.v_format).name)},
+               {"KV cache", kv_pair_label(spec.kv.k_format, spec.kv.v_format, " / ")},
                {"workload", workload},
                {"fits", fits_text},
                {"max concurrency at " + std::to_string(tokens) + " tokens", std::to_string(p.max_concurrency(tokens, prefix))}};

@@ -336,6 +336,13 @@ void resolve_vllm_batch_limits(EngineSettings& e, const EngineRules& rules, bool
 }
 }  // namespace
 
+i64 vllm_mla_block(const EngineRules& rules, const std::string& compute_capability, bool sparse_mla) {
+  if (sparse_mla && rules.blackwell_mla_128) return 64;
+  if (compute_capability == "9.0") return 64;
+  if (rules.blackwell_mla_128 && is_sm10x(compute_capability)) return 128;
+  return 16;
+}
+
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,
                                        const std::string& gpu_arch, bool mla, const std::string& compute_capability, i64 pp,
                                        bool sparse_mla, const std::string& model_arch) {
@@ -353,9 +360,7 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
       // default, 128; elsewhere Triton MLA keeps 16 (vllm/platforms/cuda.py CudaPlatformBase.check_and_update_config;
       // >= 0.21 the backend's preferred size, the same numbers for these defaults)
       // sparse MLA (DeepSeek-V3.2, index_topk), from 0.11: FlashMLA-sparse supports 64 only, on every GPU
-      if (e.block_size == 0 && mla && sparse_mla && rules.blackwell_mla_128) e.block_size = 64;
-      if (e.block_size == 0 && mla && compute_capability == "9.0") e.block_size = 64;
-      if (e.block_size == 0 && mla && rules.blackwell_mla_128 && is_sm10x(compute_capability)) e.block_size = 128;
+      if (e.block_size == 0 && mla) e.block_size = vllm_mla_block(rules, compute_capability, sparse_mla);
       if (e.block_size == 0) e.block_size = 16;
       // the choices --block-size lists: {8,...,128} in 0.8.3, {1,8,...,128} in 0.10-0.11 (their --help); later releases
       // take any size (0.26.0's --help: BLOCK_SIZE, BlockSize then adding 256), which the attention backend checks

@@ -71,6 +71,11 @@ std::string kv_pair_name(ElemFormat k, ElemFormat v) {
   return std::string(format_info(k).name) + "/" + std::string(format_info(v).name);
 }
 
+std::string kv_pair_label(ElemFormat k, ElemFormat v, std::string_view sep) {
+  if (is_turboquant(k) && is_turboquant(v)) return kv_pair_name(k, v);
+  return std::string(format_info(k).name) + std::string(sep) + std::string(format_info(v).name);
+}
+
 i64 tq_slot_pad(ElemFormat k, ElemFormat v, i64 k_row, i64 v_row) {
   if (!is_turboquant(k) || !is_turboquant(v)) return 0;
   return (k_row + v_row) % 2;  // slot_size_aligned = s + s % 2

@@ -58,8 +58,11 @@ i64 layer_v_bytes_per_token(const Layer& l, ElemFormat f) {
 }
 
 namespace {
-ElemFormat k_of(const Layer& l, const KvOptions& o) { return l.kv_model_dtype ? o.skip_format : o.k_format; }
-ElemFormat v_of(const Layer& l, const KvOptions& o) { return l.kv_model_dtype ? o.skip_format : o.v_format; }
+// the K / V format of a layer kept in the model dtype (kept) or not
+ElemFormat k_of(bool kept, const KvOptions& o) { return kept ? o.skip_format : o.k_format; }
+ElemFormat v_of(bool kept, const KvOptions& o) { return kept ? o.skip_format : o.v_format; }
+ElemFormat k_of(const Layer& l, const KvOptions& o) { return k_of(l.kv_model_dtype, o); }
+ElemFormat v_of(const Layer& l, const KvOptions& o) { return v_of(l.kv_model_dtype, o); }
 }  // namespace
 
 i64 layer_k_bytes_per_token(const Layer& l, const KvOptions& o) { return layer_k_bytes_per_token(l, k_of(l, o)); }
@@ -133,7 +136,7 @@ std::string describe(const KvGroup& g, const KvOptions& o) {
     case KvKind::none:
       return n + "no cache";
     default: {
-      const ElemFormat k = g.model_dtype ? o.skip_format : o.k_format, v = g.model_dtype ? o.skip_format : o.v_format;
+      const ElemFormat k = k_of(g.model_dtype, o), v = v_of(g.model_dtype, o);
       std::string s = n + std::to_string(g.kv_heads) + " kv_heads x (K " + std::to_string(g.k_head_dim) + " x " +
                       bytes_word(k) + " + V " + std::to_string(g.v_head_dim) + " x " + bytes_word(v) +
                       (is_turboquant(k) && is_turboquant(v) ? ", the slot rounded up to even" : "") + ") = " +

@@ -487,11 +487,10 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   }
   // vLLM >= 0.25 (#42890, platforms/interface.py _align_heterogeneous_kv_block_size): with a skip list in force and
   // the quantised (primary) per-token page smaller than the model-dtype one, the block grows in steps of
-  // max(16, block) until a primary page covers a model-dtype page of the smallest kernel block (16: FlashAttention,
-  // FlashInfer, Triton and TurboQuant take multiples of 16); TurboQuant's primary is sized as a 1-byte cache of D
-  // the page a sliding-window layer pads to when the block was aligned (skip_page_size_padded): it takes the largest
-  // kernel block whose own page fits (attention.py _largest_kernel_block_within: FlashInfer 16 / 32 / 64, the other
-  // backends MultipleOf(16), so 16) and pads to it
+  // max(kernel block, block) until a primary page covers a model-dtype page of the backend's smallest kernel block;
+  // TurboQuant's primary is sized as a 1-byte cache of D. shared_page (skip_page_size_padded) is then the page every
+  // sliding-window layer pads to, at the largest kernel block whose own page fits (attention.py
+  // _largest_kernel_block_within: FlashInfer 16 / 32 / 64, the other backends MultipleOf(16), so 16)
   i64 shared_page = 0;
   if (e.rules->skip_block_align && spec_.kv.skip_list) {
     const auto first = std::find_if(rank.layers.begin(), rank.layers.end(), [](const Layer& l) {
@@ -505,20 +504,17 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       if (is_turboquant(o.k_format)) o.k_format = o.v_format = ElemFormat::int8;
       const i64 primary_pt = add(layer_k_bytes_per_token(primary, o.k_format), layer_v_bytes_per_token(primary, o.v_format));
       const i64 padded_pt = layer_bytes_per_token(padded, spec_.kv);
-      // the backend's smallest kernel block: 16 (FlashAttention, FlashInfer, Triton, TurboQuant); MLA backends take
-      // their one size: FlashMLA 64 (Hopper; sparse MLA everywhere), CUTLASS MLA 128 (SM 10.x), Triton MLA 16
+      // the backend's smallest kernel block: 16 (FlashAttention, FlashInfer, Triton, TurboQuant); an MLA backend's one
+      // size (vllm_mla_block)
       const bool mla_first = first->kv == KvKind::mla_latent || first->kv == KvKind::mla_expanded;
-      const i64 kSmallestKernelBlock = !mla_first                                                      ? 16
-                                       : spec_.gpu.compute_capability == "9.0" || first->indexer_head_dim > 0 ? 64
-                                       : is_sm10x(spec_.gpu.compute_capability)                          ? 128
-                                                                                                         : 16;
+      const i64 kernel_block = mla_first ? vllm_mla_block(*e.rules, spec_.gpu.compute_capability, rank.sparse_mla) : 16;
       if (padded_pt > primary_pt && primary_pt > 0) {
-        const i64 align = std::max(kSmallestKernelBlock, block);
-        const i64 aligned = mul(align, ceil_div(mul(padded_pt, kSmallestKernelBlock), mul(align, primary_pt)), "vLLM block size");
+        const i64 align = std::max(kernel_block, block);
+        const i64 aligned = mul(align, ceil_div(mul(padded_pt, kernel_block), mul(align, primary_pt)), "vLLM block size");
         if (aligned > block) {
           report_.notes.push_back("attention block size raised from " + std::to_string(block) + " to " + std::to_string(aligned) +
                                   " so a quantised page (" + std::to_string(primary_pt) + " B a token) covers a model-dtype page (" +
-                                  std::to_string(padded_pt) + " B a token) of " + std::to_string(kSmallestKernelBlock) + " tokens");
+                                  std::to_string(padded_pt) + " B a token) of " + std::to_string(kernel_block) + " tokens");
           block = aligned;
         }
         shared_page = mul(block, primary_pt, "vLLM shared page");

@@ -59,8 +59,9 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
 
 /// vLLM's per-layer KV rules: marks the layers that keep the model dtype (Layer::kv_model_dtype: the
 /// --kv-cache-dtype-skip-layers list, TurboQuant's first and last two layers of a dense model) and throws InputError
-/// where vLLM refuses the KV cache dtype for the model or GPU (per-row dtypes or nvfp4 with MLA, nvfp4 off SM 10.x,
-/// TurboQuant on sliding-window or sink layers it does not skip, on hybrids before 0.21, on fp32 models).
+/// where vLLM refuses the KV cache dtype for the model or GPU or does not start with it (docs/engine-rules.md §8:
+/// per-row dtypes or nvfp4 with MLA, nvfp4 off SM 10.x, TurboQuant with sinks, sliding-window or chunked layers or
+/// fp32 models, int4_per_token_head with sliding-window layers, kept layers whose pages vLLM cannot unify).
 void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype);
 
 /// A KV cache type the engine does not have but kvplan can still size (a ggml block type on vLLM, SGLang or

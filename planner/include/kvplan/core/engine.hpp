@@ -186,6 +186,10 @@ inline bool vllm_v0_async_output(const EngineSettings& e, i64 pp, bool cpu) {
          !e.disable_async_output_proc && !e.enforce_eager && pp <= 1 && e.spec.method == SpecMethod::none && !cpu;
 }
 
+/// The block size vLLM's MLA backend takes (the one size its kernel runs): FlashMLA 64 on SM 9.0 and, from 0.11,
+/// FlashMLA-sparse 64 everywhere; CUTLASS MLA 128 on SM 10.x from 0.11; Triton MLA 16 elsewhere.
+i64 vllm_mla_block(const EngineRules& rules, const std::string& compute_capability, bool sparse_mla);
+
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks
 /// ranges; throws InputError naming the engine's flag.
 /// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.

@@ -62,6 +62,8 @@ std::optional<KvPair> parse_turboquant(std::string_view name);
 bool is_turboquant(ElemFormat f);
 /// The name a K / V pair is written with: the TurboQuant preset's, else "k/v" (or the one name when they agree).
 std::string kv_pair_name(ElemFormat k, ElemFormat v);
+/// A K / V pair in a title: the TurboQuant preset's name, else "k<sep>v" (both names, even when they agree).
+std::string kv_pair_label(ElemFormat k, ElemFormat v, std::string_view sep);
 /// Bytes a TurboQuant slot of K and V rows (k_row + v_row bytes) is padded by to be even; 0 for other pairs.
 i64 tq_slot_pad(ElemFormat k, ElemFormat v, i64 k_row, i64 v_row);
 
