@@ -684,6 +684,7 @@ ojson deployment_inputs_json(const Deployment& d) {
                     {"devices", dr.devices}};
     }
   }
+  if (!d.base.kv_skip_layers.empty()) j["kv_cache_dtype_skip_layers"] = d.base.kv_skip_layers;  // given only
   if (e.decode_context_parallel) j["decode_context_parallel_size"] = *e.decode_context_parallel;
   if (e.attention_dp > 1) j["attention_data_parallel_size"] = e.attention_dp;
   if (e.spec.on()) {  // speculative decoding as resolved (SGLang's automatic steps / topk / draft tokens filled in)

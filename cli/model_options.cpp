@@ -50,14 +50,8 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   o.k_format = o.v_format = o.state_format = m.dtype;
   if (const auto tq = parse_turboquant(a.kv_dtype)) {
     // vLLM's TurboQuant: K and V in their own formats, the boundary layers in the model dtype
-    // vLLM's TURBOQUANT backend is offered for decoder attention without MLA, sliding windows or sinks (plan refuses the
-    // same: core/deployment.cpp vllm_kv_layers)
-    for (const Layer& l : m.layers) {
-      if (l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded)
-        throw InputError("--kv-dtype", "vLLM has no MLA attention backend for TurboQuant (" + m.id + " caches an MLA latent)", "use fp8");
-      if (l.kv == KvKind::sliding || l.attn_sinks)
-        throw InputError("--kv-dtype", "vLLM's TurboQuant backend refuses sliding-window layers and attention sinks (" + m.id + ")", "use fp8");
-    }
+    // the model-side refusals vLLM would make (core/deployment.cpp check_turboquant_model; plan adds the version's)
+    check_turboquant_model(m, m.dtype, "--kv-dtype");
     o.k_format = tq->k;
     o.v_format = tq->v;
     o.skip_format = m.dtype;

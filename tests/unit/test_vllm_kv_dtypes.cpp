@@ -131,6 +131,26 @@ TEST_CASE("vLLM --kv-cache-dtype-skip-layers keeps the named layers in bf16", "[
   // int4_per_token_head: primary 8 x (64 + 4) x 2 = 1088 B a token: 16 x cdiv(4096 x 16, 16 x 1088) = 64
   const json i4 = engine_of({"--engine", "vllm@0.26", "--kv-cache-dtype", "int4_per_token_head", "--kv-cache-dtype-skip-layers", "5"});
   CHECK(i4["block_size"] == 64);
+  const kvtest::Run p = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm@0.26", "--kv-cache-dtype", "fp8",
+                                        "--kv-cache-dtype-skip-layers", "0,31", "--format", "json"});
+  REQUIRE(p.exit == 0);
+  CHECK(json::parse(p.out)["inputs"]["kv_cache_dtype_skip_layers"] == json::array({"0", "31"}));
+  // a deployment file may give the list as YAML (SettingDef::list): the same block and pool as the flag
+  const std::string file = kvtest::write_temp("skip-layers", "deploy.yaml",
+                                              "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: h100\n    engine: vllm@0.26\n"
+                                              "    settings:\n      max_model_len: 32768\n      kv_cache_dtype: fp8\n      kv_cache_dtype_skip_layers: [0, \"31\"]\n");
+  const kvtest::Run c = kvtest::kvplan({"check", file, "--format", "json"});
+  INFO(c.err);
+  REQUIRE(c.exit == 0);
+  const json ce = json::parse(c.out)["results"]["deployments"][0]["engine"];
+  CHECK(ce["block_size"] == 32);
+  CHECK(ce["num_gpu_blocks"] == e["num_gpu_blocks"]);
+  const std::string nested = kvtest::write_temp("skip-layers", "nested.yaml",
+                                                "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: h100\n    engine: vllm@0.26\n"
+                                                "    settings:\n      kv_cache_dtype_skip_layers: [[0]]\n");
+  const kvtest::Run bad = kvtest::kvplan({"check", nested});
+  CHECK(bad.exit == 2);
+  CHECK_THAT(bad.err, Catch::Contains("nested list"));
   // the list changes nothing under auto
   const json a = engine_of({"--engine", "vllm@0.26", "--kv-cache-dtype-skip-layers", "3"});
   CHECK(a["block_size"] == 16);
@@ -178,6 +198,10 @@ TEST_CASE("vLLM refuses the per-row dtypes where its backends do", "[engine][vll
                   "--kv-cache-dtype-skip-layers", "3"}),
              Catch::Contains("cannot unify"));
   CHECK_THAT(err({"kv", "deepseek-v2-lite", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("no MLA attention backend"));
+  // kvplan kv (no engine) asks the same model-side question as plan (check_turboquant_model)
+  CHECK_THAT(err({"kv", "llama-4-scout-17b-16e", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("chunked local attention"));
+  CHECK_THAT(err({"kv", "gpt-oss-20b", "--kv-dtype", "turboquant_4bit_nc"}), Catch::Contains("refuses attention sinks"));
+  CHECK_THAT(err({"kv", "gemma-3-27b-it", "--kv-dtype", "turboquant_4bit_nc"}), Catch::Contains("refuses sliding-window layers"));
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "nvfp4"}),
              Catch::Contains("SM 10.x"));
   CHECK_THAT(err({"plan", "llama-3.1-8b", "--gpu", "h100", "--engine", "sglang", "--kv-cache-dtype", "turboquant_k8v4"}),

@@ -94,6 +94,27 @@ bool holds_sliding(const Layer& l) { return l.kv == KvKind::sliding; }
 bool mla_layer(const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; }
 }  // namespace
 
+void check_turboquant_model(const ModelSpec& m, ElemFormat dtype, const std::string& key) {
+  // no MLA backend offers TURBOQUANT (CUDA lists it among the non-MLA backends only)
+  if (std::any_of(m.layers.begin(), m.layers.end(), mla_layer))
+    throw InputError(key, "vLLM has no MLA attention backend for TurboQuant (" + m.id + " caches an MLA latent)", "use fp8 (or auto)");
+  // the TURBOQUANT backend's validation (turboquant_attn.py): no attention sinks, no sliding window; and no way around
+  // the second: "sliding_window" in the skip list breaks TurboQuant's merge of its boundary layers into the list
+  // (arg_utils.py: sorted(..., key=int)), and sliding layers named by index keep bf16 pages that TurboQuant's slot
+  // pages do not divide (kv_cache_utils.py unify_kv_cache_spec_page_size raises)
+  if (std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.attn_sinks; }))
+    throw InputError(key, "vLLM's TurboQuant backend refuses attention sinks (" + m.id + ")", "use fp8");
+  if (std::any_of(m.layers.begin(), m.layers.end(), holds_sliding))
+    throw InputError(key, "vLLM's TurboQuant backend refuses sliding-window layers, and skipping them leaves pages vLLM cannot unify (" + m.id + ")",
+                     "use fp8 for this model");
+  // Llama 4's chunked local attention builds a plain ChunkedLocalAttentionSpec (no TurboQuant slot) whose page does
+  // not match the TurboQuant backend's cache shape
+  if (std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::chunked; }))
+    throw InputError(key, "vLLM's TurboQuant has no page for chunked local attention layers (" + m.id + ")", "use fp8 for this model");
+  if (dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
+    throw InputError(key, "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
+}
+
 void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype) {
   const bool tq = is_turboquant(kv.k_format) && is_turboquant(kv.v_format);
   const bool per_row = format_info(kv.k_format).row_bits > 0 || format_info(kv.v_format).row_bits > 0;
@@ -123,16 +144,7 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
     throw InputError("kv_cache_dtype", "vLLM sizes int4_per_token_head sliding-window pages as int8 (vllm#48842): " + m.id + " has sliding-window layers and does not start",
                      "use int8_per_token_head or fp8");
   if (tq) {
-    // the TURBOQUANT backend's validation (turboquant_attn.py): no attention sinks, no sliding window; and no way around
-    // the second: "sliding_window" in the skip list breaks TurboQuant's merge of its boundary layers into the list
-    // (arg_utils.py: sorted(..., key=int)), and sliding layers named by index keep bf16 pages that TurboQuant's slot
-    // pages do not divide (kv_cache_utils.py unify_kv_cache_spec_page_size raises)
-    for (const Layer& l : m.layers)
-      if (l.attn_sinks)
-        throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses attention sinks (" + m.id + ")", "use fp8");
-    if (sliding)
-      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend refuses sliding-window layers, and skipping them leaves pages vLLM cannot unify (" + m.id + ")",
-                       "use fp8 for this model");
+    check_turboquant_model(m, dtype, "kv_cache_dtype");
     if (std::find(d.kv_skip_layers.begin(), d.kv_skip_layers.end(), "sliding_window") != d.kv_skip_layers.end())
       throw InputError("kv_cache_dtype_skip_layers", "'sliding_window' stops vLLM's TurboQuant setup (it sorts the list as layer indices: int('sliding_window') fails)",
                        "give layer indices only");
@@ -145,12 +157,6 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
     if (hybrid && !d.kv_skip_layers.empty() && engine_rules(EngineKind::vllm, version).skip_block_align)
       throw InputError("kv_cache_dtype_skip_layers", "with TurboQuant on a hybrid model leaves pages vLLM " + version + " cannot unify (" + m.id + ")",
                        "drop --kv-cache-dtype-skip-layers");
-    // Llama 4's chunked local attention builds a plain ChunkedLocalAttentionSpec (no TurboQuant slot) whose page does
-    // not match the TurboQuant backend's cache shape
-    if (std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::chunked; }))
-      throw InputError("kv_cache_dtype", "vLLM's TurboQuant has no page for chunked local attention layers (" + m.id + ")", "use fp8 for this model");
-    if (dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
-      throw InputError("kv_cache_dtype", "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
   }
   // the layers kept in the model dtype: the ones named (vLLM compares str(layer index): "03" names none), every
   // sliding-window layer for "sliding_window", and TurboQuant's boundary layers (TurboQuantConfig.get_boundary_skip_layers:

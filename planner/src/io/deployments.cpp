@@ -86,12 +86,13 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
                 sug ? "did you mean '" + *sug + "'? (the flags of kvplan plan --help)" : "use the flags of kvplan plan --help");
       }
       if (it.value().is_null()) s->fail(it.key(), it.key() + ": empty value");
-      // a list setting (vLLM --kv-cache-dtype-skip-layers, nargs '+') may be written as a YAML list: its scalars, space-joined
+      // a list setting (SettingDef::list: vLLM --kv-cache-dtype-skip-layers, llama.cpp --tensor-split, --device, --lora)
+      // may be written as a YAML list: its scalars, comma-joined as the flag takes them
       std::string value;
-      if (it.value().is_array() && def->key == "kv_cache_dtype_skip_layers") {
+      if (it.value().is_array() && def->list) {
         for (const auto& x : it.value()) {
-          if (!x.is_string() && !x.is_number_integer()) s->fail(it.key(), it.key() + ": expected layer indices or sliding_window in the list");
-          value += (value.empty() ? "" : " ") + (x.is_string() ? x.get<std::string>() : x.dump());
+          if (!x.is_string() && !x.is_number()) s->fail(it.key(), it.key() + ": expected numbers or names in the list, not a nested list or map");
+          value += (value.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
         }
         if (value.empty()) s->fail(it.key(), it.key() + ": empty list");
       } else {

@@ -196,6 +196,7 @@ struct Row {
   Row& choices(std::vector<std::string> c) { d.choices = std::move(c); return *this; }
   Row& autos() { d.allows_auto = true; return *this; }
   Row& sweep() { d.sweepable = true; return *this; }
+  Row& list() { d.list = true; return *this; }
   // A value that needs its own parse: `f` reads it from the bag into the DeploymentSpec.
   Row& apply(std::function<void(const SettingsBag&, DeploymentSpec&)> f) { d.apply = std::move(f); return *this; }
   // The field of EngineSettings the value sets (its type decides how the text is read).
@@ -234,7 +235,7 @@ std::vector<SettingDef> build_table() {
       .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
       .yaml("kv_cache_config.dtype").sweep());
   r.push_back(Row("kv_cache_dtype_skip_layers", T::text, "engine", "vLLM: layers whose KV cache stays in the model dtype whatever --kv-cache-dtype says: layer indices and/or sliding_window (every sliding-window layer), comma-separated (3,4,sliding_window; a pasted vLLM command line or a YAML list takes them as vLLM does); TurboQuant adds its own first and last two layers")
-      .flags("--kv-cache-dtype-skip-layers@vllm").on(E::vllm, "--kv-cache-dtype-skip-layers"));
+      .flags("--kv-cache-dtype-skip-layers@vllm").on(E::vllm, "--kv-cache-dtype-skip-layers").list());
   r.push_back(Row("cache_type_k", T::kv_format, "model", "K cache format (llama.cpp style: f16, q8_0, q4_0, ...)")
       .flags("--cache-type-k|-ctk").on(E::llamacpp, "--cache-type-k").env("LLAMA_ARG_CACHE_TYPE_K"));
   r.push_back(Row("cache_type_v", T::kv_format, "model", "V cache format")
@@ -460,15 +461,15 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("split_mode", T::choice, "llama.cpp", "llama.cpp: layer (layers and their KV over the GPUs, the default), row (weight rows over the GPUs, KV and compute on --main-gpu) or none (--main-gpu only)")
       .flags("--split-mode@llama.cpp|-sm@llama.cpp").on(E::llamacpp, "--split-mode|-sm").env("LLAMA_ARG_SPLIT_MODE").choices({"layer", "row", "none"}));
   r.push_back(Row("tensor_split", T::text, "llama.cpp", "llama.cpp: proportion of the model per GPU, comma-separated (3,1 or 0,1,1,1); default: by free memory (equal on identical GPUs)")
-      .flags("--tensor-split@llama.cpp|-ts@llama.cpp").on(E::llamacpp, "--tensor-split|-ts").env("LLAMA_ARG_TENSOR_SPLIT"));
+      .flags("--tensor-split@llama.cpp|-ts@llama.cpp").on(E::llamacpp, "--tensor-split|-ts").env("LLAMA_ARG_TENSOR_SPLIT").list());
   r.push_back(Row("main_gpu", T::count, "llama.cpp", "llama.cpp: the GPU (index into the model's GPUs) for --split-mode none, or for the KV and compute with row (default 0)")
       .flags("--main-gpu@llama.cpp|-mg@llama.cpp").on(E::llamacpp, "--main-gpu|-mg").env("LLAMA_ARG_MAIN_GPU"));
   r.push_back(Row("device", T::text, "llama.cpp", "llama.cpp: the GPUs to offload to, comma-separated (CUDA0,CUDA2; none = no offload); default: all")
-      .flags("--device@llama.cpp|-dev@llama.cpp").on(E::llamacpp, "--device|-dev").env("LLAMA_ARG_DEVICE"));
+      .flags("--device@llama.cpp|-dev@llama.cpp").on(E::llamacpp, "--device|-dev").env("LLAMA_ARG_DEVICE").list());
   r.push_back(Row("override_tensor", T::text, "llama.cpp", "llama.cpp: PATTERN=BUFFER,... (-ot): tensors whose name the regular expression matches go to host memory (=CPU) or a GPU (=CUDA1)")
       .flags("--override-tensor@llama.cpp|-ot@llama.cpp").on(E::llamacpp, "--override-tensor|-ot"));
   r.push_back(Row("lora", T::text, "llama.cpp", "llama.cpp: LoRA adapter GGUF files, comma-separated (--lora, repeatable): their tensors sit with the tensors they adapt")
-      .flags("--lora@llama.cpp").on(E::llamacpp, "--lora"));
+      .flags("--lora@llama.cpp").on(E::llamacpp, "--lora").list());
   r.push_back(Row("lora_scaled", T::text, "llama.cpp", "llama.cpp: LoRA adapters with a scale (--lora-scaled FILE SCALE, or FILE:SCALE,...): sized as --lora")
       .flags("--lora-scaled@llama.cpp").on(E::llamacpp, "--lora-scaled"));
   r.push_back(Row("mmproj", T::text, "llama.cpp", "llama.cpp: multimodal projector GGUF (--mmproj): its tensors on the first GPU, or in host memory with --no-mmproj-offload")

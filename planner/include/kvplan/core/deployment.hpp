@@ -64,6 +64,11 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
 /// fp32 models, int4_per_token_head with sliding-window layers, kept layers whose pages vLLM cannot unify).
 void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype);
 
+/// Throws InputError at `key` where vLLM's TurboQuant backend refuses the model itself, whatever the version or GPU:
+/// an MLA latent, attention sinks, sliding-window or chunked local attention layers, a model dtype other than fp16 or
+/// bf16 (`dtype`). vllm_kv_layers and `kvplan kv --kv-dtype turboquant_*` both ask it.
+void check_turboquant_model(const ModelSpec& m, ElemFormat dtype, const std::string& key);
+
 /// A KV cache type the engine does not have but kvplan can still size (a ggml block type on vLLM, SGLang or
 /// TensorRT-LLM; int8 on vLLM or SGLang): the warning to print, "" when the engine has it.
 std::string foreign_kv_format(EngineKind engine, ElemFormat f);

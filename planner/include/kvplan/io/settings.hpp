@@ -60,6 +60,7 @@ struct SettingDef {
   std::vector<std::string> choices;  // SettingType::choice
   bool allows_auto = false;          // "auto" / -1 = let the engine choose
   bool sweepable = false;            // kvplan sweep takes a list
+  bool list = false;                 // a comma-separated list: a deployment file may write it as a YAML list
   std::vector<Spelling> kvplan;      // kvplan's own flags (incl. the engine spellings people type)
   std::map<EngineKind, std::vector<Spelling>> engine;  // each engine's command-line flag(s)
   std::vector<Spelling> trtllm_yaml; // TensorRT-LLM LlmArgs option-YAML keys
