@@ -199,9 +199,6 @@ SimConfig sim_config(const Deployment& d, const Planner& p) {
   if (const auto v = d.bag.text("scheduling_policy"); v && k != EngineKind::vllm && *v != "fcfs" && !(k == EngineKind::sglang && *v == "lpm"))
     d.bag.fail("scheduling_policy", "'" + *v + "' is not a policy kvplan simulates for " + engine_name(k),
                k == EngineKind::sglang ? "use fcfs or lpm" : "use fcfs");
-  if (k == EngineKind::trtllm && p.spec().engine.capacity_scheduler_policy == "STATIC_BATCH")
-    d.bag.fail("capacity_scheduler_policy", "STATIC_BATCH is not a capacity scheduler kvplan simulates",
-               "use GUARANTEED_NO_EVICT or MAX_UTILIZATION");
   return sim_config_for(p, d.perf);
 }
 

@@ -229,6 +229,15 @@ TEST_CASE("vLLM --num-gpu-blocks-override sets the pool, from a kvplan flag or a
     CHECK(e["kv_cache_tokens"] == 1000 * 16);
     CHECK(e["kv_pool_bytes"] == 1000 * block_bytes);
   }
+  // 8192 tokens are 512 blocks of 16: an override of exactly 512 passes vLLM's startup check, but V1's null block
+  // leaves 511 for requests; 513 leaves 512
+  auto notes = [](const std::string& blocks) {
+    const Run r = kvplan({"plan", "llama-3.1-8b", "--engine", "vllm", "--num-gpu-blocks-override", blocks, "--max-model-len", "8192", "--format", "json"});
+    REQUIRE(r.exit == 0);
+    return json::parse(r.out)["results"]["engine"]["notes"].dump();
+  };
+  CHECK_THAT(notes("512"), Catch::Contains("null block"));
+  CHECK_THAT(notes("513"), !Catch::Contains("null block"));
 }
 
 TEST_CASE("every manifest under tests/data/manifests is evaluated (exit 0 or 1) once its values are given", "[front-doors]") {

@@ -486,6 +486,23 @@ TEST_CASE("simulate TensorRT-LLM GUARANTEED_NO_EVICT reserves to completion, MAX
     CHECK(r.records.at(1).finish_s == Approx(95 * kStep));
     CHECK(r.result.blocks_leaked == 0);
   }
+  SECTION("STATIC_BATCH: a request arriving while the batch decodes waits for its last request") {
+    // 100 blocks: room for all. A (output 5) and B (output 2) start together at step 1 (tokens at 10 ms). C arrives
+    // at 15 ms, during step 2: under GUARANTEED_NO_EVICT it prefills in step 3 (first token at 30 ms); under
+    // STATIC_BATCH A is generating until its token 5 at step 5 (50 ms), so C prefills in step 6 (first token at 60 ms)
+    // and its token 2 is at 70 ms
+    c.pool_blocks = 100;
+    const std::vector<SimRequest> three = {request(0, 0, 32, 5), request(1, 0, 32, 2), request(2, 0.015, 32, 2)};
+    const Run dynamic = run(c, three);
+    CHECK(dynamic.records.at(2).first_token_s == Approx(3 * kStep));
+    c.capacity_policy = "STATIC_BATCH";
+    const Run r = run(c, three);
+    CHECK(r.records.at(0).finish_s == Approx(5 * kStep));
+    CHECK(r.records.at(1).finish_s == Approx(2 * kStep));
+    CHECK(r.records.at(2).first_token_s == Approx(6 * kStep));
+    CHECK(r.records.at(2).finish_s == Approx(7 * kStep));
+    CHECK(r.result.blocks_leaked == 0);
+  }
   SECTION("MAX_UTILIZATION admits a prompt that fits a step whatever its output (only a pause recomputes outputs)") {
     // chunked context off, max_num_tokens 48: a 32-token prompt with 64 outputs (96 tokens, more than a step) runs
     // to completion alone: prefill at step 1, token 64 at step 64
@@ -733,7 +750,7 @@ TEST_CASE("simulate rejects configs that cannot run", "[simulate]") {
   CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
   c.scheduler = SchedulerKind::trtllm;
   c.policy = "fcfs";
-  c.capacity_policy = "STATIC";
+  c.capacity_policy = "STATIC";  // TensorRT-LLM spells it STATIC_BATCH
   CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
   Requests bad({request(0, 0, 0, 5)});
   CHECK_THROWS_WITH(simulate(vllm(100), bad, ten_ms), "request 0: prompt_tokens must be >= 1 (got 0)");

@@ -663,6 +663,13 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
                                 ? static_cast<i64>(report_.max_concurrency * static_cast<double>(e.max_model_len))
                                 : mul(pool_units_ / num_groups, min_block);
   report_.startup_ok = per_req <= pool_units_;
+  // the startup check counts every block, but V1's BlockPool hands one out as its null block (block_pool.py
+  // null_block = free_block_queue.popleft()): a pool of exactly one max-length request's blocks starts, and a request
+  // that long then never gets its last block
+  if (report_.startup_ok && per_req == pool_units_ && !e.rules->v0_engine)
+    report_.notes.push_back("a max_model_len request needs all " + std::to_string(pool_units_) +
+                            " blocks: vLLM starts (its check counts them all), but V1 keeps one as its null block, so a request that long "
+                            "never gets its last block (one block more, or a shorter max_model_len)");
   // vLLM refuses to start when one max_model_len request does not fit the pool (check_enough_kv_cache_memory:
   // "To serve at least one request with the model's max seq len ..."): nothing fits a deployment that does not start
   if (!report_.startup_ok && startup_limit_.empty()) startup_limit_ = "does_not_start";

@@ -1,6 +1,6 @@
 // The four schedulers the simulator replays, one class each, over the shared block pool: vLLM V1
 // (token budget, running first, LIFO recompute preemption), SGLang (extend-or-decode steps,
-// new_token_ratio reservations, retraction), TensorRT-LLM (GUARANTEED_NO_EVICT / MAX_UTILIZATION)
+// new_token_ratio reservations, retraction), TensorRT-LLM (GUARANTEED_NO_EVICT / MAX_UTILIZATION / STATIC_BATCH)
 // and llama.cpp server (slots, unified or per-slot cells). Rules and sources: docs/simulation.md and
 // the section numbers of the simulation research notes quoted at each rule.
 #include <algorithm>
@@ -673,7 +673,9 @@ class Sglang final : public Paged {
 class Trtllm final : public Paged {
  public:
   Trtllm(const SimConfig& cfg, Sink& sink)
-      : Paged(cfg, sink, cfg.pool_blocks), no_evict_(cfg.capacity_policy == "GUARANTEED_NO_EVICT") {}
+      : Paged(cfg, sink, cfg.pool_blocks),
+        no_evict_(cfg.capacity_policy != "MAX_UTILIZATION"),
+        static_(cfg.capacity_policy == "STATIC_BATCH") {}
 
   Failure admit_check(const Req& r) const override {
     if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;
@@ -719,17 +721,23 @@ class Trtllm final : public Paged {
   // GUARANTEED_NO_EVICT (§4.2): started requests reserve their blocks to completion; pending requests
   // start in order while their prompt + max_new blocks fit what is left (the first that does not fit
   // stops the rest); generation requests are batched first, then context chunks, within max_num_tokens.
+  // STATIC_BATCH is the same scheduler (GuaranteedNoEvictScheduler::impl<true>, capacityScheduler.cpp) with one
+  // rule more: requests in their context phase, new or part-way through a chunked context, run only in a step with
+  // no request generating, so a batch that has started decoding takes no one until its last request ends.
   bool schedule_no_evict(std::vector<Work>& work) {
     i64 avail = pool_.free_count();
     for (i32 ri : started_) avail -= to_completion(R(ri));
     i64 budget = cfg_.max_num_batched_tokens;
+    bool decoding = false;
     for (i32 ri : started_) {
       Req& r = R(ri);
+      decoding = decoding || generating(r);
       if (!generating(r) || budget < 1 || !grow(r, r.computed + 1)) continue;  // reserved: grow succeeds
       cache_blocks(r, r.computed + 1);
       work.push_back({ri, 1});
       --budget;
     }
+    if (static_ && decoding) return false;
     for (i32 ri : started_) {
       Req& r = R(ri);
       if (generating(r)) continue;
@@ -817,7 +825,7 @@ class Trtllm final : public Paged {
     return paused || started;
   }
 
-  bool no_evict_;
+  bool no_evict_, static_;
   i64 seq_ = 0;
   std::vector<i32> started_;
   std::deque<i32> pending_;

@@ -66,8 +66,8 @@ SimConfig checked(SimConfig c) {
       break;
     case SchedulerKind::trtllm:
       require(c.policy == "fcfs", "policy", "TensorRT-LLM schedules fcfs, not '" + c.policy + "'");
-      require(c.capacity_policy == "GUARANTEED_NO_EVICT" || c.capacity_policy == "MAX_UTILIZATION", "capacity_policy",
-              "must be GUARANTEED_NO_EVICT or MAX_UTILIZATION, not '" + c.capacity_policy + "'");
+      require(c.capacity_policy == "GUARANTEED_NO_EVICT" || c.capacity_policy == "MAX_UTILIZATION" || c.capacity_policy == "STATIC_BATCH",
+              "capacity_policy", "must be GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH, not '" + c.capacity_policy + "'");
       break;
     case SchedulerKind::llamacpp:
       require(c.policy == "fcfs", "policy", "llama.cpp serves slots fcfs, not '" + c.policy + "'");

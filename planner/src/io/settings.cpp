@@ -377,7 +377,7 @@ std::vector<SettingDef> build_table() {
                   "default), llm (offline LLM(...): 16384 batched tokens on a GPU of 70 GiB or more that is not an A100, else 8192), "
                   "engine (AsyncLLMEngine.from_engine_args, no listed context: 128 sequences, 2048 tokens); V0 (< 0.8) ignores it")
       .flags("--usage-context@vllm").choices({"serve", "llm", "engine"}).apply(apply_usage_context));
-  r.push_back(Row("capacity_scheduler_policy", T::choice, "engine", "TensorRT-LLM capacity scheduler (scheduler_config.capacity_scheduler_policy): GUARANTEED_NO_EVICT (default: a request starts only with blocks for its whole output) or MAX_UTILIZATION (starts on the blocks its next step needs; pauses the latest started when they run out); STATIC_BATCH is not simulated: kvplan simulate")
+  r.push_back(Row("capacity_scheduler_policy", T::choice, "engine", "TensorRT-LLM capacity scheduler (scheduler_config.capacity_scheduler_policy): GUARANTEED_NO_EVICT (default: a request starts only with blocks for its whole output), MAX_UTILIZATION (starts on the blocks its next step needs; pauses the latest started when they run out) or STATIC_BATCH (as GUARANTEED_NO_EVICT, but no request starts while any is generating)")
       .flags("--capacity-scheduler-policy@trtllm").yaml("scheduler_config.capacity_scheduler_policy")
       .choices({"GUARANTEED_NO_EVICT", "MAX_UTILIZATION", "STATIC_BATCH"}).apply(apply_capacity_policy));
   r.push_back(Row("max_total_tokens", T::count, "engine", "SGLang: cap on the KV pool in tokens")
