@@ -230,14 +230,16 @@ TEST_CASE("vLLM --num-gpu-blocks-override sets the pool, from a kvplan flag or a
     CHECK(e["kv_pool_bytes"] == 1000 * block_bytes);
   }
   // 8192 tokens are 512 blocks of 16: an override of exactly 512 passes vLLM's startup check, but V1's null block
-  // leaves 511 for requests; 513 leaves 512
-  auto notes = [](const std::string& blocks) {
+  // leaves 511 for requests, so the 8192-token request does not fit (exit 1); 513 leaves 512
+  auto notes = [](const std::string& blocks, int exit) {
     const Run r = kvplan({"plan", "llama-3.1-8b", "--engine", "vllm", "--num-gpu-blocks-override", blocks, "--max-model-len", "8192", "--format", "json"});
-    REQUIRE(r.exit == 0);
-    return json::parse(r.out)["results"]["engine"]["notes"].dump();
+    CHECK(r.exit == exit);
+    const json j = json::parse(r.out);
+    CHECK(j["results"]["engine"]["startup_ok"] == true);
+    return j["results"]["engine"]["notes"].dump();
   };
-  CHECK_THAT(notes("512"), Catch::Contains("null block"));
-  CHECK_THAT(notes("513"), !Catch::Contains("null block"));
+  CHECK_THAT(notes("512", 1), Catch::Contains("null block"));
+  CHECK_THAT(notes("513", 0), !Catch::Contains("null block"));
 }
 
 TEST_CASE("every manifest under tests/data/manifests is evaluated (exit 0 or 1) once its values are given", "[front-doors]") {
@@ -304,14 +306,17 @@ TEST_CASE("first-use friction: --profiles after the subcommand, case-insensitive
   const json c = json::parse(custom.out);
   CHECK(c["inputs"]["gpu_memory_bytes"] == 24LL << 30);
   CHECK(c["results"]["budget"][0]["bytes"] == 24LL << 30);
-  // auto: the longest max_model_len whose blocks fit the pool; one block more does not start
+  // auto: the longest max_model_len whose blocks fit the pool (vLLM's auto-fit counts every block); one block more
+  // does not start. A request that long needs every block, the null block too: it does not fit (exit 1, a note)
   const Run autolen = kvplan({"plan", "qwen3-8b", "--gpu", "l4", "--max-model-len", "auto", "--format", "json"});
   INFO(autolen.err);
-  REQUIRE(autolen.exit == 0);
+  REQUIRE(autolen.exit == 1);
   const json a = json::parse(autolen.out);
   const long long len = a["inputs"]["max_model_len"];
   CHECK(len < 40960);
   CHECK(a["results"]["engine"]["startup_ok"] == true);
+  CHECK(a["results"]["engine"]["num_gpu_blocks"] == len / 16);
+  CHECK_THAT(a["results"]["engine"]["notes"].dump(), Catch::Contains("null block"));
   const Run longer = kvplan({"plan", "qwen3-8b", "--gpu", "l4", "--max-model-len", std::to_string(len + 16), "--format", "json"});
   CHECK(json::parse(longer.out)["results"]["engine"]["startup_ok"] == false);
 }

@@ -127,4 +127,6 @@ TEST_CASE("JSON outputs validate against docs/schema", "[schema]") {
   check("simulate", "simulate llama-3.1-8b --gpu h100 --concurrency 4 --requests 40 --prompt-dist normal --prompt-spread 20 --format json");
   check("simulate", "simulate llama-3.1-8b --gpu h100 --trace " + data + "/traces/mooncake-conversation.jsonl --format json");
   check("simulate", "simulate llama-3.1-70b --gpu l4 --requests 10 --format json");  // does not start: results.starts false
+  check("simulate", "simulate llama-3.1-8b --gpu h100 --engine trtllm --capacity-scheduler-policy STATIC_BATCH --rate 5 --requests 20 --format json");
+  check("plan", "plan llama-3.1-8b --gpu h100 --engine vllm --kv-cache-dtype fp8 --kv-cache-dtype-skip-layers 0,31 --format json");
 }

@@ -31,6 +31,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
       {"gddr_read_gain", &C::gddr_read_gain, "vLLM, SGLang, TensorRT-LLM and other non-llama.cpp engines on a GDDR GPU: factor on the weight and KV read efficiencies (their result at most 1)"},
+      {"rocm_read_gain", &C::rocm_read_gain, "vLLM, SGLang and other non-llama.cpp engines on an AMD GPU (ROCm): factor on the weight and KV read efficiencies (their result at most 1)"},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"dequant_pre_volta", &C::dequant_pre_volta, "share of dequant_per_sm_cycle an NVIDIA GPU below compute capability 7.0 (INT32 and FP32 on the same cores) reaches; an AMD CU half of it", false, true},
       {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
@@ -584,7 +585,8 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // a GDDR card: the serving engines' kernels, their efficiencies fitted on HBM parts, read a larger share of it
   // (gddr_read_gain; not llama.cpp, not where --bw-efficiency sets the share)
   const bool gddr = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.memory_type.rfind("GDDR", 0) == 0;
-  m->gddr_gain = gddr ? c.gddr_read_gain : 1.0;
+  const bool rocm = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.vendor == "amd" && s.gpu.device_class != "cpu";
+  m->gddr_gain = (gddr ? c.gddr_read_gain : 1.0) * (rocm ? c.rocm_read_gain : 1.0);
   m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * m->gddr_gain);
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : m->gddr_gain));
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * m->gddr_gain);

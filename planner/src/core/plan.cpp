@@ -664,9 +664,10 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
                                 : mul(pool_units_ / num_groups, min_block);
   report_.startup_ok = per_req <= pool_units_;
   // the startup check counts every block, but V1's BlockPool hands one out as its null block (block_pool.py
-  // null_block = free_block_queue.popleft()): a pool of exactly one max-length request's blocks starts, and a request
-  // that long then never gets its last block
-  if (report_.startup_ok && per_req == pool_units_ && !e.rules->v0_engine)
+  // null_block = free_block_queue.popleft()): requests get the others (cell, max_concurrency), and a pool of exactly
+  // one max-length request's blocks starts while a request that long never gets its last block
+  reserved_units_ = e.rules->v0_engine ? 0 : 1;
+  if (report_.startup_ok && per_req == pool_units_ && reserved_units_ > 0)
     report_.notes.push_back("a max_model_len request needs all " + std::to_string(pool_units_) +
                             " blocks: vLLM starts (its check counts them all), but V1 keeps one as its null block, so a request that long "
                             "never gets its last block (one block more, or a shorter max_model_len)");
@@ -1552,7 +1553,8 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   c.concurrency = concurrency;
   // requests spread over the data-parallel replicas and, with attention data parallel, over its groups' pools
   const i64 per_replica = ceil_div(concurrency, mul(spec_.parallel.dp, spec_.engine.attention_dp, "request pools"));
-  c.units_available = pool_units_;
+  const i64 pool = pool_units_ - reserved_units_;  // what requests can hold
+  c.units_available = pool;
   const i64 per_req = units_per_request(tokens, shared_prefix);
   c.units_needed = add(shared_units(std::min(shared_prefix, tokens)), mul(per_replica, per_req, "pool units needed"), "pool units needed");
   const bool llama = spec_.engine.kind == EngineKind::llamacpp;
@@ -1560,13 +1562,13 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   c.total_bytes = add(fixed_, c.kv_bytes, "GPU bytes");
   // the serving engines: the pool left after this cell's units; when the weights (and the rest) already pass the
   // memory, the shortfall counts that deficit too, not the KV alone
-  c.headroom_bytes = llama ? total_ - c.total_bytes : add(mul(pool_units_ - c.units_needed, unit_bytes_, "headroom"), kv_deficit_, "headroom");
+  c.headroom_bytes = llama ? total_ - c.total_bytes : add(mul(pool - c.units_needed, unit_bytes_, "headroom"), kv_deficit_, "headroom");
   if (!startup_limit_.empty()) c.limiting = startup_limit_;
   else if (tokens > max_len_) c.limiting = length_limit_name(spec_.engine.kind);
-  else if (per_replica > max_seqs_ || c.units_needed > pool_units_) {
+  else if (per_replica > max_seqs_ || c.units_needed > pool) {
     // both short: the tighter names the limit (the KV pool when it holds fewer requests than max_num_seqs admits)
-    const bool kv_short = c.units_needed > pool_units_;
-    const i64 kv_fit = per_req > 0 ? (pool_units_ - shared_units(std::min(shared_prefix, tokens))) / per_req : max_seqs_;
+    const bool kv_short = c.units_needed > pool;
+    const i64 kv_fit = per_req > 0 ? (pool - shared_units(std::min(shared_prefix, tokens))) / per_req : max_seqs_;
     c.limiting = kv_short && (per_replica <= max_seqs_ || kv_fit < max_seqs_) ? "kv_cache" : seqs_limit_name(spec_.engine.kind);
   }
   c.fits = c.limiting.empty();
@@ -1577,7 +1579,7 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
 i64 Planner::max_concurrency(i64 tokens, i64 shared_prefix) const {
   if (!startup_limit_.empty() || tokens > max_len_) return 0;
   const i64 per = units_per_request(tokens, shared_prefix);
-  const i64 avail = pool_units_ - shared_units(std::min(shared_prefix, tokens));
+  const i64 avail = pool_units_ - reserved_units_ - shared_units(std::min(shared_prefix, tokens));
   i64 n = per > 0 ? std::max<i64>(avail, 0) / per : max_seqs_;
   n = std::min(n, max_seqs_);
   return mul(mul(n, spec_.parallel.dp), spec_.engine.attention_dp, "max concurrency");
