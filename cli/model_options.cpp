@@ -14,7 +14,7 @@ void warn(const std::string& msg) { std::cerr << "kvplan: warning: " << msg << "
 
 void add_model_options(CLI::App* c, ModelArgs& a) {
   c->add_option("MODEL", a.model, "Built-in model id (kvplan models), a config.json path, or a snapshot folder")->required();
-  auto* kv = c->add_option("--kv-dtype,--kv-cache-dtype", a.kv_dtype, "KV cache element format for K and V (auto, f16, bf16, fp8, fp8_e4m3, fp8_e5m2, q8_0, ...); default auto: the model dtype");
+  auto* kv = c->add_option("--kv-dtype,--kv-cache-dtype", a.kv_dtype, "KV cache element format for K and V (auto, f16, bf16, fp8, fp8_e4m3, fp8_e5m2, q8_0, ..., or a vLLM TurboQuant K/V pair: turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc, turboquant_3bit_nc); default auto: the model dtype");
   auto* ck = c->add_option("--cache-type-k", a.cache_type_k, "K cache format (llama.cpp style; q8_0, q4_0, ...)");
   auto* cv = c->add_option("--cache-type-v", a.cache_type_v, "V cache format");
   kv->excludes(ck)->excludes(cv);
@@ -30,9 +30,9 @@ ElemFormat kv_format(const std::string& flag, const std::string& v, ElemFormat m
   if (v == "auto") return model_dtype;  // vLLM --kv-cache-dtype auto: the model's dtype
   if (auto f = parse_format(v); f && kv_capable(*f)) return *f;
   if (auto f = parse_format(v))
-    throw InputError(flag, v + " is a weight format, not a KV cache type", "use one of " + format_names());
+    throw InputError(flag, v + " is a weight format, not a KV cache type", "use one of " + format_names(flag == "--kv-dtype"));
   if (parse_turboquant(v)) throw InputError(flag, v + " is vLLM's TurboQuant K and V pair, not one cache's type", "give it as --kv-dtype " + v);
-  throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names());
+  throw InputError(flag, "unknown format '" + v + "'", "use one of " + format_names(flag == "--kv-dtype"));
 }
 
 }  // namespace
@@ -51,7 +51,7 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   if (const auto tq = parse_turboquant(a.kv_dtype)) {
     // vLLM's TurboQuant: K and V in their own formats, the boundary layers in the model dtype
     // the model-side refusals vLLM would make (core/deployment.cpp check_turboquant_model; plan adds the version's)
-    check_turboquant_model(m, m.dtype, "--kv-dtype");
+    check_turboquant_model(m, std::nullopt, "--kv-dtype");  // no engine here to resolve the dtype vLLM runs
     o.k_format = tq->k;
     o.v_format = tq->v;
     o.skip_format = m.dtype;

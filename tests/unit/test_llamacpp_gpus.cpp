@@ -264,6 +264,14 @@ TEST_CASE("llama-server with --model-draft and -ngl 99 on three GPUs gives a per
   CHECK(c.out.find("\"draft_kv_bytes\": " + std::to_string(4 * kKvLayer1b)) != std::string::npos);
 }
 
+TEST_CASE("llama.cpp --device takes none only alone", "[llamacpp]") {
+  // common/arg.cpp parse_device_list: "none" alone means no GPU; inside a list it is a device it does not find
+  CHECK(kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "rtx-3090", "--gpu-count", "2", "--engine", "llama.cpp", "--device", "none"}).exit == 0);
+  const kvtest::Run r = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "rtx-3090", "--gpu-count", "2", "--engine", "llama.cpp", "--device", "CUDA0,none"});
+  CHECK(r.exit == 2);
+  CHECK_THAT(r.err, Catch::Contains("takes none only alone"));
+}
+
 TEST_CASE("llama.cpp override-tensor moves the matched tensors' bytes to host memory", "[llamacpp][override]") {
   // the names llama.cpp gives qwen3-30b-a3b (no GGUF at hand): blk.N.ffn_{gate,up,down}_exps, each 128 experts x
   // 2048 x 768 parameters in bf16; layers 40..47 = 8 layers x 3 x 128 x 2048 x 768 x 2 B = 9,663,676,416 B

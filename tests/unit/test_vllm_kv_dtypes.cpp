@@ -151,6 +151,14 @@ TEST_CASE("vLLM --kv-cache-dtype-skip-layers keeps the named layers in bf16", "[
   const kvtest::Run bad = kvtest::kvplan({"check", nested});
   CHECK(bad.exit == 2);
   CHECK_THAT(bad.err, Catch::Contains("nested list"));
+  for (const auto& [item, why] : std::vector<std::pair<std::string, std::string>>{{"true", "true / false"}, {"\"\"", "an empty item"}, {"~", "an empty item"}}) {
+    const std::string f = kvtest::write_temp("skip-layers", "item.yaml",
+                                             "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: h100\n    engine: vllm@0.26\n"
+                                             "    settings:\n      kv_cache_dtype_skip_layers: [0, " + item + "]\n");
+    const kvtest::Run r = kvtest::kvplan({"check", f});
+    CHECK(r.exit == 2);
+    CHECK_THAT(r.err, Catch::Contains("not " + why));
+  }
   // the list changes nothing under auto
   const json a = engine_of({"--engine", "vllm@0.26", "--kv-cache-dtype-skip-layers", "3"});
   CHECK(a["block_size"] == 16);
@@ -199,6 +207,10 @@ TEST_CASE("vLLM refuses the per-row dtypes where its backends do", "[engine][vll
              Catch::Contains("cannot unify"));
   CHECK_THAT(err({"kv", "deepseek-v2-lite", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("no MLA attention backend"));
   // kvplan kv (no engine) asks the same model-side question as plan (check_turboquant_model)
+  // ... but not the dtype: vLLM runs a float32 checkpoint (OLMo-2 7B) in bf16, which TurboQuant takes
+  CHECK(kvtest::kvplan({"kv", std::string(KVPLAN_TEST_DATA) + "/configs/olmo-2-1124-7b.json", "--kv-dtype", "turboquant_k8v4"}).exit == 0);
+  CHECK(kvtest::kvplan({"plan", std::string(KVPLAN_TEST_DATA) + "/configs/olmo-2-1124-7b.json", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype",
+                        "turboquant_k8v4", "--max-model-len", "4096"}).exit == 0);
   CHECK_THAT(err({"kv", "llama-4-scout-17b-16e", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("chunked local attention"));
   CHECK_THAT(err({"kv", "gpt-oss-20b", "--kv-dtype", "turboquant_4bit_nc"}), Catch::Contains("refuses attention sinks"));
   CHECK_THAT(err({"kv", "gemma-3-27b-it", "--kv-dtype", "turboquant_4bit_nc"}), Catch::Contains("refuses sliding-window layers"));

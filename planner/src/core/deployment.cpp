@@ -94,7 +94,7 @@ bool holds_sliding(const Layer& l) { return l.kv == KvKind::sliding; }
 bool mla_layer(const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; }
 }  // namespace
 
-void check_turboquant_model(const ModelSpec& m, ElemFormat dtype, const std::string& key) {
+void check_turboquant_model(const ModelSpec& m, std::optional<ElemFormat> dtype, const std::string& key) {
   // no MLA backend offers TURBOQUANT (CUDA lists it among the non-MLA backends only)
   if (std::any_of(m.layers.begin(), m.layers.end(), mla_layer))
     throw InputError(key, "vLLM has no MLA attention backend for TurboQuant (" + m.id + " caches an MLA latent)", "use fp8 (or auto)");
@@ -111,8 +111,8 @@ void check_turboquant_model(const ModelSpec& m, ElemFormat dtype, const std::str
   // not match the TurboQuant backend's cache shape
   if (std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::chunked; }))
     throw InputError(key, "vLLM's TurboQuant has no page for chunked local attention layers (" + m.id + ")", "use fp8 for this model");
-  if (dtype != ElemFormat::f16 && dtype != ElemFormat::bf16)
-    throw InputError(key, "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(dtype).name), "give --dtype bfloat16");
+  if (dtype && *dtype != ElemFormat::f16 && *dtype != ElemFormat::bf16)
+    throw InputError(key, "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(*dtype).name), "give --dtype bfloat16");
 }
 
 void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype) {

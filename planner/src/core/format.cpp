@@ -104,14 +104,15 @@ std::optional<ElemFormat> parse_format(std::string_view name) {
 
 bool kv_capable(ElemFormat f) { return format_info(f).block_elems != 256; }
 
-std::string format_names() {
+std::string format_names(bool with_pairs) {
   std::string out;
   for (const auto& fi : all_formats()) {
     if (!kv_capable(fi.format) || is_turboquant(fi.format)) continue;
     if (!out.empty()) out += ", ";
     out += fi.name;
   }
-  for (const auto& p : kTqPresets) out += ", " + std::string(p.name);
+  if (with_pairs)
+    for (const auto& p : kTqPresets) out += ", " + std::string(p.name);
   return out;
 }
 

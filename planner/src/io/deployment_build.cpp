@@ -67,7 +67,7 @@ std::optional<ElemFormat> kv_format(const SettingsBag& bag, const std::string& k
   if (vllm_fp8_spelling(*t)) return ElemFormat::fp8_e4m3;
   if (auto f = parse_format(*t)) return *f;
   if (parse_turboquant(*t)) bag.fail(key, "'" + *t + "' is vLLM's TurboQuant K and V pair", "give it as --kv-cache-dtype on vLLM");
-  bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names());
+  bag.fail(key, "unknown format '" + *t + "'", "use one of " + format_names(key == "kv_cache_dtype"));
 }
 
 // vLLM --kv-cache-dtype-skip-layers (CacheConfig.kv_cache_dtype_skip_layers, #33695): layer indices or attention type
@@ -555,6 +555,8 @@ std::optional<std::vector<i64>> llama_device_list(const SettingsBag& bag, const 
     const std::size_t end = std::min(t->find(',', start), t->size());
     const std::string name = t->substr(start, end - start);
     if (name.empty()) bag.fail(key, "an empty device name in '" + *t + "'", "give names such as CUDA0,CUDA1, or none");
+    // parse_device_list takes "none" alone; inside a list it is a device name it does not find
+    if (name == "none") bag.fail(key, "none in '" + *t + "': llama.cpp takes none only alone", "give none, or device names such as CUDA0,CUDA1");
     std::size_t digits = name.size();
     while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
     const i64 index = digits < name.size() && name.size() - digits < 6 ? std::stoll(name.substr(digits)) : pos;

@@ -91,7 +91,9 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
       std::string value;
       if (it.value().is_array() && def->list) {
         for (const auto& x : it.value()) {
-          if (!x.is_string() && !x.is_number()) s->fail(it.key(), it.key() + ": expected numbers or names in the list, not a nested list or map");
+          const char* what = x.is_boolean() ? "true / false" : x.is_null() ? "an empty item" : x.is_array() ? "a nested list" : x.is_object() ? "a map" : nullptr;
+          if (x.is_string() && x.get<std::string>().find_first_not_of(" \t") == std::string::npos) what = "an empty item";
+          if (what) s->fail(it.key(), it.key() + ": list items are numbers or names, not " + std::string(what), "write it as [a, b] or a, b");
           value += (value.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
         }
         if (value.empty()) s->fail(it.key(), it.key() + ": empty list");

@@ -234,7 +234,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("kv_cache_dtype", T::kv_format, "model", "KV cache element format for K and V (auto = the model dtype, or the FP8 cache a ModelOpt checkpoint declares where the engine version follows it; f16, bf16, fp8, fp8_e5m2, q8_0, nvfp4 on vLLM and TensorRT-LLM, vLLM's int8/fp8/int4_per_token_head and turboquant_k8v4/4bit_nc/k3v4_nc/3bit_nc, ...)")
       .flags("--kv-dtype|--kv-cache-dtype").on(E::vllm, "--kv-cache-dtype").on(E::sglang, "--kv-cache-dtype")
       .yaml("kv_cache_config.dtype").sweep());
-  r.push_back(Row("kv_cache_dtype_skip_layers", T::text, "engine", "vLLM: layers whose KV cache stays in the model dtype whatever --kv-cache-dtype says: layer indices and/or sliding_window (every sliding-window layer), comma-separated (3,4,sliding_window; a pasted vLLM command line or a YAML list takes them as vLLM does); TurboQuant adds its own first and last two layers")
+  r.push_back(Row("kv_cache_dtype_skip_layers", T::text, "engine", "vLLM: layers whose KV cache stays in the model dtype whatever --kv-cache-dtype says: layer indices and/or sliding_window (every sliding-window layer), comma-separated (3,4,sliding_window; a pasted vLLM command line or a YAML list takes them as vLLM does); TurboQuant adds its own: the first and last min(2, layers / 2), none in a hybrid model")
       .flags("--kv-cache-dtype-skip-layers@vllm").on(E::vllm, "--kv-cache-dtype-skip-layers").list());
   r.push_back(Row("cache_type_k", T::kv_format, "model", "K cache format (llama.cpp style: f16, q8_0, q4_0, ...)")
       .flags("--cache-type-k|-ctk").on(E::llamacpp, "--cache-type-k").env("LLAMA_ARG_CACHE_TYPE_K"));
@@ -350,7 +350,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("kv_cache_memory_bytes", T::bytes, "engine", "KV memory per GPU, skipping the budget (vLLM --kv-cache-memory-bytes, TRT max_gpu_total_bytes)")
       .flags("--kv-cache-memory-bytes@vllm,sglang,trtllm,generic|--max-gpu-total-bytes@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--kv-cache-memory-bytes:vllm_int").yaml("kv_cache_config.max_gpu_total_bytes"));
-  r.push_back(Row("num_gpu_blocks_override", T::count, "engine", "vLLM: use this many KV blocks instead of what memory profiling finds")
+  r.push_back(Row("num_gpu_blocks_override", T::count, "engine", "vLLM: use this many KV blocks instead of what memory profiling finds (V1 keeps one as its null block: requests get the others)")
       .flags("--num-gpu-blocks-override@vllm").on(E::vllm, "--num-gpu-blocks-override").into(&EngineSettings::num_gpu_blocks_override));
   r.push_back(Row("limit_mm_per_prompt", T::text, "engine", "vLLM: multimodal items per prompt, '{\"image\": 4}' (0.10+) or image=4 (0.8); sizes the encoder cache vLLM profiles; '{\"image\": 0}' = text-only, no encoder profiling")
       .flags("--limit-mm-per-prompt@vllm,generic").on(E::vllm, "--limit-mm-per-prompt").apply(apply_limit_mm));
@@ -468,7 +468,7 @@ std::vector<SettingDef> build_table() {
       .flags("--device@llama.cpp|-dev@llama.cpp").on(E::llamacpp, "--device|-dev").env("LLAMA_ARG_DEVICE").list());
   r.push_back(Row("override_tensor", T::text, "llama.cpp", "llama.cpp: PATTERN=BUFFER,... (-ot): tensors whose name the regular expression matches go to host memory (=CPU) or a GPU (=CUDA1)")
       .flags("--override-tensor@llama.cpp|-ot@llama.cpp").on(E::llamacpp, "--override-tensor|-ot"));
-  r.push_back(Row("lora", T::text, "llama.cpp", "llama.cpp: LoRA adapter GGUF files, comma-separated (--lora, repeatable): their tensors sit with the tensors they adapt")
+  r.push_back(Row("lora", T::text, "llama.cpp", "llama.cpp: LoRA adapter GGUF files, comma-separated (a.gguf,b.gguf; a pasted llama-server command may repeat --lora): their tensors sit with the tensors they adapt")
       .flags("--lora@llama.cpp").on(E::llamacpp, "--lora").list());
   r.push_back(Row("lora_scaled", T::text, "llama.cpp", "llama.cpp: LoRA adapters with a scale (--lora-scaled FILE SCALE, or FILE:SCALE,...): sized as --lora")
       .flags("--lora-scaled@llama.cpp").on(E::llamacpp, "--lora-scaled"));

@@ -78,8 +78,9 @@ std::optional<ElemFormat> parse_format(std::string_view name);
 /// of 256 and the ternary types). Which engine takes which is checked per engine (check_kv_format, deployment.hpp).
 bool kv_capable(ElemFormat f);
 
-/// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages).
-std::string format_names();
+/// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages), and vLLM's TurboQuant
+/// K/V pairs after them where the setting takes a pair (--kv-cache-dtype, not a K or V cache alone).
+std::string format_names(bool with_pairs = true);
 
 /// Bytes of a row of n elements: n / block_elems * block_bytes (per-row formats: ceil(n x row_bits / 8) + row_extra).
 /// Throws InputError when n is not a multiple of the block ("row of 100 elements is not a multiple
