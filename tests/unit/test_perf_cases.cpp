@@ -62,8 +62,8 @@ TEST_CASE("published measurements within the floor: no regime loses a case", "[p
   const std::map<std::string, std::pair<double, int>> floor = {
       {"batch1-decode", {0.10, 56}},
       {"llamacpp-table", {0.10, 67}},
-      {"small-batch", {0.10, 11}},
-      {"tp", {0.10, 31}},
+      {"small-batch", {0.10, 12}},
+      {"tp", {0.10, 39}},
       {"prefill", {0.10, 7}},
       {"large-batch", {0.20, 10}},
       {"moe", {0.10, 22}},

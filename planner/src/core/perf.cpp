@@ -31,7 +31,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
       {"gddr_read_gain", &C::gddr_read_gain, "vLLM, SGLang, TensorRT-LLM and other non-llama.cpp engines on a GDDR GPU: factor on the weight and KV read efficiencies (their result at most 1)"},
-      {"rocm_read_gain", &C::rocm_read_gain, "vLLM, SGLang and other non-llama.cpp engines on an AMD GPU (ROCm): factor on the weight and KV read efficiencies (their result at most 1)"},
+      {"rocm_read_gain", &C::rocm_read_gain, "vLLM and SGLang on an AMD GPU (ROCm): factor on the weight and KV read efficiencies"},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
       {"dequant_pre_volta", &C::dequant_pre_volta, "share of dequant_per_sm_cycle an NVIDIA GPU below compute capability 7.0 (INT32 and FP32 on the same cores) reaches; an AMD CU half of it", false, true},
       {"dequant_k", &C::dequant_k, "llama.cpp: ALU cost of a q4_K / q5_K / q6_K weight in the dequant term, relative to q4_0"},
@@ -227,7 +227,8 @@ struct StepTimeModel::Impl {
   PerfCoefficients c;
   std::string kernel;                 // weight kernel family of the quantised matrices
   double weight_eff = 0, dense_eff = 0, kv_eff = 0, compute_eff = 0;
-  double gddr_gain = 1;  // gddr_read_gain where it applies (in weight_eff, dense_eff, kv_eff), else 1
+  double gddr_gain = 1;  // gddr_read_gain x rocm_read_gain where they apply (in weight_eff, dense_eff, kv_eff), else 1
+  std::string gain_basis;  // ", GDDR x 1.18 included" / ", ROCm x 0.848 included" ("" when none applies)
   double dense_bytes = 0;             // read every step: all but the routed experts and the embedding table
   double quant_bytes = 0;             // of those, the matrices the quantised kernel reads
   double routed_bytes = 0, routed_quant_fraction = 0;
@@ -459,7 +460,7 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const Work& w, const StepBatch&
   if (w.tokens <= 0) return out;
   std::string wb = "(" + num((w.q_bytes + w.d_bytes) / 1e9, 4) + " GB";
   if (experts > 0) wb += ", routed experts x " + num(w.touched, 3) + " touched";
-  const std::string gddr = gddr_gain != 1.0 ? ", GDDR x " + num(gddr_gain, 3) + " included" : "";
+  const std::string& gddr = gain_basis;
   wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + gddr + ")";
   out.push_back({"weights", w.t_w, wb});
   out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB" + kv_read_basis + ") / (" + bandwidth_basis + " x " + num(kv_eff, 2) + gddr + ")"});
@@ -585,8 +586,14 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // a GDDR card: the serving engines' kernels, their efficiencies fitted on HBM parts, read a larger share of it
   // (gddr_read_gain; not llama.cpp, not where --bw-efficiency sets the share)
   const bool gddr = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.memory_type.rfind("GDDR", 0) == 0;
-  const bool rocm = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.vendor == "amd" && s.gpu.device_class != "cpu";
+  // vLLM and SGLang on ROCm read at a smaller share of an Instinct GPU's bandwidth than their CUDA kernels reach on
+  // the HBM parts the efficiencies were fitted on (rocm_read_gain, fitted on their MI300X / MI355X rows;
+  // docs/performance-model.md "AMD Instinct GPUs")
+  const bool rocm = (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
+                    s.gpu.vendor == "amd" && s.gpu.device_class != "cpu";
   m->gddr_gain = (gddr ? c.gddr_read_gain : 1.0) * (rocm ? c.rocm_read_gain : 1.0);
+  if (gddr) m->gain_basis += ", GDDR x " + num(c.gddr_read_gain, 3) + " included";
+  if (rocm) m->gain_basis += ", ROCm x " + num(c.rocm_read_gain, 3) + " included";
   m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * m->gddr_gain);
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : m->gddr_gain));
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * m->gddr_gain);
