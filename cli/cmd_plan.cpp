@@ -228,7 +228,9 @@ void run_plan(const PlanArgs& a, Globals& g) {
     std::cout << render(gt, fmt) << "\n";
   }
   std::cout << render(e, fmt) << "\n" << render(f, fmt) << "\n" << render(pf, fmt);
-  for (const auto& n : plan_notes(p)) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
+  std::vector<std::string> notes = plan_notes(p);
+  notes.insert(notes.end(), perf.notes.begin(), perf.notes.end());
+  for (const auto& n : notes) std::cout << (fmt == Format::md ? "\n- " : "\nnote: ") << n << "\n";
 }
 
 }  // namespace

@@ -537,6 +537,7 @@ ojson perf_json(const PerfResult& r) {
           {"step_overhead_s", r.step_overhead_s},
           {"decode_terms", perf_terms_json(r.decode_terms)},
           {"prefill_terms", perf_terms_json(r.prefill_terms)},
+          {"notes", r.notes},
           {"coefficients", [&] {
              ojson c = ojson::object();
              for (const auto& f : perf_coefficient_fields()) c[f.name] = r.coefficients.*(f.member);

@@ -22,6 +22,7 @@ inline kvplan::PerfParams hand_params() {
   c.unified_bw_eff = 0.5;
   c.die_link_bw_eff = 0.8;
   c.gddr_read_gain = 1.5;  // GDDR cards, engines other than llama.cpp: the weight and KV efficiencies x 1.5 (at most 1)
+  c.rocm_read_gain = 0.8;  // vLLM / SGLang on AMD GPUs: the weight and KV efficiencies x 0.8
   c.dequant_per_sm_cycle = 0;  // no dequant term: the test of that term sets its own rate
   c.kernel_s = 1e-6;
   c.eager_kernel_s = 10e-6;

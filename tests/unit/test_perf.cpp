@@ -252,6 +252,23 @@ TEST_CASE("on a GDDR card the serving engines read weights and KV at gddr_read_g
   CHECK(term(estimate_perf(planner("llama-3.1-8b", "h100-sxm"), 1000, 0, 1, hand_params()).decode_terms, "weights") == Approx(kLlama8bRead / (kH100 * 0.5)));
 }
 
+TEST_CASE("on an AMD GPU vLLM and SGLang read weights and KV at rocm_read_gain times their share, llama.cpp as fitted", "[perf][rocm]") {
+  // MI300X: 5.3 TB/s HBM3; vLLM: dense 0.5 and KV 0.5, each x rocm_read_gain 0.8 = 0.4
+  constexpr double kMi300x = 5.3e12;
+  const PerfResult r = estimate_perf(planner("llama-3.1-8b", "mi300x"), 1000, 0, 1, hand_params());
+  CHECK(term(r.decode_terms, "weights") == Approx(kLlama8bRead / (kMi300x * 0.4)));
+  CHECK(term(r.decode_terms, "kv_read") == Approx(1000.0 * 131072 / (kMi300x * 0.4)));
+  CHECK(find_term(r.decode_terms, "weights")->basis.find("ROCm x 0.8 included") != std::string::npos);
+  CHECK(r.notes.empty());  // a GQA model: no note
+  // llama.cpp's own HIP kernels are in its fitted weight_eff_ggml (0.5 here)
+  PlanSpec s = kvtest::spec("llama-3.1-8b", "mi300x", kvtest::engine(EngineKind::llamacpp));
+  CHECK(term(estimate_perf(Planner(s), 1000, 0, 1, hand_params()).decode_terms, "weights") == Approx(kLlama8bRead / (kMi300x * 0.5)));
+  // an MLA model on CDNA 3 carries the note of the published runs 2-4 x slower; on CDNA 4 (MI355X) it does not
+  CHECK(estimate_perf(planner("deepseek-v2-lite", "mi300x"), 1000, 0, 1, hand_params()).notes.size() == 1);
+  CHECK(estimate_perf(planner("deepseek-v2-lite", "mi355x"), 1000, 0, 1, hand_params()).notes.empty());
+  CHECK(estimate_perf(planner("deepseek-v2-lite", "h100-sxm"), 1000, 0, 1, hand_params()).notes.empty());
+}
+
 TEST_CASE("MoE decode reads only the experts a batch touches", "[perf][moe]") {
   const Planner p = planner("qwen3-30b-a3b", "h100-sxm");
   const PerfResult one = estimate_perf(p, 100, 0, 1, {});

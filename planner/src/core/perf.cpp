@@ -956,6 +956,14 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   r.bandwidth_bytes_per_s = m.bandwidth;
   r.peak_flops = m.peak;
   r.coefficients = m.c;
+  // every published vLLM / SGLang run of an MLA model on CDNA 3 (MI300X / MI325X) without AMD's ATOM kernels took 2 to 4 x the
+  // step these terms price (docs/performance-model.md "AMD Instinct GPUs": dstack, InferenceX #890, the SGLang
+  // cookbook); no term prices it, so say so unless the user set the rates measured (--bw-efficiency, --step-overhead-us)
+  const bool mla = std::any_of(s.model.layers.begin(), s.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; });
+  if (mla && s.gpu.vendor == "amd" && s.gpu.architecture == "cdna3" && (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
+      params.step_overhead_s < 0)
+    r.notes.push_back("published vLLM and SGLang runs of MLA models (DeepSeek-R1 / V3.1, Kimi-K2) on MI300X and MI325X took 2-4 x this step "
+                      "(performance-model.md \"AMD Instinct GPUs\"): read TPOT and throughput as a best case");
 
   const i64 B = std::max<i64>(1, ceil_div(std::max<i64>(concurrency, 1), s.parallel.dp));
   r.batch_per_replica = B;

@@ -252,6 +252,9 @@ struct PerfResult {
   std::vector<PerfTerm> decode_terms;   // one decode step of one stage
   std::vector<PerfTerm> prefill_terms;  // one prompt's prefill on one stage
   PerfCoefficients coefficients;        // as used (fitted defaults or overrides)
+  /// Where published runs say the figures are optimistic beyond the model's terms (docs/performance-model.md):
+  /// vLLM / SGLang running an MLA model on an AMD GPU.
+  std::vector<std::string> notes;
 };
 
 /// Estimates decode and prefill for `concurrency` requests of prompt + output tokens (formulas in
