@@ -207,6 +207,12 @@ TEST_CASE("vLLM refuses the per-row dtypes where its backends do", "[engine][vll
              Catch::Contains("cannot unify"));
   CHECK_THAT(err({"kv", "deepseek-v2-lite", "--kv-dtype", "turboquant_k8v4"}), Catch::Contains("no MLA attention backend"));
   // kvplan kv (no engine) asks the same model-side question as plan (check_turboquant_model)
+  // both note a head size TurboQuant's rotation is not built for (GPT-NeoX-20B: 96)
+  const kvtest::Run nk = kvtest::kvplan({"kv", "gpt-neox-20b", "--kv-dtype", "turboquant_k8v4"});
+  CHECK(nk.exit == 0);
+  CHECK_THAT(nk.out, Catch::Contains("head size 96 is not a power of two"));
+  CHECK_THAT(kvtest::kvplan({"plan", "gpt-neox-20b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype", "turboquant_k8v4"}).out,
+             Catch::Contains("head size 96 is not a power of two"));
   // ... but not the dtype: vLLM runs a float32 checkpoint (OLMo-2 7B) in bf16, which TurboQuant takes
   CHECK(kvtest::kvplan({"kv", std::string(KVPLAN_TEST_DATA) + "/configs/olmo-2-1124-7b.json", "--kv-dtype", "turboquant_k8v4"}).exit == 0);
   CHECK(kvtest::kvplan({"plan", std::string(KVPLAN_TEST_DATA) + "/configs/olmo-2-1124-7b.json", "--gpu", "h100", "--engine", "vllm", "--kv-cache-dtype",

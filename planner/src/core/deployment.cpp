@@ -94,7 +94,7 @@ bool holds_sliding(const Layer& l) { return l.kv == KvKind::sliding; }
 bool mla_layer(const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; }
 }  // namespace
 
-void check_turboquant_model(const ModelSpec& m, std::optional<ElemFormat> dtype, const std::string& key) {
+void check_turboquant_model(ModelSpec& m, std::optional<ElemFormat> dtype, const std::string& key) {
   // no MLA backend offers TURBOQUANT (CUDA lists it among the non-MLA backends only)
   if (std::any_of(m.layers.begin(), m.layers.end(), mla_layer))
     throw InputError(key, "vLLM has no MLA attention backend for TurboQuant (" + m.id + " caches an MLA latent)", "use fp8 (or auto)");
@@ -113,6 +113,10 @@ void check_turboquant_model(const ModelSpec& m, std::optional<ElemFormat> dtype,
     throw InputError(key, "vLLM's TurboQuant has no page for chunked local attention layers (" + m.id + ")", "use fp8 for this model");
   if (dtype && *dtype != ElemFormat::f16 && *dtype != ElemFormat::bf16)
     throw InputError(key, "vLLM's TurboQuant backend takes fp16 or bf16 models, not " + std::string(format_info(*dtype).name), "give --dtype bfloat16");
+  const auto attn = std::find_if(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::full && l.k_head_dim > 0; });
+  if (attn != m.layers.end() && (attn->k_head_dim & (attn->k_head_dim - 1)) != 0)
+    m.notes.push_back("head size " + std::to_string(attn->k_head_dim) + " is not a power of two: TurboQuant's Hadamard rotation (Sylvester construction, "
+                      "turboquant_attn.py) is built for powers of two; whether vLLM runs it is not checked here");
 }
 
 void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFormat dtype) {
@@ -195,12 +199,6 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
     throw InputError("kv_cache_dtype_skip_layers", "keeps a full-attention layer of " + m.id + " in " + std::string(format_info(dtype).name) +
                      " beside padded sliding-window pages: vLLM " + (version.empty() ? std::string("(newest)") : version) + " does not start",
                      "skip sliding-window layers only, or plan vLLM 0.24");
-  if (tq && !boundary.empty()) {
-    const i64 hd = m.layers[static_cast<size_t>(boundary.front())].k_head_dim;
-    if (hd > 0 && (hd & (hd - 1)) != 0)
-      m.notes.push_back("head size " + std::to_string(hd) + " is not a power of two: TurboQuant's Hadamard rotation (Sylvester construction, "
-                        "turboquant_attn.py) is built for powers of two; whether vLLM runs it is not checked here");
-  }
   if (kept > 0)
     m.notes.push_back(std::to_string(kept) + " layer" + (kept == 1 ? "" : "s") + " keep" + (kept == 1 ? "s" : "") + " a " +
                       std::string(format_info(dtype).name) + " KV cache beside the " + spelled + " ones" +

@@ -68,7 +68,8 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
 /// an MLA latent, attention sinks, sliding-window or chunked local attention layers, a model dtype other than fp16 or
 /// bf16 (`dtype`, the dtype vLLM runs the model in; nullopt where no engine resolves it: `kvplan kv`, whose float32
 /// checkpoint vLLM would run in bf16). vllm_kv_layers and `kvplan kv --kv-dtype turboquant_*` both ask it.
-void check_turboquant_model(const ModelSpec& m, std::optional<ElemFormat> dtype, const std::string& key);
+/// Also notes (Model::notes) a head size that is not a power of two, which TurboQuant's rotation is not built for.
+void check_turboquant_model(ModelSpec& m, std::optional<ElemFormat> dtype, const std::string& key);
 
 /// A KV cache type the engine does not have but kvplan can still size (a ggml block type on vLLM, SGLang or
 /// TensorRT-LLM; int8 on vLLM or SGLang): the warning to print, "" when the engine has it.
