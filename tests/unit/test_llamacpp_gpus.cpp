@@ -454,6 +454,9 @@ TEST_CASE("llama.cpp mmproj is sized from its GGUF header on the first GPU", "[l
   r = run({"--lora", mm});
   CHECK(r.exit == 2);
   CHECK(r.err == "kvplan: error: command: --lora: '" + mm + "' is not a LoRA adapter (general.type \"\"); give a LoRA adapter GGUF (convert_lora_to_gguf.py)\n");
+  r = run({"--lora", "/nonexistent/adapter.gguf"});
+  CHECK(r.exit == 2);
+  CHECK(r.err == "kvplan: error: command: --lora: '/nonexistent/adapter.gguf': no such file; give a LoRA adapter GGUF (convert_lora_to_gguf.py)\n");
   r = run({"--mmproj", mm, "-md", "llama-3.2-1b"});
   CHECK(r.exit == 2);
   CHECK(r.err.rfind("kvplan: error: command: --mmproj: llama-server refuses speculative decoding with a multimodal projector", 0) == 0);

@@ -812,8 +812,9 @@ void apply_llama_adapters(const SettingsBag& bag, DeploymentSpec& d) {
   const i64 n_layer = static_cast<i64>(d.model.layers.size());
   auto read = [&](const char* key, const std::string& file, const std::string& expect) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec) || !is_gguf_file(file))
-      bag.fail(key, "'" + file + "' is not a GGUF file", std::string(expect == "clip" ? "give the model's mmproj GGUF" : "give a LoRA adapter GGUF (convert_lora_to_gguf.py)"));
+    const std::string fix = expect == "clip" ? "give the model's mmproj GGUF" : "give a LoRA adapter GGUF (convert_lora_to_gguf.py)";
+    if (!std::filesystem::exists(file, ec)) bag.fail(key, "'" + file + "': no such file", fix);
+    if (!std::filesystem::is_regular_file(file, ec) || !is_gguf_file(file)) bag.fail(key, "'" + file + "' is not a GGUF file", fix);
     try {
       return gguf_tensor_table(file, expect);
     } catch (const OverflowError&) {
