@@ -883,6 +883,14 @@ TEST_CASE("the prefix cache, queue order and capacity scheduler reach the simula
     CHECK(res["pool"]["prefix_caching"] == false);
     if (cmd.front() == "trtllm-serve") CHECK(res["pool"]["capacity_scheduler_policy"] == "MAX_UTILIZATION");
   }
+  // the options YAML loads CapacitySchedulerPolicy by its value: upper case only there (kvplan's flag takes any case)
+  const std::string lower = write_temp("lower.yml", "scheduler_config:\n  capacity_scheduler_policy: max_utilization\n");
+  std::vector<std::string> lw = {"simulate"};
+  lw.insert(lw.end(), tail.begin(), tail.end());
+  lw.insert(lw.end(), {"trtllm-serve", "llama-3.1-8b", "--extra_llm_api_options", lower});
+  const Run lr = kvtest::kvplan(lw);
+  CHECK(lr.exit == 2);
+  CHECK_THAT(lr.err, Catch::Contains("upper case"));
   // a switch's =false is honoured (a callback flag used to drop it), =true likewise
   for (const auto& [flag, caching] : std::vector<std::pair<std::string, bool>>{{"--enable-prefix-caching=false", false},
                                                                           {"--enable-prefix-caching=off", false},

@@ -129,6 +129,12 @@ void apply_usage_context(const SettingsBag& bag, DeploymentSpec& s) {
 void apply_capacity_policy(const SettingsBag& bag, DeploymentSpec& s) {
   const std::string key = "capacity_scheduler_policy";
   std::string v = bag.text(key).value_or("");
+  // TensorRT-LLM's option YAML validates the enum by its value (llm_args.py CapacitySchedulerPolicy, a StrEnum):
+  // only the upper-case names load there; kvplan's own flag takes any case
+  const SettingValue* given = bag.get(key);
+  if (given && given->origin.spelling.find("scheduler_config.") == 0 && v != "GUARANTEED_NO_EVICT" && v != "MAX_UTILIZATION" && v != "STATIC_BATCH")
+    bag.fail(key, "'" + v + "' is not a CapacitySchedulerPolicy value TensorRT-LLM loads from its options YAML",
+             "write GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH, upper case");
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   if (v != "GUARANTEED_NO_EVICT" && v != "MAX_UTILIZATION" && v != "STATIC_BATCH")
     bag.fail(key, "'" + bag.text(key).value_or("") + "' is not a TensorRT-LLM capacity scheduler policy",
