@@ -54,12 +54,14 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
     check_turboquant_model(m, std::nullopt, "--kv-dtype");  // no engine here to resolve the dtype vLLM runs
     o.k_format = tq->k;
     o.v_format = tq->v;
-    o.skip_format = m.dtype;
+    // TurboQuant takes fp16 / bf16 models: a float32 checkpoint runs in bf16 in vLLM (SM 8.0 and later), its kept layers too
+    o.skip_format = m.dtype == ElemFormat::f32 ? ElemFormat::bf16 : m.dtype;
     const auto kept = turboquant_boundary_layers(m);
     for (i64 i : kept) m.layers[static_cast<size_t>(i)].kv_model_dtype = true;
     if (!kept.empty())
       m.notes.push_back("vLLM's TurboQuant keeps layers " + std::to_string(kept.front()) + "-" + std::to_string(kept[kept.size() / 2 - 1]) + " and " +
-                        std::to_string(kept[kept.size() / 2]) + "-" + std::to_string(kept.back()) + " in " + std::string(format_info(m.dtype).name));
+                        std::to_string(kept[kept.size() / 2]) + "-" + std::to_string(kept.back()) + " in " + std::string(format_info(o.skip_format).name) +
+                        (m.dtype == ElemFormat::f32 ? " (the float32 checkpoint runs in bf16 in vLLM)" : ""));
   } else if (!a.kv_dtype.empty()) {
     o.k_format = o.v_format = kv_format("--kv-dtype", a.kv_dtype, m.dtype);
   }

@@ -240,6 +240,20 @@ TEST_CASE("vLLM --num-gpu-blocks-override sets the pool, from a kvplan flag or a
   };
   CHECK_THAT(notes("512", 1), Catch::Contains("null block"));
   CHECK_THAT(notes("513", 0), !Catch::Contains("null block"));
+  // a request of L tokens holds L - 1 (its last token is sampled, never computed): 8193 tokens need cdiv(8192, 16) =
+  // 512 blocks, which 513 leave beside the null block (vLLM's start-up check asks cdiv(8193, 16) = 513: it starts)
+  auto exit_at = [](const std::string& blocks, const std::string& len) {
+    return kvplan({"plan", "llama-3.1-8b", "--engine", "vllm", "--num-gpu-blocks-override", blocks, "--max-model-len", len}).exit;
+  };
+  CHECK(exit_at("513", "8193") == 0);
+  CHECK(exit_at("513", "8194") == 1);  // cdiv(8193, 16) = 513 > 512
+  // simulate: the groups of a hybrid share the null block. Gemma 3 27B: 52 sliding layers in groups of 10 (6) and
+  // 10 full (1) = 7 groups; the simulator's request blocks are (N - 1) / 7, shown with the null block as one more
+  const Run pl = kvplan({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm", "--format", "json"});
+  const Run sm = kvplan({"simulate", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm", "--requests", "3", "--format", "json"});
+  REQUIRE(sm.exit == 0);
+  const long long n = json::parse(pl.out)["results"]["engine"]["num_gpu_blocks"];
+  CHECK(json::parse(sm.out)["results"]["pool"]["blocks"] == (n - 1) / 7 + 1);
 }
 
 TEST_CASE("every manifest under tests/data/manifests is evaluated (exit 0 or 1) once its values are given", "[front-doors]") {

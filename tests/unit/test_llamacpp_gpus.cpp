@@ -270,6 +270,9 @@ TEST_CASE("llama.cpp --device takes none only alone", "[llamacpp]") {
   const kvtest::Run r = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "rtx-3090", "--gpu-count", "2", "--engine", "llama.cpp", "--device", "CUDA0,none"});
   CHECK(r.exit == 2);
   CHECK_THAT(r.err, Catch::Contains("takes none only alone"));
+  const kvtest::Run n = kvtest::kvplan({"plan", "llama-3.1-8b", "--gpu", "rtx-3090", "--gpu-count", "2", "--engine", "llama.cpp", "--device", "0,1"});
+  CHECK(n.exit == 2);
+  CHECK_THAT(n.err, Catch::Contains("write CUDA0"));
 }
 
 TEST_CASE("llama.cpp override-tensor moves the matched tensors' bytes to host memory", "[llamacpp][override]") {

@@ -260,6 +260,9 @@ TEST_CASE("on an AMD GPU vLLM and SGLang read weights and KV at rocm_read_gain t
   CHECK(term(r.decode_terms, "kv_read") == Approx(1000.0 * 131072 / (kMi300x * 0.4)));
   CHECK(find_term(r.decode_terms, "weights")->basis.find("ROCm x 0.8 included") != std::string::npos);
   CHECK(r.notes.empty());  // a GQA model: no note
+  // fitted on Instinct (CDNA) rows only: a Radeon (RDNA 3, GDDR6) keeps the GDDR gain alone
+  CHECK(find_term(estimate_perf(planner("llama-3.1-8b", "rx-7900-xt"), 1000, 0, 1, hand_params()).decode_terms, "weights")->basis.find("ROCm") ==
+        std::string::npos);
   // llama.cpp's own HIP kernels are in its fitted weight_eff_ggml (0.5 here)
   PlanSpec s = kvtest::spec("llama-3.1-8b", "mi300x", kvtest::engine(EngineKind::llamacpp));
   CHECK(term(estimate_perf(Planner(s), 1000, 0, 1, hand_params()).decode_terms, "weights") == Approx(kLlama8bRead / (kMi300x * 0.5)));

@@ -228,7 +228,7 @@ struct StepTimeModel::Impl {
   std::string kernel;                 // weight kernel family of the quantised matrices
   double weight_eff = 0, dense_eff = 0, kv_eff = 0, compute_eff = 0;
   double gddr_gain = 1;  // gddr_read_gain x rocm_read_gain where they apply (in weight_eff, dense_eff, kv_eff), else 1
-  std::string gain_basis;  // ", GDDR x 1.18 included" / ", ROCm x 0.848 included" ("" when none applies)
+  std::string gain_basis;  // ", GDDR x 1.18 included" / ", ROCm x 0.8 included" ("" when none applies)
   double dense_bytes = 0;             // read every step: all but the routed experts and the embedding table
   double quant_bytes = 0;             // of those, the matrices the quantised kernel reads
   double routed_bytes = 0, routed_quant_fraction = 0;
@@ -461,7 +461,9 @@ std::vector<PerfTerm> StepTimeModel::Impl::terms(const Work& w, const StepBatch&
   std::string wb = "(" + num((w.q_bytes + w.d_bytes) / 1e9, 4) + " GB";
   if (experts > 0) wb += ", routed experts x " + num(w.touched, 3) + " touched";
   const std::string& gddr = gain_basis;
-  wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) + gddr + ")";
+  // ggml-typed weights read at weight_eff_ggml without the gain (StepTimeModel): their basis does not name it
+  wb += ") / (" + bandwidth_basis + " x " + (w.q_bytes > 0 ? kernel + " " + num(weight_eff, 2) : "dense " + num(dense_eff, 2)) +
+        (w.q_bytes > 0 && kernel == "ggml" ? std::string() : gddr) + ")";
   out.push_back({"weights", w.t_w, wb});
   out.push_back({"kv_read", w.t_kv, "(" + num(w.kv_bytes / 1e9, 4) + " GB" + kv_read_basis + ") / (" + bandwidth_basis + " x " + num(kv_eff, 2) + gddr + ")"});
   out.push_back({"linear_compute", w.t_lin,
@@ -586,11 +588,11 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // a GDDR card: the serving engines' kernels, their efficiencies fitted on HBM parts, read a larger share of it
   // (gddr_read_gain; not llama.cpp, not where --bw-efficiency sets the share)
   const bool gddr = !llamacpp && params.bandwidth_efficiency <= 0 && s.gpu.memory_type.rfind("GDDR", 0) == 0;
-  // vLLM and SGLang on ROCm read at a smaller share of an Instinct GPU's bandwidth than their CUDA kernels reach on
+  // vLLM and SGLang on ROCm read at a smaller share of an Instinct (CDNA) GPU's bandwidth than their CUDA kernels reach on
   // the HBM parts the efficiencies were fitted on (rocm_read_gain, fitted on their MI300X / MI355X rows;
   // docs/performance-model.md "AMD Instinct GPUs")
   const bool rocm = (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
-                    s.gpu.vendor == "amd" && s.gpu.device_class != "cpu";
+                    s.gpu.vendor == "amd" && s.gpu.architecture.rfind("cdna", 0) == 0;
   m->gddr_gain = (gddr ? c.gddr_read_gain : 1.0) * (rocm ? c.rocm_read_gain : 1.0);
   if (gddr) m->gain_basis += ", GDDR x " + num(c.gddr_read_gain, 3) + " included";
   if (rocm) m->gain_basis += ", ROCm x " + num(c.rocm_read_gain, 3) + " included";
@@ -962,7 +964,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   const bool mla = std::any_of(s.model.layers.begin(), s.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; });
   if (mla && s.gpu.vendor == "amd" && s.gpu.architecture == "cdna3" && (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
       params.step_overhead_s < 0)
-    r.notes.push_back("published vLLM and SGLang runs of MLA models (DeepSeek-R1 / V3.1, Kimi-K2) on MI300X and MI325X took 2-4 x this step "
+    r.notes.push_back("published vLLM and SGLang runs of MLA models (DeepSeek-R1 / V3.1, Kimi-K2) on CDNA 3 GPUs (MI300X, MI325X) took 2-4 x this step "
                       "(performance-model.md \"AMD Instinct GPUs\"): read TPOT and throughput as a best case");
 
   const i64 B = std::max<i64>(1, ceil_div(std::max<i64>(concurrency, 1), s.parallel.dp));

@@ -667,7 +667,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // null_block = free_block_queue.popleft()): requests get the others (cell, max_concurrency), and a pool of exactly
   // one max-length request's blocks starts while a request that long never gets its last block
   reserved_units_ = e.rules->v0_engine ? 0 : 1;
-  if (report_.startup_ok && per_req == pool_units_ && reserved_units_ > 0)
+  if (report_.startup_ok && reserved_units_ > 0 && units_per_request(e.max_model_len) > pool_units_ - reserved_units_)
     report_.notes.push_back("a max_model_len request needs all " + std::to_string(pool_units_) +
                             " blocks: vLLM starts (its check counts them all), but V1 keeps one as its null block, so a request that long "
                             "never gets its last block (one block more, or a shorter max_model_len)");
@@ -1483,8 +1483,9 @@ i64 Planner::units_per_request(i64 tokens, i64 shared_prefix) const {
       // from 0.11-0.12 draft models too) ask for k lookahead slots more (v1/core/sched/scheduler.py Scheduler.__init__:
       // num_lookahead_tokens = num_spec_tokens when use_eagle() or uses_draft_model(); kv_cache_manager.allocate_slots
       // needs min(computed + new + lookahead, max_model_len) slots): a request of T tokens holds up to T + 2k (n-gram T + k)
+      // without it, a request of T tokens holds T - 1: its last token is sampled, never computed (as simulate's admit_check)
       const SpeculativeSettings& sp = spec_.engine.spec;
-      i64 held = tokens;
+      i64 held = std::max<i64>(tokens - 1, 1);
       if (sp.on() && sp.num_tokens > 0) {
         const bool lookahead = sp.method != SpecMethod::ngram;
         held = std::max(tokens, std::min(add(tokens, mul(sp.num_tokens, lookahead ? 2 : 1)), spec_.engine.max_model_len));

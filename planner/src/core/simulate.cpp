@@ -487,7 +487,11 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       // a request takes one block per KV cache group (hybrid models): the pool in request blocks
       c.scheduler = e.rules && e.rules->v0_engine ? SchedulerKind::vllm_v0 : SchedulerKind::vllm_v1;
       c.block_tokens = rep.block_size;
-      c.pool_blocks = rep.num_gpu_blocks / std::max<i64>(rep.num_groups, 1);
+      // V1's null block is one block of the shared pool, not one per group: the groups share the other N - 1, and the
+      // engine (Vllm) takes its one request block back off ((N - 1) / groups + 1, less one)
+      c.pool_blocks = c.scheduler == SchedulerKind::vllm_v1 && rep.num_gpu_blocks > 0
+                          ? (rep.num_gpu_blocks - 1) / std::max<i64>(rep.num_groups, 1) + 1
+                          : rep.num_gpu_blocks / std::max<i64>(rep.num_groups, 1);
       // V1 chunks unless --no-enable-chunked-prefill on 0.12 or later (0.8-0.11 ignore the flag); V0 only where
       // resolve_engine_defaults turned it on (context above 32K, or the flag)
       c.chunked_prefill = (c.scheduler == SchedulerKind::vllm_v1 && !(e.rules && e.rules->v1_chunked_optional)) || e.chunked_prefill.value_or(true);

@@ -557,6 +557,8 @@ std::optional<std::vector<i64>> llama_device_list(const SettingsBag& bag, const 
     if (name.empty()) bag.fail(key, "an empty device name in '" + *t + "'", "give names such as CUDA0,CUDA1, or none");
     // parse_device_list takes "none" alone; inside a list it is a device name it does not find
     if (name == "none") bag.fail(key, "none in '" + *t + "': llama.cpp takes none only alone", "give none, or device names such as CUDA0,CUDA1");
+    if (name.find_first_not_of("0123456789") == std::string::npos)
+      bag.fail(key, "'" + name + "' is no device name (llama.cpp looks devices up by name: invalid device)", "write CUDA" + name + " (ROCm" + name + ", Vulkan" + name + ")");
     std::size_t digits = name.size();
     while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
     const i64 index = digits < name.size() && name.size() - digits < 6 ? std::stoll(name.substr(digits)) : pos;

@@ -39,7 +39,7 @@ struct PerfCoefficients {
   // whose efficiencies above are fitted on HBM datacenter GPUs, reach this many times their share of a GDDR card's
   // bandwidth (at most 1); not llama.cpp, whose weight_eff_ggml is fitted on both (docs/performance-model.md "GDDR")
   double gddr_read_gain = 1.18;  // fitted 2026-12-06 (--fit-only gddr_read_gain) with the AccelMark and club-3090 rows
-  double rocm_read_gain = 0.80;   // vLLM / SGLang on an AMD GPU: factor on the weight and KV read efficiencies; fitted 2026-12-07 (--fit-only rocm_read_gain) with the ROCm rows
+  double rocm_read_gain = 0.80;   // vLLM / SGLang on an AMD Instinct (CDNA) GPU: factor on the weight and KV read efficiencies; fitted 2026-12-07 (--fit-only rocm_read_gain) with the ROCm rows
   // weight-only quantised kernels of llama.cpp and other engines (gpt-fast, MLC) turn every weight back into a number
   // on the SMs' integer and FP32 lanes: weights dequantised per SM (AMD CU, Apple GPU core) per clock cycle
   double dequant_per_sm_cycle = 12.5;
