@@ -91,12 +91,11 @@ void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, co
 
 namespace {
 bool holds_sliding(const Layer& l) { return l.kv == KvKind::sliding; }
-bool mla_layer(const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; }
 }  // namespace
 
 void check_turboquant_model(ModelSpec& m, std::optional<ElemFormat> dtype, const std::string& key) {
   // no MLA backend offers TURBOQUANT (CUDA lists it among the non-MLA backends only)
-  if (std::any_of(m.layers.begin(), m.layers.end(), mla_layer))
+  if (caches_mla(m))
     throw InputError(key, "vLLM has no MLA attention backend for TurboQuant (" + m.id + " caches an MLA latent)", "use fp8 (or auto)");
   // the TURBOQUANT backend's validation (turboquant_attn.py): no attention sinks, no sliding window; and no way around
   // the second: "sliding_window" in the skip list breaks TurboQuant's merge of its boundary layers into the list
@@ -126,7 +125,7 @@ void vllm_kv_layers(ModelSpec& m, const DeploymentSpec& d, KvOptions& kv, ElemFo
   const std::string& version = d.engine.version;
   const std::string spelled = kv_pair_name(kv.k_format, kv.v_format);
   const bool hybrid = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kv == KvKind::ssm; });
-  const bool mla = std::any_of(m.layers.begin(), m.layers.end(), mla_layer);
+  const bool mla = caches_mla(m);
   const bool sliding = std::any_of(m.layers.begin(), m.layers.end(), holds_sliding);
   // vLLM takes one --kv-cache-dtype for K and V: a per-row format on one side only has no spelling there
   if (per_row && !tq && kv.k_format != kv.v_format)

@@ -229,6 +229,7 @@ struct StepTimeModel::Impl {
   double weight_eff = 0, dense_eff = 0, kv_eff = 0, compute_eff = 0;
   double gddr_gain = 1;  // gddr_read_gain x rocm_read_gain where they apply (in weight_eff, dense_eff, kv_eff), else 1
   std::string gain_basis;  // ", GDDR x 1.18 included" / ", ROCm x 0.8 included" ("" when none applies)
+  bool rocm = false;       // vLLM / SGLang on an Instinct (CDNA) GPU at the fitted efficiencies (rocm_read_gain)
   double dense_bytes = 0;             // read every step: all but the routed experts and the embedding table
   double quant_bytes = 0;             // of those, the matrices the quantised kernel reads
   double routed_bytes = 0, routed_quant_fraction = 0;
@@ -591,11 +592,11 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // vLLM and SGLang on ROCm read at a smaller share of an Instinct (CDNA) GPU's bandwidth than their CUDA kernels reach on
   // the HBM parts the efficiencies were fitted on (rocm_read_gain, fitted on their MI300X / MI355X rows;
   // docs/performance-model.md "AMD Instinct GPUs")
-  const bool rocm = (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
-                    s.gpu.vendor == "amd" && s.gpu.architecture.rfind("cdna", 0) == 0;
-  m->gddr_gain = (gddr ? c.gddr_read_gain : 1.0) * (rocm ? c.rocm_read_gain : 1.0);
+  m->rocm = (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
+            s.gpu.vendor == "amd" && s.gpu.architecture.rfind("cdna", 0) == 0;
+  m->gddr_gain = (gddr ? c.gddr_read_gain : 1.0) * (m->rocm ? c.rocm_read_gain : 1.0);
   if (gddr) m->gain_basis += ", GDDR x " + num(c.gddr_read_gain, 3) + " included";
-  if (rocm) m->gain_basis += ", ROCm x " + num(c.rocm_read_gain, 3) + " included";
+  if (m->rocm) m->gain_basis += ", ROCm x " + num(c.rocm_read_gain, 3) + " included";
   m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * m->gddr_gain);
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : m->gddr_gain));
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * m->gddr_gain);
@@ -961,9 +962,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   // every published vLLM / SGLang run of an MLA model on CDNA 3 (MI300X / MI325X) without AMD's ATOM kernels took 2 to 4 x the
   // step these terms price (docs/performance-model.md "AMD Instinct GPUs": dstack, InferenceX #890, the SGLang
   // cookbook); no term prices it, so say so unless the user set the rates measured (--bw-efficiency, --step-overhead-us)
-  const bool mla = std::any_of(s.model.layers.begin(), s.model.layers.end(), [](const Layer& l) { return l.kv == KvKind::mla_latent || l.kv == KvKind::mla_expanded; });
-  if (mla && s.gpu.vendor == "amd" && s.gpu.architecture == "cdna3" && (s.engine.kind == EngineKind::vllm || s.engine.kind == EngineKind::sglang) && params.bandwidth_efficiency <= 0 &&
-      params.step_overhead_s < 0)
+  if (m.rocm && s.gpu.architecture == "cdna3" && params.step_overhead_s < 0 && caches_mla(s.model))
     r.notes.push_back("published vLLM and SGLang runs of MLA models (DeepSeek-R1 / V3.1, Kimi-K2) on CDNA 3 GPUs (MI300X, MI325X) took 2-4 x this step "
                       "(performance-model.md \"AMD Instinct GPUs\"): read TPOT and throughput as a best case");
 

@@ -506,8 +506,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
       const i64 padded_pt = layer_bytes_per_token(padded, spec_.kv);
       // the backend's smallest kernel block: 16 (FlashAttention, FlashInfer, Triton, TurboQuant); an MLA backend's one
       // size (vllm_mla_block)
-      const bool mla_first = first->kv == KvKind::mla_latent || first->kv == KvKind::mla_expanded;
-      const i64 kernel_block = mla_first ? vllm_mla_block(*e.rules, spec_.gpu.compute_capability, rank.sparse_mla) : 16;
+      const i64 kernel_block = is_mla(first->kv) ? vllm_mla_block(*e.rules, spec_.gpu.compute_capability, rank.sparse_mla) : 16;
       if (padded_pt > primary_pt && primary_pt > 0) {
         const i64 align = std::max(kernel_block, block);
         const i64 aligned = mul(align, ceil_div(mul(padded_pt, kernel_block), mul(align, primary_pt)), "vLLM block size");
@@ -667,7 +666,7 @@ void Planner::build_vllm(const ModelSpec& rank, i64 available) {
   // null_block = free_block_queue.popleft()): requests get the others (cell, max_concurrency), and a pool of exactly
   // one max-length request's blocks starts while a request that long never gets its last block
   reserved_units_ = e.rules->v0_engine ? 0 : 1;
-  if (report_.startup_ok && reserved_units_ > 0 && units_per_request(e.max_model_len) > pool_units_ - reserved_units_)
+  if (report_.startup_ok && reserved_units_ > 0 && units_per_request(e.max_model_len) > request_units())
     report_.notes.push_back("a max_model_len request needs all " + std::to_string(pool_units_) +
                             " blocks: vLLM starts (its check counts them all), but V1 keeps one as its null block, so a request that long "
                             "never gets its last block (one block more, or a shorter max_model_len)");
@@ -1554,7 +1553,7 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
   c.concurrency = concurrency;
   // requests spread over the data-parallel replicas and, with attention data parallel, over its groups' pools
   const i64 per_replica = ceil_div(concurrency, mul(spec_.parallel.dp, spec_.engine.attention_dp, "request pools"));
-  const i64 pool = pool_units_ - reserved_units_;  // what requests can hold
+  const i64 pool = request_units();
   c.units_available = pool;
   const i64 per_req = units_per_request(tokens, shared_prefix);
   c.units_needed = add(shared_units(std::min(shared_prefix, tokens)), mul(per_replica, per_req, "pool units needed"), "pool units needed");
@@ -1580,7 +1579,7 @@ Cell Planner::cell(i64 tokens, i64 concurrency, i64 shared_prefix) const {
 i64 Planner::max_concurrency(i64 tokens, i64 shared_prefix) const {
   if (!startup_limit_.empty() || tokens > max_len_) return 0;
   const i64 per = units_per_request(tokens, shared_prefix);
-  const i64 avail = pool_units_ - reserved_units_ - shared_units(std::min(shared_prefix, tokens));
+  const i64 avail = request_units() - shared_units(std::min(shared_prefix, tokens));
   i64 n = per > 0 ? std::max<i64>(avail, 0) / per : max_seqs_;
   n = std::min(n, max_seqs_);
   return mul(mul(n, spec_.parallel.dp), spec_.engine.attention_dp, "max concurrency");

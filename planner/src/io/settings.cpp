@@ -131,12 +131,13 @@ void apply_capacity_policy(const SettingsBag& bag, DeploymentSpec& s) {
   std::string v = bag.text(key).value_or("");
   // TensorRT-LLM's option YAML validates the enum by its value (llm_args.py CapacitySchedulerPolicy, a StrEnum):
   // only the upper-case names load there; kvplan's own flag takes any case
+  auto known = [](const std::string& p) { return p == "GUARANTEED_NO_EVICT" || p == "MAX_UTILIZATION" || p == "STATIC_BATCH"; };
   const SettingValue* given = bag.get(key);
-  if (given && given->origin.spelling.find("scheduler_config.") == 0 && v != "GUARANTEED_NO_EVICT" && v != "MAX_UTILIZATION" && v != "STATIC_BATCH")
+  if (given && given->origin.spelling.find("scheduler_config.") == 0 && !known(v))
     bag.fail(key, "'" + v + "' is not a CapacitySchedulerPolicy value TensorRT-LLM loads from its options YAML",
              "write GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH, upper case");
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (v != "GUARANTEED_NO_EVICT" && v != "MAX_UTILIZATION" && v != "STATIC_BATCH")
+  if (!known(v))
     bag.fail(key, "'" + bag.text(key).value_or("") + "' is not a TensorRT-LLM capacity scheduler policy",
              "use GUARANTEED_NO_EVICT, MAX_UTILIZATION or STATIC_BATCH");
   s.engine.capacity_scheduler_policy = v;

@@ -28,6 +28,9 @@ enum class KvKind {
 
 const char* kv_kind_name(KvKind k);
 
+/// An MLA cache, as the latent or expanded to per-head K and V.
+inline bool is_mla(KvKind k) { return k == KvKind::mla_latent || k == KvKind::mla_expanded; }
+
 /// The token mixer whose weights a layer holds.
 enum class Mixer { attention, mla, mamba1, mamba2, gated_deltanet, short_conv, none };
 
@@ -242,6 +245,11 @@ struct ModelSpec {
   std::vector<std::string> warnings;  // assumptions the reader made (fallbacks)
   std::vector<std::string> notes;     // facts worth printing (e.g. sliding window ignored)
 };
+
+/// Whether any layer caches an MLA latent (or its expansion).
+inline bool caches_mla(const ModelSpec& m) {
+  return std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return is_mla(l.kv); });
+}
 
 /// Gemma 3n / Gemma 4 per-layer embeddings of `width` (hidden_size_per_layer_input) over a table of `rows` tokens:
 /// embed_tokens_per_layer rows x (layers x width), per_layer_model_projection hidden x (layers x width) and its norm

@@ -227,6 +227,7 @@ class Planner {
   i64 crit_kv_ = 0;  // llama.cpp: the KV on the fullest GPU
   i64 unit_bytes_ = 0, pool_units_ = 0, max_seqs_ = 0, max_len_ = 0;
   i64 reserved_units_ = 0;  // pool units no request gets: vLLM V1's null block (block_pool.py null_block)
+  i64 request_units() const { return pool_units_ - reserved_units_; }  // the pool units requests can hold
   i64 unit_tokens_ = 1;  // tokens per unit (block size / page size / 1)
   bool slots_ = false;   // llama.cpp: one unit per request up to n_ctx_seq tokens
   std::string startup_limit_;  // a limit that stops any request (weights, headroom)
