@@ -151,7 +151,7 @@ TEST_CASE("vLLM --kv-cache-dtype-skip-layers keeps the named layers in bf16", "[
   const kvtest::Run bad = kvtest::kvplan({"check", nested});
   CHECK(bad.exit == 2);
   CHECK_THAT(bad.err, Catch::Contains("nested list"));
-  for (const auto& [item, why] : std::vector<std::pair<std::string, std::string>>{{"true", "true / false"}, {"\"\"", "an empty item"}, {"~", "an empty item"}}) {
+  for (const auto& [item, why] : std::vector<std::pair<std::string, std::string>>{{"true", "true / false"}, {"\"\"", "an empty item"}, {"~", "an empty item"}, {"\"0,31\"", "an item holding a comma"}}) {
     const std::string f = kvtest::write_temp("skip-layers", "item.yaml",
                                              "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: h100\n    engine: vllm@0.26\n"
                                              "    settings:\n      kv_cache_dtype_skip_layers: [0, " + item + "]\n");

@@ -93,6 +93,8 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
         for (const auto& x : it.value()) {
           const char* what = x.is_boolean() ? "true / false" : x.is_null() ? "an empty item" : x.is_array() ? "a nested list" : x.is_object() ? "a map" : nullptr;
           if (x.is_string() && x.get<std::string>().find_first_not_of(" \t") == std::string::npos) what = "an empty item";
+          // the flag's own separator inside one item would silently make it two
+          if (x.is_string() && x.get<std::string>().find(',') != std::string::npos) what = "an item holding a comma";
           if (what) s->fail(it.key(), it.key() + ": list items are numbers or names, not " + std::string(what), "write it as [a, b] or a, b");
           value += (value.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
         }
