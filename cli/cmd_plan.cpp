@@ -134,7 +134,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
       row("available KV memory", grouped(r.available_kv_bytes) + " B (" + human_bytes(r.available_kv_bytes) + ")");
       break;
   }
-  row("starts (one max-length request fits)", r.startup_ok ? "yes" : "NO");
+  row("starts (engine startup check)", r.startup_ok ? "yes" : "NO");
   if (!r.startup_ok && r.estimated_max_model_len > 0)
     row(r.kind == EngineKind::llamacpp ? "largest ctx-size that would start" : "largest max-model-len that would start", grouped(r.estimated_max_model_len));
   if (!r.startup_ok && r.suggested_gpu_layers >= 0) row("most n-gpu-layers that would start", grouped(r.suggested_gpu_layers));
