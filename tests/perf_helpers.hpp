@@ -35,6 +35,8 @@ inline kvplan::PerfParams hand_params() {
   c.step_vllm_v0_s = 1e-3;
   c.step_llamacpp_s = 100e-6;
   c.ar_alpha_nvlink_s = 10e-6;
+  c.ar_alpha_pcie_s = 20e-6;  // NCCL over PCIe: 20 us + 2 us per ring step
+  c.ar_step_pcie_s = 2e-6;
   c.ar_alpha_network_s = 20e-6;
   c.link_eff = 0.5;
   c.network_bytes_per_s = 50e9;

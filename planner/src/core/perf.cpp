@@ -55,7 +55,8 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"step_llamacpp_s", &C::step_llamacpp_s, "llama.cpp per-step overhead"},
       {"step_generic_s", &C::step_generic_s, "per-step overhead of other engines"},
       {"ar_alpha_nvlink_s", &C::ar_alpha_nvlink_s, "all-reduce latency over NVLink / xGMI: once per all-reduce in one node, per hop across nodes"},
-      {"ar_alpha_pcie_s", &C::ar_alpha_pcie_s, "all-reduce latency per hop over PCIe"},
+      {"ar_alpha_pcie_s", &C::ar_alpha_pcie_s, "NCCL all-reduce over PCIe: fixed latency of one all-reduce"},
+      {"ar_step_pcie_s", &C::ar_step_pcie_s, "NCCL all-reduce over PCIe: latency of each of its ring's 2 (n - 1) steps"},
       {"ar_alpha_network_s", &C::ar_alpha_network_s, "all-reduce latency per hop between nodes"},
       {"link_eff", &C::link_eff, "fraction of link bandwidth a collective reaches", false, true},
       {"network_bytes_per_s", &C::network_bytes_per_s, "per-GPU network bandwidth between nodes"},
@@ -275,6 +276,7 @@ struct StepTimeModel::Impl {
   // collectives
   double ar_alpha = 0, ar_beta = 0;   // one hop's latency, link bytes/s reached
   i64 ar_hops = 0;
+  double ar_latency = 0;  // one all-reduce's latency within a node: ar_hops x ar_alpha, or NCCL's PCIe ring
   double net_alpha = 0, net_beta = 0;
   i64 nodes = 1, per_node = 8;
   std::string link_basis;
@@ -336,13 +338,14 @@ struct StepTimeModel::Impl {
   std::vector<PerfTerm> terms(const Work& w, const StepBatch& b) const;
 };
 
-// All-reduce of `bytes` over tp ranks: ar_hops latencies alpha (one in an NVLink / xGMI node, log2(tp) for NCCL) plus 2 (n - 1) / n x bytes
+// All-reduce of `bytes` over tp ranks: the in-node latency ar_latency (one alpha in an NVLink / xGMI node, log2(tp)
+// alphas for NCCL across nodes, NCCL's ring over PCIe) plus 2 (n - 1) / n x bytes
 // over the link; across nodes the intra-node part runs over the scale-up link and the inter-node part
 // (nodes ranks) over the network (hierarchical all-reduce, as NCCL does across nodes).
 double StepTimeModel::Impl::all_reduce_s(double bytes) const {
   if (tp <= 1) return 0;
   const double n_in = static_cast<double>(std::min(tp, per_node));
-  double t = static_cast<double>(ar_hops) * ar_alpha + 2.0 * (n_in - 1.0) / n_in * bytes / ar_beta;
+  double t = ar_latency + 2.0 * (n_in - 1.0) / n_in * bytes / ar_beta;
   if (nodes > 1) {
     const double n = static_cast<double>(nodes);
     t += std::ceil(std::log2(n)) * net_alpha + 2.0 * (n - 1.0) / n * (bytes / n_in) / net_beta;
@@ -901,10 +904,16 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   m->nodes = ceil_div(m->tp, m->per_node);
   // Within one NVLink / xGMI domain the engines' own all-reduce kernels (vLLM's and SGLang's custom all-reduce,
   // TensorRT-LLM's one-shot / two-shot) read every peer's buffer at once: one latency whatever the rank count.
-  // Over PCIe, and across nodes (where the engines hand the collective to NCCL), NCCL's ring or tree pays one
-  // latency per doubling of the ranks.
+  // Across nodes (where the engines hand the collective to NCCL) one latency per doubling of the ranks in the node.
+  // Over PCIe the engines call NCCL (vLLM's custom all-reduce wants every pair NVLink-connected, or two P2P cards),
+  // whose ring all-reduce takes 2 (n - 1) steps: a fixed latency plus one per step (ar_alpha_pcie_s,
+  // ar_step_pcie_s: nccl-tests all_reduce_perf at 16 KB on 2 to 8 PCIe GPUs, docs/performance-model.md
+  // "PCIe all-reduce latency").
   const bool one_shot = (scale_up || bridged_pair) && m->nodes == 1;
-  m->ar_hops = one_shot ? 1 : static_cast<i64>(std::ceil(std::log2(static_cast<double>(std::min(m->tp, m->per_node)))));
+  const i64 in_node = std::min(m->tp, m->per_node);
+  const bool pcie_ring = !scale_up && !bridged_pair && m->tp > 1;
+  m->ar_hops = one_shot ? 1 : pcie_ring ? 2 * (in_node - 1) : static_cast<i64>(std::ceil(std::log2(static_cast<double>(in_node))));
+  m->ar_latency = pcie_ring ? c.ar_alpha_pcie_s + static_cast<double>(m->ar_hops) * c.ar_step_pcie_s : static_cast<double>(m->ar_hops) * m->ar_alpha;
   // host memory and the host link (docs/performance-model.md "Host-resident weights and KV")
   const bool host_is_device = s.gpu.device_class == "cpu" || s.gpu.unified_memory;
   if (params.host_bandwidth > 0) {
@@ -931,8 +940,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   }
   m->net_alpha = c.ar_alpha_network_s;
   m->net_beta = c.network_bytes_per_s * c.link_eff;
-  m->link_basis += ", " + num(m->ar_alpha * 1e6, 3) +
-                   (one_shot ? " us (one-shot all-reduce kernel)" : " us per hop x " + std::to_string(m->ar_hops) + " hops (NCCL)") +
+  m->link_basis += ", " + (one_shot    ? num(m->ar_alpha * 1e6, 3) + " us (one-shot all-reduce kernel)"
+                           : pcie_ring ? num(c.ar_alpha_pcie_s * 1e6, 3) + " us + " + std::to_string(m->ar_hops) + " ring steps x " +
+                                             num(c.ar_step_pcie_s * 1e6, 3) + " us (NCCL over PCIe)"
+                                       : num(m->ar_alpha * 1e6, 3) + " us per hop x " + std::to_string(m->ar_hops) + " hops (NCCL)") +
                    ", " + gb_s(m->ar_beta);
   if (m->nodes > 1) m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network " + gb_s(m->net_beta);
   impl_ = std::move(m);

@@ -105,10 +105,14 @@ struct PerfCoefficients {
   double step_trtllm_s = 0.000268;
   double step_llamacpp_s = 0.000470;
   double step_generic_s = 0.0003;
-  // collectives: all-reduce latency (once per all-reduce in one NVLink / xGMI node; per hop, log2 ranks, over PCIe
-  // and across nodes) and fraction of link bandwidth reached
+  // collectives: all-reduce latency (once per all-reduce in one NVLink / xGMI node; per hop, log2 ranks, across
+  // nodes; over PCIe NCCL's ring, a fixed latency plus one per each of its 2 (n - 1) steps) and fraction of link
+  // bandwidth reached
   double ar_alpha_nvlink_s = 10.1e-6;
-  double ar_alpha_pcie_s = 25.0e-6;
+  // fitted 2026-12-07 (least squares, the ring's form) to twelve published nccl-tests all_reduce_perf runs at 16 KB
+  // on 2, 4 and 8 PCIe GPUs, less their bandwidth term (docs/performance-model.md "PCIe all-reduce latency")
+  double ar_alpha_pcie_s = 17.1e-6;
+  double ar_step_pcie_s = 1.71e-6;
   double ar_alpha_network_s = 30.0e-6;  // between nodes (InfiniBand / RoCE)
   double link_eff = 0.70;
   double network_bytes_per_s = 50e9;    // per GPU between nodes: 400 Gb/s (ConnectX-7 NDR)
