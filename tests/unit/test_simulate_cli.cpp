@@ -1072,3 +1072,24 @@ TEST_CASE("a trace without prefix groups takes --shared-prefix as every row's sy
   REQUIRE(off.exit == 0);
   CHECK(json::parse(off.out)["results"]["prefix_hit_rate"] == 0);
 }
+
+TEST_CASE("a closed loop whose think times carry the clock past 10^9 s exits 2", "[simulate_cli]") {
+  // two turns a conversation, one client, 10^9 s of thinking between turns: the second turn of the second
+  // conversation is sent past 10^9 s from the first request, where a double's seconds lose their milliseconds
+  const std::string per = (temp_dir() / "per-think.csv").string();
+  const Run r = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--turns", "2", "--think-s", "1e9", "--concurrency", "1",
+                                "--requests", "4", "--format", "json", "--per-request", per});
+  CHECK(r.exit == 2);
+  CHECK(r.out.empty());
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("kvplan: error: think_s: the simulation's clock passes 10^9 s") == 0);
+  CHECK_FALSE(std::filesystem::exists(per));
+  // 10^8 s of thinking stays inside the bound: the turns' latencies are those of a run without the thinking
+  const auto ttft = [](const std::string& think) {
+    const Run ok = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100", "--turns", "2", "--think-s", think, "--concurrency", "1",
+                                   "--requests", "4", "--format", "json"});
+    REQUIRE(ok.exit == 0);
+    return json::parse(ok.out)["results"]["ttft_ms"]["p50"].get<double>();
+  };
+  CHECK(ttft("1e8") == Approx(ttft("0")).epsilon(1e-6));
+}

@@ -254,6 +254,11 @@ void Driver::deliver(i32 ri, double t) {
   Req& r = req(ri);
   r.arrival = t;
   first_arrival_ = std::min(first_arrival_, r.arrival);
+  // a closed loop's think times (and a slow engine's queue) move the clock on without an arrival span to check
+  // up front: past 10^9 s a double's clock no longer resolves the milliseconds the latencies are made of
+  if (r.arrival - first_arrival_ > kMaxSimClockS)
+    throw InputError("think_s", "the simulation's clock passes 10^9 s from its first request, where it loses its milliseconds",
+                     "give shorter think times (--think-s, the trace's think_s), fewer turns or fewer requests");
   if (tl_t0_ == kNever) tl_t0_ = r.arrival;
   const auto rep = static_cast<size_t>(next_replica_++ % cfg_.replicas);
   Engine& e = *engines_[rep];
