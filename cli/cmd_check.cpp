@@ -256,7 +256,13 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
   for (const auto& w : d.warnings) ev.warnings.push_back(w);
   const Planner p(d.spec);
   const EngineReport& r = p.engine();
-  const i64 unit = std::max<i64>(p.unit_bytes(), 1);
+  // what a KV-bound load lacks: bytes of pool per GPU, or for llama.cpp, whose -c cells are allocated whole
+  // (unit_bytes 0), the cells: a larger ctx-size, padded as llama.cpp pads it (256)
+  const bool cells = p.unit_bytes() <= 0;
+  const auto shortfall = [&](const Cell& c) {
+    if (cells) return "ctx-size " + std::to_string(ceil_div(c.units_needed, i64{256}) * 256) + " (now " + std::to_string(c.units_available) + ")";
+    return human_bytes(mul(c.units_needed - c.units_available, p.unit_bytes())) + " more per GPU";
+  };
   const bool has_traffic = doc.concurrency || doc.context || doc.prompt_tokens || doc.output_tokens;
 
   if (doc.starts.value_or(true)) {
@@ -298,7 +304,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = c.fits;
     q.actual = c.fits ? "fits" : "does not fit (" + c.limiting + ")";
     q.required = "fits";
-    q.detail = "KV " + human_bytes(c.kv_bytes) + " of " + human_bytes(r.kv_pool_bytes) + " per GPU";
+    q.detail = cells ? "KV cells " + std::to_string(c.units_needed) + " of " + std::to_string(c.units_available) + " (ctx-size)"
+                     : "KV " + human_bytes(c.kv_bytes) + " of " + human_bytes(r.kv_pool_bytes) + " per GPU";
     if (!c.fits) {
       const i64 n = p.max_concurrency(tokens, d.shared_prefix);
       if (n > 0) {
@@ -310,7 +317,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
                                    : "no request fits this layout (" + c.limiting + "); more GPUs or a smaller weight format";
       }
       if (c.limiting == "kv_cache")
-        q.suggestion += "; " + std::to_string(d.concurrency) + " needs " + human_bytes(mul(c.units_needed - c.units_available, unit)) + " more per GPU";
+        q.suggestion += "; " + std::to_string(d.concurrency) + " needs " + shortfall(c);
       if (c.limiting == seqs_limit_name(d.spec.engine.kind))
         q.suggestion += std::string("; raise ") + seqs_limit_flag(d.spec.engine.kind) + " to " + std::to_string(d.concurrency);
     }
@@ -327,8 +334,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.detail = "limited by " + p.cell(tokens, n + 1, d.shared_prefix).limiting;
     if (!q.pass) {
       if (c.limiting == "kv_cache")
-        q.suggestion = std::to_string(n) + " fits; " + std::to_string(*doc.min_concurrency) + " needs " +
-                       human_bytes(mul(c.units_needed - c.units_available, unit)) + " more per GPU";
+        q.suggestion = std::to_string(n) + " fits; " + std::to_string(*doc.min_concurrency) + " needs " + shortfall(c);
       else if (c.limiting == seqs_limit_name(d.spec.engine.kind))
         q.suggestion = std::string(seqs_limit_flag(d.spec.engine.kind)) + " " + std::to_string(*doc.min_concurrency) + " (now " + std::to_string(p.max_seqs()) + ")";
       else q.suggestion = n > 0 ? std::to_string(n) + " fits (limited by " + c.limiting + ")" : "none fits (limited by " + c.limiting + ")";

@@ -498,3 +498,24 @@ TEST_CASE("llama.cpp throughput per GPU divides by its GPU count", "[llamacpp][g
   CHECK(per_three == Approx(all_three / 3));
   CHECK(per_three == Approx(per_one / 3));
 }
+
+TEST_CASE("check names the llama.cpp context a KV-bound load needs, in cells, not bytes", "[llamacpp][check]") {
+  // -c 8192 unified over -np 4: four requests of 3,000 + 500 tokens hold 4 x 3,500 = 14,000 cells; llama.cpp
+  // pads n_ctx to 256, so ctx-size 14,080 holds them (55 x 256); five hold 17,500 -> 17,664 (69 x 256); two fit
+  // (2 x 3,500 = 7,000 <= 8,192)
+  const std::string file = kvtest::write_temp("llama-check", "deploy.yaml",
+                                              "deployments:\n  - name: llama\n    model: llama-3.1-8b\n    gpu: rtx-4090\n    engine: llama.cpp\n"
+                                              "    command: llama-server -m model.gguf -c 8192 -np 4 --kv-unified\n"
+                                              "    traffic:\n      prompt_tokens: 3000\n      output_tokens: 500\n      concurrency: 4\n"
+                                              "    requirements:\n      min_concurrency: 5\n");
+  const auto c = kvtest::kvplan({"check", file, "--format", "json"});
+  REQUIRE(c.exit == 1);
+  const auto reqs = nlohmann::json::parse(c.out)["results"]["deployments"][0]["requirements"];
+  std::map<std::string, nlohmann::json> by;
+  for (const auto& q : reqs) by[q["requirement"].get<std::string>()] = q;
+  REQUIRE(by.contains("traffic fits (4 x 3500 tokens)"));
+  CHECK(by["traffic fits (4 x 3500 tokens)"]["detail"] == "KV cells 14000 of 8192 (ctx-size)");
+  CHECK(by["traffic fits (4 x 3500 tokens)"]["suggestion"] == "concurrency 2 fits; 4 needs ctx-size 14080 (now 8192)");
+  REQUIRE(by.contains("min concurrency at 3500 tokens"));
+  CHECK(by["min concurrency at 3500 tokens"]["suggestion"] == "2 fits; 5 needs ctx-size 17664 (now 8192)");
+}
