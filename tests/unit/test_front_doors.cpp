@@ -1094,3 +1094,25 @@ TEST_CASE("kvplan's --chunked-prefill-size -1 turns SGLang's chunking off, as th
   CHECK(minus["engine"]["max_total_num_tokens"] == pasted["engine"]["max_total_num_tokens"]);
   CHECK(minus["engine"]["max_total_num_tokens"] != plan({})["engine"]["max_total_num_tokens"]);
 }
+
+TEST_CASE("a deployment file with a key given twice exits 2 naming it, YAML and JSON alike", "[front-doors]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-dup-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  // a second requirement value would loosen the gate unseen; a second model would plan another model
+  const std::string y = write("dup.yaml", "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: h100\n    model: llama-3.1-70b\n");
+  const Run ry = kvplan({"check", y});
+  CHECK(ry.exit == 2);
+  CHECK(ry.out.empty());
+  CHECK(ry.err == "kvplan: error: " + y + ":5:5: key 'model' appears twice in one mapping (first at " + y + ":3:12); keep one of them\n");
+  const std::string j = write("dup.json", R"({"deployments": [{"name": "a", "model": "llama-3.1-8b", "gpu": "h100",
+    "requirements": {"max_p99_ttft_ms": 50, "max_p99_ttft_ms": 5000}}]})");
+  const Run rj = kvplan({"check", j});
+  CHECK(rj.exit == 2);
+  CHECK(rj.err == "kvplan: error: " + j + ": key \"max_p99_ttft_ms\" appears twice in one object (the last would silently win); keep one of them\n");
+  std::filesystem::remove_all(dir);
+}

@@ -39,3 +39,21 @@ TEST_CASE("missing files and directories are errors naming the path", "[json]") 
   CHECK_THROWS_WITH(io::parse_json_file("/nonexistent/config.json"), "/nonexistent/config.json: no such file; check the path");
   CHECK_THROWS_WITH(io::parse_json_file("/tmp"), "/tmp: is a directory, expected a file; name the file itself");
 }
+
+TEST_CASE("a settings document refuses a key given twice in one object", "[json]") {
+  const auto unique_error = [](const std::string& text) -> std::string {
+    try {
+      io::parse_json_text_unique_keys(text, "d.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  CHECK(unique_error(R"({"r": {"max_p99_ttft_ms": 50, "max_p99_ttft_ms": 5000}})") ==
+        "d.json: key \"max_p99_ttft_ms\" appears twice in one object (the last would silently win); keep one of them");
+  // the same key in two objects, or in objects inside a list, is no repeat
+  CHECK(unique_error(R"({"a": {"k": 1}, "b": {"k": 2}, "l": [{"k": 1}, {"k": 2}], "k": 3})") == "(no error)");
+  CHECK(unique_error(R"([{"k": 1, "x": [1, {"k": 2}], "k": 3}])").find("key \"k\" appears twice") != std::string::npos);
+  // model configs read as the engines read them (json.load: the last wins)
+  CHECK(io::parse_json_text(R"({"k": 1, "k": 2})", "config.json")["k"] == 2);
+}

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 namespace kvplan::io {
 
@@ -63,11 +65,23 @@ void check_depth(const std::string& t, const std::string& label) {
 
 }  // namespace
 
-json parse_json_text(const std::string& text, const std::string& label) {
+namespace {
+
+json parse_checked(const std::string& text, const std::string& label, bool unique_keys) {
   check_depth(text, label);
   const std::string t = quote_nonfinite(text);
+  // the keys of each open object (and an empty set for each open array), innermost last
+  std::vector<std::set<std::string>> seen;
+  const json::parser_callback_t unique = [&](int, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) seen.emplace_back();
+    else if ((ev == json::parse_event_t::object_end || ev == json::parse_event_t::array_end) && !seen.empty()) seen.pop_back();
+    else if (ev == json::parse_event_t::key && !seen.empty() && !seen.back().insert(parsed.get<std::string>()).second)
+      throw InputError(label, "key " + json(parsed.get<std::string>()).dump(-1, ' ', true) + " appears twice in one object (the last would silently win)",
+                       "keep one of them");
+    return true;
+  };
   try {
-    return json::parse(t);
+    return unique_keys ? json::parse(t, unique) : json::parse(t);
   } catch (const json::parse_error& e) {
     // Map the byte offset back onto the original text (the rewrite only grows strings by quotes).
     size_t line = 0, col = 0;
@@ -99,6 +113,11 @@ json parse_json_text(const std::string& text, const std::string& label) {
     throw InputError(label, "invalid JSON (" + what + ")", "fix the value");
   }
 }
+
+}  // namespace
+
+json parse_json_text(const std::string& text, const std::string& label) { return parse_checked(text, label, false); }
+json parse_json_text_unique_keys(const std::string& text, const std::string& label) { return parse_checked(text, label, true); }
 
 std::string read_text_file(const std::string& path, std::int64_t max_bytes) {
   namespace fs = std::filesystem;

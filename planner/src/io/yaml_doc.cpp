@@ -85,6 +85,12 @@ void yaml_to_json(const YAML::Node& n, json& out, const std::string& path, Locat
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) throw InputError(doc.at(path), "mapping keys must be plain names");
         const std::string key = kv.first.Scalar();
+        // a key given twice: the last would silently win (a loosened requirement, another model), so say where
+        if (out.contains(key)) {
+          const auto k = kv.first.Mark();
+          throw InputError(doc.file + ":" + std::to_string(k.line + 1) + ":" + std::to_string(k.column + 1),
+                           "key '" + key + "' appears twice in one mapping (first at " + doc.at(path + "/" + pointer_token(key)) + ")", "keep one of them");
+        }
         json v;
         yaml_to_json(kv.second, v, path + "/" + pointer_token(key), doc, nodes, depth + 1);
         out[key] = std::move(v);
@@ -171,7 +177,7 @@ std::vector<LocatedDoc> parse_documents(const std::string& text, const std::stri
   if (!yaml) {
     LocatedDoc d;
     d.file = file;
-    d.root = parse_json_text(text, file);
+    d.root = parse_json_text_unique_keys(text, file);
     out.push_back(std::move(d));
     return out;
   }

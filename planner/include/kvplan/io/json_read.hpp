@@ -19,6 +19,9 @@ using json = nlohmann::json;
 /// "NaN", "Infinity", "-Infinity" (sizes holding them are then rejected as non-integers).
 /// Syntax errors throw InputError "<label>: line L, column C: <what>".
 json parse_json_text(const std::string& text, const std::string& label);
+// The same, refusing a key repeated within one object (InputError naming it and its object's JSON pointer): for the
+// documents kvplan reads as settings and requirements, where the last value silently winning would hide a typo.
+json parse_json_text_unique_keys(const std::string& text, const std::string& label);
 
 /// Reads a file and parses it; unreadable file -> InputError (exit 2) naming it.
 json parse_json_file(const std::string& path);
