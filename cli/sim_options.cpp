@@ -272,6 +272,7 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
                                                              {a.turns.has_value(), "--turns"},
                                                              {a.think_s.has_value(), "--think-s"},
                                                              {a.prefix_groups.has_value(), "--prefix-groups"}};
+    if (a.seed) throw InputError("--seed", "seeds the workload generator, which the trace replaces", "leave --seed out with --trace");
     for (const auto& [on, flag] : clash)
       if (on)
         throw InputError(flag, "the trace gives arrivals and lengths",
@@ -284,7 +285,7 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
   out.arrival = arrival;
   WorkloadSpec& w = out.spec;
   w.requests = a.requests.value_or(1000);
-  w.seed = a.seed;
+  w.seed = a.seed.value_or(0);
   w.rate = a.rate.value_or(0);
   w.arrival = arrival == "constant" ? ArrivalKind::constant
               : arrival == "gamma"  ? ArrivalKind::gamma

@@ -28,7 +28,7 @@ struct WorkloadArgs {
   std::string arrival, prompt_dist, output_dist, prompt_spread, output_spread, prompt_hist, output_hist;
   std::optional<i64> prefix_groups, turns, requests;
   std::string trace;
-  std::uint64_t seed = 0;
+  std::optional<std::uint64_t> seed;  // the generator's (default 0); a trace has none to seed
 };
 
 /// Registers the workload flags on `group` (--shared-prefix-tokens fills the deployment's

@@ -1093,3 +1093,12 @@ TEST_CASE("a closed loop whose think times carry the clock past 10^9 s exits 2",
   };
   CHECK(ttft("1e8") == Approx(ttft("0")).epsilon(1e-6));
 }
+
+TEST_CASE("--seed with --trace is refused: a trace replays its rows, nothing is drawn", "[simulate_cli]") {
+  const auto path = write_temp("seeded.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n");
+  const Run r = kvtest::kvplan(base({"--trace", path, "--seed", "3"}));
+  CHECK(r.exit == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "kvplan: error: --seed: seeds the workload generator, which the trace replaces; leave --seed out with --trace\n");
+  CHECK(kvtest::kvplan(base({"--trace", path})).exit == 0);
+}
