@@ -107,19 +107,19 @@ int main(int argc, char** argv) {
           return 2;
         }
     }
-    std::cerr << "kvplan: error: " << e.what() << "; see kvplan --help\n";
+    std::cerr << "kvplan: error: " << cli::one_line(e.what()) << "; see kvplan --help\n";
     return 2;
   } catch (const InputError& e) {
-    std::cerr << "kvplan: error: " << e.what() << "\n";
+    std::cerr << "kvplan: error: " << cli::one_line(e.what()) << "\n";
     return 2;
   } catch (const RuntimeFailure& e) {
-    std::cerr << "kvplan: error: " << e.what() << "\n";
+    std::cerr << "kvplan: error: " << cli::one_line(e.what()) << "\n";
     return 3;
   } catch (const std::bad_alloc&) {
     std::cerr << "kvplan: error: out of memory\n";
     return 3;
   } catch (const std::exception& e) {
-    std::cerr << "kvplan: error: " << e.what() << "\n";
+    std::cerr << "kvplan: error: " << cli::one_line(e.what()) << "\n";
     return 3;
   }
   return g.exit_code;

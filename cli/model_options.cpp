@@ -4,13 +4,14 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "kvplan/core/deployment.hpp"
 #include "kvplan/core/transform.hpp"
 #include "kvplan/core/weights.hpp"
 
 namespace kvplan::cli {
 
-void warn(const std::string& msg) { std::cerr << "kvplan: warning: " << msg << "\n"; }
+void warn(const std::string& msg) { std::cerr << "kvplan: warning: " << one_line(msg) << "\n"; }
 
 void add_model_options(CLI::App* c, ModelArgs& a) {
   c->add_option("MODEL", a.model, "Built-in model id (kvplan models), a config.json path, or a snapshot folder")->required();

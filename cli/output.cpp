@@ -131,7 +131,7 @@ std::string render(const Table& t, Format f) {
     return o.str();
   }
   if (f == Format::md) {
-    if (!t.title.empty()) o << "### " << t.title << "\n\n";
+    if (!t.title.empty()) o << "### " << one_line(t.title) << "\n\n";
     o << "|";
     for (const auto& c : t.columns) o << " " << md_cell(c) << " |";
     o << "\n|";
@@ -220,7 +220,7 @@ std::string render_text(Table t) {
     }
     return s;
   };
-  if (!t.title.empty()) o << t.title << "\n";
+  if (!t.title.empty()) o << one_line(t.title) << "\n";
   o << line(t.columns);
   o << std::string(total_width(), '-') << "\n";
   for (const auto& r : t.rows) o << line(r);
@@ -266,6 +266,20 @@ std::string fmt(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+std::string one_line(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const unsigned char c : s) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+  }
+  return out;
 }
 
 std::string grouped(long long v) {

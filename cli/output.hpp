@@ -41,6 +41,8 @@ ojson envelope(const std::string& schema_name, const std::string& schema_version
 Table flatten(const ojson& j);
 
 /// Integer with thousands separators: 131,072.
+/// A message made one printable line: control bytes (a newline or an escape in a file name) as \xNN, UTF-8 kept.
+std::string one_line(const std::string& s);
 std::string grouped(long long v);
 
 /// A number with `digits` decimals ("%.*f"); "n/a" when it is not finite.

@@ -1102,3 +1102,16 @@ TEST_CASE("--seed with --trace is refused: a trace replays its rows, nothing is 
   CHECK(r.err == "kvplan: error: --seed: seeds the workload generator, which the trace replaces; leave --seed out with --trace\n");
   CHECK(kvtest::kvplan(base({"--trace", path})).exit == 0);
 }
+
+TEST_CASE("a control byte in a file name stays one printable line on stderr and in the table title", "[simulate_cli]") {
+  const auto bad = write_temp("bad\nname.csv", "arrival_s,prompt_tokens,output_tokens\n0,-4,10\n");
+  const Run r = kvtest::kvplan(base({"--trace", bad}));
+  CHECK(r.exit == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("bad\\x0aname.csv:2: prompt_tokens: negative") != std::string::npos);
+  const auto esc = write_temp("ok\x1bname.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n");
+  const Run ok = kvtest::kvplan(base({"--trace", esc}));
+  REQUIRE(ok.exit == 0);
+  CHECK(ok.out.find('\x1b') == std::string::npos);
+  CHECK(ok.out.find("ok\\x1bname.csv") != std::string::npos);
+}
