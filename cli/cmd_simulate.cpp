@@ -236,9 +236,13 @@ void run_simulate(const SimArgs& a, Globals& g) {
   DeploymentSource from = flags_source(a.d, g.pasted);
   from.prefix_before_prompt = true;  // --shared-prefix comes before each prompt (docs/simulation.md)
   const Deployment d = resolve_source(from, profiles);
-  for (const auto& w : d.warnings) warn(w);
   const auto strict = strict_failures(d, a.d.strict);
-  warn_strict(strict);
+  // the deployment's warnings go out once the run has a result: bad input found on the way (the workload's
+  // options, a run in which no request completes) is one line alone
+  const auto deployment_warnings = [&] {
+    for (const auto& w : d.warnings) warn(w);
+    warn_strict(strict);
+  };
   const Planner p(d.spec);
   const EngineReport& er = p.engine();
 
@@ -288,6 +292,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                             : c.limiting == "weights"    ? "the weights leave no memory for the KV pool"
                             : c.limiting == "gpu_memory" ? "the fixed terms exceed the GPU's memory"
                                                          : "limited by " + c.limiting;
+    deployment_warnings();
     warn("the deployment does not start: " + why + (suggestion.empty() ? "" : "; " + suggestion));
     g.exit_code = 1;
     ojson res = {
@@ -322,6 +327,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   if (per.active()) observer = [&per](const RequestRecord& r) { per.write(r); };
   const SimResult r = simulate(cfg, *src, step, slo, observer);
   require_completions(r, cfg, traced ? "--trace " + a.w.trace : "--prompt-tokens / --output-tokens");
+  deployment_warnings();
   std::vector<std::string> warnings = d.warnings;
   if (!step_model.prices_compute()) {
     warnings.push_back("GPU profile " + d.spec.gpu.id +

@@ -1115,3 +1115,34 @@ TEST_CASE("a control byte in a file name stays one printable line on stderr and 
   CHECK(ok.out.find('\x1b') == std::string::npos);
   CHECK(ok.out.find("ok\\x1bname.csv") != std::string::npos);
 }
+
+TEST_CASE("simulation bounds and latency bounds in a deployment file name their place in it", "[simulate_cli]") {
+  const auto err_of = [](const std::string& name, const std::string& block) {
+    const std::string path = write_temp(name, "deployments:\n  - name: a\n    model: llama-3.1-8b\n    gpu: h100\n" + block);
+    const Run r = kvtest::kvplan({"check", path});
+    CHECK(r.exit == 2);
+    CHECK(lines(r.err) == 1);
+    return std::make_pair(path, r.err);
+  };
+  {  // the simulator's 10^8 requests, stated as the range the file may hold
+    const auto [path, err] = err_of("k-req.yaml", "    traffic:\n      rate: 5\n      requests: 200000000\n");
+    CHECK(err == "kvplan: error: " + path + ":7:17: requests: expected an integer in [1, 100000000], got 200000000\n");
+  }
+  {  // 1,000 requests (the default) at 10^-9 a second span 10^12 s
+    const auto [path, err] = err_of("k-rate.yaml", "    traffic:\n      rate: 1e-9\n");
+    CHECK(err.find("kvplan: error: " + path + ":6:13: rate: the requests at this rate span more than 10^9 s") == 0);
+  }
+  {  // a latency bound of 0 is a gate no run passes
+    const auto [path, err] = err_of("k-zero.yaml", "    traffic:\n      rate: 5\n    requirements:\n      max_p99_ttft_ms: 0\n");
+    CHECK(err == "kvplan: error: " + path + ":8:24: max_p99_ttft_ms: must be > 0 (no run has a latency of 0); give the bound in ms\n");
+  }
+  // a length past 2^40 tokens names its flag before any sum of lengths overflows
+  const Run big = kvtest::kvplan(base({"--requests", "1", "--prompt-tokens", "9223372036854775000", "--output-tokens", "1000"}));
+  CHECK(big.exit == 2);
+  CHECK(big.err == "kvplan: error: --prompt-tokens: expected at most 2^40 tokens, got 9223372036854775000; give a request length in tokens\n");
+  // a run in which no request completes is one line: the deployment's warning about the same prompt is not printed too
+  const Run trt = kvtest::kvplan(base({"--engine", "trtllm", "--requests", "20", "--prompt-tokens", "9000"}));
+  CHECK(trt.exit == 2);
+  CHECK(lines(trt.err) == 1);
+  CHECK(trt.err.find("no request completed: 20 over_step_budget") != std::string::npos);
+}

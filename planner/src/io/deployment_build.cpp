@@ -1286,6 +1286,10 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   w.output = bag.count("output_tokens");
   w.concurrency = bag.count("concurrency").value_or(1);
   w.shared_prefix = bag.count("shared_prefix").value_or(0);
+  // request lengths: at most 2^40 tokens each (as a deployment file's traffic), so that their sums stay far from 2^63
+  for (const char* k : {"context", "prompt_tokens", "output_tokens", "shared_prefix"})
+    if (const auto n = bag.count(k); n && *n > (i64{1} << 40))
+      bag.fail(k, "expected at most 2^40 tokens, got " + std::to_string(*n), "give a request length in tokens");
 
   d.perf.bandwidth_efficiency = bag.fraction("bw_efficiency").value_or(0);
   d.perf.compute_efficiency = bag.fraction("compute_efficiency").value_or(0);

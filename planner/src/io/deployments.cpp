@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvplan/core/simulate.hpp"
 #include "kvplan/core/suggest.hpp"
 #include "kvplan/io/cmdline.hpp"
 #include "kvplan/io/json_read.hpp"
@@ -126,7 +127,11 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     d.concurrency = t->count("concurrency", 1, kMaxCount);
     d.shared_prefix = t->count("shared_prefix", 0, kMaxTokens);
     d.rate = t->number("rate", 1e-9, 1e9);
-    d.requests = t->count("requests", 1, i64{1} << 40);
+    d.requests = t->count("requests", 1, kMaxSimRequests);
+    // the simulation's bounds, where the file says them (simulate's flags check the same)
+    if (d.rate && static_cast<double>(d.requests.value_or(1000)) / *d.rate > kMaxSimClockS)
+      t->fail("rate", "rate: the requests at this rate span more than 10^9 s, where the clock loses its milliseconds",
+              "give a higher rate or fewer requests");
     d.seed = t->count("seed", 0, i64{1} << 62);
     d.trace = t->str("trace");
     for (const char* k : {"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix", "rate", "requests", "seed", "trace"})
@@ -150,6 +155,9 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     d.max_p99_tpot_ms = r->number("max_p99_tpot_ms", 0.0, 1e9);
     d.min_goodput = r->number("min_goodput", 0.0, 1e9);
     d.max_preemption_rate = r->number("max_preemption_rate", 0.0, 1e9);
+    // a latency bound of 0 no run meets: refused, as simulate's and fit's --slo-ttft-ms 0 are
+    for (const char* k : {"max_tpot_ms", "max_ttft_ms", "max_p99_ttft_ms", "max_p99_tpot_ms"})
+      if (r->has(k) && r->number(k, 0.0, 1e12) == 0.0) r->fail(k, std::string(k) + ": must be > 0 (no run has a latency of 0)", "give the bound in ms");
     for (const char* k : {"max_p99_ttft_ms", "max_p99_tpot_ms", "min_goodput", "max_preemption_rate"})
       if (r->has(k)) d.field_where[std::string("requirements.") + k] = r->at(k);
   }
