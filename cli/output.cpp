@@ -186,12 +186,17 @@ std::string render_text(Table t) {
   for (const bool whole_words : {true, false}) {
     while (total_width() > limit) {
       size_t widest = n;
-      // breaking words: the first column (the row's name, an id users copy) last, once no other column can give
-      for (size_t i = 0; i < n; ++i) {
-        const size_t floor = whole_words ? std::min(word[i], w[i]) : 10;
-        if (!whole_words && i == 0 && n > 1) continue;
-        if (!right(i) && w[i] > floor && (widest == n || w[i] - floor > w[widest] - (whole_words ? std::min(word[widest], w[widest]) : 10)))
-          widest = i;
+      // breaking words: the first column (the row's name, an id users copy) last, once no other column can give, and
+      // right-aligned (number) columns after the text ones; at whole words any column may give (a number is one
+      // word, so only a sentence among the numbers wraps)
+      for (const bool numbers : {false, true}) {
+        for (size_t i = 0; i < n; ++i) {
+          if ((!whole_words && right(i) != numbers) || (whole_words && numbers) || (!whole_words && i == 0 && n > 1)) continue;
+          const size_t floor = whole_words ? std::min(word[i], w[i]) : 10;
+          if (w[i] > floor && (widest == n || w[i] - floor > w[widest] - (whole_words ? std::min(word[widest], w[widest]) : 10)))
+            widest = i;
+        }
+        if (widest != n) break;
       }
       if (widest == n && !whole_words && n > 1 && !right(0) && w[0] > 10) widest = 0;
       if (widest == n) break;

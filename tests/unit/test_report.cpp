@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_run.hpp"
+#include "output.hpp"
 #include "report.hpp"
 
 using namespace kvplan;
@@ -340,4 +341,26 @@ TEST_CASE("a table that must break words breaks the other columns before the fir
   REQUIRE(r.exit == 0);
   CHECK(r.out.find("\nllama-4-maverick-17b-128e ") != std::string::npos);
   CHECK(r.out.find("\nllama-3.3-70b-instruct ") != std::string::npos);
+}
+
+TEST_CASE("a sentence in a right-aligned column wraps at spaces before the text columns lose their words", "[report][output]") {
+  // fit --find-max-rate's answer column holds numbers and sentences: at 100 columns the question column kept
+  // about 8 characters ('highest' / 'rate' / 'meeting' ...) while the sentence stayed on one line
+  kvplan::cli::set_table_options(100, false);
+  kvplan::cli::Table t;
+  t.columns = {"question", "answer", "next_limited_by"};
+  t.right_align = {false, true, false};
+  t.rows = {{"highest rate meeting p99 TPOT <= 100000.0 ms", "33.003 req/s", ""},
+            {"at the failing rate", "TTFT 1502.6 ms, TPOT 104.00 ms, falling behind (median TTFT 108 ms early, 979 ms late) (simulated)",
+             "falling_behind"}};
+  const std::string out = kvplan::cli::render(t, kvplan::cli::Format::table);
+  kvplan::cli::set_table_options(0, false);
+  CHECK(out.find("highest rate meeting p99 TPOT <= 100000.0 ms") != std::string::npos);  // the question on one line
+  CHECK(out.find("falling_behind") != std::string::npos);                                 // the id not broken
+  CHECK(out.find("33.003 req/s") != std::string::npos);
+  for (std::size_t a = 0; a < out.size();) {
+    const std::size_t b = std::min(out.find('\n', a), out.size());
+    CHECK(b - a <= 100);
+    a = b + 1;
+  }
 }
