@@ -11,3 +11,8 @@ string(FIND "${names}" "\\" backslash)
 if(NOT semicolon EQUAL -1 OR NOT backslash EQUAL -1)
   message(FATAL_ERROR "a TEST_CASE name holds ';' or a backslash: CTest would run nothing under it; rename it")
 endif()
+# a name that starts with '-' reaches Catch as an option ("Unrecognised token") and its CTest entry fails
+string(REGEX MATCH "(^|\n)-[^\n]*" dash "${names}")
+if(dash)
+  message(FATAL_ERROR "a TEST_CASE name starts with '-' (${dash}): Catch reads it as an option; rename it")
+endif()

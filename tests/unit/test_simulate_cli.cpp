@@ -1094,7 +1094,7 @@ TEST_CASE("a closed loop whose think times carry the clock past 10^9 s exits 2",
   CHECK(ttft("1e8") == Approx(ttft("0")).epsilon(1e-6));
 }
 
-TEST_CASE("--seed with --trace is refused: a trace replays its rows, nothing is drawn", "[simulate_cli]") {
+TEST_CASE("simulate refuses --seed with --trace: a trace replays its rows and nothing is drawn", "[simulate_cli]") {
   const auto path = write_temp("seeded.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n");
   const Run r = kvtest::kvplan(base({"--trace", path, "--seed", "3"}));
   CHECK(r.exit == 2);

@@ -56,6 +56,42 @@ constexpr const char* kArrivalNames =
     "arrival_s, TIMESTAMP (Azure), Timestamp (BurstGPT), timestamp in ms "
     "(Mooncake JSONL)";
 
+// JSONL: the fields a row's keys name, each with its aliases (normalised as CSV header names are) and what an error
+// calls it. One field named by two keys (input_length beside prompt_tokens, timestamp beside arrival_s) is refused
+// as a CSV header with two such columns is: which one is read would be the alias order's choice.
+enum JField { kJPrompt, kJOutput, kJArrival, kJGroup, kJPrefix, kJSession, kJThink, kJPriority, kJHash, kJFields };
+
+struct JFieldDef {
+  const char* role;
+  std::vector<std::string> names;
+};
+
+const std::vector<JFieldDef>& jsonl_fields() {
+  static const std::vector<JFieldDef> f = [] {
+    std::vector<std::string> arrival = kArrivalMs;
+    arrival.insert(arrival.end(), kArrivalS.begin(), kArrivalS.end());
+    // in JField's order
+    return std::vector<JFieldDef>{{"prompt length", kPrompt},
+                                  {"output length", kOutput},
+                                  {"arrival time", arrival},
+                                  {"prefix group", {"prefix_group"}},
+                                  {"prefix length", {"prefix_tokens"}},
+                                  {"session", kSession},
+                                  {"think time", {"think_s"}},
+                                  {"priority", {"priority"}},
+                                  {"hash ids", {"hash_ids"}}};
+  }();
+  return f;
+}
+
+/// The field a normalised key names, or -1 (a key kvplan does not read).
+int jsonl_field(const std::string& normed) {
+  for (std::size_t f = 0; f < jsonl_fields().size(); ++f)
+    for (const auto& n : jsonl_fields()[f].names)
+      if (n == normed) return static_cast<int>(f);
+  return -1;
+}
+
 /// Splits one CSV line (RFC 4180 quotes; no newlines inside quotes); false on an unterminated quote.
 bool split_csv(const std::string& line, std::vector<std::string>& cells) {
   cells.clear();
@@ -117,6 +153,13 @@ i64 days_from_civil(i64 y, i64 m,
   return era * 146097 + doe - 719468;
 }
 
+/// Days in month m (1..12) of year y, Gregorian leap years (every 4th year, not centuries, but every 400th).
+i64 days_in_month(i64 y, i64 m) {
+  static constexpr i64 kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
 }  // namespace
 
 bool parse_datetime_ns(const std::string& text, std::int64_t& ns) {
@@ -135,7 +178,8 @@ bool parse_datetime_ns(const std::string& text, std::int64_t& ns) {
       (s[10] != ' ' && s[10] != 'T') || !digits(11, 2, h) || s[13] != ':' || !digits(14, 2, mi) || s[16] != ':' ||
       !digits(17, 2, se))
     return false;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+  // a day the month lacks (2023-02-30) would roll into the next month: not a datetime
+  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60) return false;
   std::size_t i = 19;
   i64 frac_ns = 0;
   if (i < s.size() && s[i] == '.') {
@@ -156,6 +200,9 @@ bool parse_datetime_ns(const std::string& text, std::int64_t& ns) {
     } else if ((s[i] == '+' || s[i] == '-') && s.size() == i + 6 && s[i + 3] == ':') {
       i64 oh, om;
       if (!digits(i + 1, 2, oh) || !digits(i + 4, 2, om)) return false;
+      // the offsets in use run from -12:00 to +14:00; ISO 8601 / RFC 3339 allow HH:MM with minutes < 60, so
+      // anything past +-14:00 (+25:00, +99:99) is a typo, not a zone
+      if (om > 59 || oh * 60 + om > 14 * 60) return false;
       offset_s = (s[i] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
       i = s.size();
     } else {
@@ -285,6 +332,8 @@ void TraceSource::open_csv(const std::string& header) {
   single({"prefix_group"}, "prefix group");
   single({"prefix_tokens"}, "prefix length");
   single(kSession, "session");
+  single({"think_s"}, "think time");
+  single({"priority"}, "priority");
   std::string unused;
   ci_prompt_ = find(kPrompt, &prompt_col_);
   ci_output_ = find(kOutput, &output_col_);
@@ -315,48 +364,78 @@ void TraceSource::open_csv(const std::string& header) {
          "request of a group shares)");
 }
 
+nlohmann::json TraceSource::parse_jsonl_object(const std::string& line) {
+  nlohmann::json j;
+  try {
+    j = parse_json_text_unique_keys(line, "row");
+  } catch (const InputError& e) {
+    try {  // syntax, or a number beyond a double (1e400)
+      parse_json_text(line, "row");
+    } catch (const InputError& syntax) {
+      fail("", "not a JSON object: " + syntax.problem(), "write one JSON object per line (JSONL)");
+    }
+    fail("", e.problem(), e.fix());  // valid JSON: a key repeated in one object, whose last value would win
+  }
+  if (!j.is_object()) fail("", "not a JSON object", "write one JSON object per line (JSONL)");
+  // the rows of a trace share their keys: resolve them when they change (sorted: nlohmann::json keeps a std::map)
+  bool same = j.size() == jkeys_last_.size();
+  auto last = jkeys_last_.begin();
+  for (auto it = j.begin(); same && it != j.end(); ++it, ++last) same = it.key() == *last;
+  if (same) return j;
+  std::vector<std::string> keys;
+  keys.reserve(j.size());
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  const auto& fields = jsonl_fields();
+  jkey_row_.assign(fields.size(), "");
+  jnorm_row_.assign(fields.size(), "");
+  for (const auto& k : keys) {
+    std::string n = norm(k);
+    const int f = jsonl_field(n);
+    if (f < 0) continue;
+    const auto fi = static_cast<std::size_t>(f);
+    if (!jkey_row_[fi].empty()) {
+      const auto count =
+          std::count_if(keys.begin(), keys.end(), [&](const std::string& o) { return jsonl_field(norm(o)) == f; });
+      fail(k,
+           "the row has " + std::to_string(count) + " keys for the " + fields[fi].role + " ('" + jkey_row_[fi] +
+               "' and '" + k + "')",
+           "keep one of them");
+    }
+    jkey_row_[fi] = k;
+    jnorm_row_[fi] = std::move(n);
+  }
+  jkeys_last_ = std::move(keys);
+  return j;
+}
+
 void TraceSource::open_jsonl(const std::string& first) {
   format_ = "jsonl";
   layout_ = "kvplan";
-  nlohmann::json j;
-  try {
-    j = parse_json_text(first, "row");
-  } catch (const InputError& e) {
-    fail("", "not a JSON object: " + e.problem(), "write one JSON object per line (JSONL)");
-  }
-  if (!j.is_object()) fail("", "not a JSON object", "write one JSON object per line (JSONL)");
-  auto find = [&](const std::vector<std::string>& names) -> std::string {
-    for (const auto& n : names)
-      if (j.contains(n)) return n;
-    return "";
-  };
-  prompt_col_ = find(kPrompt);
-  output_col_ = find(kOutput);
-  arrival_col_ = find(kArrivalMs);
+  parse_jsonl_object(first);
+  jkey_first_ = jkey_row_;
+  jnorm_first_ = jnorm_row_;
+  prompt_col_ = jkey_first_[kJPrompt];
+  output_col_ = jkey_first_[kJOutput];
+  arrival_col_ = jkey_first_[kJArrival];
   if (!arrival_col_.empty()) {
-    arrival_unit_ = "ms";
-  } else if (j.contains("timestamp")) {  // Mooncake: milliseconds
-    arrival_col_ = "timestamp";
-    arrival_unit_ = "ms";
-  } else {
-    arrival_col_ = find(kArrivalS);
-    if (!arrival_col_.empty()) arrival_unit_ = "s";
+    const std::string& n = jnorm_first_[kJArrival];
+    // Mooncake's timestamp is milliseconds
+    const bool ms = n == "timestamp" || std::find(kArrivalMs.begin(), kArrivalMs.end(), n) != kArrivalMs.end();
+    arrival_unit_ = ms ? "ms" : "s";
   }
-  k_group_ = find({"prefix_group"});
-  k_prefix_ = find({"prefix_tokens"});
-  k_session_ = find(kSession);
-  k_think_ = find({"think_s"});
-  k_priority_ = find({"priority"});
-  k_hash_ = find({"hash_ids"});
-  if (!k_hash_.empty() || prompt_col_ == "input_length") layout_ = "mooncake";
+  if (!jkey_first_[kJHash].empty() || jnorm_first_[kJPrompt] == "input_length") layout_ = "mooncake";
   const std::string fix = "name the keys as docs/simulation.md lists";
   if (prompt_col_.empty()) fail("", std::string("no prompt-token key (one of ") + kPromptNames + ")", fix);
   if (output_col_.empty()) fail("", std::string("no output-token key (one of ") + kOutputNames + ")", fix);
   if (arrival_col_.empty() && opts_.require_sorted)
     fail("", std::string("no arrival-time key (one of ") + kArrivalNames + ")",
          fix + ", or replay the lengths in a closed loop with --concurrency N");
-  if (!k_group_.empty() && k_prefix_.empty() && opts_.default_prefix_tokens <= 0)
-    fail("prefix_group", "a prefix group needs its shared length",
+  // hash_ids give every row's shared blocks: --shared-prefix would be ignored without a word
+  if (!jkey_first_[kJHash].empty() && opts_.default_prefix_tokens > 0)
+    fail(jkey_first_[kJHash], "the hash ids give the rows' shared prefixes, so a --shared-prefix length would be ignored",
+         "leave --shared-prefix out with a hash_ids trace");
+  if (!jkey_first_[kJGroup].empty() && jkey_first_[kJPrefix].empty() && opts_.default_prefix_tokens <= 0)
+    fail(jkey_first_[kJGroup], "a prefix group needs its shared length",
          "add a prefix_tokens key or give --shared-prefix N (tokens every "
          "request of a group shares)");
   pending_ = first;
@@ -572,17 +651,22 @@ bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
 }
 
 bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
-  nlohmann::json j;
-  try {
-    j = parse_json_text(line, "row");
-  } catch (const InputError& e) {  // syntax, or a number beyond a double (1e400)
-    fail("", "not a JSON object: " + e.problem(), "write one JSON object per line (JSONL)");
-  }
-  if (!j.is_object()) fail("", "not a JSON object", "write one JSON object per line (JSONL)");
-  auto integer = [&](const std::string& key, i64 lo, i64 hi, const std::string& fix) -> i64 {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) fail(key, "missing", "give every row the first row's keys");
-    const nlohmann::json& v = *it;
+  const nlohmann::json j = parse_jsonl_object(line);
+  // a field's value: under the key the first row named it with, spelled in any case ("Input Length" is
+  // input_length); null when absent
+  auto value = [&](JField f) -> const nlohmann::json* {
+    if (jnorm_first_[f].empty() || jnorm_row_[f] != jnorm_first_[f]) return nullptr;
+    const auto it = j.find(jkey_row_[f]);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+  };
+  // the key as this row spells it (or the first row, where this row lacks it)
+  auto label = [&](JField f) -> const std::string& {
+    return jnorm_row_[f] == jnorm_first_[f] ? jkey_row_[f] : jkey_first_[f];
+  };
+  auto integer = [&](JField f, i64 lo, i64 hi, const std::string& fix) -> i64 {
+    const nlohmann::json* p = value(f);
+    if (!p) fail(label(f), "missing", "give every row the first row's keys");
+    const nlohmann::json& v = *p;
     const std::string text = v.dump();
     i64 x = 0;
     IntErr e = IntErr::ok;
@@ -609,65 +693,64 @@ bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
     }
     if (e == IntErr::ok && x < lo) e = IntErr::too_small;
     if (e == IntErr::ok && x > hi) e = IntErr::too_big;
-    if (e != IntErr::ok) fail(key, int_problem(e, text, lo, hi, "a whole number"), fix);
+    if (e != IntErr::ok) fail(label(f), int_problem(e, text, lo, hi, "a whole number"), fix);
     return x;
   };
   const std::string len_fix =
       "give a whole number of tokens from 1 to " + std::to_string(opts_.max_tokens) + ", or drop the row";
-  out.prompt_tokens = integer(prompt_col_, 1, opts_.max_tokens, len_fix);
-  out.output_tokens = integer(output_col_, 1, opts_.max_tokens, len_fix);
+  out.prompt_tokens = integer(kJPrompt, 1, opts_.max_tokens, len_fix);
+  out.output_tokens = integer(kJOutput, 1, opts_.max_tokens, len_fix);
   if (!arrival_col_.empty()) {
-    const auto it = j.find(arrival_col_);
-    if (it == j.end() || !it->is_number())
-      fail(arrival_col_, it == j.end() ? "missing" : "expected a number, got " + shown(it->dump()),
+    const nlohmann::json* a = value(kJArrival);
+    if (!a || !a->is_number())
+      fail(label(kJArrival), !a ? "missing" : "expected a number, got " + shown(a->dump()),
            "give every row an arrival time");
-    double d = it->get<double>();
-    if (!std::isfinite(d)) fail(arrival_col_, "not a finite number", "fix the row");
+    double d = a->get<double>();
+    if (!std::isfinite(d)) fail(label(kJArrival), "not a finite number", "fix the row");
     if (arrival_unit_ == "ms") d *= 1e-3;
     if (!have_origin_) origin_s_ = d;
     have_origin_ = true;
-    set_arrival(d - origin_s_, arrival_col_, out);
+    set_arrival(d - origin_s_, label(kJArrival), out);
   }
-  auto present = [&](const std::string& key) { return !key.empty() && j.contains(key) && !j[key].is_null(); };
-  if (present(k_group_)) {
-    out.prefix_group = integer(k_group_, 0, i64{1} << 62, "give a whole number >= 0 or leave it out");
+  if (value(kJGroup)) {
+    out.prefix_group = integer(kJGroup, 0, i64{1} << 62, "give a whole number >= 0 or leave it out");
     out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
-    if (present(k_prefix_)) {
-      out.prefix_tokens = integer(k_prefix_, 0, opts_.max_tokens, "give a whole number of tokens");
+    if (value(kJPrefix)) {
+      out.prefix_tokens = integer(kJPrefix, 0, opts_.max_tokens, "give a whole number of tokens");
       if (out.prefix_tokens > out.prompt_tokens)
-        fail(k_prefix_,
+        fail(label(kJPrefix),
              std::to_string(out.prefix_tokens) + " exceeds the row's " + std::to_string(out.prompt_tokens) +
                  " prompt tokens",
              "the shared prefix is part of the prompt");
     }
-  } else if (present(k_hash_)) {
-    const nlohmann::json& h = j[k_hash_];
-    if (!h.is_array()) fail(k_hash_, "expected an array of integers", "write hash_ids as [1, 2, 3]");
+  } else if (const nlohmann::json* h = value(kJHash)) {
+    if (!h->is_array()) fail(label(kJHash), "expected an array of integers", "write hash_ids as [1, 2, 3]");
     const std::size_t most = static_cast<std::size_t>(opts_.max_tokens / opts_.hash_block_tokens + 1);
-    if (h.size() > most)
-      fail(
-          k_hash_,
-          std::to_string(h.size()) + " ids exceed the " + std::to_string(most) + " a prompt within the token limit has",
-          "fix the row");
+    if (h->size() > most)
+      fail(label(kJHash),
+           std::to_string(h->size()) + " ids exceed the " + std::to_string(most) +
+               " a prompt within the token limit has",
+           "fix the row");
     std::vector<std::int64_t> ids;
-    ids.reserve(h.size());
-    for (const auto& x : h) {
+    ids.reserve(h->size());
+    for (const auto& x : *h) {
       if (!x.is_number_integer())
-        fail(k_hash_, "expected an array of integers, found " + shown(x.dump()), "write hash_ids as [1, 2, 3]");
+        fail(label(kJHash), "expected an array of integers, found " + shown(x.dump()), "write hash_ids as [1, 2, 3]");
       ids.push_back(x.is_number_unsigned() ? static_cast<std::int64_t>(x.get<std::uint64_t>()) : x.get<std::int64_t>());
     }
     apply_hash_ids(ids, out);
-  } else if (k_group_.empty() && k_hash_.empty() && opts_.default_prefix_tokens > 0) {
+  } else if (jnorm_first_[kJGroup].empty() && jnorm_first_[kJHash].empty() && opts_.default_prefix_tokens > 0) {
     // no prefix_group (or hash_ids) key: --shared-prefix N makes the first N tokens of every row one shared prompt
     out.prefix_group = 0;
     out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
   }
-  if (present(k_session_)) out.session = integer(k_session_, 0, i64{1} << 62, "give a whole number >= 0");
-  if (present(k_priority_)) out.priority = integer(k_priority_, -(i64{1} << 62), i64{1} << 62, "give a whole number");
-  if (present(k_think_)) {
-    if (!j[k_think_].is_number() || !(j[k_think_].get<double>() >= 0 && j[k_think_].get<double>() <= kMaxSimClockS))
-      fail(k_think_, "expected seconds in 0..10^9", "fix the row (the simulator's clock keeps its milliseconds up to 10^9 s)");
-    out.think_s = j[k_think_].get<double>();
+  if (value(kJSession)) out.session = integer(kJSession, 0, i64{1} << 62, "give a whole number >= 0");
+  if (value(kJPriority)) out.priority = integer(kJPriority, -(i64{1} << 62), i64{1} << 62, "give a whole number");
+  if (const nlohmann::json* t = value(kJThink)) {
+    if (!t->is_number() || !(t->get<double>() >= 0 && t->get<double>() <= kMaxSimClockS))
+      fail(label(kJThink), "expected seconds in 0..10^9",
+           "fix the row (the simulator's clock keeps its milliseconds up to 10^9 s)");
+    out.think_s = t->get<double>();
   }
   return true;
 }

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "kvplan/core/simulate.hpp"
 
 namespace kvplan::io {
@@ -57,6 +59,8 @@ class TraceSource : public RequestSource {
   void open_jsonl(const std::string& first);
   bool parse_csv_row(const std::string& line, SimRequest& out);
   bool parse_jsonl_row(const std::string& line, SimRequest& out);
+  // one JSONL line as an object, refusing a key repeated or a field named twice; sets jkey_row_ / jnorm_row_
+  nlohmann::json parse_jsonl_object(const std::string& line);
   void set_arrival(double rel_s, const std::string& column, SimRequest& out);
   void apply_hash_ids(const std::vector<std::int64_t>& ids, SimRequest& out);
 
@@ -77,8 +81,11 @@ class TraceSource : public RequestSource {
       ci_think_ = -1, ci_priority_ = -1;
   std::size_t ncols_ = 0;
   std::vector<std::string> cells_;
-  // JSONL: keys (empty: absent)
-  std::string k_group_, k_prefix_, k_session_, k_think_, k_priority_, k_hash_;
+  // JSONL, per field (prompt, output, arrival, prefix_group, prefix_tokens, session, think_s, priority,
+  // hash_ids; see trace.cpp): the key naming it, as spelled and normalised, in the first row and in the row being
+  // read (empty: absent)
+  std::vector<std::string> jkey_first_, jnorm_first_, jkey_row_, jnorm_row_;
+  std::vector<std::string> jkeys_last_;  // the keys of the last row resolved into jkey_row_
   // arrival origin: the first row
   bool have_origin_ = false;
   double origin_s_ = 0;
@@ -95,7 +102,8 @@ class TraceSource : public RequestSource {
 std::vector<std::pair<i64, double>> read_length_histogram(const std::string& path, i64 max_tokens = 10'000'000);
 
 /// Parses "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" (also with 'T') into nanoseconds since 1970-01-01
-/// UTC; false when `s` is not such a datetime.
+/// UTC; false when `s` is not such a datetime, names a day its month lacks (2023-02-30: Gregorian leap years) or
+/// an offset past +-14:00 or with minutes over 59.
 bool parse_datetime_ns(const std::string& s, std::int64_t& ns);
 
 }  // namespace kvplan::io
