@@ -28,7 +28,7 @@ ROOT = os.path.dirname(HERE)
 CASES = os.path.join(ROOT, "tests", "data", "perf", "cases.json")
 
 FIT = ["weight_eff_dense", "weight_eff_fp8", "weight_eff_int8", "weight_eff_int4", "weight_eff_ggml", "weight_eff_fp4",
-       "dequant_per_sm_cycle", "dequant_pre_volta", "dequant_k", "dequant_k_low", "dmmv_per_sm_cycle", "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "die_link_bw_eff", "gddr_read_gain", "rocm_read_gain", "kernel_s", "eager_kernel_s", "kernel_llamacpp_s", "metal_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
+       "dequant_per_sm_cycle", "dequant_pre_volta", "dequant_k", "dequant_k_low", "dmmv_per_sm_cycle", "kv_eff", "compute_eff", "compute_eff_fp8", "unified_bw_eff", "die_link_bw_eff", "cpu_bw_eff", "gddr_read_gain", "rocm_read_gain", "kernel_s", "eager_kernel_s", "kernel_llamacpp_s", "metal_kernel_s", "step_vllm_s", "step_vllm_v0_s", "step_sglang_s", "step_trtllm_s",
        "step_llamacpp_s", "step_generic_s", "ar_alpha_nvlink_s", "moe_layer_s"]
 UPPER = {k: 0.95 for k in FIT if "eff" in k}
 # A weak prior keeps each coefficient near its physical starting value unless the cases move it:

@@ -21,6 +21,7 @@ inline kvplan::PerfParams hand_params() {
   c.gemm_overlap_p = 2;  // vLLM / SGLang linear layers: (weights^2 + GEMM^2 + dequant^2)^(1/2)
   c.unified_bw_eff = 0.5;
   c.die_link_bw_eff = 0.8;
+  c.cpu_bw_eff = 0.5;  // a CPU host reads its DRAM at half the channels' rate
   c.gddr_read_gain = 1.5;  // GDDR cards, engines other than llama.cpp: the weight and KV efficiencies x 1.5 (at most 1)
   c.rocm_read_gain = 0.8;  // vLLM / SGLang on AMD GPUs: the weight and KV efficiencies x 0.8
   c.dequant_per_sm_cycle = 0;  // no dequant term: the test of that term sets its own rate

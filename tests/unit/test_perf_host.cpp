@@ -194,12 +194,30 @@ TEST_CASE("host bandwidth: --host-bandwidth scales the host terms and CPU or uni
   REQUIRE(spark.spec().gpu.unified_memory);
   const PerfResult s = estimate_perf(spark, 1000, 0, 1, hand_params());
   CHECK(s.host_bandwidth_bytes_per_s == static_cast<double>(spark.spec().gpu.memory_bandwidth_bytes_per_s));
-  // a CPU host profile: EPYC 9004, 12 channels x 8 B x 4800 MT/s = 460.8e9 B/s
+  // a CPU host profile: EPYC 9004, 12 channels x 8 B x 4800 MT/s = 460.8e9 B/s, read at cpu_bw_eff 0.5
   const Planner epyc(kvtest::spec("llama-3.1-8b", "cpu-epyc-9004", e, {}, ElemFormat::f16));
   const PerfResult h = estimate_perf(epyc, 1000, 0, 1, hand_params());
-  CHECK(h.host_bandwidth_bytes_per_s == 12.0 * 8 * 4800e6);
-  CHECK(term(h.decode_terms, "host_weights") == Approx(static_cast<double>(kHost16) / (12.0 * 8 * 4800e6)));
-  CHECK(find_term(h.decode_terms, "host_weights")->basis.find("460.8 GB/s (cpu-epyc-9004: the host's own memory)") != std::string::npos);
+  CHECK(h.host_bandwidth_bytes_per_s == 12.0 * 8 * 4800e6 * 0.5);
+  CHECK(term(h.decode_terms, "host_weights") == Approx(static_cast<double>(kHost16) / (12.0 * 8 * 4800e6 * 0.5)));
+  CHECK(find_term(h.decode_terms, "host_weights")->basis.find("461 GB/s x CPU 0.5 (cpu-epyc-9004: the host's own memory)") != std::string::npos);
+}
+
+TEST_CASE("a CPU host's decode reads its weights at cpu_bw_eff of the DRAM channels' rate", "[perf][host]") {
+  // llama.cpp on one EPYC 9004 socket, every layer in its RAM (no GPU): the weights term is the f16 weights /
+  // (460.8e9 B/s x cpu_bw_eff 0.5 x weight_eff_ggml 0.5)
+  auto e = kvtest::engine(EngineKind::llamacpp);
+  e.ctx_size = 8192;
+  e.ctx_given = true;
+  e.parallel = 1;
+  e.fit = false;
+  const Planner epyc(kvtest::spec("llama-3.1-8b", "cpu-epyc-9004", e, {}, ElemFormat::f16));
+  const PerfResult r = estimate_perf(epyc, 1000, 0, 1, hand_params());
+  const double weights = term(r.decode_terms, "weights");
+  REQUIRE(weights > 0);
+  CHECK(find_term(r.decode_terms, "weights")->basis.find("461 GB/s x CPU 0.5") != std::string::npos);
+  PerfParams full = hand_params();
+  full.coefficients.cpu_bw_eff = 1.0;
+  CHECK(term(estimate_perf(epyc, 1000, 0, 1, full).decode_terms, "weights") == Approx(weights / 2));
 }
 
 TEST_CASE("kvplan plan --host-bandwidth 44.8GB/s reaches the host_weights term of a llama-server command", "[perf][host][cli]") {

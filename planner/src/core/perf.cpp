@@ -30,6 +30,7 @@ const std::vector<PerfCoefficientField>& perf_coefficient_fields() {
       {"gemm_overlap_p", &C::gemm_overlap_p, "vLLM, SGLang: p of (weights^p + GEMM^p + dequant^p)^(1/p), the linear layers' time (other engines: the largest; a large p approaches it)", false, false, true},
       {"unified_bw_eff", &C::unified_bw_eff, "share of the bandwidth a GPU on LPDDR unified memory reaches", false, true},
       {"die_link_bw_eff", &C::die_link_bw_eff, "share of unified_bw_eff a GPU of two or more dies on LPDDR keeps (Apple Ultra over UltraFusion)", false, true},
+      {"cpu_bw_eff", &C::cpu_bw_eff, "share of a CPU host's DRAM bandwidth (channels x data rate x 8 B) llama.cpp's CPU decode reaches", false, true},
       {"gddr_read_gain", &C::gddr_read_gain, "vLLM, SGLang, TensorRT-LLM and other non-llama.cpp engines on a GDDR GPU: factor on the weight and KV read efficiencies (their result at most 1)"},
       {"rocm_read_gain", &C::rocm_read_gain, "vLLM and SGLang on an AMD GPU (ROCm): factor on the weight and KV read efficiencies"},
       {"dequant_per_sm_cycle", &C::dequant_per_sm_cycle, "weights a weight-only quantised kernel dequantises per SM per clock cycle", true},
@@ -709,10 +710,13 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const bool lpddr = s.gpu.device_class == "apple" || s.gpu.device_class == "unified" || s.gpu.device_class == "embedded";
   // and split over dies (Apple Ultra: two Max dies, each with half the memory controllers, over UltraFusion), less again
   const bool die_link = lpddr && s.gpu.dies.value_or(1) > 1;
+  // a CPU host (llama.cpp's CPU backend): its threads reach a share of the DRAM channels' datasheet rate (published
+  // llama-bench tg rows on Sapphire Rapids and Genoa: 0.56-0.65 of it; docs/performance-model.md "CPU hosts")
+  const bool cpu_host = s.gpu.device_class == "cpu";
   m->bandwidth = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * (lpddr ? c.unified_bw_eff : 1.0) *
-                 (die_link ? c.die_link_bw_eff : 1.0);
+                 (die_link ? c.die_link_bw_eff : 1.0) * (cpu_host ? c.cpu_bw_eff : 1.0);
   m->bandwidth_basis = gb_s(static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s)) +
-                       (lpddr ? " x unified " + num(c.unified_bw_eff, 2) : "") +
+                       (lpddr ? " x unified " + num(c.unified_bw_eff, 2) : "") + (cpu_host ? " x CPU " + num(c.cpu_bw_eff, 2) : "") +
                        (die_link ? " x " + std::to_string(*s.gpu.dies) + " dies " + num(c.die_link_bw_eff, 2) : "");
   // the linear layers run at the fp8 tensor rate for fp8 W8A8 weights, else at the bf16/fp16 rate; attention at
   // bf16/fp16. GPUs without bf16 tensor cores (Volta, Turing) have only the fp16 rate: a bf16 model runs there as fp16.
@@ -920,8 +924,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
     m->host_bw = params.host_bandwidth;
     m->host_bw_basis = num(m->host_bw / 1e9, 4) + " GB/s (--host-bandwidth)";
   } else if (host_is_device && s.gpu.memory_bandwidth_bytes_per_s > 0) {
-    m->host_bw = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s);
-    m->host_bw_basis = num(m->host_bw / 1e9, 4) + " GB/s (" + s.gpu.id + ": the host's own memory)";
+    // a CPU host reads its own memory at the share its threads reach (cpu_bw_eff), whichever term names the layers
+    m->host_bw = static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s) * (cpu_host ? c.cpu_bw_eff : 1.0);
+    m->host_bw_basis = gb_s(static_cast<double>(s.gpu.memory_bandwidth_bytes_per_s)) + (cpu_host ? " x CPU " + num(c.cpu_bw_eff, 2) : "") + " (" +
+                       s.gpu.id + ": the host's own memory)";
   } else {
     m->host_bw = kDefaultHostBandwidth;
     m->host_bw_basis = num(m->host_bw / 1e9, 4) + " GB/s (default: dual-channel DDR5-5600, 2 x 8 B x 5600 MT/s)";

@@ -35,6 +35,8 @@ struct PerfCoefficients {
   double gemm_overlap_p = 1.5;
   double unified_bw_eff = 0.893;    // LPDDR unified memory (Apple, DGX Spark, Strix Halo, Jetson): share of the bandwidth the GPU reaches
   double die_link_bw_eff = 0.920;   // on top of it, a GPU of two dies on LPDDR (Apple Ultra: half the memory behind UltraFusion)
+  // a CPU host's llama.cpp decode: share of its DRAM channels' datasheet bandwidth (docs/performance-model.md "CPU hosts")
+  double cpu_bw_eff = 0.60;
   // GDDR cards (GeForce, RTX workstation, L4 / L40 / A10 / A40): the serving engines' weight GEMVs and decode attention,
   // whose efficiencies above are fitted on HBM datacenter GPUs, reach this many times their share of a GDDR card's
   // bandwidth (at most 1); not llama.cpp, whose weight_eff_ggml is fitted on both (docs/performance-model.md "GDDR")
