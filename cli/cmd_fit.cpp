@@ -55,6 +55,14 @@ struct FitArgs {
 ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
 // the layout column of a search: TP x PP x DP, or llama.cpp's layers split over its GPUs
+// No layout: why, in the answer's words: a CPU host is one host (llama.cpp splits over GPUs, not hosts), and layouts
+// that fit in memory but miss the latency targets are not "none within N GPUs"
+std::string no_layout_text(const GpuSpec& gpu, i64 slo_rejected, const std::string& max_gpus) {
+  if (gpu.device_class == "cpu") return "none: it does not fit one " + gpu.id + " host";
+  if (slo_rejected > 0) return "none within " + max_gpus + " GPUs meets the targets (" + std::to_string(slo_rejected) + " layouts fit but miss them)";
+  return "none within " + max_gpus + " GPUs";
+}
+
 std::string search_layout_text(const LayoutSearch& s) {
   return s.layer_split ? "llama.cpp layers split over " + std::to_string(s.gpus) + " GPU" + (s.gpus == 1 ? "" : "s")
                        : "TP " + std::to_string(s.parallel.tp) + ", PP " + std::to_string(s.parallel.pp) + ", DP " +
@@ -641,7 +649,7 @@ void run_fit(const FitArgs& a, Globals& g) {
                    {"slo_rejected_layouts", s.slo_rejected}};
       std::vector<std::string> cells = {dg.spec.gpu.id,
                                         s.search.found ? std::to_string(s.search.gpus) : "none",
-                                        s.search.found ? search_layout_text(s.search) : "none within " + a.max_gpus + " GPUs",
+                                        s.search.found ? search_layout_text(s.search) : no_layout_text(dg.spec.gpu, s.slo_rejected, a.max_gpus),
                                         s.search.found ? fmt(s.achieved.ttft_ms, 1) : "",
                                         s.search.found ? fmt(s.achieved.tpot_ms, 2) : "",
                                         s.search.found ? (slo.any() ? "yes" : "fits") : "no"};
@@ -694,7 +702,7 @@ void run_fit(const FitArgs& a, Globals& g) {
     t.rows.push_back({"fewest " + d.spec.gpu.id + " for " + demand +
                           (slo.any() ? " meeting " + slo_text(slo) : ""),
                       search.found ? (human ? std::to_string(search.gpus) + " (" + search_layout_text(search) + ")" : std::to_string(search.gpus))
-                                   : (human ? "none within " + a.max_gpus + " GPUs" : "0"),
+                                   : (human ? no_layout_text(d.spec.gpu, ss.slo_rejected, a.max_gpus) : "0"),
                       ""});
     if (!human && search.found)  // csv / jsonl: the layout as its own numbers, so the answer is the same in every format
       for (const auto& [what, v] : {std::pair{"tensor parallel size", search.parallel.tp}, std::pair{"pipeline parallel size", search.parallel.pp},

@@ -233,3 +233,13 @@ kvplan_cli_test(fit_ttft_without_tflops EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8
 # the files a deployment file reads (its traffic trace here, named relative to the file) are inputs too
 kvplan_cli_test(check_output_onto_deployment_trace EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/over-context.yaml --json ${KVPLAN_DATA}/deploy/over-context.csv
   STDERR "kvplan: error: --json: '${KVPLAN_DATA}/deploy/over-context.csv' is a file this command reads; write the output to another file")
+# a CPU host holds every layer in its one RAM: llama.cpp's --fit moves nothing there, so a 70B bf16 model (132 GiB)
+# does not fit 64 GiB (it used to "fit" by moving layers to a host memory that is the same RAM)
+kvplan_cli_test(cpu_host_llamacpp_no_fit EXIT 1 ARGS plan llama-3.1-70b --gpu cpu --engine llama.cpp -c 8192
+  STDOUT_CONTAINS "NO (limited by gpu_memory)")
+kvplan_cli_test(cpu_host_llamacpp_one_host EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu cpu-epyc-9004 --engine llama.cpp --gpu-count 2
+  STDERR "kvplan: error: --gpu-count: llama.cpp runs on one CPU host (cpu-epyc-9004) in one process; it splits layers over GPUs, not hosts; plan one host (--cpu-sockets N for a host of several sockets)")
+kvplan_cli_test(cpu_host_fit_one_host EXIT 1 ARGS fit llama-3.1-70b --gpu cpu --engine llama.cpp --fewest-gpus --concurrency 1 --context 4096 --format md
+  STDOUT_CONTAINS "none: it does not fit one cpu-desktop-ddr5 host")
+kvplan_cli_test(fit_slo_missed_not_memory EXIT 1 ARGS fit llama-3.1-8b --slo-tpot-ms 2 --concurrency 4 --context 4096 --gpu h100 --format md
+  STDOUT_CONTAINS "meets the targets (")

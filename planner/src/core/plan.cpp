@@ -1071,6 +1071,24 @@ void add_compute(std::vector<DeviceBudget>& dev, const Placement& p, i64 ubatch,
 // --fit (on by default from b7376, llama_params_fit): when the fullest GPU would hold more than its memory less
 // --fit-target, an unset -c is lowered (not below --fit-ctx), then, if -ngl was not given, layers move to the host.
 void Planner::build_llamacpp() {
+  // a CPU host: llama.cpp's CPU backend in one process, every layer in the host's RAM, which is the whole budget.
+  // -ngl, --n-cpu-moe and -ot =CPU move nothing (there is no second memory), and --fit, which moves layers off GPU
+  // devices, has none to move them from; one host only (llama.cpp splits over GPUs, not over hosts)
+  if (spec_.gpu.device_class == "cpu") {
+    EngineSettings& c = spec_.engine;
+    if (c.gpu_count > 1)
+      throw InputError("gpu_count", "llama.cpp runs on one CPU host (" + spec_.gpu.id + ") in one process; it splits layers over GPUs, not hosts",
+                       "plan one host (--cpu-sockets N for a host of several sockets)");
+    const bool moved = (c.gpu_layers_given && c.n_gpu_layers >= 0) || c.n_cpu_moe > 0 || !spec_.llama_tensor_moves.empty();
+    if (moved)
+      report_.notes.push_back(spec_.gpu.id + " is a CPU host: every layer is in its RAM, so -ngl, --n-cpu-moe and --override-tensor move nothing");
+    c.n_gpu_layers = -1;
+    c.gpu_layers_given = false;
+    c.n_cpu_moe = 0;
+    c.fit = false;
+    spec_.llama_tensor_moves.clear();
+    if (spec_.llama_draft) spec_.llama_draft->n_gpu_layers = -1;
+  }
   const EngineSettings& e = spec_.engine;
   const ModelSpec& m = spec_.model;
   const BudgetOverrides& ov = spec_.overrides;
