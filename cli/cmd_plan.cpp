@@ -179,7 +179,9 @@ void run_plan(const PlanArgs& a, Globals& g) {
                      perf.ttft_s < 0 ? perf.prefill_bound : fmt_time(perf.ttft_s) + " (" + perf.prefill_bound + " bound)", ""});
   if (d.output > 0)
     pf.rows.push_back({"batch of " + grouped(perf.batch_per_replica) + ": prefill + " + grouped(d.output) + " steps",
-                       fmt_time(perf.batch_time_s) + ", " + fmt_double(perf.output_tokens_per_s, 1) + " output tokens/s", "prefill in chunks of max_num_batched_tokens, then decode steps"});
+                       perf.batch_time_s < 0 ? "unknown (its prefill, as TTFT)"
+                                             : fmt_time(perf.batch_time_s) + ", " + fmt_double(perf.output_tokens_per_s, 1) + " output tokens/s",
+                       "prefill in chunks of max_num_batched_tokens, then decode steps"});
   for (const auto& t : perf.decode_terms)  // one decode step of one stage, term by term (docs/performance-model.md)
     if (t.seconds > 0) pf.rows.push_back({"  step: " + t.name, fmt_time(t.seconds), t.basis});
 

@@ -243,3 +243,11 @@ kvplan_cli_test(cpu_host_fit_one_host EXIT 1 ARGS fit llama-3.1-70b --gpu cpu --
   STDOUT_CONTAINS "none: it does not fit one cpu-desktop-ddr5 host")
 kvplan_cli_test(fit_slo_missed_not_memory EXIT 1 ARGS fit llama-3.1-8b --slo-tpot-ms 2 --concurrency 4 --context 4096 --gpu h100 --format md
   STDOUT_CONTAINS "meets the targets (")
+# --numa's value is checked whatever else is given (it was only with --cpu-sockets or the memory channels)
+kvplan_cli_test(numa_bad_value EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu cpu-epyc-9004 --engine llama.cpp -c 4096 --numa foo
+  STDERR "kvplan: error: --numa: 'foo' is not one of distribute, isolate, numactl; give one of them")
+# a coefficient past its kind's scale is refused (1e308 s a ring step printed "TPOT inf ms"), and a key given twice
+kvplan_cli_test(perf_coefficient_beyond_scale EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-70b --gpu rtx-4090 --tp 8 --perf-coefficients "{\"ar_step_pcie_s\": 1e308}"
+  STDERR "kvplan: error: --perf-coefficients: /ar_step_pcie_s: 1e+308 is beyond any latency (at most 1 s); give seconds, e.g. 2e-5 for 20 us")
+kvplan_cli_test(perf_coefficient_twice EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-70b --gpu rtx-4090 --tp 8 --perf-coefficients "{\"ar_step_pcie_s\": 2e-6, \"ar_step_pcie_s\": 3e-6}"
+  STDERR "kvplan: error: --perf-coefficients: key \"ar_step_pcie_s\" appears twice in one object (the last would silently win); keep one of them")

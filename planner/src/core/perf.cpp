@@ -1069,6 +1069,7 @@ PerfResult estimate_perf(const Planner& p, i64 prompt_tokens, i64 output_tokens,
   const double prefill_all = m.peak > 0 ? m.work(one).stage() * stages * chunks : 0;
   r.batch_time_s = prefill_all + r.tpot_s * static_cast<double>(std::max<i64>(output_tokens, 0));
   r.output_tokens_per_s = r.batch_time_s > 0 ? static_cast<double>(B) * static_cast<double>(output_tokens) / r.batch_time_s * static_cast<double>(s.parallel.dp) : 0;
+  if (m.peak == 0 && all_prompt > 0) r.batch_time_s = r.output_tokens_per_s = -1;  // its prefill is as unknown as TTFT
   return r;
 }
 

@@ -193,7 +193,7 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   const auto first = text->find_first_not_of(" \t\r\n");
   const bool inline_json = first != std::string::npos && (*text)[first] == '{';
   const std::string src = inline_json ? where : *text;
-  const auto j = inline_json ? parse_json_text(*text, where) : parse_json_file_for(*text, where);
+  const auto j = inline_json ? parse_json_text_unique_keys(*text, where) : parse_json_file_for(*text, where);
   if (!j.is_object()) throw InputError(where, "'" + *text + "' is not a JSON object", "write {\"kv_eff\": 0.9, ...}");
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& f = perf_coefficient_fields();
@@ -209,6 +209,13 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
     if (hit->share && v > 1)
       throw InputError(src, "/" + it.key() + ": " + it.value().dump() + " is more than the whole peak",
                        "give a share of the peak between 0 and 1 (0.8 for 80%)");
+    // a finite input whose step comes out infinite (1e308 s a ring step) would print "inf ms": bound each kind
+    const std::string name = it.key();
+    const bool seconds = name.size() > 2 && name.ends_with("_s") && !name.ends_with("bytes_per_s");
+    const double most = seconds ? 1.0 : name.ends_with("bytes_per_s") ? 1e15 : 1e6;
+    if (v > most)
+      throw InputError(src, "/" + name + ": " + it.value().dump() + " is beyond any " + (seconds ? "latency (at most 1 s)" : "rate or factor kvplan prices"),
+                       std::string("give ") + (seconds ? "seconds, e.g. 2e-5 for 20 us" : "a value of its own scale (docs/performance-model.md, Coefficients)"));
     d.perf.coefficients.*(hit->member) = v;
   }
 }
@@ -253,6 +260,7 @@ void apply_ecc(const SettingsBag& bag, GpuSpec& g) {
 // optimizations that help on some NUMA systems"). Memory = --ram-gb GiB, the whole of it the budget (the OS and
 // other processes take their share: give --gpu-memory-bytes with `free -b`'s figure to plan on what is free).
 void apply_cpu_host(const SettingsBag& bag, GpuSpec& g) {
+  (void)bag.choice("numa");  // checked whatever else is given: a value off its list is an error, not ignored
   const auto sockets = bag.count("cpu_sockets");
   const auto channels = bag.count("memory_channels");
   const auto speed = bag.count("memory_speed");

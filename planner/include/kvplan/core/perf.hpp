@@ -244,8 +244,8 @@ struct PerfResult {
   double prefill_flops = 0;
   double ttft_s = 0;             // -1 when the GPU profile has no TFLOP/s
   i64 prefill_chunks = 1;        // steps one prompt's prefill takes (max_num_batched_tokens chunks; llama.cpp: 1)
-  double batch_time_s = 0;       // a static batch: prefill of every prompt, then output_tokens decode steps
-  double output_tokens_per_s = 0;  // that batch's output tokens / batch_time_s (whole deployment)
+  double batch_time_s = 0;       // a static batch: prefill of every prompt, then output_tokens decode steps (-1 as ttft_s)
+  double output_tokens_per_s = 0;  // that batch's output tokens / batch_time_s (whole deployment; -1 as ttft_s)
   std::string decode_bound;      // "memory bandwidth", "compute", "communication" or "overhead"
   std::string prefill_bound;
   double bandwidth_efficiency = 0, compute_efficiency = 0, step_overhead_s = 0;
