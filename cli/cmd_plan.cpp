@@ -195,9 +195,10 @@ void run_plan(const PlanArgs& a, Globals& g) {
         for (const auto& t : v) flat.rows.push_back({"budget", t["term"].get<std::string>() + "_bytes", t["bytes"].dump()});
       } else if (v.is_object()) {
         for (const auto& [k, x] : v.items())
-          if (!x.is_array() && !x.is_object()) flat.rows.push_back({section, k, x.is_string() ? x.get<std::string>() : x.dump()});
+          // an unknown (null) value is an empty cell: null in jsonl, as render reads empty cells
+          if (!x.is_array() && !x.is_object()) flat.rows.push_back({section, k, x.is_string() ? x.get<std::string>() : x.is_null() ? "" : x.dump()});
       } else if (!v.is_array()) {
-        flat.rows.push_back({section, section, v.dump()});
+        flat.rows.push_back({section, section, v.is_null() ? "" : v.dump()});
       }
     }
     std::cout << render(flat, fmt);

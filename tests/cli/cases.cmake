@@ -251,3 +251,6 @@ kvplan_cli_test(perf_coefficient_beyond_scale EXIT 2 STDOUT_EMPTY ARGS plan llam
   STDERR "kvplan: error: --perf-coefficients: /ar_step_pcie_s: 1e+308 is beyond any latency (at most 1 s); give seconds, e.g. 2e-5 for 20 us")
 kvplan_cli_test(perf_coefficient_twice EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-70b --gpu rtx-4090 --tp 8 --perf-coefficients "{\"ar_step_pcie_s\": 2e-6, \"ar_step_pcie_s\": 3e-6}"
   STDERR "kvplan: error: --perf-coefficients: key \"ar_step_pcie_s\" appears twice in one object (the last would silently win); keep one of them")
+# an unknown value (a CPU host's TTFT) is JSON null in jsonl, not the string "null"
+kvplan_cli_test(plan_jsonl_unknown_is_null EXIT 0 ARGS plan llama-3.1-8b --gpu cpu --engine llama.cpp -c 4096 --prompt-tokens 512 --output-tokens 64 --format jsonl
+  STDOUT_CONTAINS "{\"section\":\"performance\",\"key\":\"ttft_s\",\"value\":null}")
