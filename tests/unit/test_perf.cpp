@@ -186,6 +186,7 @@ TEST_CASE("TP16 spans two nodes and its step is dominated by collectives", "[per
   const double msg = 4096.0 * 2;
   const double one = 3 * 10e-6 + 2.0 * 7 / 8 * msg / (450e9 * 0.5) + 1 * 20e-6 + 2.0 * 1 / 2 * (msg / 8) / (50e9 * 0.5);
   CHECK(term(r.decode_terms, "tp_all_reduce") == Approx(64 * one));
+  CHECK(find_term(r.decode_terms, "tp_all_reduce")->basis.find("2 nodes over the network, 1 hop(s) x 20 us") != std::string::npos);
   CHECK(r.decode_bound == "communication");
   CHECK(r.comm_time_s > 2 * r.memory_time_s);
   // with the fitted coefficients too

@@ -951,7 +951,10 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
                                              num(c.ar_step_pcie_s * 1e6, 3) + " us (NCCL over PCIe)"
                                        : num(m->ar_alpha * 1e6, 3) + " us per hop x " + std::to_string(m->ar_hops) + " hops (NCCL)") +
                    ", " + gb_s(m->ar_beta);
-  if (m->nodes > 1) m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network " + gb_s(m->net_beta);
+  if (m->nodes > 1)
+    m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network, " +
+                     std::to_string(static_cast<i64>(std::ceil(std::log2(static_cast<double>(m->nodes))))) + " hop(s) x " +
+                     num(m->net_alpha * 1e6, 3) + " us, " + gb_s(m->net_beta);
   impl_ = std::move(m);
 }
 
