@@ -229,6 +229,12 @@ TEST_CASE("a CPU host's decode reads its weights at cpu_bw_eff of the DRAM chann
   CHECK(batch.ttft_s == -1);
   CHECK(batch.batch_time_s == -1);
   CHECK(batch.output_tokens_per_s == -1);
+  // llama.cpp reads f16 matrices at weight_eff_ggml, and the summary's weight_efficiency says so (not weight_eff_dense)
+  PerfParams dense = hand_params();
+  dense.coefficients.weight_eff_dense = 0.3;
+  const PerfResult rd = estimate_perf(epyc, 1000, 0, 1, dense);
+  CHECK(rd.weight_kernel == "dense");
+  CHECK(rd.weight_efficiency == Approx(0.5));
 }
 
 TEST_CASE("kvplan plan --host-bandwidth 44.8GB/s reaches the host_weights term of a llama-server command", "[perf][host][cli]") {

@@ -603,6 +603,9 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   if (m->rocm) m->gain_basis += ", ROCm x " + num(c.rocm_read_gain, 3) + " included";
   m->dense_eff = std::min(1.0, (llamacpp ? c.weight_eff_ggml : c.weight_eff_dense) * scale * m->gddr_gain);
   m->weight_eff = std::min(1.0, kernel_eff(c, m->kernel) * scale * (m->kernel == "ggml" ? 1.0 : m->gddr_gain));
+  // llama.cpp reads f16 / bf16 / f32 matrices through its own kernels at the ggml rate too (the dense read above):
+  // the summary's weight_efficiency is the one the weights term uses
+  if (llamacpp && m->kernel == "dense") m->weight_eff = m->dense_eff;
   m->kv_eff = params.bandwidth_efficiency > 0 ? params.bandwidth_efficiency : std::min(1.0, c.kv_eff * m->gddr_gain);
   m->compute_eff = params.compute_efficiency > 0 ? params.compute_efficiency : c.compute_eff;
   m->step_overhead = params.step_overhead_s >= 0 ? params.step_overhead_s : engine_step_overhead(c, s.engine);
