@@ -374,6 +374,13 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     ev.reqs.push_back(q);
   }
   if (doc.max_ttft_ms) {
+    // no FLOP rate, no TTFT: an input to give, not a miss (as fit's --slo-ttft-ms on the same GPU)
+    if (perf.ttft_s < 0) {
+      const auto w = doc.field_where.find("requirements.max_ttft_ms");
+      throw InputError(w != doc.field_where.end() ? w->second : doc.where,
+                       "max_ttft_ms: the " + d.spec.gpu.id + " profile has no TFLOP/s for this weight format, so TTFT is not estimated",
+                       "give the GPU's dense tensor rate (settings: gpu_tflops), or leave max_ttft_ms out");
+    }
     Requirement q{"max TTFT"};
     q.pass = perf.ttft_s >= 0 && perf.ttft_s * 1e3 <= *doc.max_ttft_ms;
     q.actual = perf.ttft_s < 0 ? "unknown (no TFLOP/s for this GPU)" : ms(perf.ttft_s);
