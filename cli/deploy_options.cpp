@@ -393,8 +393,12 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   const bool server = kind == EngineKind::vllm || kind == EngineKind::sglang || kind == EngineKind::trtllm;
   if (server && d.spec.gpu.vendor == "apple")
     d.warnings.push_back(std::string(engine_name(kind)) + " does not run on Apple GPUs: planned with its CUDA rules (use --engine llama.cpp for Metal)");
-  if (server && d.spec.gpu.device_class == "cpu")
-    d.warnings.push_back(std::string(engine_name(kind)) + " on a CPU host: planned with its GPU rules (vLLM's CPU backend sizes its KV cache by VLLM_CPU_KVCACHE_SPACE; use --engine llama.cpp for CPU inference)");
+  if ((server || kind == EngineKind::generic) && d.spec.gpu.device_class == "cpu")
+    d.warnings.push_back(std::string(engine_name(kind)) + " on a CPU host: planned with its GPU memory rules" +
+                         (kind == EngineKind::vllm ? " (vLLM's CPU backend sizes its KV cache by VLLM_CPU_KVCACHE_SPACE instead)"
+                          : kind == EngineKind::trtllm ? " (TensorRT-LLM has no CPU backend)"
+                                                       : " (its CPU memory rules are not modelled)") +
+                         "; use --engine llama.cpp for CPU inference");
   for (const ElemFormat f : {d.spec.kv.k_format, d.spec.kv.v_format}) {
     const std::string foreign = foreign_kv_format(kind, f);
     if (!foreign.empty() && std::find(d.warnings.begin(), d.warnings.end(), foreign) == d.warnings.end()) d.warnings.push_back(foreign);

@@ -257,3 +257,6 @@ kvplan_cli_test(plan_jsonl_unknown_is_null EXIT 0 ARGS plan llama-3.1-8b --gpu c
 # a TTFT bound on a GPU (here a CPU host) without a FLOP rate is an input to give, as in fit, not a FAIL
 kvplan_cli_test(check_ttft_unknown_is_input EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/cpu-ttft.yaml
   STDERR "kvplan: error: ${KVPLAN_DATA}/deploy/cpu-ttft.yaml:11:20: max_ttft_ms: the cpu-epyc-9004 profile has no TFLOP/s for this weight format, so TTFT is not estimated; give the GPU's dense tensor rate (settings: gpu_tflops), or leave max_ttft_ms out")
+# --wired-limit-mb is macOS's: on a CPU host the line no longer says it applies to CPU hosts
+kvplan_cli_test(wired_limit_cpu_host EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu cpu --engine llama.cpp -c 4096 --wired-limit-mb 1000
+  STDERR "kvplan: error: --wired-limit-mb: is macOS's GPU memory limit: it applies to Apple silicon, not cpu-desktop-ddr5; use --gpu-memory-bytes for other devices")

@@ -312,7 +312,9 @@ void apply_apple_memory(const SettingsBag& bag, GpuSpec& g) {
   if ((!ram && !wired) || (!wired && g.device_class == "cpu")) return;  // a CPU host's RAM: apply_cpu_host
   const std::string key = wired ? "wired_limit_mb" : "ram_gb";
   if (g.device_class != "apple")
-    bag.fail(key, "applies to Apple silicon or a CPU host, not " + g.id, "use --gpu-memory-bytes for other devices");
+    bag.fail(key, wired ? "is macOS's GPU memory limit: it applies to Apple silicon, not " + g.id
+                        : "applies to Apple silicon or a CPU host, not " + g.id,
+             "use --gpu-memory-bytes for other devices");
   if (ram) {
     if (*ram < 8 || *ram > 1024) bag.fail("ram_gb", "expected the Mac's memory in GB (8..1024), got " + std::to_string(*ram));
     const i64 bytes = mul(*ram, 1LL << 30, "ram_gb");
