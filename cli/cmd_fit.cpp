@@ -27,6 +27,10 @@ namespace kvplan::cli {
 
 namespace {
 
+// GPU-hour prices kvplan reads: a tenth of a cent to a million dollars (below it the tokens per dollar run to hundreds
+// of digits)
+constexpr double kMinPrice = 0.001, kMaxPrice = 1e6;
+
 // The --find-max-rate search: geometric bisection between these rates (requests/s) until the first
 // failing rate is within kRateTolerance of the passing one, at most kMaxSimulations runs.
 constexpr double kRateLow = 0.01;
@@ -201,8 +205,8 @@ std::map<std::string, Price> read_prices(const std::string& path, const io::Prof
         throw InputError(where + "/" + f.key(), "unknown key", "a price has usd_per_gpu_hour, date and source");
     Price p;
     if (!v.contains("usd_per_gpu_hour") || !v["usd_per_gpu_hour"].is_number() ||
-        !(v["usd_per_gpu_hour"].get<double>() > 0))
-      throw InputError(where + "/usd_per_gpu_hour", "expected a number > 0 (US dollars per GPU-hour)");
+        !(v["usd_per_gpu_hour"].get<double>() >= kMinPrice && v["usd_per_gpu_hour"].get<double>() <= kMaxPrice))
+      throw InputError(where + "/usd_per_gpu_hour", "expected a number from 0.001 to 10^6 (US dollars per GPU-hour)");
     p.usd_per_gpu_hour = v["usd_per_gpu_hour"].get<double>();
     if (!v.contains("date") || !v["date"].is_string() || !std::regex_search(v["date"].get<std::string>(), date_re))
       throw InputError(where + "/date", "missing or not YYYY-MM-DD", "every price needs the date it was quoted");
@@ -425,8 +429,8 @@ void run_fit(const FitArgs& a, Globals& g) {
     throw InputError("--slo-percentile", "applies to latency targets", "give --slo-ttft-ms / --slo-tpot-ms, or leave it out");
   if (a.price_per_gpu_hour && !a.prices.empty())
     throw InputError("--price-per-gpu-hour", "given with --prices", "give one of them");
-  if (a.price_per_gpu_hour && !(*a.price_per_gpu_hour > 0 && *a.price_per_gpu_hour <= 1e6))
-    throw InputError("--price-per-gpu-hour", "must be > 0 and at most 10^6 US dollars an hour");
+  if (a.price_per_gpu_hour && !(*a.price_per_gpu_hour >= kMinPrice && *a.price_per_gpu_hour <= kMaxPrice))
+    throw InputError("--price-per-gpu-hour", "must be from 0.001 (a tenth of a cent) to 10^6 US dollars an hour");
   const std::map<std::string, Price> prices = a.prices.empty() ? std::map<std::string, Price>{} : read_prices(a.prices, profiles);
   const bool costed = a.price_per_gpu_hour || !a.prices.empty();
 

@@ -260,3 +260,6 @@ kvplan_cli_test(check_ttft_unknown_is_input EXIT 2 STDOUT_EMPTY ARGS check ${KVP
 # --wired-limit-mb is macOS's: on a CPU host the line no longer says it applies to CPU hosts
 kvplan_cli_test(wired_limit_cpu_host EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu cpu --engine llama.cpp -c 4096 --wired-limit-mb 1000
   STDERR "kvplan: error: --wired-limit-mb: is macOS's GPU memory limit: it applies to Apple silicon, not cpu-desktop-ddr5; use --gpu-memory-bytes for other devices")
+# a price below a tenth of a cent an hour printed a tokens-per-dollar figure of hundreds of digits
+kvplan_cli_test(fit_price_too_small EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --concurrency 4 --context 4096 --gpu h100 --price-per-gpu-hour 1e-300
+  STDERR "kvplan: error: --price-per-gpu-hour: must be from 0.001 (a tenth of a cent) to 10^6 US dollars an hour")
