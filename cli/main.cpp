@@ -19,6 +19,13 @@ bool non_finite_word(std::string v) {
   return v == "inf" || v == "infinity" || v == "nan";
 }
 
+// A C hexadecimal number (0x10, 0x1p4): the parsers take it (strtod), a user who wrote it meant something else
+bool hex_number(std::string v) {
+  if (!v.empty() && (v[0] == '+' || v[0] == '-')) v.erase(0, 1);
+  if (v.size() < 3 || v[0] != '0' || (v[1] != 'x' && v[1] != 'X')) return false;
+  return v.find_first_not_of("0123456789abcdefABCDEF.pP+-", 2) == std::string::npos;
+}
+
 // Every number kvplan takes is finite: an option value (--rate inf, --x=nan, --set key=inf) that is not is refused
 // before any option parses it, so no command runs on it (a gamma sampler with an infinite shape never returns).
 // An empty option value is refused too.
@@ -39,6 +46,7 @@ void reject_non_finite(const std::vector<std::string>& args) {
     if (flag == "--set") value = value.substr(value.find('=') == std::string::npos ? 0 : value.find('=') + 1);
     if (non_finite_word(value))
       throw kvplan::InputError(flag, "'" + value + "' is not a finite number", "give a finite value");
+    if (hex_number(value)) throw kvplan::InputError(flag, "'" + value + "' is a hexadecimal number", "give it in decimal");
   }
 }
 

@@ -263,3 +263,8 @@ kvplan_cli_test(wired_limit_cpu_host EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b 
 # a price below a tenth of a cent an hour printed a tokens-per-dollar figure of hundreds of digits
 kvplan_cli_test(fit_price_too_small EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --concurrency 4 --context 4096 --gpu h100 --price-per-gpu-hour 1e-300
   STDERR "kvplan: error: --price-per-gpu-hour: must be from 0.001 (a tenth of a cent) to 10^6 US dollars an hour")
+# a C hexadecimal number is refused where it was read (--slo-tpot-ms 0x10 meant 16 ms)
+kvplan_cli_test(hex_number_value EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --slo-tpot-ms 0x10 --concurrency 4 --context 4096 --gpu h100
+  STDERR "kvplan: error: --slo-tpot-ms: '0x10' is a hexadecimal number; give it in decimal")
+kvplan_cli_test(perf_coefficients_array EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --perf-coefficients "[]"
+  STDERR "kvplan: error: --perf-coefficients: '[]' is not a JSON object; write {\"kv_eff\": 0.9, ...}")

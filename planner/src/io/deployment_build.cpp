@@ -191,7 +191,7 @@ void apply_perf_coefficients(const SettingsBag& bag, DeploymentSpec& d) {
   const std::string where = bag.get("perf_coefficients")->origin.where;
   // the value is a JSON object written out ({"frontend_s": 0.02}) or the path of a file holding one
   const auto first = text->find_first_not_of(" \t\r\n");
-  const bool inline_json = first != std::string::npos && (*text)[first] == '{';
+  const bool inline_json = first != std::string::npos && ((*text)[first] == '{' || (*text)[first] == '[');  // '[': JSON, not a path
   const std::string src = inline_json ? where : *text;
   const auto j = inline_json ? parse_json_text_unique_keys(*text, where) : parse_json_file_for(*text, where);
   if (!j.is_object()) throw InputError(where, "'" + *text + "' is not a JSON object", "write {\"kv_eff\": 0.9, ...}");
