@@ -191,7 +191,8 @@ std::string render_text(Table t) {
       // word, so only a sentence among the numbers wraps)
       for (const bool numbers : {false, true}) {
         for (size_t i = 0; i < n; ++i) {
-          if ((!whole_words && right(i) != numbers) || (whole_words && numbers) || (!whole_words && i == 0 && n > 1)) continue;
+          // at whole words every column is of the first tier; breaking words, text columns first, then numbers
+          if ((whole_words ? numbers : right(i) != numbers) || (!whole_words && i == 0 && n > 1)) continue;
           const size_t floor = whole_words ? std::min(word[i], w[i]) : 10;
           if (w[i] > floor && (widest == n || w[i] - floor > w[widest] - (whole_words ? std::min(word[widest], w[widest]) : 10)))
             widest = i;

@@ -156,8 +156,9 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     d.min_goodput = r->number("min_goodput", 0.0, 1e9);
     d.max_preemption_rate = r->number("max_preemption_rate", 0.0, 1e9);
     // a latency bound of 0 no run meets: refused, as simulate's and fit's --slo-ttft-ms 0 are
-    for (const char* k : {"max_tpot_ms", "max_ttft_ms", "max_p99_ttft_ms", "max_p99_tpot_ms"})
-      if (r->has(k) && r->number(k, 0.0, 1e12) == 0.0) r->fail(k, std::string(k) + ": must be > 0 (no run has a latency of 0)", "give the bound in ms");
+    for (const auto& [k, v] : {std::pair{"max_tpot_ms", d.max_tpot_ms}, std::pair{"max_ttft_ms", d.max_ttft_ms},
+                               std::pair{"max_p99_ttft_ms", d.max_p99_ttft_ms}, std::pair{"max_p99_tpot_ms", d.max_p99_tpot_ms}})
+      if (v == 0.0) r->fail(k, std::string(k) + ": must be > 0 (no run has a latency of 0)", "give the bound in ms");
     for (const char* k : {"max_ttft_ms", "max_tpot_ms", "max_p99_ttft_ms", "max_p99_tpot_ms", "min_goodput", "max_preemption_rate"})
       if (r->has(k)) d.field_where[std::string("requirements.") + k] = r->at(k);
   }
