@@ -238,9 +238,8 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
   if (a.requests && *a.requests > kMaxSimBurst && !a.rate && !closed && !traced)
     throw InputError("--requests", "at most " + std::to_string(kMaxSimBurst) + " sent all at once (each waits in memory)",
                      "give --rate R or --concurrency N to send them over time");
-  if (a.rate && static_cast<double>(a.requests.value_or(1000)) / *a.rate > kMaxSimClockS)
-    throw InputError("--rate", "the requests at this rate span more than 10^9 s, where the clock loses its milliseconds",
-                     "give a higher rate or fewer requests");
+  if (a.rate && arrivals_outrun_clock(static_cast<double>(a.requests.value_or(1000)), *a.rate))
+    throw InputError("--rate", kArrivalSpanProblem, kArrivalSpanFix);
   if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
   if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
   // options that only shape something else: alone they would be ignored without a word

@@ -280,6 +280,7 @@ struct StepTimeModel::Impl {
   double ar_latency = 0;  // one all-reduce's latency within a node: ar_hops x ar_alpha, or NCCL's PCIe ring
   double net_alpha = 0, net_beta = 0;
   i64 nodes = 1, per_node = 8;
+  i64 net_hops = 0;  // the network part of a multi-node all-reduce: ceil(log2(nodes)) latencies
   std::string link_basis;
   struct KvLayer {
     double bytes_per_token;
@@ -349,7 +350,7 @@ double StepTimeModel::Impl::all_reduce_s(double bytes) const {
   double t = ar_latency + 2.0 * (n_in - 1.0) / n_in * bytes / ar_beta;
   if (nodes > 1) {
     const double n = static_cast<double>(nodes);
-    t += std::ceil(std::log2(n)) * net_alpha + 2.0 * (n - 1.0) / n * (bytes / n_in) / net_beta;
+    t += static_cast<double>(net_hops) * net_alpha + 2.0 * (n - 1.0) / n * (bytes / n_in) / net_beta;
   }
   return t;
 }
@@ -909,6 +910,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   // GPUs one scale-up domain joins: 72 on GB200/GB300 NVL72 racks, else 8 per node
   m->per_node = (s.gpu.id.find("gb200") != std::string::npos || s.gpu.id.find("gb300") != std::string::npos) ? 72 : 8;
   m->nodes = ceil_div(m->tp, m->per_node);
+  m->net_hops = m->nodes > 1 ? static_cast<i64>(std::ceil(std::log2(static_cast<double>(m->nodes)))) : 0;
   // Within one NVLink / xGMI domain the engines' own all-reduce kernels (vLLM's and SGLang's custom all-reduce,
   // TensorRT-LLM's one-shot / two-shot) read every peer's buffer at once: one latency whatever the rank count.
   // Across nodes (where the engines hand the collective to NCCL) one latency per doubling of the ranks in the node.
@@ -956,7 +958,7 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
                    ", " + gb_s(m->ar_beta);
   if (m->nodes > 1)
     m->link_basis += "; " + std::to_string(m->nodes) + " nodes over the network, " +
-                     std::to_string(static_cast<i64>(std::ceil(std::log2(static_cast<double>(m->nodes))))) + " hop(s) x " +
+                     std::to_string(m->net_hops) + " hop(s) x " +
                      num(m->net_alpha * 1e6, 3) + " us, " + gb_s(m->net_beta);
   impl_ = std::move(m);
 }

@@ -172,9 +172,7 @@ std::unique_ptr<RequestSource> make_workload(const WorkloadSpec& w) {
     throw InputError("requests", "must be at most " + std::to_string(kMaxSimRequests) + " in one run",
                      "simulate fewer requests (the percentiles settle long before), or replay a trace");
   if (!(w.rate >= 0) || !std::isfinite(w.rate)) throw InputError("rate", "must be a finite rate >= 0 (0: all at once)");
-  if (w.rate > 0 && static_cast<double>(w.requests) / w.rate > kMaxSimClockS)
-    throw InputError("rate", "the requests at this rate span more than 10^9 s, where the clock loses its milliseconds",
-                     "give a higher rate or fewer requests");
+  if (arrivals_outrun_clock(static_cast<double>(w.requests), w.rate)) throw InputError("rate", kArrivalSpanProblem, kArrivalSpanFix);
   if (w.arrival == ArrivalKind::gamma && !(w.burstiness > 0)) throw InputError("burstiness", "must be > 0");
   if (w.shared_prefix_tokens < 0) throw InputError("shared_prefix_tokens", "must be >= 0");
   if (w.prefix_groups < 1) throw InputError("prefix_groups", "must be >= 1");

@@ -129,9 +129,8 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
     d.rate = t->number("rate", 1e-9, 1e9);
     d.requests = t->count("requests", 1, kMaxSimRequests);
     // the simulation's bounds, where the file says them (simulate's flags check the same)
-    if (d.rate && static_cast<double>(d.requests.value_or(1000)) / *d.rate > kMaxSimClockS)
-      t->fail("rate", "rate: the requests at this rate span more than 10^9 s, where the clock loses its milliseconds",
-              "give a higher rate or fewer requests");
+    if (d.rate && arrivals_outrun_clock(static_cast<double>(d.requests.value_or(1000)), *d.rate))
+      t->fail("rate", std::string("rate: ") + kArrivalSpanProblem, kArrivalSpanFix);
     d.seed = t->count("seed", 0, i64{1} << 62);
     d.trace = t->str("trace");
     for (const char* k : {"prompt_tokens", "output_tokens", "context", "concurrency", "shared_prefix", "rate", "requests", "seed", "trace"})

@@ -57,6 +57,12 @@ enum class SchedulerKind { vllm_v1, vllm_v0, sglang, trtllm, llamacpp };  // vll
 constexpr i64 kMaxSimRequests = 100000000;
 constexpr i64 kMaxSimBurst = 10000000;
 constexpr double kMaxSimClockS = 1e9;
+/// requests sent at `rate` per second span requests / rate seconds: past kMaxSimClockS the clock loses its
+/// milliseconds. Every reader of a rate (simulate's --rate, a deployment file's traffic.rate, make_workload)
+/// refuses such a pair with this problem and fix, each naming its own field.
+inline bool arrivals_outrun_clock(double requests, double rate) { return rate > 0 && requests / rate > kMaxSimClockS; }
+inline constexpr const char* kArrivalSpanProblem = "the requests at this rate span more than 10^9 s, where the clock loses its milliseconds";
+inline constexpr const char* kArrivalSpanFix = "give a higher rate or fewer requests";
 
 /// The scheduler and pool of one replica; sim_config_for fills it from a plan.
 struct SimConfig {
