@@ -91,7 +91,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
   b.title = d.spec.model.id + " on " + std::to_string(n_gpus) + " x " + s.gpu.id + " (TP " + std::to_string(s.parallel.tp) +
             ", PP " + std::to_string(s.parallel.pp) + ", DP " + std::to_string(s.parallel.dp) + "), " + engine_name(s.engine.kind) +
             ", KV " + kv_pair_label(s.kv.k_format, s.kv.v_format, "/") +
-            " - budget of the most loaded GPU";
+            (s.gpu.device_class == "cpu" ? " - budget of the host's memory" : " - budget of the most loaded GPU");
   b.columns = {"term", "bytes", "human", "basis"};
   b.verbose_only = {false, false, false, true};
   b.right_align = {false, true, true, false};
@@ -128,7 +128,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
       if (r.swa_cells > 0) row("SWA cache cells", grouped(r.swa_cells));
       row("KV size", human_bytes(r.kv_bytes) + " (K " + human_bytes(r.k_bytes) + ", V " + human_bytes(r.v_bytes) + ")");
       if (r.state_bytes > 0) row("recurrent state", human_bytes(r.state_bytes));
-      row("KV on the GPU", human_bytes(r.gpu_kv_bytes));
+      row(std::string("KV on the ") + device_noun(s.gpu), human_bytes(r.gpu_kv_bytes));
       break;
     case EngineKind::generic:
       row("available KV memory", grouped(r.available_kv_bytes) + " B (" + human_bytes(r.available_kv_bytes) + ")");
@@ -145,13 +145,14 @@ void run_plan(const PlanArgs& a, Globals& g) {
   f.columns = {"quantity", "value"};
   f.right_align = {false, true};
   f.rows.push_back({"fits", c.fits ? "yes" : "NO (limited by " + c.limiting + ")"});
-  f.rows.push_back({"KV for these requests per GPU", human_bytes(c.kv_bytes)});
-  f.rows.push_back({"total per GPU", human_bytes(c.total_bytes) + " of " + human_bytes(p.total_bytes())});
+  const std::string device = device_noun(d.spec.gpu);
+  f.rows.push_back({"KV for these requests per " + device, human_bytes(c.kv_bytes)});
+  f.rows.push_back({"total per " + device, human_bytes(c.total_bytes) + " of " + human_bytes(p.total_bytes())});
   // llama.cpp allocates its whole cache (-c cells) at start: its headroom is the GPU memory left beside it, and a
   // workload over the cells is short of context, not of that memory
   const bool llama = d.spec.engine.kind == EngineKind::llamacpp;
-  f.rows.push_back({c.headroom_bytes >= 0 ? (llama ? "GPU memory left (the -c cache is allocated whole)" : "KV headroom")
-                                          : (llama ? "GPU memory short by" : "KV short by"),
+  f.rows.push_back({c.headroom_bytes >= 0 ? (llama ? device + " memory left (the -c cache is allocated whole)" : "KV headroom")
+                                          : (llama ? device + " memory short by" : "KV short by"),
                     human_bytes(c.headroom_bytes >= 0 ? c.headroom_bytes : -c.headroom_bytes)});
   f.rows.push_back({"max concurrency at " + grouped(d.tokens) + " tokens", grouped(max_conc)});
   f.rows.push_back({"max tokens per request at " + grouped(d.concurrency) + " requests", grouped(max_ctx)});
@@ -172,7 +173,7 @@ void run_plan(const PlanArgs& a, Globals& g) {
   const i64 stages = p.spec().parallel.pp;
   pf.rows.push_back({"TPOT", fmt_time(perf.tpot_s) + " (" + perf.decode_bound + " bound)",
                      stages > 1 ? "one stage's step (" + fmt_time(perf.decode_step_s) + ", the step rows) x " + std::to_string(stages) + " pipeline stages" : ""});
-  pf.rows.push_back({"decode tokens/s per GPU", fmt_double(perf.decode_tokens_per_s_per_gpu, 1), ""});
+  pf.rows.push_back({"decode tokens/s per " + device, fmt_double(perf.decode_tokens_per_s_per_gpu, 1), ""});
   pf.rows.push_back({"decode tokens/s (deployment)", fmt_double(perf.decode_tokens_per_s, 1), ""});
   pf.rows.push_back({"TTFT (one " + grouped(d.prompt) + "-token prompt" +
                          (perf.prefill_chunks > 1 ? ", " + grouped(perf.prefill_chunks) + " chunks" : std::string()) + ")",

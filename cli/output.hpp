@@ -40,9 +40,9 @@ ojson envelope(const std::string& schema_name, const std::string& schema_version
 /// ("cases.0.median_s"); one value per cell, numbers raw (table, md, csv and jsonl of JSON-first commands).
 Table flatten(const ojson& j);
 
-/// Integer with thousands separators: 131,072.
 /// A message made one printable line: control bytes (a newline or an escape in a file name) as \xNN, UTF-8 kept.
 std::string one_line(const std::string& s);
+/// Integer with thousands separators: 131,072.
 std::string grouped(long long v);
 
 /// A number with `digits` decimals ("%.*f"); "n/a" when it is not finite.

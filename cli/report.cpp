@@ -145,6 +145,7 @@ struct Budget {
   std::vector<std::pair<std::string, i64>> terms;  // bytes > 0 only
   i64 used = 0;
   i64 total = 0;  // gpu_total_bytes (0 when unknown)
+  std::string device = "GPU";  // ReportSection::device
   i64 free() const { return total > used ? total - used : 0; }
   i64 over() const { return total > 0 && used > total ? used - total : 0; }
   i64 scale() const { return std::max(used, total); }
@@ -153,6 +154,7 @@ struct Budget {
 std::optional<Budget> budget_of(const ReportSection& s) {
   Budget b;
   b.total = std::max<i64>(s.gpu_total_bytes, 0);
+  b.device = s.device;
   for (const auto& [name, bytes] : s.budget) {
     if (bytes <= 0) continue;
     b.terms.emplace_back(name, bytes);
@@ -369,7 +371,7 @@ void html_budget(std::ostringstream& o, const Budget& b) {
   const double axis_y = bar_y + bar_h, legend_y = axis_y + 40.0, row_h = 20.0;
   const double height = legend_y + row_h * static_cast<double>(rows) + 8.0, width = ml + bw + 40.0;  // room for "80 GiB"
 
-  o << "<figure class=\"budget\">\n<svg role=\"img\" aria-label=\"per-GPU memory budget\" width=\"" << px(width)
+  o << "<figure class=\"budget\">\n<svg role=\"img\" aria-label=\"per-" << esc(b.device) << " memory budget\" width=\"" << px(width)
     << "\" height=\"" << px(height) << "\" viewBox=\"0 0 " << px(width) << " " << px(height) << "\">\n";
   // segments
   i64 at = 0;
@@ -379,7 +381,7 @@ void html_budget(std::ostringstream& o, const Budget& b) {
     const double x0 = xof(at), x1 = xof(at + bytes), w = x1 - x0;
     o << "<g class=\"seg\"><rect x=\"" << px(x0) << "\" y=\"" << px(bar_y) << "\" width=\"" << px(w) << "\" height=\""
       << px(bar_h) << "\" fill=\"" << sw.fill << "\" stroke=\"#ffffff\" stroke-width=\"1\"><title>" << esc(name)
-      << ": " << gib(bytes) << " (" << pct_of_total(bytes, b.total) << " of the GPU)</title></rect>";
+      << ": " << gib(bytes) << " (" << pct_of_total(bytes, b.total) << " of the " << esc(b.device) << ")</title></rect>";
     const std::string val = gib(bytes);
     if (w >= std::max(text_w(name, 12), text_w(val, 11)) + 10) {
       o << "<text x=\"" << px(x0 + w / 2) << "\" y=\"" << px(bar_y + 19) << "\" text-anchor=\"middle\" font-size=\"12\" "
@@ -442,20 +444,20 @@ void html_budget(std::ostringstream& o, const Budget& b) {
   if (b.total > 0) {
     if (b.over() > 0) {
       const std::string sw = "<rect x=\"" + px(ml + 6) + "\" y=\"" + px(y + 1) + "\" width=\"2.5\" height=\"16\" fill=\"#a40e26\"/>";
-      row(sw, "over the GPU total by", gib(b.over()), pct_of_total(b.over(), b.total), true, "#a40e26");
+      row(sw, "over the " + b.device + " total by", gib(b.over()), pct_of_total(b.over(), b.total), true, "#a40e26");
     } else {
       const std::string sw = "<rect x=\"" + px(ml + 0.5) + "\" y=\"" + px(y + 2.5) +
                              "\" width=\"13\" height=\"13\" fill=\"#f6f8fa\" stroke=\"#8c959f\" stroke-dasharray=\"3 2\"/>";
       row(sw, "free", gib(b.free()), pct_of_total(b.free(), b.total), false, "#57606a");
     }
-    row("", "GPU total", gib(b.total), "100.0%", true, "#24292f");
+    row("", b.device + " total", gib(b.total), "100.0%", true, "#24292f");
   } else {
-    row("", "total (GPU size unknown)", gib(b.used), "", true, "#24292f");
+    row("", "total (" + b.device + " size unknown)", gib(b.used), "", true, "#24292f");
   }
-  o << "</svg>\n<figcaption>Memory of the most loaded GPU, term by term, against its total.</figcaption>\n</figure>\n";
+  o << "</svg>\n<figcaption>Memory of the " << (b.device == "GPU" ? "most loaded GPU" : esc(b.device)) << ", term by term, against its total.</figcaption>\n</figure>\n";
 }
 
-void html_throughput(std::ostringstream& o, const std::vector<std::pair<i64, double>>& pts) {
+void html_throughput(std::ostringstream& o, const std::vector<std::pair<i64, double>>& pts, const std::string& device) {
   const double width = 820, height = 340, ml = 84, mr = 28, mt = 24, mb = 56;
   const double pw = width - ml - mr, ph = height - mt - mb;
   const i64 cmin = pts.front().first, cmax = pts.back().first;
@@ -489,7 +491,7 @@ void html_throughput(std::ostringstream& o, const std::vector<std::pair<i64, dou
   const double ytop = std::max(ystep, std::ceil((ymax > 0 ? ymax * 1.08 : 1.0) / ystep) * ystep);
   auto ypos = [&](double v) { return mt + ph * (1.0 - std::max(v, 0.0) / ytop); };
 
-  o << "<figure class=\"throughput\">\n<svg role=\"img\" aria-label=\"decode throughput per GPU against concurrency\" "
+  o << "<figure class=\"throughput\">\n<svg role=\"img\" aria-label=\"decode throughput per " << esc(device) << " against concurrency\" "
        "width=\""
     << px(width) << "\" height=\"" << px(height) << "\" viewBox=\"0 0 " << px(width) << " " << px(height) << "\">\n";
   // grid and y ticks
@@ -515,7 +517,7 @@ void html_throughput(std::ostringstream& o, const std::vector<std::pair<i64, dou
     << "\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"600\" fill=\"#424a53\">concurrent sequences"
     << (logx ? " (log scale)" : "") << "</text>\n";
   o << "<text transform=\"translate(18 " << px(mt + ph / 2) << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\" "
-       "font-weight=\"600\" fill=\"#424a53\">decode tokens/s per GPU</text>\n";
+       "font-weight=\"600\" fill=\"#424a53\">decode tokens/s per " << esc(device) << "</text>\n";
   // line and points
   o << "<polyline fill=\"none\" stroke=\"#0b5cad\" stroke-width=\"2\" points=\"";
   for (size_t k = 0; k < pts.size(); ++k)
@@ -526,13 +528,13 @@ void html_throughput(std::ostringstream& o, const std::vector<std::pair<i64, dou
     const double x = xpos(static_cast<double>(c)), y = ypos(v);
     o << "<g class=\"pt\"><circle cx=\"" << px(x) << "\" cy=\"" << px(y) << "\" r=\"4\" fill=\"#0b5cad\" "
       << "stroke=\"#ffffff\" stroke-width=\"1.5\"><title>concurrency " << grouped(c) << ": " << rate(v)
-      << " tokens/s per GPU</title></circle>";
+      << " tokens/s per " << esc(device) << "</title></circle>";
     if (labels)
       o << "<text x=\"" << px(x) << "\" y=\"" << px(y - 9) << "\" text-anchor=\"middle\" font-size=\"11\" "
         << "fill=\"#24292f\">" << rate(v) << "</text>";
     o << "</g>\n";
   }
-  o << "</svg>\n<figcaption>Estimated decode throughput of one GPU at each concurrency.</figcaption>\n</figure>\n";
+  o << "</svg>\n<figcaption>Estimated decode throughput of one " << esc(device) << " at each concurrency.</figcaption>\n</figure>\n";
 }
 
 /// Finite (x, y) pairs of one line; a line shorter than x is cut where it ends.
@@ -659,12 +661,12 @@ void html_section(std::ostringstream& o, const ReportSection& s, size_t index) {
     html_heatmap(o, s);
   }
   if (const auto b = budget_of(s)) {
-    o << "<h3>Per-GPU memory budget</h3>\n";
+    o << "<h3>Per-" << esc(s.device) << " memory budget</h3>\n";
     html_budget(o, *b);
   }
   if (const auto pts = throughput_points(s); !pts.empty()) {
     o << "<h3>Decode throughput</h3>\n";
-    html_throughput(o, pts);
+    html_throughput(o, pts, s.device);
   }
   for (const auto& c : s.charts) {
     if (!has_series(c)) continue;
@@ -737,24 +739,24 @@ std::string render_markdown(const Report& r) {
       o << "\n";
     }
     if (const auto b = budget_of(s)) {
-      o << "### Per-GPU memory budget\n\n| Term | GiB | % of GPU |\n| --- | ---: | ---: |\n";
+      o << "### Per-" << b->device << " memory budget\n\n| Term | GiB | % of " << b->device << " |\n| --- | ---: | ---: |\n";
       auto gib_num = [](i64 bytes) { return fixed(static_cast<double>(bytes) / kGiB, 2); };
       for (const auto& [name, bytes] : b->terms)
         o << "| " << md_cell(name) << " | " << gib_num(bytes) << " | " << pct_of_total(bytes, b->total) << " |\n";
       if (b->total > 0) {
         if (b->over() > 0)
-          o << "| **over the GPU total by** | **" << gib_num(b->over()) << "** | **" << pct_of_total(b->over(), b->total)
+          o << "| **over the " << b->device << " total by** | **" << gib_num(b->over()) << "** | **" << pct_of_total(b->over(), b->total)
             << "** |\n";
         else
           o << "| free | " << gib_num(b->free()) << " | " << pct_of_total(b->free(), b->total) << " |\n";
-        o << "| **GPU total** | **" << gib_num(b->total) << "** | **100.0%** |\n";
+        o << "| **" << b->device << " total** | **" << gib_num(b->total) << "** | **100.0%** |\n";
       } else {
-        o << "| **total (GPU size unknown)** | **" << gib_num(b->used) << "** | n/a |\n";
+        o << "| **total (" << b->device << " size unknown)** | **" << gib_num(b->used) << "** | n/a |\n";
       }
       o << "\n";
     }
     if (const auto pts = throughput_points(s); !pts.empty()) {
-      o << "### Decode throughput\n\n| Concurrency | Decode tokens/s per GPU |\n| ---: | ---: |\n";
+      o << "### Decode throughput\n\n| Concurrency | Decode tokens/s per " << s.device << " |\n| ---: | ---: |\n";
       for (const auto& [c, v] : pts) o << "| " << grouped(c) << " | " << rate(v) << " |\n";
       o << "\n";
     }

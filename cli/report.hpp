@@ -36,6 +36,7 @@ struct ReportSection {
   // stacked budget bar of the most loaded GPU: (term, bytes), drawn against gpu_total_bytes
   std::vector<std::pair<std::string, i64>> budget;
   i64 gpu_total_bytes = 0;
+  std::string device = "GPU";           // what the budget and throughput are per: "GPU", or "host" for a CPU host
   // decode throughput: (concurrency, decode tokens/s per GPU)
   std::vector<std::pair<i64, double>> throughput;
   std::vector<SeriesChart> charts;      // time series (drawn after the throughput curve)

@@ -99,6 +99,7 @@ ReportSection build_section(const Deployment& d, const Planner& p, const std::st
   for (const auto& t : p.budget())
     if (t.name != "gpu_total") s.budget.emplace_back(t.name, t.bytes);
   s.gpu_total_bytes = p.total_bytes();
+  s.device = device_noun(p.spec().gpu);
   for (i64 n : s.concurrencies) {
     if (!p.cell(tokens, n, prefix).fits && n > 1) break;
     s.throughput.emplace_back(n, estimate_perf(p, prompt, output, n, d.perf).decode_tokens_per_s_per_gpu);

@@ -268,3 +268,9 @@ kvplan_cli_test(hex_number_value EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --slo
   STDERR "kvplan: error: --slo-tpot-ms: '0x10' is a hexadecimal number; give it in decimal")
 kvplan_cli_test(perf_coefficients_array EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --perf-coefficients "[]"
   STDERR "kvplan: error: --perf-coefficients: '[]' is not a JSON object; write {\"kv_eff\": 0.9, ...}")
+# a CPU host's plan and report name the host, not a GPU it does not have: 4 sequences x 4,096 cells x 128 KiB
+# (Llama-3.1-8B f16 KV: 2 x 32 layers x 8 heads x 128 x 2 B) = 2.00 GiB of cache
+kvplan_cli_test(plan_cpu_host_labels EXIT 0 ARGS plan llama-3.1-8b --gpu cpu --engine llama.cpp --weight-format Q4_K_M --ctx-size 16384 --parallel 4
+  --context 4096 --concurrency 4 --format md STDOUT_CONTAINS "| KV for these requests per host | 2.00 GiB |")
+kvplan_cli_test(report_cpu_host_labels EXIT 0 ARGS report llama-3.1-8b --gpu cpu --engine llama.cpp --weight-format Q4_K_M
+  STDOUT_CONTAINS "### Per-host memory budget")

@@ -63,6 +63,9 @@ struct GpuSpec {
 
 /// An NVIDIA compute capability 10.x (B200, B300, GB200, GB300: SM100 / SM103), where the engines pick their own
 /// attention backends and page sizes
+/// What prose calls the device whose memory a plan budgets: "host" for a CPU host (`--gpu cpu`: RAM is the memory,
+/// no GPU in the plan), else "GPU" (an Apple chip's and a unified-memory box's GPU included).
+inline const char* device_noun(const GpuSpec& g) { return g.device_class == "cpu" ? "host" : "GPU"; }
 inline bool is_sm10x(const std::string& compute_capability) { return compute_capability.rfind("10.", 0) == 0; }
 
 }  // namespace kvplan
