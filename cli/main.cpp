@@ -2,6 +2,7 @@
 // (0 ok / fits, 1 does not fit, 2 bad input or usage, 3 runtime failure).
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <iostream>
 
 #include "commands.hpp"
@@ -128,6 +129,14 @@ int main(int argc, char** argv) {
     return 3;
   } catch (const std::exception& e) {
     std::cerr << "kvplan: error: " << cli::one_line(e.what()) << "\n";
+    return 3;
+  }
+  // data that never reached stdout (a full disk, a closed descriptor) is a failed run, not a pass with no output
+  std::cout.flush();
+  const bool stdio_failed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0;  // sweep streams through stdio
+  if (!std::cout || stdio_failed) {
+    std::cerr << "kvplan: error: stdout: the output could not be written (a full disk or a closed stream); write it "
+                 "somewhere with room\n";
     return 3;
   }
   return g.exit_code;
