@@ -250,19 +250,25 @@ namespace {
 
 bool is_engine_version(std::string v) {
   if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v.erase(0, 1);
-  // a release: latest, b<digits> (llama.cpp), or up to four dot-separated numbers with a suffix (0.10.1.1, 1.0.0rc3,
-  // 0.5.6.post1); not a sign (-1), b-1, or five numbers
+  // a release: latest, b<digits> (a llama.cpp build), or one to four dot-separated numbers and a suffix of letters,
+  // digits and . + - _ (0.10.1.1, 1.0.0rc3, 0.5.6.post1, 0.19.1rc1.dev339+gedc364896); not a sign (-1), another
+  // engine's name (trtllm@1.0), words around a number (x0.5, abc1.0) or a shell fragment ('1.0; rm')
   if (v == "latest") return true;
-  if (v.empty() || v.find_first_of("0123456789") == std::string::npos || v[0] == '-' || v[0] == '+' || v[0] == '.') return false;
-  if (v[0] == 'b' && v.size() > 1 && !std::isdigit(static_cast<unsigned char>(v[1])) && v.find_first_not_of("0123456789abcdef") != std::string::npos) return false;
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  if (v.size() > 1 && v[0] == 'b' && std::all_of(v.begin() + 1, v.end(), digit)) return true;
+  if (v.empty() || !digit(v[0])) return false;
   int numbers = 0;
-  for (size_t i = 0; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]));) {
+  size_t i = 0;
+  while (i < v.size() && digit(v[i])) {
     ++numbers;
-    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
-    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1]))) ++i;
+    while (i < v.size() && digit(v[i])) ++i;
+    if (i + 1 < v.size() && v[i] == '.' && digit(v[i + 1])) ++i;
     else break;
   }
-  return numbers <= 4;
+  const bool suffix_ok = std::all_of(v.begin() + static_cast<std::ptrdiff_t>(i), v.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '+' || c == '-' || c == '_';
+  });
+  return numbers <= 4 && suffix_ok;
 }
 
 }  // namespace
@@ -635,11 +641,10 @@ ojson budget_json(const Planner& p) {
   return arr;
 }
 
-std::string resolved_engine_version(EngineKind kind, const std::string& given) {
-  if (!given.empty() && given != "latest") return given;
-  const auto versions = io::flag_table_versions(kind);
-  return versions.empty() ? std::string(engine_rules(kind).first) : versions.back();
-}
+// With no version given every rule and performance gate takes its newest form (core/engine.cpp is_newest_version),
+// newer than any one release kvplan names (llama.cpp's newest flag table is b7376, its newest rules b7830, a
+// performance gate b10042): "latest" is what ran, and --engine-version latest reproduces it.
+std::string resolved_engine_version(const std::string& given) { return given.empty() ? "latest" : given; }
 
 ojson deployment_inputs_json(const Deployment& d) {
   ojson j = model_inputs_json(d.spec.model, d.spec.kv, d.model.arg, d.model.origin, d.model.mla_layout, d.model.ignore_windows,
@@ -649,7 +654,7 @@ ojson deployment_inputs_json(const Deployment& d) {
   j["gpu_memory_bytes"] = s.overrides.gpu_memory.value_or(s.gpu.memory_bytes);
   j["gpu_bandwidth_bytes_per_s"] = s.gpu.memory_bandwidth_bytes_per_s;
   j["engine"] = engine_name(s.engine.kind);
-  j["engine_version"] = resolved_engine_version(s.engine.kind, d.engine_version);
+  j["engine_version"] = resolved_engine_version(d.engine_version);
   j["engine_rules"] = s.engine.rules ? s.engine.rules->label : "";
   j["tensor_parallel_size"] = s.parallel.tp;
   j["pipeline_parallel_size"] = s.parallel.pp;

@@ -116,8 +116,8 @@ std::vector<std::string> plan_notes(const Planner& p);
 ojson engine_json(const Planner& p);
 ojson budget_json(const Planner& p);
 ojson deployment_inputs_json(const Deployment& d);
-/// The engine version planned: the one given, else the newest kvplan has a flag table for (printed as inputs.engine_version).
-std::string resolved_engine_version(EngineKind kind, const std::string& given);
+/// The engine version planned (inputs.engine_version): the one given, else "latest" (every rule in its newest form).
+std::string resolved_engine_version(const std::string& given);
 /// Paging against contiguous reservation, and the performance estimate, as JSON.
 ojson paging_json(const Deployment& d, const Planner& p);
 ojson perf_json(const PerfResult& r);

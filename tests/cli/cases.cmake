@@ -274,3 +274,10 @@ kvplan_cli_test(plan_cpu_host_labels EXIT 0 ARGS plan llama-3.1-8b --gpu cpu --e
   --context 4096 --concurrency 4 --format md STDOUT_CONTAINS "| KV for these requests per host | 2.00 GiB |")
 kvplan_cli_test(report_cpu_host_labels EXIT 0 ARGS report llama-3.1-8b --gpu cpu --engine llama.cpp --weight-format Q4_K_M
   STDOUT_CONTAINS "### Per-host memory budget")
+# a version is a release, not words around a number or another engine's name
+kvplan_cli_test(bad_engine_version_words EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine-version x0.5
+  STDERR "kvplan: error: --engine-version: 'x0.5' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
+kvplan_cli_test(bad_engine_version_other_engine EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --engine-version trtllm@1.0
+  STDERR "kvplan: error: --engine-version: 'trtllm@1.0' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
+kvplan_cli_test(engine_version_dev_build EXIT 0 ARGS plan llama-3.1-8b --engine-version 0.19.1rc1.dev339+gedc364896 --format json
+  STDOUT_CONTAINS "\"engine_version\": \"0.19.1rc1.dev339+gedc364896\"")

@@ -1116,3 +1116,25 @@ TEST_CASE("a deployment file with a key given twice exits 2 naming it, YAML and 
   CHECK(rj.err == "kvplan: error: " + j + ": key \"max_p99_ttft_ms\" appears twice in one object (the last would silently win); keep one of them\n");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("no engine version and latest are the same plan and simulation for every engine, reported as latest", "[front-doors]") {
+  // every version gate takes its newest form for both (a llama.cpp@latest run once took each performance gate's oldest
+  // branch: twice the TPOT); the JSON says latest, which --engine-version latest reproduces
+  for (const std::string engine : {"vllm", "sglang", "trtllm", "llama.cpp"}) {
+    for (const std::string cmd : {"plan", "simulate"}) {
+      std::vector<std::string> base = {cmd, "llama-3.1-8b", "--gpu", "h100-sxm", "--format", "json"};
+      if (cmd == "simulate") base.insert(base.end(), {"--requests", "20", "--seed", "3"});
+      std::vector<std::string> plain = base, latest = base;
+      plain.insert(plain.end(), {"--engine", engine});
+      latest.insert(latest.end(), {"--engine", engine, "--engine-version", "latest"});
+      const Run a = kvplan(plain), b = kvplan(latest);
+      INFO(engine << " " << cmd << ": " << a.err << b.err);
+      REQUIRE(a.exit == 0);
+      REQUIRE(b.exit == 0);
+      const json ja = json::parse(a.out), jb = json::parse(b.out);
+      CHECK(ja["inputs"]["engine_version"] == "latest");
+      CHECK(jb["inputs"]["engine_version"] == "latest");
+      CHECK(ja["results"] == jb["results"]);
+    }
+  }
+}

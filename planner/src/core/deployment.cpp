@@ -227,7 +227,7 @@ static void sparse_mla_layout(ModelSpec& m, ElemFormat k_format, const EngineSet
   const EngineKind engine = e.kind;
   const bool fp8 = k_format == ElemFormat::fp8_e4m3 || k_format == ElemFormat::fp8_e5m2;
   // SGLang sized its pool without the indexer until #11309 (2025-10-08, first in v0.5.3.post1)
-  const bool old_sglang = engine == EngineKind::sglang && !e.version.empty() && compare_versions(e.version, "0.5.3.post1") < 0;
+  const bool old_sglang = engine == EngineKind::sglang && version_before(e.version, "0.5.3.post1");
   i64 record = 0;
   for (Layer& l : m.layers) {
     if (l.kv != KvKind::mla_latent) continue;
@@ -354,8 +354,8 @@ PlanSpec plan_spec(const DeploymentSpec& d) {
   // (2025-11-30, first in 0.5.6) "DP attention is enabled for DeepSeek NSA" with dp_size = tp_size, at this point's TP;
   // 0.5.3 itself also set mem_fraction_static 0.8 ("Setting mem fraction static to 0.8 for DeepSeek NSA.", dropped in
   // 0.5.3.post1), over any given
-  if (e.kind == EngineKind::sglang && d.model.sparse_mla && !e.version.empty() && compare_versions(e.version, "0.5.3") >= 0 &&
-      compare_versions(e.version, "0.5.6") < 0) {
+  if (e.kind == EngineKind::sglang && d.model.sparse_mla && !is_newest_version(e.version) && !version_before(e.version, "0.5.3") &&
+      version_before(e.version, "0.5.6")) {
     if (e.attention_dp == 1 && d.parallel.tp > 1 && d.parallel.dp == 1) {
       e.attention_dp = d.parallel.tp;
       s.model.notes.push_back("SGLang " + e.version + " turns DP attention on for DeepSeek NSA with dp_size = tp_size (" +

@@ -96,7 +96,7 @@ double kernel_eff(const PerfCoefficients& c, const std::string& k) {
 }
 
 // the planned engine is a release before `version` (an unversioned engine is the newest kvplan knows)
-bool built_before(const EngineSettings& e, const char* version) { return !e.version.empty() && compare_versions(e.version, version) < 0; }
+bool built_before(const EngineSettings& e, const char* version) { return version_before(e.version, version); }
 
 // An Apple GPU core's shader ALUs: 128 FP32 lanes (FP16 at the same rate), a fused multiply-add each per clock
 constexpr double kAppleFlopsPerCoreClock = 128.0 * 2.0;
@@ -220,7 +220,7 @@ LlamacppKernels llamacpp_decode_kernels(const GpuSpec& gpu, const EngineSettings
             (fa ? "on" : "off") + ")" + (k.per_moe_layer > 0 ? " + " + std::to_string(k.per_moe_layer) + " an MoE layer (top-" +
                                                                    std::to_string(experts_active) + ")"
                                                              : std::string()) +
-            " + " + std::to_string(k.per_token) + " a token, llama.cpp " + (engine.version.empty() ? std::string("newest") : engine.version);
+            " + " + std::to_string(k.per_token) + " a token, llama.cpp " + (is_newest_version(engine.version) ? std::string("newest") : engine.version);
   return k;
 }
 

@@ -1274,7 +1274,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (fa != "on" && fa != "off" && fa != "auto") bag.fail("flash_attn", "expected on, off or auto, got '" + fa + "'");
   e.flash_attn = fa;
   // before b6325 (#15434) -fa was a switch, off unless given: the same refusal without it
-  const bool fa_off = fa == "off" || (fa == "auto" && !bag.has("flash_attn") && !e.version.empty() && compare_versions(e.version, "b6325") < 0);
+  const bool fa_off = fa == "off" || (fa == "auto" && !bag.has("flash_attn") && version_before(e.version, "b6325"));
   if (kind == EngineKind::llamacpp && fa_off && d.v_format && format_info(*d.v_format).block_elems > 1 && format_info(*d.v_format).row_bits == 0)
     bag.fail("cache_type_v",
              "a quantized V cache needs flash attention; llama.cpp " + std::string(fa == "off" ? "refuses -fa off" : e.version + " (flash attention off unless -fa)") +

@@ -49,7 +49,7 @@ void apply_limit_mm(const SettingsBag& bag, DeploymentSpec& s) {
   const std::string key = "limit_mm_per_prompt";
   const std::string text = bag.text(key).value_or("");
   const std::string& version = s.engine.version;
-  const bool pairs = !version.empty() && compare_versions(version, "0.10.0") < 0;
+  const bool pairs = version_before(version, "0.10.0");
   auto count_of = [](const std::string& t) -> std::optional<i64> {
     if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); }))
       return std::nullopt;
