@@ -281,3 +281,7 @@ kvplan_cli_test(bad_engine_version_other_engine EXIT 2 STDOUT_EMPTY ARGS plan ll
   STDERR "kvplan: error: --engine-version: 'trtllm@1.0' is not an engine version; give a release such as 0.11, 0.5.4 or b6000, or latest")
 kvplan_cli_test(engine_version_dev_build EXIT 0 ARGS plan llama-3.1-8b --engine-version 0.19.1rc1.dev339+gedc364896 --format json
   STDOUT_CONTAINS "\"engine_version\": \"0.19.1rc1.dev339+gedc364896\"")
+# --per-request keeps a late clock to the microsecond: an arrival at 50,000,000.123 s is written as it was given
+# (9 significant digits printed 50000000.1)
+kvplan_cli_test(per_request_late_clock EXIT 0 ARGS simulate llama-3.1-8b --trace ${KVPLAN_DATA}/traces/late-arrival.csv
+  --per-request /dev/stdout --format json STDOUT_CONTAINS "1,50000000.123000,")
