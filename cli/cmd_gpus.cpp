@@ -68,10 +68,10 @@ void run_gpus(const GpusArgs& a, Globals& g) {
                         gp.interconnect, std::to_string(link_bytes), std::to_string(pcie_bytes)});
     else
       t.rows.push_back({id, gp.name, gp.device_class, human_bytes(gp.memory_bytes), short_kind(gp.memory_bytes_kind),
-                        grouped(gp.memory_bandwidth_bytes_per_s / 1000000000),
+                        grouped((gp.memory_bandwidth_bytes_per_s + 500000000) / 1000000000),  // to the nearest GB/s
                         gp.bf16_dense_tflops || !gp.fp16_dense_tflops ? opt_num(gp.bf16_dense_tflops) : opt_num(gp.fp16_dense_tflops) + "*",
                         opt_num(gp.fp8_dense_tflops),
-                        gp.interconnect == "none" ? "none" : gp.interconnect + " " + grouped(link_bytes / 1000000000)});
+                        gp.interconnect == "none" ? "none" : gp.interconnect + " " + grouped((link_bytes + 500000000) / 1000000000)});
     rows.push_back({{"id", id},
                     {"name", gp.name},
                     {"aliases", gp.aliases},

@@ -285,3 +285,5 @@ kvplan_cli_test(engine_version_dev_build EXIT 0 ARGS plan llama-3.1-8b --engine-
 # (9 significant digits printed 50000000.1)
 kvplan_cli_test(per_request_late_clock EXIT 0 ARGS simulate llama-3.1-8b --trace ${KVPLAN_DATA}/traces/late-arrival.csv
   --per-request /dev/stdout --format json STDOUT_CONTAINS "1,50000000.123000,")
+# the gpus table rounds bandwidth to the nearest GB/s: MI100's HBM2 1,228.8 GB/s (AMD's MI100 datasheet) reads 1,229
+kvplan_cli_test(gpus_bandwidth_rounded EXIT 0 ARGS gpus --format md STDOUT_CONTAINS "| mi100 | AMD Instinct MI100 32GB | datacenter | 31.98 GiB | nvml | 1,229 |")
