@@ -121,26 +121,32 @@ std::string bytes_word(ElemFormat f) {
   return std::to_string(fi.block_bytes) + "/" + std::to_string(fi.block_elems) + " B (" + std::string(fi.name) + ")";
 }
 
+// One group's derivation: the bytes of one layer, then times the group's layers ("... = 4096 B/token/layer, x 32
+// layers = 131072 B/token").
 std::string describe(const KvGroup& g, const KvOptions& o) {
-  const std::string n = std::to_string(g.layer_indices.size()) + " layers x ";
+  const i64 layers = static_cast<i64>(g.layer_indices.size());
+  const auto times_layers = [&](i64 per_layer, const char* unit) {
+    return ", x " + std::to_string(layers) + " layers = " + std::to_string(mul(per_layer, layers, "KV bytes")) + " " + unit;
+  };
   switch (g.kind) {
     case KvKind::mla_latent: {
       std::string latent = g.record_bytes > 0 ? std::to_string(g.record_bytes) + " B record (fp8_ds_mla)"
                                               : "(" + std::to_string(g.k_elems_per_token) + " latent elems x " + bytes_word(o.k_format) + ")";
       if (g.indexer_bytes > 0) latent += " + " + std::to_string(g.indexer_bytes) + " B indexer key (fp8 + fp32 scale per 128)";
-      return n + latent + " = " + std::to_string(g.k_bytes_per_token) + " B/token/layer";
+      return latent + " = " + std::to_string(g.k_bytes_per_token) + " B/token/layer" + times_layers(g.k_bytes_per_token, "B/token");
     }
     case KvKind::ssm:
-      return n + "state " + std::to_string(g.state_bytes_per_layer) + " B/sequence/layer (" +
-             std::string(format_info(o.state_format).name) + ")";
+      return "state " + std::to_string(g.state_bytes_per_layer) + " B/sequence/layer (" + std::string(format_info(o.state_format).name) + ")" +
+             times_layers(g.state_bytes_per_layer, "B/sequence");
     case KvKind::none:
-      return n + "no cache";
+      return "no cache (" + std::to_string(layers) + " layers)";
     default: {
       const ElemFormat k = k_of(g.model_dtype, o), v = v_of(g.model_dtype, o);
-      std::string s = n + std::to_string(g.kv_heads) + " kv_heads x (K " + std::to_string(g.k_head_dim) + " x " +
+      const i64 per_layer = g.k_bytes_per_token + g.v_bytes_per_token;
+      std::string s = std::to_string(g.kv_heads) + " kv_heads x (K " + std::to_string(g.k_head_dim) + " x " +
                       bytes_word(k) + " + V " + std::to_string(g.v_head_dim) + " x " + bytes_word(v) +
                       (is_turboquant(k) && is_turboquant(v) ? ", the slot rounded up to even" : "") + ") = " +
-                      std::to_string(g.k_bytes_per_token + g.v_bytes_per_token) + " B/token/layer";
+                      std::to_string(per_layer) + " B/token/layer" + times_layers(per_layer, "B/token");
       if (g.model_dtype) s += ", kept in the model dtype";
       if (g.kind == KvKind::sliding) s += ", window " + std::to_string(g.window);
       if (g.kind == KvKind::chunked) s += ", chunk " + std::to_string(g.window);
