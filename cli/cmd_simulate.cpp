@@ -399,7 +399,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   res["steps"] = r.steps;
   res["peak_blocks_used"] = r.peak_blocks_used;
   res["peak_kv_used_fraction"] =
-      cfg.pool_blocks > 0 ? static_cast<double>(r.peak_blocks_used) / static_cast<double>(cfg.pool_blocks) : 0.0;
+      r.usable_blocks > 0 ? static_cast<double>(r.peak_blocks_used) / static_cast<double>(r.usable_blocks) : 0.0;
   res["pool"] = {{"scheduler", scheduler_name(cfg.scheduler)},
                  {"replicas", cfg.replicas},
                  {"blocks", cfg.pool_blocks},

@@ -1146,3 +1146,22 @@ TEST_CASE("simulation bounds and latency bounds in a deployment file name their 
   CHECK(lines(trt.err) == 1);
   CHECK(trt.err.find("no request completed: 20 over_step_budget") != std::string::npos);
 }
+
+TEST_CASE("peak KV-pool use and the timeline share vLLM's denominator: the blocks less the null block", "[simulate_cli]") {
+  // vLLM V1's BlockPool.get_usage divides by num_gpu_blocks - 1 (the null block no request gets); a pool of
+  // 3e8 bytes (Llama-3.1-8B bf16: 16 x 128 KiB = 2 MiB a block, 143 blocks) fills under 40 requests of 1,000 tokens
+  const kvtest::Run r = kvtest::kvplan({"simulate", "llama-3.1-8b", "--gpu", "h100-sxm", "--kv-cache-memory-bytes", "300000000", "--max-model-len", "2048",
+                                        "--concurrency", "40", "--prompt-tokens", "1000", "--output-tokens", "200",
+                                        "--requests", "80", "--seed", "1", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json res = json::parse(r.out)["results"];
+  const double blocks = res["pool"]["blocks"].get<double>();
+  CHECK(blocks == std::floor(300000000.0 / (16.0 * 131072.0)));
+  const double peak = res["peak_blocks_used"].get<double>();
+  CHECK(res["peak_kv_used_fraction"].get<double>() == Approx(peak / (blocks - 1)));
+  double timeline_max = 0;
+  for (const auto& p : res["timeline"]) timeline_max = std::max(timeline_max, p["kv_used_fraction"].get<double>());
+  CHECK(timeline_max > 0.9);  // the pool did fill
+  CHECK(timeline_max <= res["peak_kv_used_fraction"].get<double>() + 1e-12);
+}

@@ -443,6 +443,7 @@ SimResult Driver::run() {
   }
   for (const auto& e : engines_) {
     res_.peak_blocks_used = std::max(res_.peak_blocks_used, e->peak_blocks());
+    res_.usable_blocks = e->pool_blocks();
     res_.blocks_leaked += e->used_blocks();
   }
   return res_;

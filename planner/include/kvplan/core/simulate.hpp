@@ -168,6 +168,8 @@ struct SimResult {
   i64 good_requests = 0;
   i64 steps = 0;
   i64 peak_blocks_used = 0;              // per replica, the largest
+  i64 usable_blocks = 0;                 // per replica, the blocks requests can hold (vLLM: num_gpu_blocks less the null
+                                         // block, the denominator of its own kv_cache_usage); the timeline's too
   i64 blocks_leaked = 0;                 // blocks still held after the last request (must be 0)
   std::vector<TimelinePoint> timeline;
   double timeline_interval_s = 0;        // spacing of the samples kept (a given interval doubles past 100,000 samples)
