@@ -88,9 +88,10 @@ class PerRequestWriter {
   explicit PerRequestWriter(const std::string& path) : path_(path) {
     if (path.empty()) return;
     // a device or FIFO (/dev/null, /dev/stdout, a pipe) is streamed into as it is, never replaced by a renamed file
-    direct_ = io::is_special_file(path);
+    target_ = io::write_target(path);  // a symbolic link keeps pointing at the file, which is replaced
+    direct_ = io::is_special_file(target_);
     if (!direct_) {
-      tmp_ = path + ".tmp-" + std::to_string(::getpid());
+      tmp_ = target_ + ".tmp-" + std::to_string(::getpid());
       guard_ = std::make_unique<io::TempFileGuard>(tmp_);  // Ctrl-C or a kill during the run removes it
     }
     f_ = std::fopen(direct_ ? path.c_str() : tmp_.c_str(), "wb");
@@ -127,7 +128,7 @@ class PerRequestWriter {
     if (bad) throw RuntimeFailure("--per-request: " + path_ + ": write failed");
     if (direct_) return;
     std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
+    std::filesystem::rename(tmp_, target_, ec);
     if (ec) throw RuntimeFailure("--per-request: " + path_ + ": " + ec.message());
     committed_ = true;
     guard_.reset();
@@ -145,7 +146,7 @@ class PerRequestWriter {
     std::snprintf(b, sizeof b, "%.6f", v);
     return b;
   }
-  std::string path_, tmp_;
+  std::string path_, target_, tmp_;
   std::FILE* f_ = nullptr;
   bool committed_ = false;
   std::unique_ptr<io::TempFileGuard> guard_;

@@ -136,7 +136,10 @@ bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   const std::filesystem::path pa(a), pb(b);
   if (std::filesystem::exists(pa, ec) && std::filesystem::exists(pb, ec)) return std::filesystem::equivalent(pa, pb, ec);
-  return std::filesystem::weakly_canonical(pa, ec) == std::filesystem::weakly_canonical(pb, ec);
+  // not there yet: compare absolute, normalised paths (same2.csv and ./same2.csv, abs.csv and /cwd/abs.csv), links
+  // in the existing part resolved
+  const auto resolved = [&](const std::filesystem::path& p) { return std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec); };
+  return resolved(pa) == resolved(pb);
 }
 
 }  // namespace

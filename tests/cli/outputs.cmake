@@ -35,3 +35,34 @@ file(GLOB leftovers "${dir}/*.tmp.*")
 if(leftovers)
   message(FATAL_ERROR "temporary files left: ${leftovers}")
 endif()
+# two spellings of one file are one file: same.csv and ./same.csv from the run's folder, or a relative and an absolute
+# path, exit 2 before anything is written
+execute_process(COMMAND ${EXE} simulate llama-3.1-8b --requests 5 --per-request same.csv --markdown ./same.csv
+                WORKING_DIRECTORY ${dir} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "'same.csv' is also the --markdown file" OR EXISTS "${dir}/same.csv")
+  message(FATAL_ERROR "same.csv and ./same.csv: expected exit 2 and no file, got ${rc}: ${err}")
+endif()
+execute_process(COMMAND ${EXE} simulate llama-3.1-8b --requests 5 --per-request ${dir}/abs.csv --html abs.csv
+                WORKING_DIRECTORY ${dir} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR EXISTS "${dir}/abs.csv")
+  message(FATAL_ERROR "an absolute and a relative path to one file: expected exit 2 and no file, got ${rc}: ${err}")
+endif()
+# an output named by a symbolic link is written to the link's file; the link stays a link
+file(WRITE "${dir}/real.md" "previous")
+file(CREATE_LINK real.md "${dir}/link.md" SYMBOLIC)
+file(CREATE_LINK real.csv "${dir}/link.csv" SYMBOLIC)  # dangling until the run writes real.csv
+execute_process(COMMAND ${EXE} simulate llama-3.1-8b --requests 5 --markdown link.md --per-request link.csv
+                WORKING_DIRECTORY ${dir} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "outputs through symbolic links: expected exit 0, got ${rc}: ${err}")
+endif()
+foreach(l link.md link.csv)
+  if(NOT IS_SYMLINK "${dir}/${l}")
+    message(FATAL_ERROR "${l} was replaced by a regular file")
+  endif()
+endforeach()
+file(READ "${dir}/real.md" md)
+file(READ "${dir}/real.csv" csv)
+if(NOT md MATCHES "^# kvplan simulation" OR NOT csv MATCHES "^id,arrival_s,")
+  message(FATAL_ERROR "the reports did not reach the links' files")
+endif()

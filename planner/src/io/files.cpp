@@ -92,6 +92,17 @@ void check_writable(const std::string& path, const std::string& flag) {
     throw RuntimeFailure(flag + ": '" + path + "' is not writable (" + std::strerror(errno) + ")");
 }
 
+std::string write_target(const std::string& path) {
+  fs::path p(path);
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path t = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = t.is_absolute() ? t : p.parent_path() / t;
+  }
+  return p.string();
+}
+
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
   std::vector<std::string> temps;
   std::vector<std::unique_ptr<TempFileGuard>> guards;  // a signal meanwhile removes the temporaries too
@@ -102,7 +113,11 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
   };
   std::random_device rd;
   try {
-    for (const auto& [path, content] : files) {
+    std::vector<std::string> targets;
+    for (const auto& f : files) targets.push_back(write_target(f.first));
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string& path = targets[i];
+      const std::string& content = files[i].second;
       if (is_special_file(path)) {
         temps.emplace_back();  // no temporary: a device or FIFO is written in place, after the regular files are ready
         continue;
@@ -125,7 +140,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
         continue;
       }
       std::error_code ec;
-      fs::rename(temps[i], files[i].first, ec);
+      fs::rename(temps[i], targets[i], ec);
       if (ec) throw RuntimeFailure(files[i].first + ": cannot replace the file (" + ec.message() + ")");
     }
   } catch (...) {

@@ -19,6 +19,11 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 /// a socket): outputs are written into it as it is, never replaced by a renamed file.
 bool is_special_file(const std::string& path);
 
+/// The file a write to `path` lands in: `path`, or the end of its chain of symbolic links (a link named as an output
+/// keeps pointing at the report rather than being replaced by a regular file), relative targets read from the link's
+/// folder.
+std::string write_target(const std::string& path);
+
 /// A temporary output file that an interrupt must not leave behind: while registered, SIGINT, SIGTERM and SIGHUP
 /// unlink it before the process dies of the signal (the handlers, installed on the first registration, re-raise it
 /// with the default action, so the exit status still says which signal ended the run). At most kMaxTempFiles at once
