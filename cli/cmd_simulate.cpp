@@ -244,12 +244,10 @@ void run_simulate(const SimArgs& a, Globals& g) {
   DeploymentSource from = flags_source(a.d, g.pasted);
   from.prefix_before_prompt = true;  // --shared-prefix comes before each prompt (docs/simulation.md)
   const Deployment d = resolve_source(from, profiles);
-  const auto strict = strict_failures(d, a.d.strict);
   // the deployment's warnings go out once the run has a result: bad input found on the way (the workload's
   // options, a run in which no request completes) is one line alone
   const auto deployment_warnings = [&] {
     for (const auto& w : d.warnings) warn(w);
-    warn_strict(strict);
   };
   const Planner p(d.spec);
   const EngineReport& er = p.engine();
@@ -301,6 +299,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                             : c.limiting == "gpu_memory" ? "the fixed terms exceed the GPU's memory"
                                                          : "limited by " + c.limiting;
     deployment_warnings();
+    warn_strict(strict_failures(d, a.d.strict));
     warn("the deployment does not start: " + why + (suggestion.empty() ? "" : "; " + suggestion));
     g.exit_code = 1;
     ojson res = {
@@ -356,6 +355,9 @@ void run_simulate(const SimArgs& a, Globals& g) {
                        "; the latencies and throughputs count the completed requests only");
     warn(warnings.back());
   }
+  // --strict: every warning fails the run, the deployment's and the run's own (failed requests, a coarser timeline)
+  const std::vector<std::string> strict = a.d.strict ? warnings : std::vector<std::string>{};
+  warn_strict(strict);
 
   if (trace) {
     wj["trace"] = {{"path", a.w.trace},

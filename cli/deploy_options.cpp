@@ -431,8 +431,8 @@ std::vector<std::string> strict_failures(const Deployment& d, bool strict) {
 void warn_strict(const std::vector<std::string>& failures) {
   // the warnings themselves are on stderr already: one line says they fail the run, not each again
   if (!failures.empty())
-    warn("--strict: the " + std::string(failures.size() == 1 ? "warning" : std::to_string(failures.size()) + " warnings") +
-         " above fail the run (exit 1)");
+    warn("--strict: the " + std::string(failures.size() == 1 ? "warning above fails" : std::to_string(failures.size()) + " warnings above fail") +
+         " the run (exit 1)");
 }
 
 ojson engine_json(const Planner& p) {

@@ -287,3 +287,7 @@ kvplan_cli_test(per_request_late_clock EXIT 0 ARGS simulate llama-3.1-8b --trace
   --per-request /dev/stdout --format json STDOUT_CONTAINS "1,50000000.123000,")
 # the gpus table rounds bandwidth to the nearest GB/s: MI100's HBM2 1,228.8 GB/s (AMD's MI100 datasheet) reads 1,229
 kvplan_cli_test(gpus_bandwidth_rounded EXIT 0 ARGS gpus --format md STDOUT_CONTAINS "| mi100 | AMD Instinct MI100 32GB | datacenter | 31.98 GiB | nvml | 1,229 |")
+# simulate --strict fails a run whose own warning counts failed requests: llama.cpp -c 8192 -np 4 gives 2,048-cell slots,
+# and prompts of 1,500 +- 50% (750-2,250 tokens) include some a slot cannot hold (HTTP 400)
+kvplan_cli_test(simulate_strict_failed_requests EXIT 1 ARGS simulate llama-3.1-8b --engine llama.cpp --strict -c 8192 -np 4
+  --prompt-tokens 1500 --prompt-dist uniform --prompt-spread 50 --requests 20 --seed 1 --format json STDOUT_CONTAINS "\"over_context\"")

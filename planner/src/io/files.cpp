@@ -93,6 +93,8 @@ void check_writable(const std::string& path, const std::string& flag) {
 }
 
 std::string write_target(const std::string& path) {
+  // a device or FIFO behind links (/dev/stdout -> /proc/self/fd/1 -> pipe:[N]) is opened by its own name
+  if (is_special_file(path)) return path;
   fs::path p(path);
   std::error_code ec;
   for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
