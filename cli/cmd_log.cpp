@@ -57,7 +57,7 @@ void run_log(const LogArgs& a, Globals& g) {
     if (all.back().rules == 0)
       for (const auto& w : log.warnings)
         if (w.find("cut off mid-line") != std::string::npos)
-          throw InputError(file, w.substr(0, w.find(';')) + " and no complete memory line remains to check", "save the whole startup log");
+          throw InputError(file, w.substr(0, w.find(';')) + " and no complete line with a figure of the engine's rules remains to check", "save the whole startup log");
   }
   bool ok = true;
   for (const auto& c : all) ok = ok && c.rules_ok == c.rules;

@@ -530,6 +530,15 @@ TEST_CASE("a last line cut mid-number is ignored with a warning", "[engine_log]"
   CHECK(cut.find("kv_available_bytes") == nullptr);
   REQUIRE(cut.warnings.size() == 1);
   CHECK(cut.warnings[0] == "line 1: cut off mid-line; ignored");
+  // a cut just after a number's separator: "448," of "448,256 tokens" is not 448 tokens, "54." of "54.72x" not 54
+  for (const char* t : {"INFO GPU KV cache size: 448,", "INFO Maximum concurrency for 8,192 tokens per request: 54."}) {
+    auto sep = text(t);
+    INFO(t);
+    CHECK(sep.find("kv_tokens") == nullptr);
+    CHECK(sep.find("max_concurrency") == nullptr);
+    REQUIRE(sep.warnings.size() == 1);
+    CHECK(sep.warnings[0] == "line 1: cut off mid-line; ignored");
+  }
   // complete last lines without a newline are read (the case quotes end that way)
   CHECK(text("GPU KV cache size: 448,256 tokens").find("kv_tokens")->value == 448256);
   CHECK(text("Available KV cache memory: 54.72 GiB").warnings.empty());

@@ -1203,7 +1203,8 @@ EngineLog read_engine_log(const std::string& text, const std::string& name) {
       // "448,256 tokens"); its figures are dropped.
       EngineLog before = log;
       reader.line(c, number);
-      const bool ends_in_digit = !raw.empty() && is_digit(raw.back());
+      // a cut lands inside a number or just after its separator ("448," of "448,256", "54." of "54.72")
+      const bool ends_in_digit = !raw.empty() && (is_digit(raw.back()) || raw.back() == ',' || raw.back() == '.');
       const size_t end_of_figures = reader.max_number_end();
       const bool number_to_end =
           end_of_figures > 0 && end_of_figures <= c.text.size() &&
