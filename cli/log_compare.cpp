@@ -159,6 +159,10 @@ void vllm_rows(Ctx& c) {
     r.printed = sum;
     r.printed_text = fmt(sum / kGiB, 2) + " GiB (derived)";
     r.line = kv->line;
+    if (sum < 0)  // weights and KV alone exceed the share: the log did not run on this GPU total or utilization
+      c.out.log.warnings.push_back("activation peak + non-torch derived as " + fmt(sum / kGiB, 2) + " GiB: the printed weights and KV exceed " +
+                                   fmt(tot / kGiB, 2) + " GiB x " + fmt(u, 2) + " (the planned " + d.spec.gpu.id +
+                                   "), so the log ran on another GPU or utilization; give --gpu (or --set gpu_memory_bytes) and --set gpu_memory_utilization as it ran");
   }
   if (kv)
     c.estimate("available KV cache memory (kvplan's plan)", "bytes", kv, static_cast<double>(p.engine().available_kv_bytes),
@@ -639,6 +643,7 @@ LogComparison compare_log(const std::string& file, const io::EngineLog& log, con
   if (d) {
     out.gpu_total = static_cast<double>(d->spec.overrides.gpu_memory.value_or(d->spec.gpu.memory_bytes));
     out.utilization = d->spec.engine.memory_fraction;
+    out.total_assumed = !log.find("gpu_total_bytes") && !log.find("usable_bytes") && !d->bag.has("gpu") && !d->bag.has("gpu_memory_bytes");
   }
   Ctx c{log, d, out};
   switch (parse_engine(log.engine).value_or(EngineKind::generic)) {
@@ -674,6 +679,13 @@ ojson overheads_json(const LogComparison& c) {
       else if (peak && weights) put("activation_bytes", peak->value - weights->value, "peak_torch_memory - weights" + line(peak));
       else if (kv && weights && (usable || (total && util) || c.gpu_total > 0)) {
         const double share = usable ? usable->value : total && util ? total->value * util->value : c.gpu_total * c.utilization;
+        // the sum is what the share leaves: a share kvplan assumed, or one the printed terms exceed, measures nothing
+        if (!usable && !(total && util) && c.total_assumed)
+          throw InputError("--save-overheads", "the log prints no GPU total and names no GPU, so activation + non-torch would be derived from the default profile's",
+                           "give --gpu for the GPU the log ran on");
+        if (share - weights->value - kv->value - (nt ? nt->value : 0) < 0)
+          throw InputError("--save-overheads", "the printed weights and KV exceed total x utilization, so no activation + non-torch can be derived",
+                           "give the GPU (--gpu) and utilization (--set gpu_memory_utilization) the log ran with");
         put("activation_bytes", share - weights->value - kv->value - (nt ? nt->value : 0),
             "total x utilization - weights - available KV" + std::string(nt ? " - non-torch" : "") + line(kv) + ": activation peak and non-torch together (INFO logs print their sum)");
         if (!nt && terms.contains("activation_bytes")) {

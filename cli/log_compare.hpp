@@ -39,6 +39,7 @@ struct LogComparison {
   std::vector<std::string> notes;  // what was assumed (version, GPU, model)
   bool planned = false;            // a deployment (model) was known, so kvplan's plan was compared too
   double gpu_total = 0, utilization = 0;  // of the deployment planned (for logs that do not print them)
+  bool total_assumed = false;             // gpu_total is the default profile's: the log printed none and no GPU was given
   int rules = 0, rules_ok = 0;
 };
 

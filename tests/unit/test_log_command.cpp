@@ -322,3 +322,29 @@ TEST_CASE("kvplan log says when it plans on the default GPU", "[log]") {
   const kvtest::Run given = kvtest::kvplan({"log", kLogs + "cases/trtllm-a100-bytes-to-tokens.log", "--model", "llama-2-7b", "--gpu", "a100-sxm-80gb"});
   CHECK(given.out.find("planned on the default profile") == std::string::npos);
 }
+
+TEST_CASE("log: activation + non-torch derived from a total the log did not run on is flagged and never saved", "[log]") {
+  // vllm-main-qwen3-8b-h100 (INFO, vLLM >= 0.21) prints weights 15.3 GiB, available KV 55.2 GiB and CUDA graphs 0.49 GiB,
+  // but no total: on 40 GiB x 0.92 the sum left is 36.8 - 15.3 - 55.2 - 0.49 = -34.19 GiB, which no GPU has
+  const std::string log = kLogs + "vllm-main-qwen3-8b-h100.log";
+  const kvtest::Run r = kvtest::kvplan({"log", log, "--set", "gpu_memory_bytes=40GiB"});
+  CHECK(r.err.find("activation peak + non-torch derived as -34.19 GiB: the printed weights and KV exceed 40.00 GiB x 0.92") != std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan-oh-neg-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string oh = (dir / "oh.json").string();
+  const kvtest::Run neg = kvtest::kvplan({"log", log, "--set", "gpu_memory_bytes=40GiB", "--save-overheads", oh});
+  CHECK(neg.exit == 2);
+  CHECK(neg.err.find("kvplan: error: --save-overheads: the printed weights and KV exceed total x utilization") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(oh));
+  // no total printed and no GPU given: the default profile's total would be the measurement
+  const kvtest::Run assumed = kvtest::kvplan({"log", log, "--save-overheads", oh});
+  CHECK(assumed.exit == 2);
+  CHECK(assumed.err.find("the log prints no GPU total and names no GPU") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(oh));
+  // the GPU it ran on, named: saved (80 GiB H100 SXM as CUDA reports it, 79.19 GiB x 0.92 - 15.3 - 55.2 - 0.49 > 0)
+  const kvtest::Run named = kvtest::kvplan({"log", log, "--gpu", "h100-sxm", "--save-overheads", oh});
+  INFO(named.err);
+  CHECK(named.exit == 0);
+  CHECK(std::filesystem::exists(oh));
+  std::filesystem::remove_all(dir);
+}
