@@ -543,9 +543,10 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
     return std::any_of(src.settings.begin(), src.settings.end(), [&](const auto& s) { return std::get<0>(s) == key; });
   };
   // vLLM / SGLang: the printed args as the engine's command line (flags the version's table knows)
+  std::string printed_model;  // the model the args line names
   if (kind && (*kind == EngineKind::vllm || *kind == EngineKind::sglang) && !log.args.empty()) {
     const io::FlagTable& table = io::flag_table(*kind, version);
-    std::string model;
+    std::string& model = printed_model;
     std::vector<std::string> argv = {*kind == EngineKind::vllm ? "vllm" : "python3", *kind == EngineKind::vllm ? "serve" : "-m"};
     if (*kind == EngineKind::sglang) argv.push_back("sglang.launch_server");
     std::vector<std::string> flags;
@@ -631,6 +632,12 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
   if (!version.empty() && !has_setting("engine_version"))
     src.settings.emplace(src.settings.begin() + 1, "engine_version", version, io::Origin{io::Origin::Kind::command, "the log", "engine_version"});
   Deployment d = resolve_source(src, profiles);
+  // --model is for a log whose model kvplan cannot load: over one it can, the comparison is of another model
+  const bool model_flag = std::any_of(extra.settings.begin(), extra.settings.end(), [](const auto& t) { return std::get<0>(t) == "model"; });
+  if (!printed_model.empty() && model_flag)
+    if (const auto printed_id = profiles.model_for_hf_id(printed_model); printed_id && *printed_id != d.spec.model.id)
+      d.warnings.push_back("--model " + d.spec.model.id + " replaces the model the log ran (" + printed_model + ", profile " + *printed_id +
+                           "): its rows compare another model's plan; leave --model out");
   return d;
 }
 

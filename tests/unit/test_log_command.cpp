@@ -348,3 +348,12 @@ TEST_CASE("log: activation + non-torch derived from a total the log did not run 
   CHECK(std::filesystem::exists(oh));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("log: --model over a model the log names and kvplan loads warns that another model is compared", "[log]") {
+  const std::string log = kLogs + "vllm-0.10-llama31-8b-h100.log";  // args line: model='meta-llama/Llama-3.1-8B-Instruct'
+  const kvtest::Run other = kvtest::kvplan({"log", log, "--model", "llama-3.1-70b"});
+  CHECK(other.err.find("--model llama-3.1-70b replaces the model the log ran (meta-llama/Llama-3.1-8B-Instruct, profile llama-3.1-8b)") !=
+        std::string::npos);
+  const kvtest::Run same = kvtest::kvplan({"log", log, "--model", "llama-3.1-8b"});
+  CHECK(same.err.find("replaces the model the log ran") == std::string::npos);
+}
