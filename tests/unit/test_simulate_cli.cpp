@@ -1165,3 +1165,28 @@ TEST_CASE("peak KV-pool use and the timeline share vLLM's denominator: the block
   CHECK(timeline_max > 0.9);  // the pool did fill
   CHECK(timeline_max <= res["peak_kv_used_fraction"].get<double>() + 1e-12);
 }
+
+TEST_CASE("a session turn shorter than the history before it starts over: later turns hit only its history", "[simulate_cli]") {
+  // turn 1: 1,000 + 100 tokens; turn 2's 500-token prompt cannot repeat those 1,100 (the client cut the conversation),
+  // so it shares nothing with turn 1; turn 3 (2,000) repeats turn 2's 500 + 20 = 520 tokens. Cached at turn 3: the
+  // full blocks of those 520 (vLLM, 16: 32 blocks = 512; TensorRT-LLM, 32: 16 = 512), the 519 tokens before the last
+  // (SGLang page 1 keeps its last token to compute; llama.cpp reuses the common prefix of the slot less one)
+  const std::string trace = write_temp("cut-session.csv", "arrival_s,prompt_tokens,output_tokens,session\n0,1000,100,1\n5,500,20,1\n10,2000,20,1\n");
+  for (const auto& [engine, want] : std::vector<std::pair<std::string, long long>>{{"vllm", 512}, {"sglang", 519}, {"trtllm", 512}, {"llama.cpp", 519}}) {
+    const Run r = kvtest::kvplan({"simulate", "llama-3.1-8b", "--engine", engine, "--trace", trace, "--per-request", "/dev/stdout", "--format", "json"});
+    INFO(engine << ": " << r.err);
+    REQUIRE(r.exit == 0);
+    std::istringstream lines(r.out);
+    std::map<std::string, std::vector<std::string>> rows;
+    for (std::string line; std::getline(lines, line);)
+      if (line.size() > 2 && std::isdigit(static_cast<unsigned char>(line[0])) && line[1] == ',') {
+        std::vector<std::string> cells;
+        std::istringstream cs(line);
+        for (std::string c; std::getline(cs, c, ',');) cells.push_back(c);
+        rows[cells[0]] = cells;
+      }
+    REQUIRE(rows.size() == 3);
+    CHECK(rows["1"][8] == "0");  // turn 2: nothing of turn 1
+    CHECK(std::stoll(rows["2"][8]) == want);
+  }
+}

@@ -23,7 +23,7 @@ u64 mix(u64 x) {  // splitmix64 finaliser
 
 u64 token_ns(const Req& r, i64 t) {
   if (r.group >= 0 && t < r.group_tokens) return kGroupNs | static_cast<u64>(r.group);
-  if (r.session >= 0) return kSessionNs | static_cast<u64>(r.session);
+  if (r.session >= 0) return kSessionNs | (r.epoch == 0 ? static_cast<u64>(r.session) : mix(static_cast<u64>(r.session) ^ mix(static_cast<u64>(r.epoch))) & ~(3ULL << 62));
   return kOwnNs | static_cast<u64>(r.uid);
 }
 

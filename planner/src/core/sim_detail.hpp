@@ -21,6 +21,8 @@ struct Req {
   double arrival = 0;
   i64 prompt = 0, output = 0;
   i64 group = -1, group_tokens = 0, session = -1, priority = 0;
+  i64 epoch = 0;  // the session's content generation: a turn shorter than the history before it (a client that cut
+                  // the conversation) starts a new one, sharing nothing with earlier turns but the group prefix
   double think = 0;
   int client = -1;    // closed loop: the client waiting for it
   i64 computed = 0;   // tokens in the KV cache

@@ -1002,6 +1002,7 @@ class Llamacpp final : public Engine {
     s.content.group = r.group;
     s.content.group_tokens = r.group_tokens;
     s.content.session = r.session;
+    s.content.epoch = r.epoch;
     s.cells = r.computed;
     s.req = -1;
     s.last_used = ++clock_;

@@ -86,6 +86,7 @@ SimConfig checked(SimConfig c) {
 struct SessionState {
   bool in_flight = false, has_prev = false;
   double last_finish = 0;
+  i64 history = 0, epoch = 0;  // the last turn's tokens (prompt + output); Req::epoch
   std::deque<std::pair<i32, double>> pending;  // turns released while an earlier one runs
 };
 
@@ -220,6 +221,14 @@ i32 Driver::new_req(const SimRequest& s, int client) {
   return ri;
 }
 
+// A turn starts once the one before it has finished: its prompt repeats that turn's prompt and output (the session's
+// content), unless it is shorter than them, when the client cut the conversation (a chat window dropping its oldest
+// messages) and the turn starts a new content epoch that shares nothing with the turns before.
+void begin_turn(SessionState& s, Req& r) {
+  if (s.has_prev && r.prompt < s.history) ++s.epoch;
+  r.epoch = s.epoch;
+}
+
 // A request is sent at t; a session turn waits for the previous turn to finish plus its think time (false: it waits
 // among its session's pending turns).
 bool Driver::release(i32 ri, double t) {
@@ -232,6 +241,7 @@ bool Driver::release(i32 ri, double t) {
     }
     s.in_flight = true;
     if (s.has_prev) t = std::max(t, s.last_finish + r.think);
+    begin_turn(s, r);
   }
   arrivals_.push({t, seq_++, ri});  // the front end is counted in the latencies, not here (SimConfig::frontend_s)
   return true;
@@ -310,7 +320,7 @@ void Driver::finish(i32 ri, double t, Failure failure) {
   }
   std::vector<double>().swap(r.gaps);  // spent: the slot, reused by a request still waiting, holds none
   if (obs_) obs_(rec);
-  const i64 session = r.session;
+  const i64 session = r.session, history = r.prompt + r.out;
   const int client = r.client;
   free_reqs_.push_back(ri);  // r is dead from here on
   if (session >= 0) {
@@ -318,10 +328,12 @@ void Driver::finish(i32 ri, double t, Failure failure) {
     s.in_flight = false;
     s.has_prev = true;
     s.last_finish = t;
+    s.history = history;
     if (!s.pending.empty()) {
       const auto [next, released] = s.pending.front();
       s.pending.pop_front();
       s.in_flight = true;
+      begin_turn(s, req(next));
       arrivals_.push({std::max(released, t + req(next).think), seq_++, next});
       if (client >= 0) {  // closed loop: this client goes on with its conversation
         req(next).client = client;
