@@ -675,6 +675,8 @@ ojson deployment_inputs_json(const Deployment& d) {
     j["parallel"] = e.parallel;
     j["n_gpu_layers"] = e.n_gpu_layers;
     j["ubatch_size"] = e.ubatch_size;
+    j["batch_size"] = e.batch_size;
+    j["max_num_batched_tokens"] = e.batch_size;  // llama.cpp's step budget is -b, as results.pool says
     j["swa_full"] = e.swa_full;
     j["kv_unified"] = e.kv_unified.value_or(true);
     j["fit"] = e.fit.value_or(false);

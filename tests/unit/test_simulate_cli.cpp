@@ -1190,3 +1190,18 @@ TEST_CASE("a session turn shorter than the history before it starts over: later 
     CHECK(std::stoll(rows["2"][8]) == want);
   }
 }
+
+TEST_CASE("llama.cpp -b is the server's step budget, in the inputs and the pool alike", "[simulate_cli]") {
+  // llama-server decodes at most n_batch (-b, default 2048) tokens a llama_decode; -ub is capped at it
+  for (const auto& [b, want] : std::vector<std::pair<std::string, long long>>{{"", 2048}, {"1024", 1024}, {"256", 256}}) {
+    std::vector<std::string> args = {"simulate", "llama-3.1-8b", "--engine", "llama.cpp", "-c", "8192", "-np", "4", "--requests", "5", "--format", "json"};
+    if (!b.empty()) args.insert(args.end(), {"-b", b});
+    const Run r = kvtest::kvplan(args);
+    INFO("-b " << b << ": " << r.err);
+    REQUIRE(r.exit == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["results"]["pool"]["max_num_batched_tokens"] == want);
+    CHECK(j["inputs"]["max_num_batched_tokens"] == want);
+    CHECK(j["inputs"]["ubatch_size"] == std::min<long long>(512, want));
+  }
+}

@@ -547,7 +547,7 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       c.slots = std::max<i64>(e.parallel, 1);
       c.n_ctx_seq = rep.n_ctx_seq;
       c.max_num_seqs = c.slots;
-      c.max_num_batched_tokens = std::max<i64>(2048, e.ubatch_size);  // -b (n_batch) default 2048
+      c.max_num_batched_tokens = std::max(e.batch_size, e.ubatch_size);  // -b (n_batch, default 2048); -ub is at most it
       break;
     case EngineKind::generic:
       throw InputError("engine",

@@ -1239,6 +1239,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   e.ubatch_size = bag.count("ubatch_size").value_or(512);
   if (const auto nb = bag.count("batch_size")) {  // llama.cpp: n_ubatch = min(n_batch, n_ubatch) (llama_context constructor)
     if (*nb < 1) bag.fail("batch_size", "must be >= 1");
+    e.batch_size = *nb;
     e.ubatch_size = std::min(e.ubatch_size, *nb);
   }
   e.swa_full = bag.boolean("swa_full").value_or(false);

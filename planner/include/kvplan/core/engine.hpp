@@ -141,7 +141,8 @@ struct EngineSettings {
   i64 n_cpu_moe = 0;       // --n-cpu-moe N: MoE experts of the first N layers in host memory (--cpu-moe: all)
   i64 n_gpu_layers = -1;   // -ngl (-1: all)
   bool gpu_layers_given = false;  // -ngl was given (--fit moves layers only when it was not)
-  i64 ubatch_size = 512;   // -ub
+  i64 ubatch_size = 512;   // -ub (at most -b)
+  i64 batch_size = 2048;   // -b (n_batch): the most tokens one llama_decode takes, the server's step budget
   std::optional<bool> kv_unified;  // --kv-unified / --no-kv-unified; unset: on exactly when the slots are auto
   std::optional<bool> fit;         // --fit on|off; unset: the build's default
   i64 fit_ctx = 4096;              // --fit-ctx: the smallest context --fit lowers to
