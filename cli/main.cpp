@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include "commands.hpp"
 #include "deploy_options.hpp"
 #include "output.hpp"
 #include "kvplan/core/error.hpp"
+#include "kvplan/core/suggest.hpp"
 #include "version.hpp"
 
 namespace {
@@ -52,6 +54,56 @@ void reject_non_finite(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+// CLI11's words for two mistakes, said as kvplan says the others (the flag first, then the fix): an unknown flag
+// gets the subcommand's closest one ("--contxt: not a kvplan plan flag; did you mean --context?"), and one setting
+// given twice under two spellings (--kv-cache-dtype and --kv-dtype) says so. "" keeps CLI11's message.
+std::string friendlier_parse_error(CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
+  const std::string what = e.what();
+  const std::string sub = kvplan::cli::named_subcommand(args);
+  CLI::App* cmd = nullptr;
+  if (!sub.empty()) {
+    try {
+      cmd = app.get_subcommand(sub);
+    } catch (const CLI::OptionNotFound&) {
+      cmd = nullptr;
+    }
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && cmd != nullptr) {
+    std::string unknown;  // the first word of the command line CLI11 did not expect that looks like a flag
+    const auto colon = what.find(": ");
+    std::vector<std::string> words;
+    for (size_t i = colon == std::string::npos ? 0 : colon + 2; i < what.size();) {
+      const size_t j = what.find(' ', i);
+      words.push_back(what.substr(i, j == std::string::npos ? std::string::npos : j - i));
+      i = j == std::string::npos ? what.size() : j + 1;
+    }
+    for (const auto& a : args) {
+      const std::string flag = a.substr(0, a.find('='));
+      if (flag.size() > 1 && flag[0] == '-' && std::find(words.begin(), words.end(), a) != words.end()) {
+        unknown = flag;
+        break;
+      }
+    }
+    if (unknown.empty()) return "";
+    std::vector<std::string> names;
+    std::function<void(CLI::App*)> collect = [&](CLI::App* at) {  // its options and its option groups' (CLI11 apps)
+      for (const CLI::Option* o : at->get_options()) {
+        for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+        for (const auto& sn : o->get_snames()) names.push_back("-" + sn);
+      }
+      for (CLI::App* group : at->get_subcommands([](CLI::App* g) { return g->get_name().empty(); })) collect(group);
+    };
+    collect(cmd);
+    const auto near = kvplan::closest(unknown, names);
+    return unknown + ": not a kvplan " + sub + " flag; " + (near ? "did you mean " + *near + "?" : "see kvplan " + sub + " --help");
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && what.find("At Most 1 required but received") != std::string::npos) {
+    const std::string flag = what.substr(0, what.find(':'));
+    return flag + ": given more than once (under this or another of its spellings); give it once";
+  }
+  return "";
+}
 
 int main(int argc, char** argv) {
   using namespace kvplan;
@@ -115,6 +167,10 @@ int main(int argc, char** argv) {
           std::cerr << "kvplan: error: --flash-attn: expected on, off or auto, got '" << w << "' (alone, --flash-attn means on)\n";
           return 2;
         }
+    }
+    if (const std::string line = friendlier_parse_error(app, e, std::vector<std::string>(argv + 1, argv + argc)); !line.empty()) {
+      std::cerr << "kvplan: error: " << cli::one_line(line) << "\n";
+      return 2;
     }
     std::cerr << "kvplan: error: " << cli::one_line(e.what()) << "; see kvplan --help\n";
     return 2;

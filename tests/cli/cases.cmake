@@ -291,3 +291,10 @@ kvplan_cli_test(gpus_bandwidth_rounded EXIT 0 ARGS gpus --format md STDOUT_CONTA
 # and prompts of 1,500 +- 50% (750-2,250 tokens) include some a slot cannot hold (HTTP 400)
 kvplan_cli_test(simulate_strict_failed_requests EXIT 1 ARGS simulate llama-3.1-8b --engine llama.cpp --strict -c 8192 -np 4
   --prompt-tokens 1500 --prompt-dist uniform --prompt-spread 50 --requests 20 --seed 1 --format json STDOUT_CONTAINS "\"over_context\"")
+# an unknown flag gets the subcommand's closest flag, option groups included; one setting under two spellings says so
+kvplan_cli_test(unknown_flag_did_you_mean EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --contxt 4k
+  STDERR "kvplan: error: --contxt: not a kvplan plan flag; did you mean --context?")
+kvplan_cli_test(unknown_flag_simulate_did_you_mean EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --reqests 5
+  STDERR "kvplan: error: --reqests: not a kvplan simulate flag; did you mean --requests?")
+kvplan_cli_test(flag_spellings_twice EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --kv-cache-dtype fp8 --kv-dtype bf16
+  STDERR "kvplan: error: --kv-dtype: given more than once (under this or another of its spellings); give it once")
