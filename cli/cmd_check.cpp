@@ -601,7 +601,8 @@ void run_check(const CheckArgs& a, Globals& g) {
   // misspelt key, which would otherwise pass the gate on the configuration without it
   {
     DeploymentSource set;
-    add_set_values(a.set, set);  // the --set keys that are no setting, as every deployment reads them
+    add_set_values(a.set, set, false);  // the --set keys that are no setting, as every deployment reads them (each
+                                        // deployment's own pass checks a flag's spelling against its command)
     std::vector<std::vector<std::string>> words;
     for (const auto& doc : docs) {
       std::vector<std::string> values;

@@ -169,21 +169,20 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
   if (const auto* e = a.flags.get("engine")) src.engine_hint = e->text;
   if (const auto* v = a.flags.get("engine_version")) src.version_hint = v->text;
   for (const auto& [key, v] : a.flags.values()) src.settings.emplace_back(key, v.text, v.origin);
-  // --set with a flag's spelling (no-enable-prefix-caching, schedule-policy) instead of a key would be a variable
-  // nothing reads, unless the pasted command names it ($tp, ${tp}, $(tp))
-  for (const std::string& kv : a.set) {
-    const std::string key = kv.substr(0, kv.find('='));
-    if (key.empty() || key.size() == kv.size() || io::find_setting(key)) continue;
-    const bool referenced = reads_variable(pasted, key);
-    if (const auto [def, negated] = setting_spelled(key); def && !referenced)
-      throw InputError("--set " + key, "'" + key + "' is a flag's spelling, not a setting key",
-                       "write --set " + def->key + "=" + (negated ? "false" : "VALUE") + ", or the flag itself");
-  }
   add_set_values(a.set, src);
   return src;
 }
 
-void add_set_values(const std::vector<std::string>& set, DeploymentSource& src) {
+void add_set_values(const std::vector<std::string>& set, DeploymentSource& src, bool spelling_check) {
+  // --set with a flag's spelling (no-enable-prefix-caching, schedule-policy) instead of a key would be a variable
+  // nothing reads, unless the pasted command names it ($tp, ${tp}, $(tp)): plan, check and log alike
+  for (const std::string& kv : spelling_check ? set : std::vector<std::string>{}) {
+    const std::string key = kv.substr(0, kv.find('='));
+    if (key.empty() || key.size() == kv.size() || io::find_setting(key)) continue;
+    if (const auto [def, negated] = setting_spelled(key); def && !reads_variable(src.command, key))
+      throw InputError("--set " + key, "'" + key + "' is a flag's spelling, not a setting key",
+                       "write --set " + def->key + "=" + (negated ? "false" : "VALUE") + ", or the flag itself");
+  }
   for (const std::string& kv : set) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)

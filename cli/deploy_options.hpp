@@ -88,7 +88,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
 DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string>& pasted);
 
 /// --set KEY=VALUE: a settings key becomes a setting (applied after the command), anything else a variable.
-void add_set_values(const std::vector<std::string>& set, DeploymentSource& src);
+void add_set_values(const std::vector<std::string>& set, DeploymentSource& src, bool spelling_check = true);
 
 /// Throws the InputError for a --set KEY that is no setting and that nothing reads as $KEY (naming the nearest key).
 [[noreturn]] void unread_set_key(const std::string& key);

@@ -298,3 +298,6 @@ kvplan_cli_test(unknown_flag_simulate_did_you_mean EXIT 2 STDOUT_EMPTY ARGS simu
   STDERR "kvplan: error: --reqests: not a kvplan simulate flag; did you mean --requests?")
 kvplan_cli_test(flag_spellings_twice EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --kv-cache-dtype fp8 --kv-dtype bf16
   STDERR "kvplan: error: --kv-dtype: given more than once (under this or another of its spellings); give it once")
+# log --set with a flag's spelling gets the key, as plan's --set does
+kvplan_cli_test(log_set_flag_spelling EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --set gpu-memory-utilization=0.5
+  STDERR "kvplan: error: --set gpu-memory-utilization: 'gpu-memory-utilization' is a flag's spelling, not a setting key; write --set memory_fraction=VALUE, or the flag itself")
