@@ -135,7 +135,7 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
     }
   }
   c->add_option("--set", a.set,
-                "KEY=VALUE: a setting by its key (max-model-len=8192; kvplan plan --help names them) or the value of a variable the "
+                "KEY=VALUE: a setting by its key (max-model-len=8192; docs/settings.md lists every key) or the value of a variable the "
                 "pasted command leaves unexpanded (MAX_SEQ_LEN=8192); repeatable")
       ->allow_extra_args(false);  // one KEY=VALUE each: a MODEL or FILE after it stays positional
   c->add_flag("--strict", a.strict, "Warnings (flags the engine version lacks or that kvplan does not model, fallbacks) fail: exit 1");
@@ -208,7 +208,7 @@ void unread_set_key(const std::string& key) {
   std::replace(dashed.begin(), dashed.end(), '_', '-');
   const auto near = closest(dashed, known);
   throw InputError("--set " + key, "'" + key + "' is not a setting key, and no engine command reads it as $" + key,
-                   near ? "did you mean --set " + *near + "=...? (kvplan plan --help names the keys)" : "use a key kvplan plan --help names");
+                   near ? "did you mean --set " + *near + "=...? (docs/settings.md lists the keys)" : "use a key docs/settings.md lists");
 }
 
 std::vector<std::string> variable_readers(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& env,

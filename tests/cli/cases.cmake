@@ -180,7 +180,7 @@ kvplan_cli_test(simulate_one_token_tpot_null EXIT 0 ARGS simulate llama-3.1-8b -
 kvplan_cli_test(sweep_strict_foreign_kv EXIT 1 ARGS sweep llama-3.1-8b --kv-dtype auto,q8_0 --context 8k --concurrency 1 --strict STDOUT_CONTAINS "q8_0")
 # a --set key that is no setting and that no command reads is a misspelt key, not a silent no-op
 kvplan_cli_test(set_unknown_key EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set max-modle-len=4096
-  STDERR "kvplan: error: --set max-modle-len: 'max-modle-len' is not a setting key, and no engine command reads it as $max-modle-len; did you mean --set max-model-len=...? (kvplan plan --help names the keys)")
+  STDERR "kvplan: error: --set max-modle-len: 'max-modle-len' is not a setting key, and no engine command reads it as $max-modle-len; did you mean --set max-model-len=...? (docs/settings.md lists the keys)")
 # an output onto a file the command reads (the trace, a deployment file) or onto another output is refused before any work
 kvplan_cli_test(simulate_output_onto_trace EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --trace ${KVPLAN_DATA}/traces/burstgpt.csv --per-request ${KVPLAN_DATA}/traces/burstgpt.csv
   STDERR "kvplan: error: --per-request: '${KVPLAN_DATA}/traces/burstgpt.csv' is a file this command reads; write the output to another file")
@@ -201,7 +201,7 @@ kvplan_cli_test(sweep_zero_concurrency EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-
 # --set takes one KEY=VALUE per use: the FILE after it is checked, not swallowed; a --set variable no deployment reads fails
 kvplan_cli_test(check_set_before_file EXIT 0 ARGS check --set max-model-len=8192 ${KVPLAN_DATA}/deploy/pass.yaml STDOUT_CONTAINS "PASS")
 kvplan_cli_test(check_set_unread_variable EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/pass.yaml --set MAX_LEN=8192
-  STDERR "kvplan: error: --set MAX_LEN: 'MAX_LEN' is not a setting key, and no engine command reads it as $MAX_LEN; use a key kvplan plan --help names")
+  STDERR "kvplan: error: --set MAX_LEN: 'MAX_LEN' is not a setting key, and no engine command reads it as $MAX_LEN; use a key docs/settings.md lists")
 # a TPOT requirement with no request of 2+ output tokens, and an SLO over traffic the server partly refuses, fail
 kvplan_cli_test(check_tpot_without_tokens EXIT 1 ARGS check ${KVPLAN_DATA}/deploy/tpot-one-token.yaml --format csv
   STDOUT_CONTAINS "max p99 TPOT (simulated),FAIL,n/a: no request has 2 or more output tokens")

@@ -409,3 +409,52 @@ TEST_CASE("the flag-table versions read from file names are the tables' own, old
   const auto v = io::flag_table_versions(EngineKind::vllm);
   CHECK(std::find(v.begin(), v.end(), "0.8.3") < std::find(v.begin(), v.end(), "0.10.0"));
 }
+
+
+namespace {
+
+// docs/settings.md as the settings table writes it: every --set / settings: key, its group, and the spellings that
+// reach it (kvplan's flags, each engine's flags, TensorRT-LLM's option YAML, environment variables)
+std::string settings_markdown() {
+  using kvplan::EngineKind;
+  std::ostringstream o;
+  o << "# Setting keys\n\n"
+       "Every key `--set KEY=VALUE`, a deployment file's `settings:` and the JSON `inputs` take, in `kvplan plan --help` order\n"
+       "(`-` and `_` are the same in a key: `max-model-len` is `max_model_len`), and the spellings that reach it. Generated\n"
+       "from `planner/src/io/settings.cpp` (`settings_table()`); `tests/unit/test_engine_flags.cpp` (\"docs/settings.md lists\n"
+       "every setting\") fails when the two differ and, with `KVPLAN_UPDATE_DOCS=1`, rewrites this file.\n\n"
+       "| key | group | kvplan flags | engine flags | what it is |\n|---|---|---|---|---|\n";
+  const auto cell = [](std::string s) {
+    std::string out;
+    for (char c : s) out += c == '|' ? std::string("\\\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    return out;
+  };
+  for (const auto& d : kvplan::io::settings_table()) {
+    std::string ours, theirs;
+    for (const auto& sp : d.kvplan) ours += (ours.empty() ? "" : ", ") + std::string("`") + sp.name + "`";
+    for (const auto& [kind, spellings] : d.engine) {
+      std::string names;
+      for (const auto& sp : spellings) names += (names.empty() ? "" : " ") + std::string("`") + sp.name + "`";
+      if (!names.empty()) theirs += (theirs.empty() ? "" : "; ") + std::string(kvplan::engine_name(kind)) + " " + names;
+    }
+    for (const auto& sp : d.trtllm_yaml) theirs += (theirs.empty() ? "" : "; ") + std::string("trtllm YAML `") + sp.name + "`";
+    for (const auto& sp : d.env) theirs += (theirs.empty() ? "" : "; ") + std::string("env `") + sp.name + "`";
+    o << "| `" << d.key << "` | " << d.group << " | " << cell(ours) << " | " << cell(theirs) << " | " << cell(d.help) << " |\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+TEST_CASE("docs/settings.md lists every setting", "[front-doors]") {
+  const std::string path = std::string(KVPLAN_SCHEMA_DIR) + "/../settings.md";
+  const std::string want = settings_markdown();
+  if (const char* u = std::getenv("KVPLAN_UPDATE_DOCS"); u && std::string(u) == "1") {
+    std::ofstream(path, std::ios::binary) << want;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream have;
+  have << in.rdbuf();
+  INFO("regenerate with KVPLAN_UPDATE_DOCS=1 build/release/tests/kvplan_tests \"docs/settings.md lists every setting\"");
+  CHECK(have.str() == want);
+}
