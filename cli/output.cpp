@@ -38,10 +38,13 @@ std::vector<std::string> wrap(const std::string& s, size_t width) {
     if (j == std::string::npos) j = s.size();
     std::string word = s.substr(i, j - i);
     i = j + 1;
-    while (word.size() > width) {  // a word longer than the column: hard break
+    while (word.size() > width) {  // a word longer than the column: break after its last ',' or '/' that fits, so a
+                                   // list (layer indices 0,2,4,...) is not cut inside one of its numbers
       if (!line.empty()) { lines.push_back(line); line.clear(); }
-      lines.push_back(word.substr(0, width));
-      word = word.substr(width);
+      const size_t sep = word.find_last_of(",/", width - 1);
+      const size_t cut = sep != std::string::npos && sep > 0 ? sep + 1 : width;
+      lines.push_back(word.substr(0, cut));
+      word = word.substr(cut);
     }
     if (line.empty()) line = word;
     else if (line.size() + 1 + word.size() <= width) line += " " + word;
@@ -175,14 +178,21 @@ std::string render_text(Table t) {
   };
   // first down to each column's longest word (a wrap then breaks only at spaces), then to 10 characters
   std::vector<size_t> word(n, 10);
-  for (size_t i = 0; i < n; ++i)
+  const auto longest_word = [&](size_t i, const std::string& text) {
+    for (size_t a = 0; a < text.size();) {
+      const size_t b = std::min(text.find(' ', a), text.size());
+      word[i] = std::max(word[i], b - a);
+      a = b + 1;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    longest_word(i, t.columns[i]);  // a heading too is not broken inside a word
     for (const auto& r : t.rows)
-      if (i < r.size())
-        for (size_t a = 0; a < r[i].size();) {
-          const size_t b = std::min(r[i].find(' ', a), r[i].size());
-          word[i] = std::max(word[i], b - a);
-          a = b + 1;
-        }
+      if (i < r.size()) longest_word(i, r[i]);
+  }
+  // a number is never broken: a right-aligned column keeps its longest word even past the width (a split
+  // 704,643,07 / 2 reads as another number); text columns break words when nothing else gives
+  const auto floor_of = [&](size_t i, bool whole_words) { return whole_words || right(i) ? std::min(word[i], w[i]) : size_t{10}; };
   for (const bool whole_words : {true, false}) {
     while (total_width() > limit) {
       size_t widest = n;
@@ -193,15 +203,14 @@ std::string render_text(Table t) {
         for (size_t i = 0; i < n; ++i) {
           // at whole words every column is of the first tier; breaking words, text columns first, then numbers
           if ((whole_words ? numbers : right(i) != numbers) || (!whole_words && i == 0 && n > 1)) continue;
-          const size_t floor = whole_words ? std::min(word[i], w[i]) : 10;
-          if (w[i] > floor && (widest == n || w[i] - floor > w[widest] - (whole_words ? std::min(word[widest], w[widest]) : 10)))
-            widest = i;
+          const size_t floor = floor_of(i, whole_words);
+          if (w[i] > floor && (widest == n || w[i] - floor > w[widest] - floor_of(widest, whole_words))) widest = i;
         }
         if (widest != n) break;
       }
       if (widest == n && !whole_words && n > 1 && !right(0) && w[0] > 10) widest = 0;
       if (widest == n) break;
-      const size_t floor = whole_words ? std::min(word[widest], w[widest]) : 10;
+      const size_t floor = floor_of(widest, whole_words);
       w[widest] = std::max(floor, w[widest] - std::min(w[widest] - floor, total_width() - limit));
     }
   }

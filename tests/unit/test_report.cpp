@@ -364,3 +364,30 @@ TEST_CASE("a sentence in a right-aligned column wraps at spaces before the text 
     a = b + 1;
   }
 }
+
+TEST_CASE("a table too wide for the terminal never breaks a number, a heading's word or a list inside a number", "[report][output]") {
+  // kvplan kv gemma-2-9b at 100 columns printed K bytes as '704,643,07' over '2', the heading 'bytes/laye' over 'r'
+  // and the layer list '...,18,2' over '0,22,...'
+  kvplan::cli::set_table_options(60, false);
+  kvplan::cli::Table t;
+  t.columns = {"layers", "kind", "per-token bytes/layer", "K bytes", "V bytes"};
+  t.right_align = {false, false, true, true, true};
+  t.rows = {{"0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40", "sliding", "16,384", "704,643,072", "704,643,072"}};
+  const std::string out = kvplan::cli::render(t, kvplan::cli::Format::table);
+  kvplan::cli::set_table_options(0, false);
+  INFO(out);
+  CHECK(out.find("704,643,072  704,643,072") != std::string::npos);
+  CHECK(out.find("bytes/layer") != std::string::npos);
+  std::string layers;  // the list's lines, joined back: every line ends at a comma but the last
+  for (std::size_t a = 0; a < out.size();) {
+    const std::size_t b = std::min(out.find('\n', a), out.size());
+    const std::string l = out.substr(a, b - a);
+    if (!l.empty() && std::isdigit(static_cast<unsigned char>(l[0]))) {
+      const std::string cell = l.substr(0, l.find(' '));
+      if (!layers.empty()) CHECK(layers.back() == ',');
+      layers += cell;
+    }
+    a = b + 1;
+  }
+  CHECK(layers == "0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40");
+}
