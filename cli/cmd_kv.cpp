@@ -104,6 +104,19 @@ void run_kv(const KvArgs& a, Globals& g) {
     std::cout << envelope("kvplan.kv", "1.0.0", g.argv, profiles.sources(), inputs, results).dump(2, ' ', false, ojson::error_handler_t::replace) << "\n";
     return;
   }
+  if (fmt == Format::jsonl) {
+    // one record a line under the JSON's own keys: the model's totals first, then one per layer group
+    ojson summary = {{"record", "model"}};
+    for (auto it = results.begin(); it != results.end(); ++it)
+      if (it.key() != "layer_groups" && it.key() != "params_by_component") summary[it.key()] = it.value();
+    std::cout << summary.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
+    for (const auto& gr : results["layer_groups"]) {
+      ojson rec = {{"record", "layer_group"}};
+      rec.update(gr);
+      std::cout << rec.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
+    }
+    return;
+  }
 
   Table groups_t;
   groups_t.title = "KV cache by layer group";
@@ -111,12 +124,12 @@ void run_kv(const KvArgs& a, Globals& g) {
   groups_t.right_align = {false, false, true, true, true, true, true, true, false};
   groups_t.verbose_only = {false, false, false, false, false, false, false, false, true};
   // CSV carries plain integers for machines; table and Markdown group digits for people
-  auto num = [&](i64 v) { return fmt == Format::csv || fmt == Format::jsonl ? std::to_string(v) : grouped(v); };
+  auto num = [&](i64 v) { return fmt == Format::csv ? std::to_string(v) : grouped(v); };
   for (const auto& gr : kv.groups)
     groups_t.rows.push_back({join(gr.layer_indices), kv_kind_name(gr.kind), std::to_string(gr.layer_indices.size()),
                              num(gr.k_bytes_per_token + gr.v_bytes_per_token), num(gr.tokens_held), num(gr.k_bytes),
                              num(gr.v_bytes), num(gr.state_bytes), gr.formula});
-  if (fmt == Format::csv || fmt == Format::jsonl) {
+  if (fmt == Format::csv) {  // one table: the layer groups (the model's totals are their sums; json and jsonl carry both)
     std::cout << render(groups_t, fmt);
     return;
   }
@@ -150,7 +163,7 @@ void register_kv(CLI::App& app, Globals& g) {
   add_model_options(c, a->model);
   c->add_option("--context", a->context, "Tokens of one sequence (4096, 32k, 1m); default: the model's max_position_embeddings");
   c->add_option("--encoder-tokens", a->encoder_tokens, "Encoder tokens cross-attention layers hold (mllama); default 0");
-  c->add_option("--format", a->format, "table | md | csv | json | jsonl")->capture_default_str();
+  c->add_option("--format", a->format, "table | md | csv (the layer groups) | json | jsonl (the model's totals, then a record per layer group)")->capture_default_str();
   c->callback([a, &g] { run_kv(*a, g); });
 }
 
