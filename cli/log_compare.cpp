@@ -621,7 +621,19 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
     if (!has_setting("gpu")) notes.push_back("GPU not named by the log: its printed total is planned on the default profile's bandwidth");
   } else if (!has_setting("gpu") && !has_setting("gpu_memory_bytes")) {
     // no total printed and none given: the plan's memory is the default profile's, which the log may not be from
-    notes.push_back("GPU neither named nor its total printed by the log: planned on the default profile (h100-sxm); give --gpu for the GPU the log ran on");
+    const auto device = log.text.find("device");
+    std::string candidates;  // the profiles of that name, one per memory size ("... RTX 4060 Ti 16GB", "... 8GB")
+    if (device != log.text.end())
+      for (const auto& [id, gp] : profiles.gpus()) {
+        const std::string rest = gp.name.rfind(device->second, 0) == 0 ? gp.name.substr(device->second.size()) : "-";
+        const bool sized = rest.size() > 3 && rest[0] == ' ' && rest.compare(rest.size() - 2, 2, "GB") == 0 &&
+                           rest.find_first_not_of("0123456789", 1) == rest.size() - 2;
+        if (rest.empty() || sized) candidates += (candidates.empty() ? "" : " or ") + id;
+      }
+    notes.push_back(device != log.text.end()
+                        ? "the log names its GPU '" + device->second + "' but prints no total: planned on the default profile (h100-sxm); give --gpu " +
+                              (candidates.empty() ? "with that GPU's profile (kvplan gpus)" : candidates)
+                        : "GPU neither named nor its total printed by the log: planned on the default profile (h100-sxm); give --gpu for the GPU the log ran on");
   }
   const bool model_known = has_setting("model") || !src.command.empty();
   if (!model_known) {
@@ -762,8 +774,10 @@ Table log_table(const LogComparison& c) {
   t.verbose_only = {false, false, false, false, false, false, true, true};
   for (const auto& r : c.rows) {
     std::string kv, diff;
-    if (r.lo) kv = *r.lo == *r.hi ? show(*r.lo, r.unit) : show(*r.lo, r.unit) + " .. " + show(*r.hi, r.unit);
-    if (const auto dv = row_difference(r)) {
+    const bool start_row = r.term == "starts";  // a yes / no, 1 / 0 in the JSON: said in words, no difference to print
+    const auto said = [&](double v) { return start_row ? std::string(v >= 0.5 ? "starts" : "does not start") : show(v, r.unit); };
+    if (r.lo) kv = *r.lo == *r.hi ? said(*r.lo) : said(*r.lo) + " .. " + said(*r.hi);
+    if (const auto dv = row_difference(r); dv && !start_row) {
       diff = (*dv >= 0 ? "+" : "") + (r.unit == "bytes" ? show_bytes(*dv) : fmt(*dv, r.unit == "ratio" ? 4 : 0));
       if (*r.printed != 0) diff += " (" + fmt(100.0 * *dv / std::abs(*r.printed), 1) + "%)";
     }

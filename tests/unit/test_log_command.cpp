@@ -357,3 +357,13 @@ TEST_CASE("log: --model over a model the log names and kvplan loads warns that a
   const kvtest::Run same = kvtest::kvplan({"log", log, "--model", "llama-3.1-8b"});
   CHECK(same.err.find("replaces the model the log ran") == std::string::npos);
 }
+
+TEST_CASE("log: a llama.cpp log's device name points at its GPU profiles and the start check reads in words", "[log]") {
+  // llama-server-b7376-gemma3-4b prints '  Device 0: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9' and no total
+  const kvtest::Run r = kvtest::kvplan({"log", kLogs + "llama-server-b7376-gemma3-4b.log"});
+  CHECK(r.out.find("the log names its GPU 'NVIDIA GeForce RTX 4060 Ti' but prints no total") != std::string::npos);
+  CHECK(r.out.find("give --gpu rtx-4060-ti-16gb or rtx-4060-ti-8gb") != std::string::npos);
+  // vllm-llama31-8b-3090-29k-fail: the engine refused to start, and kvplan's replay agrees
+  const kvtest::Run s = kvtest::kvplan({"log", kLogs + "cases/vllm-llama31-8b-3090-29k-fail.log", "--model", "llama-3.1-8b"});
+  CHECK(s.out.find("does not start          does not start") != std::string::npos);
+}

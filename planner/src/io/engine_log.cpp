@@ -969,6 +969,11 @@ class Reader {
       llama_setting(name, eq);
       break;
     }
+    // ggml's device list ("  Device 0: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9, VMM: yes"): the first name
+    if (const size_t d = s_.find("Device 0: "); d != npos && has("compute capability")) {
+      const size_t from = d + 10, comma = s_.find(',', from);
+      set_text("device", s_.substr(from, comma == npos ? npos : comma - from));
+    }
     if (has("KV self size") || (has(" size = ") && has(" cells,") && has("K ("))) llama_kv_summary();
     if (has("R (") && has("S (") && has(" cells,")) {
       size("recurrent_r_bytes", "):", s_.find("R ("));
