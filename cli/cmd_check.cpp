@@ -446,9 +446,9 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     if (parse_engine(log.engine) != d.spec.engine.kind) continue;
     const LogComparison lc = compare_log(file, log, &d, {});
     Requirement q{"startup log " + file + " reproduced"};
-    q.pass = lc.rules_ok == lc.rules;
+    q.pass = lc.rules > 0 && lc.rules_ok == lc.rules;  // a log with nothing to check is no evidence
     q.actual = std::to_string(lc.rules_ok) + " of " + std::to_string(lc.rules) + " engine figures";
-    q.required = "all";
+    q.required = "all (at least one)";
     for (const auto& row : lc.rows)
       if (!row.ok()) {
         q.detail = row.term + ": printed " + row.printed_text + (row.line ? " (line " + std::to_string(row.line) + ")" : "");

@@ -58,6 +58,11 @@ void run_log(const LogArgs& a, Globals& g) {
       for (const auto& w : log.warnings)
         if (w.find("cut off mid-line") != std::string::npos)
           throw InputError(file, w.substr(0, w.find(';')) + " and no complete line with a figure of the engine's rules remains to check", "save the whole startup log");
+    // nothing checked is not "reproduced": a gate on it would pass whatever the log said (a recurrent model's
+    // llama.cpp log without --model has no figure the log's own arithmetic reproduces)
+    if (all.back().rules == 0 && a.save_overheads.empty())
+      throw InputError(file, "no figure in the log that kvplan's rules reproduce" + std::string(d ? "" : " without a model"),
+                       d ? "check a log that prints the engine's KV cache figures" : "pass --model ID (or the GGUF file) for the model the log loaded");
   }
   bool ok = true;
   for (const auto& c : all) ok = ok && c.rules_ok == c.rules;

@@ -44,18 +44,31 @@ TEST_CASE("kvplan log reproduces every reference log quote", "[log]") {
       {"lc-dscoder-v2-lite-512-f16", "deepseek-v2-lite"}, {"vllm-llama3-8b-h100-profile", "llama-3-8b"},
       {"vllm-llama31-8b-3090-20k", "llama-3.1-8b"},     {"vllm-llama31-8b-3090-29k-fail", "llama-3.1-8b"},
       {"vllm-v1-blocks-to-tokens", ""},                 {"sglang-qwen35-moe-4090-hybrid", ""},
-      {"sglang-max-total-tokens-unknown", ""},          {"trtllm-a100-bytes-to-tokens", "llama-2-7b"}};
+      {"trtllm-a100-bytes-to-tokens", "llama-2-7b"}};
   for (const auto& [id, model] : cases) {
     INFO(id);
     std::vector<std::string> args = {kLogs + "cases/" + id + ".log"};
     if (!model.empty()) args.insert(args.end(), {"--model", model});
     const json l = log_json(args);
     CHECK(l["rule_checks"] == l["rule_checks_ok"]);
-    if (id != "sglang-max-total-tokens-unknown") CHECK(l["rule_checks"].get<int>() >= 1);
+    CHECK(l["rule_checks"].get<int>() >= 1);
     for (const auto& r : l["rows"]) {
       INFO(r["term"]);
       CHECK(r["ok"].get<bool>());
     }
+  }
+}
+
+TEST_CASE("kvplan log with no figure its rules reproduce is not a pass", "[log]") {
+  // sglang-max-total-tokens-unknown prints max_total_num_tokens, which only a model's plan checks; a Mamba-2 log of
+  // llama.cpp prints its recurrent state, ditto: without --model nothing is checked, and exit 0 would be a gate
+  // that cannot fail
+  for (const std::string f : {"cases/sglang-max-total-tokens-unknown.log", "llamacpp-conformance/mamba2-ctx4096-seq1.log"}) {
+    const kvtest::Run r = kvtest::kvplan({"log", kLogs + f});
+    INFO(f << ": " << r.err);
+    CHECK(r.exit == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("no figure in the log that kvplan's rules reproduce without a model; pass --model ID") != std::string::npos);
   }
 }
 
