@@ -113,8 +113,8 @@ void run_sweep(const SweepArgs& a, Globals& g) {
     if (const auto* v = d.bag.get(key))
       throw InputError(v->origin.where, "a sweep's cells take their tokens per request from --context", "give --context (a list or range) instead");
   SweepAxes axes;
-  axes.contexts = expand_counts(axis(ax, "context").value_or("1k,4k,16k,32k"), "--context", max_cells);
-  axes.concurrencies = expand_counts(axis(ax, "concurrency").value_or("1,8,32,128"), "--concurrency", max_cells);
+  axes.contexts = expand_counts(axis(ax, "context").value_or("1k,4k,16k,32k"), "--context", max_cells, "--max-cells");
+  axes.concurrencies = expand_counts(axis(ax, "concurrency").value_or("1,8,32,128"), "--concurrency", max_cells, "--max-cells");
   const std::vector<std::string> gpu_names = split_names(axis(ax, "gpu").value_or(d.spec.gpu.id), "--gpu");
   if (gpu_names.size() > 1 && d.bag.has("gpu_memory_bytes"))
     throw InputError(d.bag.get("gpu_memory_bytes")->origin.where, "one memory total cannot describe " + std::to_string(gpu_names.size()) + " GPUs",
@@ -130,7 +130,7 @@ void run_sweep(const SweepArgs& a, Globals& g) {
       throw InputError("--gpu", e.problem(), e.fix());
     }
   }
-  axes.tensor_parallel = expand_counts(axis(ax, "tensor_parallel_size").value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells);
+  axes.tensor_parallel = expand_counts(axis(ax, "tensor_parallel_size").value_or(std::to_string(d.base.parallel.tp)), "--tensor-parallel-size", max_cells, "--max-cells");
   if (const auto kv = axis(ax, "kv_cache_dtype")) {
     for (const auto& s : split_names(*kv, "--kv-dtype")) {
       if (s == "auto") {

@@ -303,3 +303,6 @@ kvplan_cli_test(log_set_flag_spelling EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DATA
   STDERR "kvplan: error: --set gpu-memory-utilization: 'gpu-memory-utilization' is a flag's spelling, not a setting key; write --set memory_fraction=VALUE, or the flag itself")
 # kv --format jsonl: the model's totals under the JSON's keys first (Llama-3.1-8B: 2 x 32 layers x 8 heads x 128 x 2 B)
 kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOUT_CONTAINS "{\"record\":\"model\",\"kv_bytes_per_token\":131072,")
+# a sweep axis over --max-cells names the limit it ran into
+kvplan_cli_test(sweep_axis_over_max_cells EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 8k --concurrency 1..100+1 --max-cells 10
+  STDERR "kvplan: error: --concurrency: expands to more than 10 values; use a coarser range or raise --max-cells")

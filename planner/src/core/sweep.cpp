@@ -13,7 +13,7 @@ std::string_view trim(std::string_view s) {
 }
 }  // namespace
 
-std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64 max_values) {
+std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64 max_values, std::string_view limit_flag) {
   const std::string f(flag);
   std::vector<i64> out;
   if (trim(spec).empty()) throw InputError(f, "empty list", "give values such as 1k,4k,32k or 1k..128k*2");
@@ -50,7 +50,8 @@ std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64
       }
     }
     if (static_cast<i64>(out.size()) > max_values)
-      throw InputError(f, "expands to more than " + std::to_string(max_values) + " values", "use a coarser range");
+      throw InputError(f, "expands to more than " + std::to_string(max_values) + " values",
+                       "use a coarser range" + (limit_flag.empty() ? std::string() : " or raise " + std::string(limit_flag)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -18,7 +18,7 @@ namespace kvplan {
 ///   A..B         arithmetic with step 1
 /// Values keep their order; duplicates are kept. At most `max_values` values (default 1,000,000).
 /// Throws InputError naming `flag` on anything else.
-std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64 max_values = 1000000);
+std::vector<i64> expand_counts(std::string_view spec, std::string_view flag, i64 max_values = 1000000, std::string_view limit_flag = {});
 
 /// Splits a comma-separated list of names ("h100-sxm,h200"). With `flag`, an empty list or an empty item
 /// ("h100,,a10", ",") is an InputError naming it; without, empty items are skipped.
