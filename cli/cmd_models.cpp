@@ -22,9 +22,12 @@ void run_models(const ModelsArgs& a, Globals& g) {
   const auto profiles = io::Profiles::load(g.profiles_dir);
   Table t;
   const bool csv = fmt == Format::csv || fmt == Format::jsonl;
-  t.columns = csv ? std::vector<std::string>{"id", "model_type", "num_layers", "kv_bytes_per_token", "max_context_tokens", "params_total", "origin"}
+  // csv and jsonl carry the JSON's fields (all but the profile's source text); the terminal table a readable subset
+  t.columns = csv ? std::vector<std::string>{"id", "model_type", "num_layers", "dtype", "kv_bytes_per_token", "max_context_tokens", "params_total",
+                                             "params_active", "origin"}
                   : std::vector<std::string>{"id", "model_type", "layers", "KV bytes/token", "max context", "params", "source"};
-  t.right_align = {false, false, true, true, true, true, false};
+  t.right_align = csv ? std::vector<bool>{false, false, true, false, true, true, true, true, false}
+                      : std::vector<bool>{false, false, true, true, true, true, false};
   ojson rows = ojson::array();
   for (const auto& [id, p] : profiles.models()) {
     const ModelSpec m = io::model_from_hf_config(p.config, p.origin == "built-in" ? "profiles/models/" + id + ".json" : p.origin, id);
@@ -45,9 +48,9 @@ void run_models(const ModelsArgs& a, Globals& g) {
     const KvResult& kv = sized.first;
     const ParamCount& pc = sized.second;
     if (csv)
-      t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), std::to_string(kv.kv_bytes_per_token),
+      t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), std::string(format_info(m.dtype).name), std::to_string(kv.kv_bytes_per_token),
                         m.max_context > 0 ? std::to_string(m.max_context) : std::string(),  // not known: empty (jsonl null)
-                        std::to_string(pc.total), p.origin});
+                        std::to_string(pc.total), std::to_string(pc.active), p.origin});
     else
       t.rows.push_back({id, m.model_type, std::to_string(decoder_layers(m.layers)), grouped(kv.kv_bytes_per_token),
                         m.max_context > 0 ? grouped(m.max_context) : "-", human_count(pc.total),

@@ -306,3 +306,5 @@ kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOU
 # a sweep axis over --max-cells names the limit it ran into
 kvplan_cli_test(sweep_axis_over_max_cells EXIT 2 STDOUT_EMPTY ARGS sweep llama-3.1-8b --context 8k --concurrency 1..100+1 --max-cells 10
   STDERR "kvplan: error: --concurrency: expands to more than 10 values; use a coarser range or raise --max-cells")
+# models csv carries the JSON's dtype and active parameters (Qwen3-30B-A3B: 30.5 B total, 3.3 B active)
+kvplan_cli_test(models_csv_fields EXIT 0 ARGS models --format csv STDOUT_CONTAINS "id,model_type,num_layers,dtype,kv_bytes_per_token,max_context_tokens,params_total,params_active,origin")
