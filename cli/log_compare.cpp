@@ -527,6 +527,13 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
   DeploymentSource src = extra;
   const auto kind = parse_engine(log.engine);
   src.engine_hint = log.engine;
+  // the engine is the log's: another named by --set would plan one engine's deployment against the other's figures
+  for (const auto& [key, value, origin] : extra.settings)
+    if (key == "engine" && parse_engine(value.substr(0, value.find('@'))) != kind)
+      throw InputError(origin.where, "'" + value + "' is not the engine that wrote the log (" + log.engine + ")", "leave the engine to the log");
+  // --engine-version is for a log that prints none: over a printed one it plans another release's rules
+  if (!src.version_hint.empty() && !log.version.empty() && src.version_hint != log.version)
+    notes.push_back("--engine-version " + src.version_hint + " replaces the version the log printed (" + log.version + ")");
   std::string version = src.version_hint.empty() ? log.version : src.version_hint;
   if (!version.empty() && version[0] == 'b' && kind == EngineKind::llamacpp && log.fork == "ik_llama.cpp") {
     notes.push_back("ik_llama.cpp build " + version + ": its own build numbers; read with llama.cpp's oldest rules");

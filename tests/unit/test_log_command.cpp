@@ -380,3 +380,12 @@ TEST_CASE("log: a llama.cpp log's device name points at its GPU profiles and the
   const kvtest::Run s = kvtest::kvplan({"log", kLogs + "cases/vllm-llama31-8b-3090-29k-fail.log", "--model", "llama-3.1-8b"});
   CHECK(s.out.find("does not start          does not start") != std::string::npos);
 }
+
+TEST_CASE("log: the engine is the log's and a version over a printed one is noted", "[log]") {
+  const std::string log = kLogs + "vllm-0.10-llama31-8b-h100.log";  // vLLM 0.10.0 printed
+  const kvtest::Run other = kvtest::kvplan({"log", log, "--set", "engine=sglang"});
+  CHECK(other.exit == 2);
+  CHECK(other.err == "kvplan: error: --set engine: 'sglang' is not the engine that wrote the log (vllm); leave the engine to the log\n");
+  const kvtest::Run version = kvtest::kvplan({"log", log, "--engine-version", "0.8.3"});
+  CHECK(version.out.find("note: --engine-version 0.8.3 replaces the version the log printed (0.10.0)") != std::string::npos);
+}
