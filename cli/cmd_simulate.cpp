@@ -113,9 +113,9 @@ class PerRequestWriter {
     // clock times to the microsecond (fixed: a run's clock reaches 10^9 s, where 9 significant digits keep only tenths);
     // the latencies beside them to 9 significant digits
     std::fprintf(f_, "%lld,%.6f,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%d,%d,%s\n", static_cast<long long>(r.id), r.arrival_s,
-                 started ? clock6(r.first_token_s).c_str() : "", done ? clock6(r.finish_s).c_str() : "",
-                 started ? fmt9(r.first_token_s - r.arrival_s).c_str() : "",
-                 done ? fmt9(r.finish_s - r.arrival_s).c_str() : "", static_cast<long long>(r.prompt_tokens),
+                 started ? num("%.6f", r.first_token_s).c_str() : "", done ? num("%.6f", r.finish_s).c_str() : "",
+                 started ? num("%.9g", r.first_token_s - r.arrival_s).c_str() : "",
+                 done ? num("%.9g", r.finish_s - r.arrival_s).c_str() : "", static_cast<long long>(r.prompt_tokens),
                  static_cast<long long>(r.output_tokens), static_cast<long long>(r.cached_prompt_tokens),
                  static_cast<long long>(r.preemptions), r.failed ? 1 : 0, r.truncated ? 1 : 0,
                  failure_name(r.failure));
@@ -136,14 +136,9 @@ class PerRequestWriter {
 
  private:
   bool direct_ = false;
-  static std::string fmt9(double v) {
-    char b[40];
-    std::snprintf(b, sizeof b, "%.9g", v);
-    return b;
-  }
-  static std::string clock6(double v) {
+  static std::string num(const char* spec, double v) {  // %.6f of a clock up to 10^9 s is 17 characters
     char b[48];
-    std::snprintf(b, sizeof b, "%.6f", v);
+    std::snprintf(b, sizeof b, spec, v);
     return b;
   }
   std::string path_, target_, tmp_;

@@ -176,7 +176,8 @@ DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string
 void add_set_values(const std::vector<std::string>& set, DeploymentSource& src, bool spelling_check) {
   // --set with a flag's spelling (no-enable-prefix-caching, schedule-policy) instead of a key would be a variable
   // nothing reads, unless the pasted command names it ($tp, ${tp}, $(tp)): plan, check and log alike
-  for (const std::string& kv : spelling_check ? set : std::vector<std::string>{}) {
+  for (const std::string& kv : set) {
+    if (!spelling_check) break;
     const std::string key = kv.substr(0, kv.find('='));
     if (key.empty() || key.size() == kv.size() || io::find_setting(key)) continue;
     if (const auto [def, negated] = setting_spelled(key); def && !reads_variable(src.command, key))

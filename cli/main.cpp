@@ -53,8 +53,6 @@ void reject_non_finite(const std::vector<std::string>& args) {
   }
 }
 
-}  // namespace
-
 // CLI11's words for two mistakes, said as kvplan says the others (the flag first, then the fix): an unknown flag
 // gets the subcommand's closest one ("--contxt: not a kvplan plan flag; did you mean --context?"), and one setting
 // given twice under two spellings (--kv-cache-dtype and --kv-dtype) says so. "" keeps CLI11's message.
@@ -104,6 +102,8 @@ std::string friendlier_parse_error(CLI::App& app, const CLI::ParseError& e, cons
   }
   return "";
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace kvplan;
