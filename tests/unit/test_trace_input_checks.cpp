@@ -215,3 +215,53 @@ TEST_CASE("a hash_ids trace refuses --shared-prefix: its hashes give the shared 
                      "out with a hash_ids trace\n");
   CHECK(simulate(path).exit == 0);
 }
+
+TEST_CASE("trace sessions and prefix groups may be names: one id per distinct name, numbers kept", "[trace]") {
+  // ShareGPT-style conversation ids and named system prompts: equal names are one session (one group), a whole number
+  // keeps its value, and a name never takes a number's id
+  const auto csv = write_temp("named.csv",
+                              "arrival_s,prompt_tokens,output_tokens,prefix_group,prefix_tokens,session\n"
+                              "0,100,10,sys-a,40,conv-9f2c\n1,200,10,sys-b,40,conv-1b7e\n2,300,10,sys-a,40,conv-9f2c\n"
+                              "3,400,10,0,40,0\n4,500,10,\"sys b\",40,7\n");
+  const auto v = read_all(csv);
+  REQUIRE(v.size() == 5);
+  CHECK(v[0].session == v[2].session);
+  CHECK(v[0].session != v[1].session);
+  CHECK(v[0].prefix_group == v[2].prefix_group);
+  CHECK(v[0].prefix_group != v[1].prefix_group);
+  CHECK(v[3].session == 0);
+  CHECK(v[3].prefix_group == 0);
+  CHECK(v[4].session == 7);
+  CHECK(v[4].prefix_group != v[1].prefix_group);  // "sys b" is not "sys-b"
+  for (const auto& r : v) {
+    CHECK(r.session >= 0);
+    CHECK(r.prefix_group >= 0);
+  }
+  for (std::size_t i : {0u, 1u})
+    for (const auto& n : {v[3], v[4]}) {
+      CHECK(v[i].session != n.session);
+      CHECK(v[i].prefix_group != n.prefix_group);
+    }
+  // JSONL: a string names, a number (or a string holding one) is the number
+  const auto jl = write_temp("named.jsonl",
+                             "{\"arrival_s\": 0, \"prompt_tokens\": 50, \"output_tokens\": 5, \"session_id\": \"u-1\"}\n"
+                             "{\"arrival_s\": 1, \"prompt_tokens\": 60, \"output_tokens\": 5, \"session_id\": 3}\n"
+                             "{\"arrival_s\": 2, \"prompt_tokens\": 70, \"output_tokens\": 5, \"session_id\": \"3\"}\n"
+                             "{\"arrival_s\": 3, \"prompt_tokens\": 80, \"output_tokens\": 5, \"session_id\": \"u-1\"}\n");
+  const auto w = read_all(jl);
+  REQUIRE(w.size() == 4);
+  CHECK(w[1].session == 3);
+  CHECK(w[2].session == 3);
+  CHECK(w[0].session == w[3].session);
+  CHECK(w[0].session != 3);
+}
+
+TEST_CASE("trace sessions: a number that is not a whole one >= 0 is refused, not taken for a name", "[trace]") {
+  const std::string head = "arrival_s,prompt_tokens,output_tokens,session\n0,100,10,1\n";
+  const std::string fix = "; give a whole number >= 0, a name, or leave it empty";
+  check_refused("neg-session.csv", head + "1,100,10,-3\n", ":3: session: negative: '-3' (expected >= 0)" + fix);
+  check_refused("half-session.csv", head + "1,100,10,1.5\n", ":3: session: expected a whole number, got '1.5'" + fix);
+  check_refused("bool-session.jsonl",
+                "{\"arrival_s\": 0, \"prompt_tokens\": 50, \"output_tokens\": 5, \"session\": true}\n",
+                ":1: session: expected a whole number or a name, got 'true'; give a number >= 0 or a string");
+}

@@ -19,6 +19,9 @@ namespace kvplan::io {
 namespace {
 
 constexpr std::size_t kChunk = 1 << 16;
+// Session and prefix-group ids given as numbers are 0 .. kNamedIdBase - 1; names (a conversation UUID, "sys-a")
+// are numbered from kNamedIdBase, so a name never takes a number's id (the block hashes keep ids below 2^62)
+constexpr i64 kNamedIdBase = i64{1} << 61;
 
 std::string trim(const std::string& s) {
   std::size_t a = 0, b = s.size();
@@ -558,6 +561,23 @@ std::string int_problem(IntErr e, const std::string& text, i64 lo, i64 hi, const
 
 }  // namespace
 
+i64 TraceSource::id_of(int field, const std::string& column, const std::string& text) {
+  const std::string t = trim(text);
+  if (t.empty()) return -1;
+  double d;
+  if (parse_double(t, d)) {  // a number must be a whole one >= 0: 1.5 or -3 is a slip, not a name
+    i64 v = 0;
+    const IntErr e = to_int(t, 0, kNamedIdBase - 1, v);
+    if (e != IntErr::ok)
+      fail(column, int_problem(e, t, 0, kNamedIdBase - 1, "a whole number"),
+           "give a whole number >= 0, a name, or leave it empty");
+    return v;
+  }
+  auto& names = field == kJSession ? session_names_ : group_names_;
+  const i64 next = kNamedIdBase + static_cast<i64>(names.size());
+  return names.try_emplace(t, next).first->second;
+}
+
 bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
   if (!split_csv(line, cells_)) fail("", "unterminated quote", "close the quote");
   if (cells_.size() != ncols_)
@@ -625,7 +645,9 @@ bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
     dst = v;
     return true;
   };
-  if (opt_int(ci_group_, "prefix_group", 0, i64{1} << 62, out.prefix_group)) {
+  const i64 group = ci_group_ >= 0 ? id_of(kJGroup, "prefix_group", cells_[static_cast<std::size_t>(ci_group_)]) : -1;
+  if (group >= 0) {
+    out.prefix_group = group;
     out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
     if (opt_int(ci_prefix_, "prefix_tokens", 0, opts_.max_tokens, out.prefix_tokens) &&
         out.prefix_tokens > out.prompt_tokens)
@@ -638,7 +660,10 @@ bool TraceSource::parse_csv_row(const std::string& line, SimRequest& out) {
     out.prefix_group = 0;
     out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
   }
-  opt_int(ci_session_, "session", 0, i64{1} << 62, out.session);
+  if (ci_session_ >= 0) {
+    const i64 id = id_of(kJSession, "session", cells_[static_cast<std::size_t>(ci_session_)]);
+    if (id >= 0) out.session = id;
+  }
   opt_int(ci_priority_, "priority", -(i64{1} << 62), i64{1} << 62, out.priority);
   if (ci_think_ >= 0 && !trim(cells_[static_cast<std::size_t>(ci_think_)]).empty()) {
     double d;
@@ -712,8 +737,17 @@ bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
     have_origin_ = true;
     set_arrival(d - origin_s_, label(kJArrival), out);
   }
-  if (value(kJGroup)) {
-    out.prefix_group = integer(kJGroup, 0, i64{1} << 62, "give a whole number >= 0 or leave it out");
+  // a session or prefix group: a number, or a name given as a string
+  auto id = [&](JField f) -> i64 {
+    const nlohmann::json* v = value(f);
+    if (!v) return -1;
+    if (v->is_string()) return id_of(f, label(f), v->get<std::string>());
+    if (!v->is_number())
+      fail(label(f), "expected a whole number or a name, got " + shown(v->dump()), "give a number >= 0 or a string");
+    return integer(f, 0, kNamedIdBase - 1, "give a whole number >= 0, a name as a string, or leave it out");
+  };
+  if (const i64 group = id(kJGroup); group >= 0) {
+    out.prefix_group = group;
     out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
     if (value(kJPrefix)) {
       out.prefix_tokens = integer(kJPrefix, 0, opts_.max_tokens, "give a whole number of tokens");
@@ -744,7 +778,7 @@ bool TraceSource::parse_jsonl_row(const std::string& line, SimRequest& out) {
     out.prefix_group = 0;
     out.prefix_tokens = std::min(opts_.default_prefix_tokens, out.prompt_tokens);
   }
-  if (value(kJSession)) out.session = integer(kJSession, 0, i64{1} << 62, "give a whole number >= 0");
+  if (const i64 session = id(kJSession); session >= 0) out.session = session;
   if (value(kJPriority)) out.priority = integer(kJPriority, -(i64{1} << 62), i64{1} << 62, "give a whole number");
   if (const nlohmann::json* t = value(kJThink)) {
     if (!t->is_number() || !(t->get<double>() >= 0 && t->get<double>() <= kMaxSimClockS))

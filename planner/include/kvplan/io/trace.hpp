@@ -63,6 +63,9 @@ class TraceSource : public RequestSource {
   nlohmann::json parse_jsonl_object(const std::string& line);
   void set_arrival(double rel_s, const std::string& column, SimRequest& out);
   void apply_hash_ids(const std::vector<std::int64_t>& ids, SimRequest& out);
+  // a session or prefix group cell: a whole number >= 0 is that id; other text (a conversation UUID) is a name,
+  // numbered in order of first appearance from kNamedIdBase (trace.cpp); empty: -1
+  i64 id_of(int field, const std::string& column, const std::string& text);
 
   std::string path_;
   TraceOptions opts_;
@@ -95,6 +98,8 @@ class TraceSource : public RequestSource {
   std::unordered_map<std::int64_t, i64> group_of_first_;
   std::vector<std::vector<std::int64_t>> chains_;
   i64 tracked_ids_ = 0;
+  // named sessions and prefix groups (id_of): name -> id, per field
+  std::unordered_map<std::string, i64> session_names_, group_names_;
 };
 
 /// A length histogram (--prompt-histogram / --output-histogram): one `tokens,weight` row per line, an
