@@ -594,6 +594,19 @@ void run_fit(const FitArgs& a, Globals& g) {
               {"high_per_s", kRateHigh},
               {"relative_tolerance", kRateTolerance},
               {"max_simulations", kMaxSimulations}}}};
+      if (found && !first_fail) {
+        // the search's bound passes: the run's requests (sessions) arrive about at once there, so the answer is a burst
+        // the deployment absorbs, not a rate it sustains; a longer run is what finds the rate
+        const WorkloadSpec& ws = wl->spec;
+        const std::string load =
+            grouped(ws.requests) + " requests" +
+            (ws.turns > 1 ? " (" + grouped((ws.requests + ws.turns - 1) / ws.turns) + " sessions of " + grouped(ws.turns) + " turns)" : "");
+        const std::string note = "every rate up to the search's bound (" + fmt(kRateHigh, 0) + " req/s) meets the targets: the run's " +
+                                 load + " arrive about at once there, a burst the deployment absorbs, not a rate it sustains; "
+                                 "give more --requests to find the rate";
+        warn("--find-max-rate: " + note);
+        mr["note"] = note;
+      }
       // csv / jsonl: the answer a number, the unit in the question (as the cost rows)
       if (human)
         t.rows.push_back({"highest rate meeting " + slo_text(slo),

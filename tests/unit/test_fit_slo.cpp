@@ -462,3 +462,27 @@ TEST_CASE("find-max-rate with a TPOT target alone stops where the queue starts t
   CHECK(line.find("req/s,") == std::string::npos);
   CHECK(csv.out.find("\nhighest rate (req/s) meeting p99 TPOT <= 200.0 ms,") != std::string::npos);
 }
+
+TEST_CASE("find-max-rate at the search's bound says the run is a burst and asks for more requests", "[fit_slo]") {
+  // 40 requests in 10 sessions of 4 turns: at any rate no more than 10 requests are in flight (a turn waits for the one
+  // before it), which one H100 serves in well under 500 ms TTFT, so every rate up to 10^4 req/s passes: that is a
+  // burst the deployment absorbs, not a sustained rate, and the answer says so instead of reporting 10^4 req/s bare
+  const Run r = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--find-max-rate", "--slo-ttft-ms", "500", "--turns", "4",
+                                "--think-s", "30", "--requests", "40", "--format", "json"});
+  REQUIRE(r.exit == 0);
+  const json mr = json::parse(r.out)["results"]["max_rate"];
+  CHECK(mr["found"] == true);
+  CHECK(mr["first_failing_rate_per_s"].is_null());
+  CHECK(mr["rate_per_s"].get<double>() == 10000);
+  const std::string note =
+      "every rate up to the search's bound (10000 req/s) meets the targets: the run's 40 requests (10 sessions of 4 turns) arrive about "
+      "at once there, a burst the deployment absorbs, not a rate it sustains; give more --requests to find the rate";
+  CHECK(mr["note"] == note);
+  CHECK(r.err == "kvplan: warning: --find-max-rate: " + note + "\n");
+  // a search that finds a failing rate has no such note
+  const Run found = kvtest::kvplan({"fit", "llama-3.1-8b", "--gpu", "h100", "--prompt-tokens", "512", "--output-tokens", "64", "--requests", "200",
+                                    "--find-max-rate", "--slo-ttft-ms", "300", "--format", "json"});
+  REQUIRE(found.exit == 0);
+  CHECK_FALSE(json::parse(found.out)["results"]["max_rate"].contains("note"));
+  CHECK(found.err.empty());
+}
