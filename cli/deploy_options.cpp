@@ -143,7 +143,7 @@ void add_deploy_options(CLI::App* c, DeployArgs& a, bool workload) {
 
 // The setting one of whose flag spellings (kvplan's or an engine's, without the dashes, '_' read as '-') is `word`,
 // and whether that spelling sets it false.
-static std::pair<const io::SettingDef*, bool> setting_spelled(const std::string& written) {
+std::pair<const io::SettingDef*, bool> setting_spelled(const std::string& written) {
   auto bare = [](std::string n) {
     while (!n.empty() && n.front() == '-') n.erase(n.begin());
     std::replace(n.begin(), n.end(), '_', '-');

@@ -88,6 +88,10 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
 DeploymentSource flags_source(const DeployArgs& a, const std::vector<std::string>& pasted);
 
 /// --set KEY=VALUE: a settings key becomes a setting (applied after the command), anything else a variable.
+/// The setting a flag or key spelling names in any front end ("--max-model-len", "mem-fraction-static", "no-kv-unified"),
+/// and whether that spelling negates it; {nullptr, false} when none.
+std::pair<const io::SettingDef*, bool> setting_spelled(const std::string& written);
+
 void add_set_values(const std::vector<std::string>& set, DeploymentSource& src, bool spelling_check = true);
 
 /// Throws the InputError for a --set KEY that is no setting and that nothing reads as $KEY (naming the nearest key).

@@ -514,6 +514,34 @@ std::string flag_for(const std::string& dest) {
   return f;
 }
 
+// --set is for settings the log does not show: one the vLLM / SGLang args line shows (the settings the engine was given),
+// given another value, would plan a deployment other than the one that printed the figures. Values compared as
+// numbers, else case-blind words; a spelling with a conversion (vLLM's 32k, a negated switch) is not compared.
+void refuse_shown_conflict(const DeploymentSource& extra, const std::string& key, const std::string& shown, const std::string& where) {
+  const auto number = [](const std::string& t, double& v) {
+    char* end = nullptr;
+    v = std::strtod(t.c_str(), &end);
+    return !t.empty() && end == t.c_str() + t.size() && std::isfinite(v);
+  };
+  const auto lower = [](std::string t) {
+    for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return t;
+  };
+  for (const auto& [k, value, origin] : extra.settings) {
+    if (k != key || origin.kind != io::Origin::Kind::set) continue;
+    double a = 0, b = 0;
+    const bool both = number(value, a) && number(shown, b);
+    const bool differ = both ? std::abs(a - b) > 1e-9 * std::max(std::abs(a), std::abs(b)) : lower(value) != lower(shown);
+    const auto [def, negated] = setting_spelled(origin.spelling);
+    const bool plain = def && !negated && std::all_of(def->kvplan.begin(), def->kvplan.end(), [&](const io::Spelling& sp) {
+      return sp.conv == io::Conv::plain || sp.conv == io::Conv::auto_count;
+    });
+    if (differ && (both || plain))
+      throw InputError(origin.where, "the log shows " + key + " = " + shown + " (" + where + "), not " + value,
+                       "drop it: --set gives the settings a log does not show");
+  }
+}
+
 std::string strip_quotes(std::string v) {
   if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
   if (v.rfind("torch.", 0) == 0) v = v.substr(6);
@@ -567,6 +595,9 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
       if (v == "None" || v.empty() || v.front() == '{' || v.front() == '(') continue;
       const io::FlagDef* def = table.find(flag_for(dest));
       if (!def) continue;
+      if (v.front() != '[')
+        if (const auto [setting, negated] = setting_spelled(flag_for(dest)); setting && !negated)
+          refuse_shown_conflict(extra, setting->key, v, "log line " + std::to_string(log.args_line));
       if (v.front() == '[') {
         // a list the engine printed (vLLM kv_cache_dtype_skip_layers: ['3', '4']): its items, for flags taking a list
         if (def->arity != io::FlagArity::list && def->arity != io::FlagArity::list0) continue;
@@ -603,8 +634,19 @@ std::optional<Deployment> deployment_from_log(const io::EngineLog& log, const De
       src.command_where = "log line " + std::to_string(log.args_line);
     }
   }
+  // vLLM's "Maximum concurrency for N tokens per request" and SGLang's "context_len=N": the max_model_len each ran with
+  // (its own choice when the args leave it out, or lowered by vLLM's auto-fit); the replays of the printed figures use
+  // it, so a --set max_model_len beside it plans the rest of the table only
+  if (const auto* n = log.find(kind == EngineKind::vllm ? "max_concurrency_tokens" : "context_len");
+      n && (kind == EngineKind::vllm || kind == EngineKind::sglang))
+    for (const auto& [key, value, origin] : extra.settings)
+      if (key == "max_model_len" && origin.kind == io::Origin::Kind::set && value != std::to_string(static_cast<long long>(n->value)))
+        notes.push_back(origin.where + "=" + value + ": the replays of the printed KV figures use the max_model_len the engine ran with, " +
+                        grouped(static_cast<i64>(n->value)) + " (log line " + std::to_string(n->line) + "); the plan's other rows use " + value);
   // llama.cpp: the context it printed is the deployment (fitted or not, this is what it allocated)
   if (kind == EngineKind::llamacpp) {
+    // the figures it printed are the rules' results (n_ctx rounded, layers offloaded), not the settings asked for: a
+    // --set beside them is the request they came from
     auto put = [&](const std::string& key, const std::string& value, int line) {
       if (!has_setting(key)) src.settings.emplace_back(key, value, io::Origin{io::Origin::Kind::command, "log line " + std::to_string(line), key});
     };

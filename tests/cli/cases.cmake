@@ -301,6 +301,12 @@ kvplan_cli_test(flag_spellings_twice EXIT 2 STDOUT_EMPTY ARGS kv llama-3.1-8b --
 # log --set with a flag's spelling gets the key, as plan's --set does
 kvplan_cli_test(log_set_flag_spelling EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --set gpu-memory-utilization=0.5
   STDERR "kvplan: error: --set gpu-memory-utilization: 'gpu-memory-utilization' is a flag's spelling, not a setting key; write --set memory_fraction=VALUE, or the flag itself")
+# log --set over a setting the vLLM args line shows (max_model_len 8192, line 3) with another value plans another
+# deployment than the one that printed the figures: exit 2 naming the line; the same value is no conflict
+kvplan_cli_test(log_set_shown_conflict EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --set max-model-len=4096
+  STDERR "kvplan: error: --set max-model-len: the log shows max_model_len = 8192 (log line 3), not 4096; drop it: --set gives the settings a log does not show")
+kvplan_cli_test(log_set_shown_same EXIT 0 ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --set max_model_len=8192
+  STDOUT_CONTAINS "2 of 2 engine figures reproduced")
 # kv --format jsonl: the model's totals under the JSON's keys first (Llama-3.1-8B: 2 x 32 layers x 8 heads x 128 x 2 B)
 kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOUT_CONTAINS "{\"record\":\"model\",\"kv_bytes_per_token\":131072,")
 # a sweep axis over --max-cells names the limit it ran into

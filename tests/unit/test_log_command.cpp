@@ -389,3 +389,24 @@ TEST_CASE("log: the engine is the log's and a version over a printed one is note
   const kvtest::Run version = kvtest::kvplan({"log", log, "--engine-version", "0.8.3"});
   CHECK(version.out.find("note: --engine-version 0.8.3 replaces the version the log printed (0.10.0)") != std::string::npos);
 }
+
+TEST_CASE("kvplan log: a --set max_model_len beside the printed one is noted, and the replays keep the engine's", "[log]") {
+  // SGLang's args leave context_length None; the engine prints context_len=40960 (line 19) and max_running_requests =
+  // min(tokens // 2, clamp(860,050 / 40,960 x 512, 2048, 4096)) = 4096 is replayed with it, not with --set's 8192
+  // (860,050 / 8,192 x 512 is past 4096 too: the row would pass either way, the note is what says which was used)
+  const json l = log_json({kLogs + "sglang-qwen3-8b-tp2.log", "--set", "max_model_len=8192"});
+  CHECK(l["rule_checks"] == l["rule_checks_ok"]);
+  bool noted = false;
+  for (const auto& n : l["notes"])
+    noted = noted || n.get<std::string>() ==
+                         "--set max_model_len=8192: the replays of the printed KV figures use the max_model_len the engine ran with, 40,960 "
+                         "(log line 19); the plan's other rows use 8192";
+  CHECK(noted);
+  // SGLang's args show mem_fraction_static=0.85: another value is refused
+  const kvtest::Run r = kvtest::kvplan({"log", kLogs + "sglang-qwen3-8b-tp2.log", "--set", "memory_fraction=0.7"});
+  CHECK(r.exit == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "kvplan: error: --set memory_fraction: the log shows memory_fraction = 0.85 (log line 1), not 0.7; drop it: --set gives the "
+        "settings a log does not show\n");
+}
