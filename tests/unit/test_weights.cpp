@@ -158,3 +158,16 @@ TEST_CASE("K-quant mixes as llama-quantize makes them match its own sizes for Ll
   CHECK(bytes("q4_k_s") == (32 * layer + embed) * 144 / 256 + 4 * (v + ffn) * (176 - 144) / 256 + embed * 210 / 256 + norms * 4);
   CHECK(std::abs(gib("q4_k_s") - 4.36) < 0.005);
 }
+
+TEST_CASE("Kimi-K2-Instruct is the released block FP8: 1 B a linear weight + an f32 scale per 128 x 128", "[weights][bytes]") {
+  // the checkpoint ships DeepSeek-V3-style FP8 (ktransformers doc/en/Kimi-K2.md converts 'fp8 to bf16' with
+  // DeepSeek's fp8_cast_bf16.py): about 1.03 TB, not the 2.06 TB of bf16 (1.03 T parameters x 2 B)
+  const auto m = kvtest::load("kimi-k2-instruct");
+  REQUIRE(m.quant.method == "fp8");
+  CHECK(m.quant.linear_bits == Approx(8.0 + 32.0 / (128.0 * 128.0)));
+  const auto p = count_params(m);
+  CHECK(rel_err(p.total, 1.03e12) < 0.01);  // Kimi K2 model card: 1 T total parameters (1.03 T counted)
+  const double bytes = static_cast<double>(weight_bytes(m, p).total);
+  CHECK(bytes < 0.52 * 2.0 * static_cast<double>(p.total));
+  CHECK(bytes > 0.50 * 2.0 * static_cast<double>(p.total));
+}
