@@ -149,3 +149,26 @@ TEST_CASE("MTP speculation takes the MTP layers' bytes from the snapshot, withou
   const kvplan::Planner p(ps);
   CHECK(p.budget_bytes("draft_weights") == static_cast<long long>(layer + qmtp + eh));  // eh_proj: 2 x 4096 x 4096 x bf16
 }
+
+TEST_CASE("the decode step reads the weights the files hold, not the config's dtype", "[safetensors][perf]") {
+  // an FP8 checkpoint whose config names no quantization_config (Llama-3.1-8B's bf16 config): the embedding table
+  // (128256 x 4096 bf16), then everything else at 1 B a parameter (8,030,261,248 - 2 x 525,336,576 = 6,979,588,096
+  // parameters besides the embedding and the untied head; the head at 1 B too). The step reads all but the embedding
+  // (looked up, not read): 6,979,588,096 + 525,336,576 = 7,504,924,672 B
+  Snapshot s("fp8read");
+  const std::uint64_t embed = 128256ULL * 4096 * 2, rest = 6979588096ULL + 525336576ULL;
+  write_safetensors(s.dir / "model.safetensors", {{"model.embed_tokens.weight", tensor("BF16", {128256, 4096}, 0, embed)},
+                                                   {"model.layers.0.mlp.up_proj.weight", tensor("F8_E4M3", {rest}, embed, rest)}});
+  const kvtest::Run r = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const json j = json::parse(r.out);
+  CHECK(weights_term(j) == static_cast<long long>(embed + rest));
+  // the file gives a total, not each part's bytes: every part is priced at the config's dtype and scaled to the file's
+  // total, so the step reads the file's bytes x the non-embedding share of the bf16 pricing (8,030,261,248 parameters,
+  // 525,336,576 of them the embedding): 8,555,597,824 x (1 - 525,336,576 / 8,030,261,248) = 7,995,893,933 B, within
+  // 7% of the true 7,504,924,672 (the bf16 embedding weighs more than its share); the config's bf16 read 15.0 GB
+  const double read = j["results"]["performance"]["weight_bytes_read_per_step"].get<double>();
+  CHECK(read == Approx(static_cast<double>(embed + rest) * (1.0 - 525336576.0 / 8030261248.0)).epsilon(1e-6));
+  CHECK(read < 1.07 * static_cast<double>(rest));
+}

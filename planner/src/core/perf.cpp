@@ -616,8 +616,12 @@ StepTimeModel::StepTimeModel(const Planner& p, const PerfParams& params) {
   const ParamCount pc = count_params(rank);
   // a tied head is the embedding table itself, read whole by the output projection where the rank runs it
   const bool embedding_is_head = rank.tied_embeddings && rank.has_embedding && rank.has_lm_head;
+  // a weights file's exact bytes (safetensors or GGUF tensor table: weight_bytes gives the rank's share of them) over
+  // what the format prices the same parts at: an FP8 checkpoint whose config names no quantization is read at 1 B a weight
+  double priced = 0;
+  for (const auto& part : pc.parts) priced += static_cast<double>(part_weight_bytes(rank, part));
   const double exact_scale =
-      rank.exact_weight_bytes && pc.total > 0 ? static_cast<double>(*rank.exact_weight_bytes) / static_cast<double>(weight_bytes(rank, pc).total) : 1.0;
+      rank.exact_weight_bytes && priced > 0 ? static_cast<double>(weight_bytes(rank, pc).total) / priced : 1.0;
   double routed_quant = 0;
   for (const auto& part : pc.parts) {
     if (part.name == "vision" || part.name == "position_embedding" || part.name == "per_layer_embedding" ||
