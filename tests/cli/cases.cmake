@@ -307,6 +307,9 @@ kvplan_cli_test(log_set_shown_conflict EXIT 2 STDOUT_EMPTY ARGS log ${KVPLAN_DAT
   STDERR "kvplan: error: --set max-model-len: the log shows max_model_len = 8192 (log line 3), not 4096; drop it: --set gives the settings a log does not show")
 kvplan_cli_test(log_set_shown_same EXIT 0 ARGS log ${KVPLAN_DATA}/logs/vllm-0.10-llama31-8b-h100.log --set max_model_len=8192
   STDOUT_CONTAINS "2 of 2 engine figures reproduced")
+# a shared prefix with the prefix cache off is held by every request: 10 x 8,192 tokens x 131,072 B = 10.00 GiB
+kvplan_cli_test(plan_shared_prefix_no_cache EXIT 0 ARGS plan llama-3.1-8b --max-model-len 16384 --context 8192 --concurrency 10 --shared-prefix 4096
+  --no-enable-prefix-caching STDOUT_CONTAINS "KV for these requests per GPU                                    10.00 GiB")
 # kv --format jsonl: the model's totals under the JSON's keys first (Llama-3.1-8B: 2 x 32 layers x 8 heads x 128 x 2 B)
 kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOUT_CONTAINS "{\"record\":\"model\",\"kv_bytes_per_token\":131072,")
 # a sweep axis over --max-cells names the limit it ran into

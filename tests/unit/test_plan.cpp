@@ -66,6 +66,10 @@ TEST_CASE("a shared prefix is held once, in whole blocks", "[plan][prefix]") {
   const Cell c = p.cell(4096, 10, 1000);
   CHECK(c.units_needed == 62 + 10 * (256 - 62));
   CHECK(p.max_concurrency(4096, 1000) >= p.max_concurrency(4096));
+  // without the prefix cache no block is shared: 10 x 256 blocks, and the concurrency of unshared requests
+  e.prefix_caching = false;
+  const Planner off(kvtest::spec("llama-3.1-8b", "h100-sxm", e));
+  CHECK(off.cell(4096, 10, 1000).units_needed == 10 * 256);
 }
 
 TEST_CASE("paging arithmetic", "[paging]") {

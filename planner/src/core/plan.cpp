@@ -1472,7 +1472,9 @@ i64 Planner::budget_bytes(const std::string& name) const {
 }
 
 i64 Planner::shared_units(i64 shared_prefix) const {
-  if (shared_prefix <= 0) return 0;
+  // without the prefix cache (--no-enable-prefix-caching, SGLang --disable-radix-cache, TensorRT-LLM block reuse off,
+  // vLLM V0's default) no block is shared: every request holds its own copy of the prefix
+  if (shared_prefix <= 0 || spec_.engine.prefix_caching == false) return 0;
   const EngineKind k = spec_.engine.kind;
   if (k == EngineKind::llamacpp) return 0;
   if (k == EngineKind::generic) {

@@ -372,7 +372,7 @@ std::vector<SettingDef> build_table() {
       .on(E::vllm, "--enable-chunked-prefill|--no-enable-chunked-prefill=false")
       .yaml("enable_chunked_prefill").into(&EngineSettings::chunked_prefill));
   // the simulator's scheduler (kvplan simulate, fit --find-max-rate, check with traffic); kvplan plan does not read them
-  r.push_back(Row("enable_prefix_caching", T::boolean, "engine", "Prefix cache: a request reuses the cached KV blocks of a prompt prefix it shares (vLLM --enable-prefix-caching, SGLang radix cache (--disable-radix-cache: off), TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp server's cache_prompt; default on in each): kvplan simulate")
+  r.push_back(Row("enable_prefix_caching", T::boolean, "engine", "Prefix cache: a request reuses the cached KV blocks of a prompt prefix it shares (vLLM --enable-prefix-caching, SGLang radix cache (--disable-radix-cache: off), TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp server's cache_prompt; default on in each): kvplan simulate's hits, and whether plan / fit / check hold a --shared-prefix once (on) or per request (off)")
       .flags("--enable-prefix-caching|--no-enable-prefix-caching=false")
       .on(E::vllm, "--enable-prefix-caching|--no-enable-prefix-caching=false").on(E::sglang, "--disable-radix-cache=false")
       .yaml("kv_cache_config.enable_block_reuse").into(&EngineSettings::prefix_caching));
@@ -514,7 +514,7 @@ std::vector<SettingDef> build_table() {
   r.push_back(Row("prompt_tokens", T::count, "workload", "Prompt tokens per request").flags("--prompt-tokens"));
   r.push_back(Row("output_tokens", T::count, "workload", "Generated tokens per request").flags("--output-tokens"));
   r.push_back(Row("concurrency", T::count, "workload", "Concurrent requests (whole deployment; default 1; simulate: a closed loop of N clients, and without it every request is sent at t = 0 or at --rate; sweep: 1,8,32,128)").flags("--concurrency").sweep());
-  r.push_back(Row("shared_prefix", T::count, "workload", "Tokens of a prompt prefix (system prompt) every request shares, held once")
+  r.push_back(Row("shared_prefix", T::count, "workload", "Tokens of a prompt prefix (system prompt) every request shares, held once (with the prefix cache on, each engine's default)")
       .flags("--shared-prefix"));
   // ---- performance model ----
   r.push_back(Row("bw_efficiency", T::fraction, "performance", "Fraction of datasheet memory bandwidth reading bf16 weights and the KV cache (default: fitted, docs/performance-model.md)").flags("--bw-efficiency"));

@@ -113,7 +113,8 @@ struct EngineSettings {
   // prompts split into chunks that fit the step's token budget; unset: the engine's default (SGLang on,
   // off with --chunked-prefill-size -1; TensorRT-LLM enable_chunked_prefill, default False)
   std::optional<bool> chunked_prefill;
-  // kvplan simulate's scheduler (the pool and the plan do not depend on them): the prefix cache (vLLM
+  // kvplan simulate's scheduler (the pool does not depend on them; a shared prefix is held once only with the prefix
+  // cache on, Planner::shared_units): the prefix cache (vLLM
   // --enable-prefix-caching, SGLang radix cache, TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp
   // server's cache_prompt; unset: on, every engine's default), the waiting queue's order (vLLM --scheduling-policy, SGLang
   // --schedule-policy; "": fcfs) and TensorRT-LLM's capacity scheduler ("": GUARANTEED_NO_EVICT)
