@@ -75,6 +75,10 @@ set(DEP ${KVPLAN_DATA}/deploy)
 kvplan_cli_test(check_pass EXIT 0 ARGS check ${DEP}/pass.yaml STDOUT_CONTAINS "PASS")
 kvplan_cli_test(check_yaml_syntax EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/syntax.yaml
   STDERR "kvplan: error: ${DEP}/syntax.yaml:5:1: invalid YAML (end of sequence flow not found); fix the YAML syntax")
+# a file of two YAML documents: the second was dropped without a word (a CI gate skipped its deployments)
+kvplan_cli_test(check_two_documents EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/two-documents.yaml
+  STDERR "kvplan: error: ${DEP}/two-documents.yaml:7: a second YAML document (after '---'); this file is read as one document; put its keys in the first document (one 'deployments:' list holds every deployment), or give it as its own file")
+kvplan_cli_test(check_leading_empty_document EXIT 0 ARGS check ${DEP}/leading-empty-document.yaml STDOUT_CONTAINS "PASS")
 kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
   STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
 kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml

@@ -186,8 +186,7 @@ std::vector<LocatedDoc> parse_documents(const std::string& text, const std::stri
     std::vector<YAML::Node> nodes;
     try {
       BudgetScope scope(parse_budget_for(text.size()));
-      if (all) nodes = YAML::LoadAll(text);
-      else nodes.push_back(YAML::Load(text));
+      nodes = YAML::LoadAll(text);
     } catch (const std::bad_alloc&) {
       throw InputError(file, "the YAML parser needed more than " + std::to_string(parse_budget_for(text.size()) >> 20) + " MiB for this file",
                        "check the YAML syntax (indentation, stray ',' or '-')");
@@ -199,7 +198,12 @@ std::vector<LocatedDoc> parse_documents(const std::string& text, const std::stri
       d.yaml = true;
       d.index = static_cast<int>(i);
       yaml_to_json(nodes[i], d.root, "", d, count, 0);
-      if (all && d.root.is_null()) continue;  // "---" followed by nothing
+      if (d.root.is_null()) continue;  // "---" followed by nothing (a header comment before the document)
+      // a file read as one document that holds two: the second would be dropped without a word
+      if (!all && !out.empty())
+        throw InputError(file + ":" + std::to_string(nodes[i].Mark().line + 1),
+                         "a second YAML document (after '---'); this file is read as one document",
+                         "put its keys in the first document (one 'deployments:' list holds every deployment), or give it as its own file");
       out.push_back(std::move(d));
     }
   } catch (const YAML::Exception& e) {
