@@ -137,8 +137,17 @@ bool same_file(const std::string& a, const std::string& b) {
   const std::filesystem::path pa(a), pb(b);
   if (std::filesystem::exists(pa, ec) && std::filesystem::exists(pb, ec)) return std::filesystem::equivalent(pa, pb, ec);
   // not there yet: compare absolute, normalised paths (same2.csv and ./same2.csv, abs.csv and /cwd/abs.csv), links
-  // in the existing part resolved
-  const auto resolved = [&](const std::filesystem::path& p) { return std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec); };
+  // in the existing part resolved, and a link to a file not written yet followed to it (the output is written
+  // through the link, io::write_target)
+  const auto resolved = [&](std::filesystem::path p) {
+    p = std::filesystem::absolute(p, ec);
+    for (int hops = 0; hops < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(p, ec)); ++hops) {
+      const std::filesystem::path target = std::filesystem::read_symlink(p, ec);
+      if (ec) break;
+      p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    return std::filesystem::weakly_canonical(p, ec);
+  };
   return resolved(pa) == resolved(pb);
 }
 

@@ -47,6 +47,13 @@ execute_process(COMMAND ${EXE} simulate llama-3.1-8b --requests 5 --per-request 
 if(NOT rc EQUAL 2 OR EXISTS "${dir}/abs.csv")
   message(FATAL_ERROR "an absolute and a relative path to one file: expected exit 2 and no file, got ${rc}: ${err}")
 endif()
+# a dangling link to a file another output names is that file (the run would write through the link)
+file(CREATE_LINK twin.csv "${dir}/twin-link.csv" SYMBOLIC)
+execute_process(COMMAND ${EXE} simulate llama-3.1-8b --requests 5 --per-request twin.csv --markdown twin-link.csv
+                WORKING_DIRECTORY ${dir} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "'twin.csv' is also the --markdown file" OR EXISTS "${dir}/twin.csv")
+  message(FATAL_ERROR "a dangling link to another output: expected exit 2 and no file, got ${rc}: ${err}")
+endif()
 # an output named by a symbolic link is written to the link's file; the link stays a link
 file(WRITE "${dir}/real.md" "previous")
 file(CREATE_LINK real.md "${dir}/link.md" SYMBOLIC)
