@@ -19,8 +19,9 @@ kvplan_cli_test(zero_heads EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/configs/ba
   STDERR "kvplan: error: ${KVPLAN_DATA}/configs/bad/zero-kv-heads.json: /num_key_value_heads: expected integer in [1, 1048576], got 0")
 kvplan_cli_test(no_config_dir EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/configs/bad
   STDERR "kvplan: error: ${KVPLAN_DATA}/configs/bad: directory has no config.json; pass a model snapshot folder or the config.json itself")
-kvplan_cli_test(no_max_context EXIT 2 STDOUT_EMPTY ARGS kv falcon-7b-instruct
-  STDERR "kvplan: error: --context: the model config has no max_position_embeddings; pass --context N (e.g. 4096 or 32k)")
+# a config with no length key (the released Falcon-7B's): 2048, as vLLM and SGLang assume, with a warning
+kvplan_cli_test(no_max_context EXIT 0 ARGS kv ${KVPLAN_DATA}/configs/falcon-7b-instruct.json
+  STDERR "kvplan: warning: the config has no max_position_embeddings (nor n_positions, max_sequence_length, seq_length, max_seq_len): its maximum length is taken as 2048, as vLLM and SGLang assume; pass --max-model-len N for another")
 kvplan_cli_test(overflow EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --context 1000000000000000
   STDERR "kvplan: error: arithmetic: K bytes of group: 2048000000000000000 * 32 overflows 64-bit bytes; the inputs describe more bytes than 2^63; reduce context, concurrency or sizes")
 kvplan_cli_test(excluded_flags EXIT 2 STDOUT_EMPTY ARGS kv llama-3-8b --kv-dtype f16 --cache-type-k q8_0)

@@ -696,7 +696,6 @@ struct Reader {
     }
     m.norm = NormKind::layer;
     tie(true);
-    if (m.max_context == 0) m.notes.push_back("falcon config has no max_position_embeddings (Falcon-7B/40B trained at 2048)");
   }
 
   // modeling_gpt2 / gpt_bigcode: learned positions, LayerNorm, biases everywhere, plain GELU MLP
@@ -1755,6 +1754,13 @@ ModelSpec model_from_hf_config(const json& root_json, const std::string& label, 
     m.vision = read_vision_tower(root, *v, outer, m.hidden);
   if (auto q = root.object("quantization_config")) m.quant = read_quant(*q);
   else if (auto q2 = t.object("quantization_config")) m.quant = read_quant(*q2);
+  // no length key at all (Falcon-7B, Mamba): vLLM's ModelConfig._get_and_verify_max_len assumes 2048 with a warning
+  // (default_max_len), as SGLang's get_context_length does (its default)
+  if (m.max_context <= 0) {
+    m.max_context = 2048;
+    r.warn("the config has no max_position_embeddings (nor n_positions, max_sequence_length, seq_length, max_seq_len): "
+           "its maximum length is taken as 2048, as vLLM and SGLang assume; pass --max-model-len N for another");
+  }
   return m;
 }
 
