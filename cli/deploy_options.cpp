@@ -364,6 +364,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     const io::Origin o = g->origin;
     if (!bag.has("gpu_memory_bytes")) bag.set("gpu_memory_bytes", std::to_string(host->memory_bytes), o);
     if (!bag.has("gpu_bandwidth")) bag.set("gpu_bandwidth", std::to_string(host->memory_bandwidth_bytes_per_s), o);
+    bag.erase("gpu");  // the measured device replaces the word "host" (not a second value of --gpu)
     bag.set("gpu", "custom", o);
     warn("--gpu host: this machine, " + human_bytes(host->memory_bytes) + " of RAM, " +
          std::to_string(host->memory_bandwidth_bytes_per_s / 1000000000) + " GB/s contiguous read (measured now)");

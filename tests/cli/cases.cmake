@@ -80,6 +80,18 @@ kvplan_cli_test(check_yaml_syntax EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/syntax.y
 kvplan_cli_test(check_two_documents EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/two-documents.yaml
   STDERR "kvplan: error: ${DEP}/two-documents.yaml:7: a second YAML document (after '---'); this file is read as one document; put its keys in the first document (one 'deployments:' list holds every deployment), or give it as its own file")
 kvplan_cli_test(check_leading_empty_document EXIT 0 ARGS check ${DEP}/leading-empty-document.yaml STDOUT_CONTAINS "PASS")
+# one setting given twice in one layer with two values: which was meant is not known (a later layer overrides by design)
+kvplan_cli_test(check_two_spellings EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/two-spellings.yaml
+  STDERR "kvplan: error: ${DEP}/two-spellings.yaml:6:45: 'tensor_parallel_size' is also given by ${DEP}/two-spellings.yaml:6:38 as '4', here '2'; give it once")
+kvplan_cli_test(plan_flag_and_set EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-70b --tp 2 --set tensor_parallel_size=4
+  STDERR "kvplan: error: --set tensor_parallel_size: 'tensor_parallel_size' is also given by --tp as '2', here '4'; give it once")
+kvplan_cli_test(plan_set_twice EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set max_model_len=16384 --set max-model-len=2048
+  STDERR "kvplan: error: --set max-model-len: 'max_model_len' is also given by --set max_model_len as '16384', here '2048'; give it once")
+kvplan_cli_test(plan_set_model_over_positional EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set model=qwen3-8b
+  STDERR "kvplan: error: --set model: 'model' is also given by MODEL as 'llama-3.1-8b', here 'qwen3-8b'; give it once")
+kvplan_cli_test(plan_engine_at_and_version EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@0.11 --engine-version 0.10
+  STDERR "kvplan: error: --engine-version: '0.10' is not the version --engine names ('0.11'); give the version once")
+kvplan_cli_test(plan_set_same_value EXIT 0 ARGS plan llama-3.1-70b --tp 2 --set tensor_parallel_size=2 --gpu h200 STDOUT_CONTAINS "fits")
 kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
   STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
 kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml

@@ -1098,7 +1098,19 @@ void kv_connector_tiers(const SettingsBag& bag, const EngineRules& rules, const 
 std::pair<EngineKind, std::string> engine_of(const SettingsBag& bag) {
   std::string name = bag.text("engine").value_or("vllm"), version = bag.text("engine_version").value_or("");
   if (const auto at = name.find('@'); at != std::string::npos) {
-    if (!bag.has("engine_version")) version = name.substr(at + 1);
+    const std::string named = name.substr(at + 1);
+    if (!bag.has("engine_version")) {
+      version = named;
+    } else {
+      // --engine vllm@0.11 beside --engine-version 0.10 on one command line: which was meant is not known (a version
+      // from a later layer, a flag over a file's engine, replaces it by design)
+      using K = Origin::Kind;
+      const auto flagged = [](const SettingValue* v) { return v->origin.kind == K::flag || v->origin.kind == K::set; };
+      const auto bare = [](std::string v) { return !v.empty() && v[0] == 'v' ? v.substr(1) : v; };
+      if (flagged(bag.get("engine")) && flagged(bag.get("engine_version")) && bare(named) != bare(version))
+        bag.fail("engine_version", "'" + version + "' is not the version " + bag.get("engine")->origin.where + " names ('" + named + "')",
+                 "give the version once");
+    }
     name.erase(at);
   }
   const std::string lowered = ascii_lower(name);

@@ -592,6 +592,18 @@ std::string kvplan_flag_for(const SettingDef& def, EngineKind engine) {
 void SettingsBag::set(const std::string& key, std::string text, Origin origin) {
   const SettingDef* d = find_setting(key);
   if (!d) throw InputError(origin.where, "unknown setting '" + key + "'", "kvplan plan --help lists the settings");
+  // one layer naming a setting twice with two values (two spellings in one settings map, --tp beside --set
+  // tensor_parallel_size=4, --set given twice): which one was meant is not known. An engine command line may repeat a
+  // flag (the engine takes the last, as here); a later layer overrides an earlier one by design.
+  using K = Origin::Kind;
+  const auto layer = [](K k) { return k == K::set ? K::flag : k; };
+  if (const auto it = values_.find(d->key); it != values_.end() && it->second.text != text &&
+                                            (origin.kind == K::flag || origin.kind == K::set || origin.kind == K::file) &&
+                                            layer(it->second.origin.kind) == layer(origin.kind) &&
+                                            (origin.kind != K::file || it->second.origin.where.substr(0, it->second.origin.where.find(':')) ==
+                                                                          origin.where.substr(0, origin.where.find(':'))))
+    throw InputError(origin.where, "'" + d->key + "' is also given by " + it->second.origin.where + " as '" + it->second.text + "', here '" + text + "'",
+                     "give it once");
   values_[d->key] = SettingValue{std::move(text), std::move(origin)};
 }
 
