@@ -327,6 +327,12 @@ kvplan_cli_test(log_set_shown_same EXIT 0 ARGS log ${KVPLAN_DATA}/logs/vllm-0.10
 # a shared prefix with the prefix cache off is held by every request: 10 x 8,192 tokens x 131,072 B = 10.00 GiB
 kvplan_cli_test(plan_shared_prefix_no_cache EXIT 0 ARGS plan llama-3.1-8b --max-model-len 16384 --context 8192 --concurrency 10 --shared-prefix 4096
   --no-enable-prefix-caching STDOUT_CONTAINS "KV for these requests per GPU                                    10.00 GiB")
+# an error about the K or V cache type names the flag the user wrote (--kv-dtype gives both)
+kvplan_cli_test(llamacpp_kv_dtype_fp8_named EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu h100 --engine llama.cpp --kv-dtype fp8 --context 4k
+  STDERR "kvplan: error: --kv-dtype: llama.cpp has no fp8_e4m3 KV cache (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1); use q8_0 (8.5 bits a value) or f16")
+# vLLM caches K and V in one type: different K and V types are llama.cpp's
+kvplan_cli_test(vllm_mixed_kv_types EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --cache-type-k fp8 --cache-type-v bf16
+  STDERR "kvplan: error: --cache-type-k: vllm caches K and V in one type (--kv-cache-dtype); different K and V types are llama.cpp's; give one type with --kv-dtype (or the same type to both)")
 # kv --format jsonl: the model's totals under the JSON's keys first (Llama-3.1-8B: 2 x 32 layers x 8 heads x 128 x 2 B)
 kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOUT_CONTAINS "{\"record\":\"model\",\"kv_bytes_per_token\":131072,")
 # a sweep axis over --max-cells names the limit it ran into

@@ -1163,6 +1163,14 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (bag.has("kv_cache_dtype") && (bag.has("cache_type_k") || bag.has("cache_type_v")))
     throw InputError(bag.get("kv_cache_dtype")->origin.where, "give either one KV cache dtype or K and V cache types, not both",
                      "drop " + bag.get("kv_cache_dtype")->origin.spelling);
+  // vLLM, SGLang and TensorRT-LLM cache K and V in one type (--kv-cache-dtype; vLLM's TurboQuant pairs are one of its
+  // values): K and V types that differ are llama.cpp's (-ctk / -ctv)
+  if ((kind == EngineKind::vllm || kind == EngineKind::sglang || kind == EngineKind::trtllm) &&
+      (bag.has("cache_type_k") || bag.has("cache_type_v")) && d.k_format != d.v_format) {
+    const std::string key = bag.has("cache_type_k") ? "cache_type_k" : "cache_type_v";
+    bag.fail(key, std::string(engine_name(kind)) + " caches K and V in one type (--kv-cache-dtype); different K and V types are llama.cpp's",
+             "give one type with --kv-dtype (or the same type to both)");
+  }
 
   d.gpu = load_gpu(bag, profiles);
 

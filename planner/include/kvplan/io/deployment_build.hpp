@@ -41,7 +41,14 @@ auto at_origin(const SettingsBag& bag, EngineKind engine, F f) -> decltype(f()) 
     throw;
   } catch (const InputError& e) {
     if (!find_setting(e.where()) || e.where().find('-') != std::string::npos) throw;
-    throw InputError(bag.where(e.where(), engine), e.problem(), e.fix());
+    // K and V given as one type (--kv-dtype) are checked as cache_type_k / _v on llama.cpp, and the other way round:
+    // the error names what the user wrote
+    std::string key = e.where();
+    if (!bag.has(key)) {
+      if ((key == "cache_type_k" || key == "cache_type_v") && bag.has("kv_cache_dtype")) key = "kv_cache_dtype";
+      else if (key == "kv_cache_dtype" && (bag.has("cache_type_k") || bag.has("cache_type_v"))) key = bag.has("cache_type_k") ? "cache_type_k" : "cache_type_v";
+    }
+    throw InputError(bag.where(key, engine), e.problem(), e.fix());
   }
 }
 
