@@ -117,6 +117,12 @@ TEST_CASE("byte counts with units", "[units]") {
   CHECK(parse_bytes("0.5e1GB", "x") == 5000000000LL);
   CHECK_THROWS_AS(parse_bytes("e9", "x"), InputError);
   CHECK_THROWS_AS(parse_bytes("1e99", "x"), OverflowError);
+  // a plain count is whole bytes: 1.5 would have floored to 1 B (a typo for 1.5GB); 2.0 and 1.25e2 are whole
+  CHECK_THROWS_WITH(parse_bytes("1.5", "--gpu-memory-bytes"),
+                    "--gpu-memory-bytes: '1.5' is a fraction of a byte; give whole bytes or a unit: 85045477376, 79.22GiB, 80GB");
+  CHECK_THROWS_AS(parse_bytes("0.5B", "x"), InputError);
+  CHECK(parse_bytes("2.0", "x") == 2);
+  CHECK(parse_bytes("1.25e2", "x") == 125);
 }
 
 TEST_CASE("fewest GPUs agrees with trying every count", "[plan][fit][layout]") {

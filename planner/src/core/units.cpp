@@ -66,6 +66,9 @@ i64 parse_bytes(std::string_view text, std::string_view what) {
   const long double v = std::strtold(num.c_str(), nullptr) * mult;
   if (!(v < 9.2e18L)) throw OverflowError(w + ": " + t + " is beyond the 64-bit byte range");
   if (num.find('.') == std::string::npos && unit.empty() && !exponent) return parse_count(num, what);
+  // a plain byte count is whole (1.5 would floor to 1 B: a typo for 1.5GB); a unit's fraction rounds down (79.22GiB)
+  if (mult == 1 && v != std::floor(v))
+    throw InputError(w, "'" + t + "' is a fraction of a byte", "give whole bytes or a unit: 85045477376, 79.22GiB, 80GB");
   return static_cast<i64>(std::floor(v));
 }
 
