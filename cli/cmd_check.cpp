@@ -120,6 +120,10 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   if (doc.model.empty() && d.command.model.empty() && !d.bag.has("model"))
     throw InputError(doc.where, "no model: the command names none", "add model:");
   for (const auto& w : doc.warnings) d.warnings.push_back(w);
+  if (doc.gpu_unlabelled && !d.bag.has("gpu") && !d.bag.has("gpu_memory_bytes"))
+    d.warnings.push_back("no GPU label (nodeSelector or required node affinity on nvidia.com/gpu.product, cloud.google.com/gke-accelerator, "
+                         "karpenter.k8s.aws/instance-gpu-name or node.kubernetes.io/instance-type): planned on the default GPU, " + d.spec.gpu.id +
+                         "; add the label, or give check --set gpu=ID");
   if (doc.gpus && *doc.gpus != layout_gpus && doc.gpus_soft) {
     d.warnings.push_back("the manifest gives " + std::to_string(*doc.gpus) + " GPU(s) per pod but the layout uses " +
                          std::to_string(d.spec.parallel.gpus()) + " (tensor " + std::to_string(d.spec.parallel.tp) + " x pipeline " +
@@ -163,6 +167,7 @@ std::vector<io::DeploymentDoc> read_any(const std::string& path) {
     d.env = std::vector<std::pair<std::string, std::string>>(m.env.begin(), m.env.end());
     d.env_where = m.where;
     if (!m.gpu_product.empty()) d.gpu = m.gpu_product;
+    d.gpu_unlabelled = m.gpu_product.empty();
     if (m.gpu_count) {
       // GPUs per pod x pods that serve one copy of the model (LeaderWorkerSet size, Ray workers)
       d.gpus = mul(*m.gpu_count, m.pods_per_group.value_or(1), "manifest GPUs");

@@ -333,6 +333,11 @@ kvplan_cli_test(llamacpp_kv_dtype_fp8_named EXIT 2 STDOUT_EMPTY ARGS plan llama-
 # vLLM caches K and V in one type: different K and V types are llama.cpp's
 kvplan_cli_test(vllm_mixed_kv_types EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm --cache-type-k fp8 --cache-type-v bf16
   STDERR "kvplan: error: --cache-type-k: vllm caches K and V in one type (--kv-cache-dtype); different K and V types are llama.cpp's; give one type with --kv-dtype (or the same type to both)")
+# manifests: a Karpenter GPU label names the GPU; none at all plans the default GPU with a warning
+kvplan_cli_test(manifest_karpenter_gpu EXIT 0 ARGS check ${KVPLAN_DATA}/manifests/karpenter-pod.yaml --format json STDOUT_CONTAINS "\"gpu\": \"a10g\"")
+kvplan_cli_test(manifest_no_gpu_label_set_gpu EXIT 0 ARGS check ${KVPLAN_DATA}/manifests/no-gpu-label-pod.yaml --set gpu=l4 STDOUT_CONTAINS "PASS")
+kvplan_cli_test(manifest_no_gpu_label EXIT 0 ARGS check ${KVPLAN_DATA}/manifests/no-gpu-label-pod.yaml
+  STDERR "kvplan: warning: Pod/vllm: no GPU label (nodeSelector or required node affinity on nvidia.com/gpu.product, cloud.google.com/gke-accelerator, karpenter.k8s.aws/instance-gpu-name or node.kubernetes.io/instance-type): planned on the default GPU, h100-sxm; add the label, or give check --set gpu=ID")
 # kv --format jsonl: the model's totals under the JSON's keys first (Llama-3.1-8B: 2 x 32 layers x 8 heads x 128 x 2 B)
 kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOUT_CONTAINS "{\"record\":\"model\",\"kv_bytes_per_token\":131072,")
 # a sweep axis over --max-cells names the limit it ran into

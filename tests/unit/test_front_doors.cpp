@@ -268,6 +268,8 @@ TEST_CASE("every manifest under tests/data/manifests is evaluated (exit 0 or 1) 
       {"multi-doc.yaml", {"--set", "model=mistral-7b-v0.1"}},
       {"production-stack-values.yaml", {"--set", "model=mistral-7b-v0.1"}},
       {"sglang-lws.yaml", {}},
+      {"karpenter-pod.yaml", {}},
+      {"no-gpu-label-pod.yaml", {}},
   };
   for (const auto& entry : std::filesystem::directory_iterator(std::string(KVPLAN_TEST_DATA) + "/manifests")) {
     const std::string name = entry.path().filename().string();

@@ -280,7 +280,7 @@ void read_resources(const DocNode& c, ManifestDeployment& m) {
 
 const std::vector<std::string>& gpu_labels() {
   static const std::vector<std::string> labels = {"cloud.google.com/gke-accelerator", "nvidia.com/gpu.product",
-                                                  "node.kubernetes.io/instance-type"};
+                                                  "karpenter.k8s.aws/instance-gpu-name", "node.kubernetes.io/instance-type"};
   return labels;
 }
 

@@ -35,6 +35,7 @@ struct DeploymentDoc {
   std::vector<std::pair<std::string, std::string>> env;  // the container's env, applied to the command
   std::string env_where;
   bool gpus_soft = false;              // gpus: from a GPU limit: a mismatch with the layout is a warning
+  bool gpu_unlabelled = false;         // a manifest with no GPU label: planned on the default GPU unless --set names one
   std::vector<std::string> warnings;   // from reading the manifest
   // traffic
   std::optional<i64> prompt_tokens, output_tokens, context, concurrency, shared_prefix;
