@@ -91,5 +91,26 @@ TEST_CASE("Hugging Face ids resolve through the local cache only", "[files][hf]"
   REQUIRE(b.warnings.size() == 1);
   CHECK(b.warnings[0].find("using the built-in profile 'llama-3.1-8b'") != std::string::npos);
   ::unsetenv("HF_HUB_CACHE");
+  // huggingface_hub's other roots, in its order: the legacy HUGGINGFACE_HUB_CACHE, HF_HOME/hub, XDG_CACHE_HOME/huggingface/hub
+  const auto with_env = [&](const char* name, const fs::path& value) {
+    const char* names[] = {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"};
+    std::vector<std::pair<std::string, std::string>> saved;
+    for (const char* n : names)
+      if (const char* v = std::getenv(n)) saved.emplace_back(n, v);
+    for (const char* n : names) ::unsetenv(n);
+    ::setenv(name, value.c_str(), 1);
+    const std::string found = io::find_in_hf_cache("acme/tiny-llama", nullptr);
+    ::unsetenv(name);
+    for (const auto& [n, v] : saved) ::setenv(n.c_str(), v.c_str(), 1);
+    return found;
+  };
+  CHECK(with_env("HUGGINGFACE_HUB_CACHE", hub) == (snap / "config.json").string());
+  const fs::path home = fs::temp_directory_path() / "kvplan-test-hf-home";
+  fs::remove_all(home);
+  fs::create_directories(home / "huggingface");
+  fs::rename(hub, home / "huggingface" / "hub");
+  CHECK(with_env("HF_HOME", home / "huggingface") == (home / "huggingface" / "hub" / "models--acme--tiny-llama" / "snapshots" / "abc123" / "config.json").string());
+  CHECK(with_env("XDG_CACHE_HOME", home) == (home / "huggingface" / "hub" / "models--acme--tiny-llama" / "snapshots" / "abc123" / "config.json").string());
+  fs::remove_all(home);
   fs::remove_all(hub);
 }

@@ -152,10 +152,18 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 }
 
 std::string find_in_hf_cache(const std::string& repo_id, std::string* looked) {
+  // huggingface_hub's constants.py: HF_HUB_CACHE, else the legacy HUGGINGFACE_HUB_CACHE, else HF_HOME/hub, where HF_HOME
+  // defaults to $XDG_CACHE_HOME/huggingface, XDG_CACHE_HOME to ~/.cache
+  const auto env = [](const char* name) -> const char* {
+    const char* v = std::getenv(name);
+    return v && *v ? v : nullptr;
+  };
   fs::path hub;
-  if (const char* c = std::getenv("HF_HUB_CACHE"); c && *c) hub = c;
-  else if (const char* h = std::getenv("HF_HOME"); h && *h) hub = fs::path(h) / "hub";
-  else if (const char* home = std::getenv("HOME"); home && *home) hub = fs::path(home) / ".cache" / "huggingface" / "hub";
+  if (const char* c = env("HF_HUB_CACHE")) hub = c;
+  else if (const char* l = env("HUGGINGFACE_HUB_CACHE")) hub = l;
+  else if (const char* h = env("HF_HOME")) hub = fs::path(h) / "hub";
+  else if (const char* x = env("XDG_CACHE_HOME")) hub = fs::path(x) / "huggingface" / "hub";
+  else if (const char* home = env("HOME")) hub = fs::path(home) / ".cache" / "huggingface" / "hub";
   std::string folder = "models--";
   for (char c : repo_id) folder += c == '/' ? std::string("--") : std::string(1, c);
   const fs::path repo = hub / folder;
