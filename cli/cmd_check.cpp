@@ -581,6 +581,19 @@ void run_check(const CheckArgs& a, Globals& g) {
     docs.push_back(std::move(d));
   }
   if (docs.empty()) throw InputError("FILE", "nothing to check", "give deployment files, manifests, or an engine command after --");
+  // a file given twice checks its deployments twice under the same names (two JUnit suites of one name)
+  for (std::size_t i = 0; i < a.files.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_file(a.files[i], a.files[j]))
+        throw InputError(a.files[i], "given twice (also as '" + a.files[j] + "')", "give each file once");
+  {
+    // names are unique within a file (deployments.cpp); one name in two files (a staging and a production manifest of
+    // Deployment/vllm) is told apart by its file, so that reports and JUnit suites name each deployment once
+    std::map<std::string, int> seen;
+    for (const auto& d : docs) ++seen[d.name];
+    for (auto& d : docs)
+      if (seen[d.name] > 1 && !d.file.empty() && d.file != "command") d.name += " (" + d.file + ")";
+  }
   {
     // the files the deployments read (a trace, a perf-coefficients or prices file, a model config, a GGUF: any setting,
     // traffic or command word naming an existing file, as written or from the deployment file's folder) are inputs too:

@@ -129,9 +129,6 @@ void OutputFiles::add_options(CLI::App* c, bool json_and_junit) {
   }
 }
 
-namespace {
-
-// Whether two paths name one file: the same file where both exist (links, ./a and a), else the same normal path.
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   const std::filesystem::path pa(a), pb(b);
@@ -150,8 +147,6 @@ bool same_file(const std::string& a, const std::string& b) {
   };
   return resolved(pa) == resolved(pb);
 }
-
-}  // namespace
 
 void OutputFiles::check(const std::vector<std::pair<std::string, std::string>>& extra, const std::vector<std::string>& inputs) const {
   std::vector<std::pair<std::string, std::string>> all = {{html, "--html"}, {markdown, "--markdown"}, {json, "--json"}, {junit, "--junit"}};

@@ -17,6 +17,10 @@ namespace kvplan::cli {
 ReportSection build_section(const Deployment& d, const Planner& p, const std::string& title,
                             const std::vector<i64>& contexts = {}, const std::vector<i64>& concurrencies = {});
 
+/// Whether two paths name one file: the same file where both exist (links, ./a and a), else the same absolute,
+/// normalised path with symbolic links followed (a link to a file not written yet names that file).
+bool same_file(const std::string& a, const std::string& b);
+
 /// Output files a command was asked to write (--html, --markdown, --json, --junit).
 struct OutputFiles {
   std::string html, markdown, json, junit;

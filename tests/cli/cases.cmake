@@ -92,6 +92,13 @@ kvplan_cli_test(plan_set_model_over_positional EXIT 2 STDOUT_EMPTY ARGS plan lla
 kvplan_cli_test(plan_engine_at_and_version EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@0.11 --engine-version 0.10
   STDERR "kvplan: error: --engine-version: '0.10' is not the version --engine names ('0.11'); give the version once")
 kvplan_cli_test(plan_set_same_value EXIT 0 ARGS plan llama-3.1-70b --tp 2 --set tensor_parallel_size=2 --gpu h200 STDOUT_CONTAINS "fits")
+# a file given twice checks its deployments twice under one name; a name in two files is told apart by its file
+kvplan_cli_test(check_file_twice EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/pass.yaml ${DEP}/pass.yaml
+  STDERR "kvplan: error: ${DEP}/pass.yaml: given twice (also as '${DEP}/pass.yaml'); give each file once")
+kvplan_cli_test(check_name_in_two_files EXIT 0 ARGS check ${DEP}/pass.yaml ${DEP}/leading-empty-document.yaml --format csv
+  STDOUT_CONTAINS "ok (${DEP}/leading-empty-document.yaml),")
+kvplan_cli_test(check_blank_name EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/blank-name.yaml
+  STDERR "kvplan: error: ${DEP}/blank-name.yaml:3:11: a blank name; give the deployment a name, or leave name: out (deployment-N)")
 kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
   STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
 kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml

@@ -25,6 +25,8 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
   if (!n.j.is_object()) throw InputError(d.where, "a deployment must be a mapping, got " + describe_value(n.j), "see docs/deployment-files.md");
   n.only({"name", "model", "gpu", "gpus", "engine", "engine_version", "command", "settings", "variables", "traffic", "requirements"});
   d.name = n.str("name");
+  if (n.has("name") && d.name.find_first_not_of(" \t") == std::string::npos)
+    n.fail("name", "a blank name", "give the deployment a name, or leave name: out (deployment-N)");
   if (d.name.empty()) d.name = "deployment-" + std::to_string(index + 1);
   d.model = n.str("model");
   d.gpu = n.str("gpu");
