@@ -99,6 +99,11 @@ kvplan_cli_test(check_name_in_two_files EXIT 0 ARGS check ${DEP}/pass.yaml ${DEP
   STDOUT_CONTAINS "ok (${DEP}/leading-empty-document.yaml),")
 kvplan_cli_test(check_blank_name EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/blank-name.yaml
   STDERR "kvplan: error: ${DEP}/blank-name.yaml:3:11: a blank name; give the deployment a name, or leave name: out (deployment-N)")
+# keys that would check nothing: min_concurrency_tokens without min_concurrency, a rate without a simulated requirement
+kvplan_cli_test(check_tokens_alone EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/tokens-alone.yaml
+  STDERR "kvplan: error: ${DEP}/tokens-alone.yaml:5:44: min_concurrency_tokens: the length min_concurrency is checked at, and there is no min_concurrency; add min_concurrency, or drop min_concurrency_tokens")
+kvplan_cli_test(check_rate_unused EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/rate-unused.yaml
+  STDERR "kvplan: error: ${DEP}/rate-unused.yaml:5:21: rate: drives the simulated requirements (max_p99_ttft_ms, max_p99_tpot_ms, min_goodput, max_preemption_rate), and there is none; add one, or drop rate")
 kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
   STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
 kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml

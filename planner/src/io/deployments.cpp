@@ -162,7 +162,18 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
       if (v == 0.0) r->fail(k, std::string(k) + ": must be > 0 (no run has a latency of 0)", "give the bound in ms");
     for (const char* k : {"max_ttft_ms", "max_tpot_ms", "max_p99_ttft_ms", "max_p99_tpot_ms", "min_goodput", "max_preemption_rate"})
       if (r->has(k)) d.field_where[std::string("requirements.") + k] = r->at(k);
+    // a key that only qualifies another checks nothing alone (fit.md refuses options that would do nothing)
+    if (d.min_concurrency_tokens && !d.min_concurrency)
+      r->fail("min_concurrency_tokens", "min_concurrency_tokens: the length min_concurrency is checked at, and there is no min_concurrency",
+              "add min_concurrency, or drop min_concurrency_tokens");
   }
+  // rate, requests, seed and trace drive the simulated requirements only: without one they would be ignored
+  const bool simulated = d.max_p99_ttft_ms || d.max_p99_tpot_ms || d.min_goodput || d.max_preemption_rate;
+  if (auto t = n.object("traffic"); t && !simulated)
+    for (const char* k : {"rate", "requests", "seed", "trace"})
+      if (t->has(k))
+        t->fail(k, std::string(k) + ": drives the simulated requirements (max_p99_ttft_ms, max_p99_tpot_ms, min_goodput, max_preemption_rate), and there is none",
+                "add one, or drop " + std::string(k));
   if (d.model.empty() && d.command.empty())
     throw InputError(d.where, "deployment '" + d.name + "' has neither model nor command", "add model: or command:");
   return d;
