@@ -377,6 +377,21 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   }
   d.base = b.spec;
   d.model = b.model;
+  // a model named beside the command's (a deployment's model:, --set model=, a flag) replaces it: said when the two
+  // resolve to different models (a 70B command checked as an 8B model would pass what cannot load)
+  if (const auto* mv = bag.get("model"); mv && !d.command.model.empty() && mv->origin.kind != io::Origin::Kind::command) {
+    try {
+      // the same model by two names (Qwen/Qwen3-8B and qwen3-8b) resolves to one source: a profile or a config file
+      std::string given, commanded;
+      (void)profiles.model(mv->text, &given);
+      (void)profiles.model(d.command.model, &commanded);
+      if (given != commanded)
+        d.warnings.push_back(mv->origin.where + ": model '" + mv->text + "' replaces the command's '" + d.command.model + "' (" +
+                             d.command.model_where + "), another model (" + commanded + ")");
+    } catch (const InputError&) {
+      // the command's model does not resolve here (not cached, no built-in of its name): nothing to compare
+    }
+  }
   if (d.engine_version.empty() && !b.engine_version.empty()) d.engine_version = b.engine_version;
   const EngineKind kind = d.base.engine.kind;
   d.spec = io::at_origin(bag, kind, [&] {

@@ -104,6 +104,10 @@ kvplan_cli_test(check_tokens_alone EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/tokens-
   STDERR "kvplan: error: ${DEP}/tokens-alone.yaml:5:44: min_concurrency_tokens: the length min_concurrency is checked at, and there is no min_concurrency; add min_concurrency, or drop min_concurrency_tokens")
 kvplan_cli_test(check_rate_unused EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/rate-unused.yaml
   STDERR "kvplan: error: ${DEP}/rate-unused.yaml:5:21: rate: drives the simulated requirements (max_p99_ttft_ms, max_p99_tpot_ms, min_goodput, max_preemption_rate), and there is none; add one, or drop rate")
+# model: beside a command that names another model replaces it, with a warning (--strict: a failure)
+kvplan_cli_test(check_model_beside_command EXIT 0 ARGS check ${DEP}/model-beside-command.yaml
+  STDERR "kvplan: warning: a: ${DEP}/model-beside-command.yaml:4:12: model 'qwen3-8b' replaces the command's 'meta-llama/Llama-3.1-70B-Instruct' (${DEP}/model-beside-command.yaml:5:14: model argument), another model (built-in profile llama-3.1-70b)")
+kvplan_cli_test(check_model_beside_command_strict EXIT 1 ARGS check ${DEP}/model-beside-command.yaml --strict STDOUT_CONTAINS "FAIL")
 kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
   STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
 kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml
