@@ -375,6 +375,17 @@ const GpuSpec& Profiles::gpu(const std::string& name, std::optional<i64> memory_
     };
     for (const auto& id : ids)
       if (const GpuSpec& g = gpu_profile(id); !best || dist(g) < dist(*best)) best = &g;
+    // two of that memory (A100 80GB PCIe and SXM): the memory does not tell them apart, and their bandwidth and
+    // interconnect differ
+    std::string tied;
+    int ties = 0;
+    for (const auto& id : ids)
+      if (const GpuSpec& g = gpu_profile(id); static_cast<double>(dist(g)) <= static_cast<double>(dist(*best)) + 0.005 * static_cast<double>(*memory_bytes)) {
+        tied += (tied.empty() ? "" : ", ") + id;
+        ++ties;
+      }
+    if (ties > 1)
+      throw InputError("", "'" + name + "' with that memory is ambiguous: " + tied, "name one (their bandwidth and interconnect differ)");
     return *best;
   }
   std::string list;
