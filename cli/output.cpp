@@ -190,9 +190,16 @@ std::string render_text(Table t) {
     for (const auto& r : t.rows)
       if (i < r.size()) longest_word(i, r[i]);
   }
+  // a cell that is one word (an id, a model_type, a path: text users grep and copy) is never broken either
+  std::vector<size_t> single(n, 10);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& r : t.rows)
+      if (i < r.size() && r[i].find(' ') == std::string::npos) single[i] = std::max(single[i], r[i].size());
   // a number is never broken: a right-aligned column keeps its longest word even past the width (a split
-  // 704,643,07 / 2 reads as another number); text columns break words when nothing else gives
-  const auto floor_of = [&](size_t i, bool whole_words) { return whole_words || right(i) ? std::min(word[i], w[i]) : size_t{10}; };
+  // 704,643,07 / 2 reads as another number); text columns break the words of a sentence when nothing else gives
+  const auto floor_of = [&](size_t i, bool whole_words) {
+    return whole_words || right(i) ? std::min(word[i], w[i]) : std::min(single[i], w[i]);
+  };
   for (const bool whole_words : {true, false}) {
     while (total_width() > limit) {
       size_t widest = n;
@@ -208,7 +215,7 @@ std::string render_text(Table t) {
         }
         if (widest != n) break;
       }
-      if (widest == n && !whole_words && n > 1 && !right(0) && w[0] > 10) widest = 0;
+      if (widest == n && !whole_words && n > 1 && !right(0) && w[0] > floor_of(0, false)) widest = 0;
       if (widest == n) break;
       const size_t floor = floor_of(widest, whole_words);
       w[widest] = std::max(floor, w[widest] - std::min(w[widest] - floor, total_width() - limit));

@@ -341,6 +341,24 @@ TEST_CASE("a table that must break words breaks the other columns before the fir
   REQUIRE(r.exit == 0);
   CHECK(r.out.find("\nllama-4-maverick-17b-128e ") != std::string::npos);
   CHECK(r.out.find("\nllama-3.3-70b-instruct ") != std::string::npos);
+  // a one-word cell in a text column (a model_type users grep) is not broken either: 'mllama_text_mode' / 'l' was
+  // printed, a row over two lines; every data line holds the whole row (its source column ends it)
+  CHECK(r.out.find(" mllama_text_model ") != std::string::npos);
+  CHECK(r.out.find(" qwen3_vl_moe_text ") != std::string::npos);
+  std::size_t body = 0, whole = 0;
+  bool below_rule = false;
+  for (std::size_t a = 0; a < r.out.size();) {
+    const std::size_t b = std::min(r.out.find('\n', a), r.out.size());
+    const std::string line = r.out.substr(a, b - a);
+    if (below_rule && !line.empty()) {
+      ++body;
+      whole += line.find("built-in") != std::string::npos;
+    }
+    below_rule = below_rule || line.rfind("---", 0) == 0;
+    a = b + 1;
+  }
+  CHECK(body > 50);
+  CHECK(whole == body);  // below the heading's rule, one line a model
 }
 
 TEST_CASE("a sentence in a right-aligned column wraps at spaces before the text columns lose their words", "[report][output]") {
