@@ -94,7 +94,7 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   field("gpu", doc.gpu, "gpu");
   src.env = doc.env;
   src.env_where = doc.env_where;
-  for (const auto& st : doc.settings) src.settings.emplace_back(st.key, st.value, io::Origin{io::Origin::Kind::file, st.where, st.written});
+  for (const auto& st : doc.settings) src.settings.emplace_back(st.key, st.value, io::Origin{io::Origin::Kind::file, st.where + ": " + st.written, st.written});
   auto traffic = [&](const char* key, const std::optional<i64>& v) {
     if (!v) return;
     const auto it = doc.field_where.find(std::string("traffic.") + key);

@@ -44,7 +44,7 @@ kvplan_cli_test(plan_llamacpp_flag EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --
 kvplan_cli_test(plan_bad_tp EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --tensor-parallel-size 3
   STDERR "kvplan: error: --tensor-parallel-size: 3 does not divide num_attention_heads 32; use a tensor-parallel size that divides 32")
 kvplan_cli_test(plan_bad_util EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --gpu-memory-utilization 1.2
-  STDERR "kvplan: error: --gpu-memory-utilization: must be in (0, 1], got 1.200000; use a fraction such as 0.9")
+  STDERR "kvplan: error: --gpu-memory-utilization: must be in (0, 1], got 1.2; use a fraction such as 0.9")
 kvplan_cli_test(plan_long_context EXIT 2 STDOUT_EMPTY ARGS plan llama-3-8b --max-model-len 16k
   STDERR "kvplan: error: --max-model-len: 16384 exceeds the model's max_position_embeddings 8192; lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does")
 kvplan_cli_test(plan_long_context_allowed EXIT 0 ARGS plan llama-3-8b --max-model-len 16k --allow-long-context STDOUT_CONTAINS "16,384")
@@ -82,13 +82,13 @@ kvplan_cli_test(check_two_documents EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/two-do
 kvplan_cli_test(check_leading_empty_document EXIT 0 ARGS check ${DEP}/leading-empty-document.yaml STDOUT_CONTAINS "PASS")
 # one setting given twice in one layer with two values: which was meant is not known (a later layer overrides by design)
 kvplan_cli_test(check_two_spellings EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/two-spellings.yaml
-  STDERR "kvplan: error: ${DEP}/two-spellings.yaml:6:45: 'tensor_parallel_size' is also given by ${DEP}/two-spellings.yaml:6:38 as '4', here '2'; give it once")
+  STDERR "kvplan: error: ${DEP}/two-spellings.yaml:6:45: --tp: 'tensor_parallel_size' is given twice: '4' (${DEP}/two-spellings.yaml:6:38: tensor-parallel-size) and '2' here; give it once")
 kvplan_cli_test(plan_flag_and_set EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-70b --tp 2 --set tensor_parallel_size=4
-  STDERR "kvplan: error: --set tensor_parallel_size: 'tensor_parallel_size' is also given by --tp as '2', here '4'; give it once")
+  STDERR "kvplan: error: --set tensor_parallel_size: 'tensor_parallel_size' is given twice: '2' (--tp) and '4' here; give it once")
 kvplan_cli_test(plan_set_twice EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set max_model_len=16384 --set max-model-len=2048
-  STDERR "kvplan: error: --set max-model-len: 'max_model_len' is also given by --set max_model_len as '16384', here '2048'; give it once")
+  STDERR "kvplan: error: --set max-model-len: 'max_model_len' is given twice: '16384' (--set max_model_len) and '2048' here; give it once")
 kvplan_cli_test(plan_set_model_over_positional EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --set model=qwen3-8b
-  STDERR "kvplan: error: --set model: 'model' is also given by MODEL as 'llama-3.1-8b', here 'qwen3-8b'; give it once")
+  STDERR "kvplan: error: --set model: 'model' is given twice: 'llama-3.1-8b' (MODEL) and 'qwen3-8b' here; give it once")
 kvplan_cli_test(plan_engine_at_and_version EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm@0.11 --engine-version 0.10
   STDERR "kvplan: error: --engine-version: '0.10' is not the version --engine names ('0.11'); give the version once")
 kvplan_cli_test(plan_set_same_value EXIT 0 ARGS plan llama-3.1-70b --tp 2 --set tensor_parallel_size=2 --gpu h200 STDOUT_CONTAINS "fits")
@@ -108,6 +108,8 @@ kvplan_cli_test(check_rate_unused EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/rate-unu
 kvplan_cli_test(check_model_beside_command EXIT 0 ARGS check ${DEP}/model-beside-command.yaml
   STDERR "kvplan: warning: a: ${DEP}/model-beside-command.yaml:4:12: model 'qwen3-8b' replaces the command's 'meta-llama/Llama-3.1-70B-Instruct' (${DEP}/model-beside-command.yaml:5:14: model argument), another model (built-in profile llama-3.1-70b)")
 kvplan_cli_test(check_model_beside_command_strict EXIT 1 ARGS check ${DEP}/model-beside-command.yaml --strict STDOUT_CONTAINS "FAIL")
+kvplan_cli_test(check_setting_named EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/bad-util-setting.yaml
+  STDERR "kvplan: error: ${DEP}/bad-util-setting.yaml:5:40: --gpu-memory-utilization: must be in (0, 1], got 1.2; use a fraction such as 0.9")
 kvplan_cli_test(check_unknown_key EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-key.yaml
   STDERR "kvplan: error: ${DEP}/unknown-key.yaml:5:13: unknown key 'trafic'; did you mean 'traffic'?")
 kvplan_cli_test(check_unknown_setting EXIT 2 STDOUT_EMPTY ARGS check ${DEP}/unknown-setting.yaml

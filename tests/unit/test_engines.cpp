@@ -154,7 +154,7 @@ TEST_CASE("bad parallel layouts name the setting", "[engine][parallel][errors]")
 TEST_CASE("engine settings out of range name the setting", "[engine][errors]") {
   auto e = kvtest::engine(EngineKind::vllm);
   e.memory_fraction = 1.5;
-  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "memory_fraction: must be in (0, 1], got 1.500000; use a fraction such as 0.9");
+  CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "memory_fraction: must be in (0, 1], got 1.5; use a fraction such as 0.9");
   e.memory_fraction = 0;
   e.block_size = 24;
   CHECK_THROWS_WITH(kvtest::spec("llama-3-8b", "h100-sxm", e), "block_size: 24 is not supported by vLLM; use 1, 8 or a multiple of 16");

@@ -3,6 +3,7 @@
 #include "kvplan/core/engine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -227,7 +228,7 @@ constexpr i64 kMiB = 1LL << 20;
 
 void check_fraction(double f, const char* flag) {
   if (!(f > 0.0 && f <= 1.0))
-    throw InputError(flag, "must be in (0, 1], got " + std::to_string(f), "use a fraction such as 0.9");
+    throw InputError(flag, "must be in (0, 1], got " + [](double x) { char b[32]; std::snprintf(b, sizeof b, "%g", x); return std::string(b); }(f), "use a fraction such as 0.9");
 }
 
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }

@@ -602,7 +602,7 @@ void SettingsBag::set(const std::string& key, std::string text, Origin origin) {
                                             layer(it->second.origin.kind) == layer(origin.kind) &&
                                             (origin.kind != K::file || it->second.origin.where.substr(0, it->second.origin.where.find(':')) ==
                                                                           origin.where.substr(0, origin.where.find(':'))))
-    throw InputError(origin.where, "'" + d->key + "' is also given by " + it->second.origin.where + " as '" + it->second.text + "', here '" + text + "'",
+    throw InputError(origin.where, "'" + d->key + "' is given twice: '" + it->second.text + "' (" + it->second.origin.where + ") and '" + text + "' here",
                      "give it once");
   values_[d->key] = SettingValue{std::move(text), std::move(origin)};
 }
