@@ -97,6 +97,19 @@ TEST_CASE("only the index: metadata.total_size, float32 files cast at load scale
   INFO(r.err);
   REQUIRE((r.exit == 0 || r.exit == 1));
   CHECK(weights_term(json::parse(r.out)) == 32121044992LL / 2);
+  // the budget names the index as the source (not a tensor table), and a total far from the unquantised dtype's bytes
+  // (5 GB for 8,030,261,248 bf16 parameters: 0.62 B a parameter) is warned of, not taken silently
+  cfg["torch_dtype"] = "bfloat16";
+  std::ofstream(s.dir / "config.json") << cfg.dump();
+  std::ofstream(s.dir / "model.safetensors.index.json") << R"({"metadata": {"total_size": 5000000000}, "weight_map": {}})";
+  const kvtest::Run stale = kvtest::kvplan({"plan", s.dir.string(), "--gpu", "h100", "--context", "4k", "--format", "json"});
+  REQUIRE(stale.exit == 0);
+  bool sourced = false;
+  const json plan = json::parse(stale.out);
+  for (const auto& t : plan["results"]["budget"])
+    if (t["term"] == "weights") sourced = t["basis"].get<std::string>().find("metadata.total_size of the safetensors index") != std::string::npos;
+  CHECK(sourced);
+  CHECK(stale.err.find("metadata.total_size 4.66 GiB is 0.62 B a parameter for an unquantised bf16 config (2 B)") != std::string::npos);
 }
 
 TEST_CASE("a damaged safetensors header is bad input naming the file", "[safetensors]") {

@@ -298,7 +298,7 @@ WeightBytes weight_bytes(const ModelSpec& m, const ParamCount& p) {
     // the file's average bytes per parameter
     if (!m.sharded || !m.exact_params || *m.exact_params <= 0) {
       w.total = *m.exact_weight_bytes;
-      w.basis = "tensor table of the weights file (exact)";
+      w.basis = m.exact_weight_basis.empty() ? "tensor table of the weights file (exact)" : m.exact_weight_basis;
     } else {
       w.total = static_cast<i64>(std::ceil(static_cast<long double>(*m.exact_weight_bytes) * p.total / *m.exact_params));
       w.basis = "this rank's parameters at the weights file's average bytes per parameter";

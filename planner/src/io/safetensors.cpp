@@ -114,6 +114,16 @@ void apply_safetensors_weights(ModelSpec& m, const std::string& config_path) {
   m.exact_weight_bytes = w->bytes;
   // a rank's share is its parameters at the file's average bytes per parameter (weights.cpp)
   m.exact_params = w->elements > 0 ? w->elements : count_params(m).total;
+  if (w->from_index) {
+    m.exact_weight_basis = "metadata.total_size of the safetensors index";
+    // an unquantised config at under half or over twice its dtype's bytes a parameter: a stale or edited index
+    const double per_param = static_cast<double>(w->bytes) / static_cast<double>(*m.exact_params);
+    const double dtype_bytes = static_cast<double>(format_info(m.dtype).block_bytes);
+    if (m.quant.method == "none" && (per_param < 0.5 * dtype_bytes || per_param > 2.0 * dtype_bytes))
+      m.warnings.push_back("model.safetensors.index.json: metadata.total_size " + human_bytes(w->bytes) + " is " +
+                           std::to_string(per_param).substr(0, 4) + " B a parameter for an unquantised " + std::string(format_info(m.dtype).name) +
+                           " config (" + std::to_string(static_cast<int>(dtype_bytes)) + " B): the weights are taken from it; check the index, or give --weight-format");
+  }
   std::string note = "weights: " + human_bytes(w->bytes) + " from the " + w->basis;
   if (w->skipped_bytes > 0)
     note += "; " + human_bytes(w->skipped_bytes) + " of multi-token-prediction layers left out (loaded only with MTP speculation)";

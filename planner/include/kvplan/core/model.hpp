@@ -226,6 +226,7 @@ struct ModelSpec {
   // for the per-component split and for sharding (a rank's share scales by its computed share).
   std::optional<i64> exact_weight_bytes;
   std::optional<i64> exact_params;
+  std::string exact_weight_basis;  // where exact_weight_bytes came from ("" = a tensor table: safetensors headers, GGUF)
   // The same table by llama.cpp layer: [0] the input layer (token_embd, position_embd, token_types), [1 + i] every
   // tensor of blk.i, [n_layer + 1] the rest (output, output_norm ...). Empty unless a GGUF file was read and nothing
   // changed its weights since.
@@ -236,6 +237,7 @@ struct ModelSpec {
   void forget_file_weights() {
     exact_weight_bytes.reset();
     exact_params.reset();
+    exact_weight_basis.clear();
     exact_layer_bytes.clear();
     exact_expert_bytes.clear();
     exact_embedding_bytes = 0;
