@@ -14,7 +14,7 @@ namespace kvplan::cli {
 void warn(const std::string& msg) { std::cerr << "kvplan: warning: " << one_line(msg) << "\n"; }
 
 void add_model_options(CLI::App* c, ModelArgs& a) {
-  c->add_option("MODEL", a.model, "Built-in model id (kvplan models), a config.json path, or a snapshot folder")->required();
+  c->add_option("MODEL", a.model, "Built-in model id (kvplan models), a config.json path, a snapshot folder, a GGUF file or a Hugging Face id")->required();
   auto* kv = c->add_option("--kv-dtype,--kv-cache-dtype", a.kv_dtype, "KV cache element format for K and V (auto, f16, bf16, fp8, fp8_e4m3, fp8_e5m2, q8_0, ..., or a vLLM TurboQuant K/V pair: turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc, turboquant_3bit_nc); default auto: the model dtype");
   auto* ck = c->add_option("--cache-type-k", a.cache_type_k, "K cache format (llama.cpp style; q8_0, q4_0, ...)");
   auto* cv = c->add_option("--cache-type-v", a.cache_type_v, "V cache format");

@@ -356,6 +356,9 @@ kvplan_cli_test(manifest_karpenter_gpu EXIT 0 ARGS check ${KVPLAN_DATA}/manifest
 kvplan_cli_test(manifest_no_gpu_label_set_gpu EXIT 0 ARGS check ${KVPLAN_DATA}/manifests/no-gpu-label-pod.yaml --set gpu=l4 STDOUT_CONTAINS "PASS")
 kvplan_cli_test(manifest_no_gpu_label EXIT 0 ARGS check ${KVPLAN_DATA}/manifests/no-gpu-label-pod.yaml
   STDERR "kvplan: warning: Pod/vllm: no GPU label (nodeSelector or required node affinity on nvidia.com/gpu.product, cloud.google.com/gke-accelerator, karpenter.k8s.aws/instance-gpu-name or node.kubernetes.io/instance-type): planned on the default GPU, h100-sxm; add the label, or give check --set gpu=ID")
+# a .gguf without the GGUF magic (an empty download) is named as such, not as invalid JSON
+kvplan_cli_test(kv_empty_gguf EXIT 2 STDOUT_EMPTY ARGS kv ${KVPLAN_DATA}/bad/empty.gguf
+  STDERR "kvplan: error: ${KVPLAN_DATA}/bad/empty.gguf: not a GGUF file (it does not start with the GGUF magic: empty, cut short, or another format); download the file again")
 # kv --format jsonl: the model's totals under the JSON's keys first (Llama-3.1-8B: 2 x 32 layers x 8 heads x 128 x 2 B)
 kvplan_cli_test(kv_jsonl_totals EXIT 0 ARGS kv llama-3.1-8b --format jsonl STDOUT_CONTAINS "{\"record\":\"model\",\"kv_bytes_per_token\":131072,")
 # a sweep axis over --max-cells names the limit it ran into

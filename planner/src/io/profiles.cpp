@@ -532,6 +532,10 @@ ModelSpec Profiles::model(const std::string& arg, std::string* origin, const jso
     if (origin) *origin = arg;
     return model_from_gguf(arg, arg, nullptr);
   }
+  // named .gguf but without the magic (empty, cut short by a download, an HTML error page): not a JSON error
+  if (exists && !std::filesystem::is_directory(arg, ec) && ascii_lower(std::filesystem::path(arg).extension().string()) == ".gguf")
+    throw InputError(arg, "not a GGUF file (it does not start with the GGUF magic: empty, cut short, or another format)",
+                     "download the file again");
   if (!exists && looks_like_repo_id(arg)) {
     // a Hugging Face id: the local cache only, never the network
     std::string looked;
