@@ -371,7 +371,8 @@ std::vector<SettingDef> build_table() {
       .flags("--enable-chunked-prefill@vllm,sglang,trtllm|--no-enable-chunked-prefill@vllm,sglang,trtllm=false")
       .on(E::vllm, "--enable-chunked-prefill|--no-enable-chunked-prefill=false")
       .yaml("enable_chunked_prefill").into(&EngineSettings::chunked_prefill));
-  // the simulator's scheduler (kvplan simulate, fit --find-max-rate, check with traffic); kvplan plan does not read them
+  // the simulator's scheduler (kvplan simulate, fit --find-max-rate, check with traffic); plan reads enable_prefix_caching
+  // only for a --shared-prefix (held once with it on: Planner::shared_units)
   r.push_back(Row("enable_prefix_caching", T::boolean, "engine", "Prefix cache: a request reuses the cached KV blocks of a prompt prefix it shares (vLLM --enable-prefix-caching, SGLang radix cache (--disable-radix-cache: off), TensorRT-LLM kv_cache_config.enable_block_reuse, llama.cpp server's cache_prompt; default on in each): kvplan simulate's hits, and whether plan / fit / check hold a --shared-prefix once (on) or per request (off)")
       .flags("--enable-prefix-caching|--no-enable-prefix-caching=false")
       .on(E::vllm, "--enable-prefix-caching|--no-enable-prefix-caching=false").on(E::sglang, "--disable-radix-cache=false")
