@@ -691,7 +691,7 @@ void register_check(CLI::App& app, Globals& g) {
   c->add_option("--set", a->set, "KEY=VALUE for every deployment: a setting (max-model-len=8192) or a variable the commands use (MAX_SEQ_LEN=8192); repeatable")
       ->allow_extra_args(false);  // one value each: the FILEs after it stay positional
   a->out.add_options(c, true);
-  c->add_flag("--strict", a->strict, "Warnings (model_type fallback, model not in the local cache, unexpanded variables) fail the check");
+  c->add_flag("--strict", a->strict, "Warnings (model_type fallback, model not in the local cache, flags kvplan does not model, a manifest without a GPU label, a model beside the command's) fail the check; a variable left unexpanded where it changes memory is an error without it, one where it does not (--port $PORT) is ignored");
   c->add_option("--log", a->logs, "An engine startup log: a requirement that the engine rules reproduce what it printed, for each deployment of its engine; repeatable")
       ->allow_extra_args(false);
   c->add_option("--format", a->format, "stdout: table | md | csv | json | jsonl")->capture_default_str();
