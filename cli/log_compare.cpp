@@ -523,15 +523,11 @@ void refuse_shown_conflict(const DeploymentSource& extra, const std::string& key
     v = std::strtod(t.c_str(), &end);
     return !t.empty() && end == t.c_str() + t.size() && std::isfinite(v);
   };
-  const auto lower = [](std::string t) {
-    for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return t;
-  };
   for (const auto& [k, value, origin] : extra.settings) {
     if (k != key || origin.kind != io::Origin::Kind::set) continue;
     double a = 0, b = 0;
     const bool both = number(value, a) && number(shown, b);
-    const bool differ = both ? std::abs(a - b) > 1e-9 * std::max(std::abs(a), std::abs(b)) : lower(value) != lower(shown);
+    const bool differ = both ? std::abs(a - b) > 1e-9 * std::max(std::abs(a), std::abs(b)) : ascii_lower(value) != ascii_lower(shown);
     const auto [def, negated] = setting_spelled(origin.spelling);
     const bool plain = def && !negated && std::all_of(def->kvplan.begin(), def->kvplan.end(), [&](const io::Spelling& sp) {
       return sp.conv == io::Conv::plain || sp.conv == io::Conv::auto_count;

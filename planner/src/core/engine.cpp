@@ -226,11 +226,6 @@ namespace {
 constexpr i64 kGiB = 1LL << 30;
 constexpr i64 kMiB = 1LL << 20;
 
-void check_fraction(double f, const char* flag) {
-  if (!(f > 0.0 && f <= 1.0))
-    throw InputError(flag, "must be in (0, 1], got " + [](double x) { char b[32]; std::snprintf(b, sizeof b, "%g", x); return std::string(b); }(f), "use a fraction such as 0.9");
-}
-
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 
 // SGLang server_args.py: the default --chunked-prefill-size by release and GPU memory (MiB)
@@ -342,6 +337,13 @@ i64 vllm_mla_block(const EngineRules& rules, const std::string& compute_capabili
   if (compute_capability == "9.0") return 64;
   if (rules.blackwell_mla_128 && is_sm10x(compute_capability)) return 128;
   return 16;
+}
+
+void check_fraction(double f, const char* key) {
+  if (f > 0.0 && f <= 1.0) return;
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%g", f);
+  throw InputError(key, std::string("must be in (0, 1], got ") + shown, "use a fraction such as 0.9");
 }
 
 EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, i64 tp, i64 gpu_memory_bytes,

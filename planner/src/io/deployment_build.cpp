@@ -1194,8 +1194,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   }
   if (kind == EngineKind::trtllm && bag.boolean("enable_attention_dp").value_or(false)) e.attention_dp = d.parallel.tp;  // attention TP 1
   e.memory_fraction = bag.fraction("memory_fraction").value_or(0);
-  if (bag.has("memory_fraction") && !(e.memory_fraction > 0.0 && e.memory_fraction <= 1.0))
-    bag.fail("memory_fraction", "must be in (0, 1], got " + [](double x) { char b[32]; std::snprintf(b, sizeof b, "%g", x); return std::string(b); }(e.memory_fraction), "use a fraction such as 0.9");
+  if (bag.has("memory_fraction")) at_origin(bag, kind, [&] { check_fraction(e.memory_fraction, "memory_fraction"); });
   // a cap of 0 given on purpose is no engine's default (0 here means "the engine's"): refused, as llama.cpp -np 0 is
   auto positive = [&](const char* key) -> i64 {
     const auto v = bag.count(key);

@@ -2,6 +2,7 @@
 #include "kvplan/io/safetensors.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -119,10 +120,13 @@ void apply_safetensors_weights(ModelSpec& m, const std::string& config_path) {
     // an unquantised config at under half or over twice its dtype's bytes a parameter: a stale or edited index
     const double per_param = static_cast<double>(w->bytes) / static_cast<double>(*m.exact_params);
     const double dtype_bytes = static_cast<double>(format_info(m.dtype).block_bytes);
-    if (m.quant.method == "none" && (per_param < 0.5 * dtype_bytes || per_param > 2.0 * dtype_bytes))
+    if (m.quant.method == "none" && (per_param < 0.5 * dtype_bytes || per_param > 2.0 * dtype_bytes)) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%.2f", per_param);
       m.warnings.push_back("model.safetensors.index.json: metadata.total_size " + human_bytes(w->bytes) + " is " +
-                           std::to_string(per_param).substr(0, 4) + " B a parameter for an unquantised " + std::string(format_info(m.dtype).name) +
+                           shown + " B a parameter for an unquantised " + std::string(format_info(m.dtype).name) +
                            " config (" + std::to_string(static_cast<int>(dtype_bytes)) + " B): the weights are taken from it; check the index, or give --weight-format");
+    }
   }
   std::string note = "weights: " + human_bytes(w->bytes) + " from the " + w->basis;
   if (w->skipped_bytes > 0)

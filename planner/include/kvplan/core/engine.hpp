@@ -192,6 +192,10 @@ inline bool vllm_v0_async_output(const EngineSettings& e, i64 pp, bool cpu) {
 /// FlashMLA-sparse 64 everywhere; CUTLASS MLA 128 on SM 10.x from 0.11; Triton MLA 16 elsewhere.
 i64 vllm_mla_block(const EngineRules& rules, const std::string& compute_capability, bool sparse_mla);
 
+/// Throws InputError at `key` unless 0 < f <= 1 (a memory fraction: gpu_memory_utilization, mem_fraction_static,
+/// free_gpu_memory_fraction).
+void check_fraction(double f, const char* key);
+
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks
 /// ranges; throws InputError naming the engine's flag.
 /// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.
