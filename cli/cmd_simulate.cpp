@@ -65,6 +65,36 @@ std::vector<std::string> latency_row(const std::string& name, const LatencyStats
   return row;
 }
 
+const char* cache_kind_name(SimCacheGroup::Kind k) {
+  switch (k) {
+    case SimCacheGroup::Kind::full:
+      return "full";
+    case SimCacheGroup::Kind::sliding:
+      return "sliding";
+    case SimCacheGroup::Kind::chunked:
+      return "chunked";
+    case SimCacheGroup::Kind::state:
+      return "state";
+    case SimCacheGroup::Kind::fixed:
+      return "fixed";
+  }
+  return "?";
+}
+
+// The pool of one replica: "N blocks x B tokens", or for a hybrid vLLM model the physical blocks and the groups
+// drawing on them ("N blocks of 16 tokens, 2 KV cache groups: 1 full, 1 sliding 128").
+std::string pool_text(const SimConfig& cfg) {
+  if (cfg.cache_groups.empty()) return grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) + " tokens";
+  std::string kinds;
+  for (const SimCacheGroup& g : cfg.cache_groups) {
+    kinds += (kinds.empty() ? "" : ", ") + grouped(g.groups) + " " + cache_kind_name(g.kind);
+    if (g.kind == SimCacheGroup::Kind::sliding || g.kind == SimCacheGroup::Kind::chunked) kinds += " " + grouped(g.window);
+    if (g.block_tokens != cfg.block_tokens) kinds += " (" + grouped(g.block_tokens) + "-token blocks)";
+  }
+  return grouped(cfg.pool_blocks) + " blocks of " + grouped(cfg.block_tokens) + " tokens, " + grouped(sim_pool_groups(cfg)) +
+         " KV cache groups: " + kinds;
+}
+
 const char* scheduler_name(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::vllm_v1:
@@ -169,8 +199,7 @@ Report make_report(const Deployment& d, const SimResult& r, const SimConfig& cfg
   if (r.failed > 0) s.summary.emplace_back("failed requests", failures_line(r, cfg));
   s.summary.emplace_back("preemptions", grouped(r.preemptions));
   s.summary.emplace_back("prefix cache hit rate", fmt(100.0 * r.prefix_hit_rate, 1) + "%");
-  s.summary.emplace_back("KV pool", grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) +
-                                        " tokens per replica, " + grouped(cfg.replicas) + " replica" +
+  s.summary.emplace_back("KV pool", pool_text(cfg) + " per replica, " + grouped(cfg.replicas) + " replica" +
                                         (cfg.replicas > 1 ? "s" : "") + " (" + scheduler_name(cfg.scheduler) +
                                         " scheduler)");
   SeriesChart kv, q, pre, hit;
@@ -402,7 +431,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                  {"replicas", cfg.replicas},
                  {"blocks", cfg.pool_blocks},
                  {"block_tokens", cfg.block_tokens},
-                 {"tokens", mul(cfg.pool_blocks, cfg.block_tokens, "pool tokens")},
+                 {"tokens", mul(cfg.pool_blocks / sim_pool_groups(cfg), cfg.block_tokens, "pool tokens")},
                  {"max_num_seqs", cfg.max_num_seqs},
                  {"max_num_batched_tokens", cfg.max_num_batched_tokens},
                  {"max_model_len", cfg.max_model_len},
@@ -410,6 +439,16 @@ void run_simulate(const SimArgs& a, Globals& g) {
                  {"prefix_caching", cfg.prefix_caching},
                  {"frontend_s", cfg.frontend_s},
                  {"policy", cfg.policy}};
+  if (!cfg.cache_groups.empty()) {
+    ojson groups = ojson::array();
+    for (const SimCacheGroup& cg : cfg.cache_groups) {
+      ojson o = {{"kind", cache_kind_name(cg.kind)}, {"groups", cg.groups}, {"block_tokens", cg.block_tokens}};
+      if (cg.kind == SimCacheGroup::Kind::sliding || cg.kind == SimCacheGroup::Kind::chunked) o["window"] = cg.window;
+      if (cg.kind == SimCacheGroup::Kind::fixed) o["blocks"] = cg.blocks;
+      groups.push_back(o);
+    }
+    res["pool"]["cache_groups"] = groups;
+  }
   if (cfg.scheduler == SchedulerKind::trtllm) res["pool"]["capacity_scheduler_policy"] = cfg.capacity_policy;
   if (cfg.scheduler == SchedulerKind::sglang) {
     res["pool"]["max_prefill_tokens"] = cfg.max_prefill_tokens;
@@ -498,7 +537,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
   t.rows.push_back({"prefix cache hit rate", fmt(100.0 * r.prefix_hit_rate, 1) + "%"});
   t.rows.push_back({"peak KV-pool use", fmt(100.0 * res["peak_kv_used_fraction"].get<double>(), 1) + "%"});
   t.rows.push_back(
-      {"KV pool per replica", grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) + " tokens"});
+      {"KV pool per replica", pool_text(cfg)});
   if (cfg.replicas > 1) t.rows.push_back({"replicas", grouped(cfg.replicas)});
   t.rows.push_back({"scheduler", std::string(scheduler_name(cfg.scheduler)) + ", " + cfg.policy +
                                      (cfg.scheduler == SchedulerKind::trtllm ? ", " + cfg.capacity_policy : "") +

@@ -149,7 +149,7 @@ FailureText failure_text(Failure f, const SimConfig& cfg) {
     case Failure::over_pool: {
       // vLLM V1 keeps one block as its null block: requests use the others
       const bool null_block = cfg.scheduler == SchedulerKind::vllm_v1;
-      const i64 usable = null_block ? cfg.pool_blocks - 1 : cfg.pool_blocks;
+      const i64 usable = (null_block ? cfg.pool_blocks - 1 : cfg.pool_blocks) / sim_pool_groups(cfg);
       return {"longer than a replica's whole KV pool (" + grouped(mul(usable, cfg.block_tokens, "pool tokens")) + " tokens" +
                   (null_block ? ", its " + grouped(cfg.pool_blocks) + " blocks less vLLM's null block" : std::string()) + ")",
               "shorter requests, more GPUs per replica (tp) or more memory for the KV cache"};

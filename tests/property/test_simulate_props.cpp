@@ -156,6 +156,41 @@ TEST_CASE("simulate properties: tokens conserved and no block leaks across sched
   CHECK(truncated > 0);
 }
 
+TEST_CASE("simulate properties: vLLM hybrid cache groups conserve tokens and leak no blocks", "[simulate][property]") {
+  // random mixes of full, sliding-window, chunked, Mamba and cross-attention groups (windows from a block to past the
+  // longest request, block sizes that differ between kinds)
+  std::mt19937_64 g(20261208);
+  i64 preemptions = 0, hits = 0;
+  for (int i = 0; i < 120; ++i) {
+    const WorkloadSpec w = random_workload(g, 40 + static_cast<i64>(g() % 160));
+    SimConfig cfg = random_config(g, SchedulerKind::vllm_v1);
+    using K = SimCacheGroup::Kind;
+    const bool sliding_first = g() % 4 == 0;  // every attention layer slides (Mistral): the window's blocks are hashed
+    SimCacheGroup first{sliding_first ? K::sliding : K::full, 1 + static_cast<i64>(g() % 2), cfg.block_tokens,
+                        sliding_first ? 1 + static_cast<i64>(g() % 400) : 0, 0};
+    cfg.cache_groups = {first};
+    for (int k = 0, n = 1 + static_cast<int>(g() % 3); k < n; ++k) {
+      SimCacheGroup o;
+      o.kind = std::array<K, 5>{K::sliding, K::chunked, K::state, K::fixed, K::full}[g() % (sliding_first ? 4 : 5)];
+      o.groups = 1 + static_cast<i64>(g() % 6);
+      o.block_tokens = cfg.block_tokens * (g() % 3 == 0 ? 2 : 1);
+      o.window = 1 + static_cast<i64>(g() % 700);
+      o.blocks = static_cast<i64>(g() % 4);
+      cfg.cache_groups.push_back(o);
+    }
+    cfg.pool_blocks = std::max<i64>(cfg.pool_blocks, 3 * (first.groups + 1));
+    Recorder rec;
+    auto src = make_workload(w);
+    const SimResult r = simulate(cfg, *src, modelled_step, {}, rec.observer());
+    check_invariants(cfg, w, r, rec.records);
+    CHECK(r.truncated == 0);
+    preemptions += r.preemptions;
+    hits += r.prefix_hit_rate > 0;
+  }
+  CHECK(preemptions > 0);
+  CHECK(hits > 0);
+}
+
 TEST_CASE("simulate properties: vLLM without preemption keeps FCFS first-token order", "[simulate][property]") {
   std::mt19937_64 g(7);
   for (int i = 0; i < 40; ++i) {

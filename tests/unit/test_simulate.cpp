@@ -218,6 +218,97 @@ TEST_CASE("simulate vLLM prefix cache hits the full blocks of a shared system pr
   }
 }
 
+// vLLM V1 hybrid models: a full-attention group beside a sliding-window group of window 32, both 16-token blocks.
+SimConfig vllm_hybrid(i64 pool_blocks, std::vector<SimCacheGroup> groups) {
+  SimConfig c = vllm(pool_blocks);
+  c.cache_groups = std::move(groups);
+  return c;
+}
+SimCacheGroup group(SimCacheGroup::Kind kind, i64 groups, i64 window = 0, i64 blocks = 0) {
+  SimCacheGroup g;
+  g.kind = kind;
+  g.groups = groups;
+  g.block_tokens = 16;
+  g.window = window;
+  g.blocks = blocks;
+  return g;
+}
+using GK = SimCacheGroup::Kind;
+
+TEST_CASE("simulate vLLM sliding-window group gives back the blocks before the window", "[simulate]") {
+  // A 64-token prompt, 40 outputs. Step 1 computes the prompt: 4 full blocks + 4 sliding blocks = 8. Step s >= 2
+  // starts with 62 + s tokens computed and needs slots for 63 + s: the full group holds cdiv(63 + s, 16), the
+  // sliding group the same less the blocks wholly before the window, (62 + s - 32 + 1) / 16 (remove_skipped_blocks).
+  // Step 34: 7 full + 7 - (96 - 31) / 16 = 7 - 4 = 3 sliding = 10, the most; the last step (40) holds the same.
+  // With the window cached at full length (two full groups) the request ends on 2 x 7 = 14.
+  const Run r = run(vllm_hybrid(100, {group(GK::full, 1), group(GK::sliding, 1, 32)}), {request(0, 0, 64, 40)});
+  CHECK(r.result.completed == 1);
+  CHECK(r.result.peak_blocks_used == 10);
+  CHECK(r.result.usable_blocks == 99);
+  CHECK(r.result.blocks_leaked == 0);
+  CHECK(run(vllm_hybrid(100, {group(GK::full, 2)}), {request(0, 0, 64, 40)}).result.peak_blocks_used == 14);
+  SECTION("two such requests share 20 blocks without preemption; with full-length windows they preempt") {
+    // In lockstep each holds at most 10 (above), and while one grows the other holds its previous step's <= 10.
+    const std::vector<SimRequest> two{request(0, 0, 64, 40), request(1, 0, 64, 40)};
+    const Run h = run(vllm_hybrid(21, {group(GK::full, 1), group(GK::sliding, 1, 32)}), two);
+    CHECK(h.result.preemptions == 0);
+    CHECK(h.result.peak_blocks_used == 20);
+    CHECK(h.records.at(1).finish_s == Approx(40 * kStep));
+    // two full groups: 20 usable blocks are 10 request blocks, and each request ends on 7
+    CHECK(run(vllm_hybrid(21, {group(GK::full, 2)}), two).result.preemptions > 0);
+  }
+}
+
+TEST_CASE("simulate vLLM sliding-window-only model holds a window's blocks however long the request", "[simulate]") {
+  // Every layer slides (window 32), 16-token chunks (max_num_batched_tokens 16): step 1 takes block 0, steps 2-3
+  // blocks 1-2, step 4 (48 computed) gives block 0 back ((48 - 31) / 16 = 1) and takes block 3: 3 held. A decode
+  // step then holds cdiv(t, 16) - (t - 1 - 31) / 16 <= 3 blocks. vLLM's bound (max_memory_usage_bytes) for the 103
+  // tokens it computes is cdiv(min(31 + 16, 103), 16) + 1 = 4 blocks: 5 with the null block admit it; as a full
+  // group it needs cdiv(103, 16) = 7 and fails on arrival.
+  SimConfig c = vllm_hybrid(5, {group(GK::sliding, 1, 32)});
+  c.max_num_batched_tokens = 16;
+  const Run r = run(c, {request(0, 0, 64, 40)});
+  CHECK(r.result.completed == 1);
+  CHECK(r.result.peak_blocks_used == 3);
+  CHECK(r.result.blocks_leaked == 0);
+  CHECK(r.records.at(0).first_token_s == Approx(4 * kStep));
+  SimConfig full = vllm(5);
+  full.max_num_batched_tokens = 16;
+  const Run f = run(full, {request(0, 0, 64, 40)});
+  CHECK(f.result.failed_by[static_cast<size_t>(Failure::over_pool)] == 1);
+  SECTION("with prefix caching a session's next turn hits the blocks still cached") {
+    // turn 1: 64 + 8 tokens; turn 2 repeats them and adds 16. Turn 1 gave blocks 0-2 back as its window moved, and
+    // they stayed in the free queue with their hashes (nothing else needed blocks): turn 2 finds blocks 0-3 (64
+    // tokens; its 88th token is recomputed, and block 4 was never full in turn 1).
+    SimConfig big = vllm_hybrid(100, {group(GK::sliding, 1, 32)});
+    big.max_num_batched_tokens = 16;
+    SimRequest t1 = request(0, 0, 64, 8), t2 = request(1, 0, 88, 4);
+    t1.session = t2.session = 7;
+    const Run s = run(big, {t1, t2});
+    CHECK(s.records.at(1).cached_prompt_tokens == 64);
+    CHECK(s.result.blocks_leaked == 0);
+  }
+}
+
+TEST_CASE("simulate vLLM Mamba and cross-attention groups hold fixed blocks a request", "[simulate]") {
+  // One full group (16-token blocks), two Mamba groups (1 block a request each), one cross-attention group
+  // holding 3 blocks a request: a 100-token prompt with 10 outputs computes 109 tokens, cdiv(109, 16) = 7 full
+  // blocks + 2 + 3 = 12. A pool of 13 (12 beside the null block) serves it; 12 refuses it on arrival.
+  const std::vector<SimCacheGroup> g{group(GK::full, 1), group(GK::state, 2), group(GK::fixed, 1, 0, 3)};
+  const Run r = run(vllm_hybrid(13, g), {request(0, 0, 100, 10)});
+  CHECK(r.result.completed == 1);
+  CHECK(r.result.peak_blocks_used == 12);
+  CHECK(r.result.blocks_leaked == 0);
+  CHECK(run(vllm_hybrid(12, g), {request(0, 0, 100, 10)}).result.failed_by[static_cast<size_t>(Failure::over_pool)] == 1);
+  SECTION("a second request waits for the first's blocks, Mamba state included") {
+    // A takes 7 + 5 blocks at step 1 and B needs as many: a pool of 25 (24 usable) runs B beside A; with 23 usable
+    // B waits for A (done at step 10) and prefills at step 11.
+    const Run two = run(vllm_hybrid(24, g), {request(0, 0, 100, 10), request(1, 0, 100, 10)});
+    CHECK(two.records.at(1).first_token_s == Approx(11 * kStep));
+    CHECK(run(vllm_hybrid(25, g), {request(0, 0, 100, 10), request(1, 0, 100, 10)}).records.at(1).first_token_s == Approx(1 * kStep));
+  }
+}
+
 TEST_CASE("simulate vLLM without chunked prefill holds a prompt longer than the budget left", "[simulate]") {
   // Budget 100 tokens: A's 60-token prompt runs in step 1; B's 60 do not fit the 40 left, so B waits
   // for step 2 (A decodes 1 token, B takes 60 of the 99 left): B's first token at 20 ms. With chunked
@@ -752,6 +843,13 @@ TEST_CASE("simulate rejects configs that cannot run", "[simulate]") {
   c.policy = "fcfs";
   c.capacity_policy = "STATIC";  // TensorRT-LLM spells it STATIC_BATCH
   CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
+  c = vllm_hybrid(100, {group(GK::state, 1)});  // nothing holds tokens
+  CHECK_THROWS_WITH(simulate(c, none, ten_ms), "cache_groups: need an attention kind (full, sliding or chunked) whose blocks hold tokens");
+  c = vllm_hybrid(100, {group(GK::full, 1), group(GK::sliding, 1, 0)});
+  CHECK_THROWS_WITH(simulate(c, none, ten_ms), "cache_groups: a sliding window or chunk must be >= 1 token");
+  c = vllm_hybrid(100, {group(GK::full, 1)});
+  c.scheduler = SchedulerKind::sglang;
+  CHECK_THROWS_AS(simulate(c, none, ten_ms), InputError);
   Requests bad({request(0, 0, 0, 5)});
   CHECK_THROWS_WITH(simulate(vllm(100), bad, ten_ms), "request 0: prompt_tokens must be >= 1 (got 0)");
   Requests back({request(0, 1.0, 5, 5), request(1, 0.5, 5, 5)});
@@ -901,6 +999,25 @@ TEST_CASE("simulate config from a plan takes the engine's pool and limits", "[si
     CHECK_FALSE(cfg("0.7.3", false, true, 1).async_output);
     CHECK_FALSE(cfg("0.7.3", false, false, 2).async_output);
     CHECK_FALSE(cfg("0.8.0", false, false, 1).async_output);  // V1
+  }
+  SECTION("vLLM hybrid models: the pool in physical blocks and the groups by kind") {
+    // gpt-oss-20b: 24 layers alternating sliding window 128 and full attention, so two groups of 12
+    const Planner p(kvtest::spec("gpt-oss-20b", "h100-sxm", kvtest::engine(EngineKind::vllm)));
+    const SimConfig c = sim_config_for(p);
+    REQUIRE(c.cache_groups.size() == 2);
+    CHECK(c.cache_groups[0].kind == SimCacheGroup::Kind::full);
+    CHECK(c.cache_groups[0].groups == 1);
+    CHECK(c.cache_groups[1].kind == SimCacheGroup::Kind::sliding);
+    CHECK(c.cache_groups[1].window == 128);
+    CHECK(c.pool_blocks == p.engine().num_gpu_blocks);
+    CHECK(sim_pool_groups(c) == 2);
+    CHECK(c.block_tokens == p.engine().block_size);
+    // vLLM 0.8-0.9 cache the window at full length: one request block spans both groups, as before
+    EngineSettings old = kvtest::engine(EngineKind::vllm);
+    old.version = "0.9.2";
+    CHECK(sim_config_for(Planner(kvtest::spec("gpt-oss-20b", "h100-sxm", old))).cache_groups.empty());
+    // a model of full-attention layers only keeps request blocks
+    CHECK(sim_config_for(Planner(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::vllm)))).cache_groups.empty());
   }
   SECTION("llama.cpp") {
     const Planner p(kvtest::spec("llama-3.1-8b", "h100-sxm", kvtest::engine(EngineKind::llamacpp)));

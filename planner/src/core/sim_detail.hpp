@@ -36,6 +36,9 @@ struct Req {
   i64 cached_prompt = -1;  // prompt tokens hit at the first admission (-1: not admitted yet)
   i64 preemptions = 0;
   i64 start_seq = 0;  // order in which the engine started it (TRT "last started")
+  // vLLM V1 cache groups (SimConfig::cache_groups): tokens the request holds slots for, physical blocks its other
+  // groups hold, and leading blocks a sliding-window first group gave back (-1 in `blocks`)
+  i64 extent = 0, aux = 0, skipped = 0;
   bool truncated = false;
   i64 num_tokens() const { return prompt + out; }
 };

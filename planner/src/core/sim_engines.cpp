@@ -21,15 +21,102 @@ i64 cdiv(i64 a, i64 b) { return (a + b - 1) / b; }
 
 class Paged : public Engine {
  public:
+  // usable_blocks: request blocks, or with cache groups (vLLM V1) physical blocks: the pool then counts bundles, a block
+  // of each of the first full-attention kind's groups (a sliding-window kind's when there is none), and the other
+  // kinds' blocks, which the prefix cache does not hash, take bundles set aside from it (reserved_)
   Paged(const SimConfig& cfg, Sink& sink, i64 usable_blocks) : cfg_(cfg), sink_(sink), B_(cfg.block_tokens) {
+    if (!cfg.cache_groups.empty()) {
+      using K = SimCacheGroup::Kind;
+      auto first = std::find_if(cfg.cache_groups.begin(), cfg.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::full; });
+      if (first == cfg.cache_groups.end())
+        first = std::find_if(cfg.cache_groups.begin(), cfg.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::sliding || g.kind == K::chunked; });
+      primary_ = *first;
+      bundle_ = first->groups;
+      primary_window_ = first->kind != K::full;
+      for (auto g = cfg.cache_groups.begin(); g != cfg.cache_groups.end(); ++g)
+        if (g != first) aux_.push_back(*g);
+      windowed_ = primary_window_ || std::any_of(aux_.begin(), aux_.end(), [](const SimCacheGroup& g) { return g.kind == K::sliding || g.kind == K::chunked; });
+      usable_blocks /= bundle_;
+    }
     pool_.init(usable_blocks, cfg.prefix_caching);
   }
-  i64 used_blocks() const override { return pool_.used(); }
-  i64 pool_blocks() const override { return pool_.total(); }
-  i64 peak_blocks() const override { return pool_.peak(); }
+  // in physical blocks (bundles x the blocks a bundle spans)
+  i64 used_blocks() const override { return pool_.used() * bundle_; }
+  i64 pool_blocks() const override { return pool_.total() * bundle_; }
+  i64 peak_blocks() const override { return pool_.peak() * bundle_; }
 
  protected:
   Req& R(i32 r) { return sink_.req(r); }
+
+  // ---- cache groups (vLLM V1 hybrid models)
+  // Blocks of g wholly before the tokens attention still reads with `computed` tokens cached (remove_skipped_blocks:
+  // sliding num_computed_tokens - sliding_window + 1 tokens skipped, chunked-local the chunks before the current one).
+  static i64 skipped_blocks(const SimCacheGroup& g, i64 computed) {
+    const i64 skip = g.kind == SimCacheGroup::Kind::sliding ? computed - g.window + 1
+                     : g.kind == SimCacheGroup::Kind::chunked ? computed / g.window * g.window
+                                                               : 0;
+    return skip > 0 ? skip / g.block_tokens : 0;
+  }
+  // Blocks one group of g holds with `computed` tokens cached and slots for `tokens`.
+  static i64 group_blocks(const SimCacheGroup& g, i64 computed, i64 tokens) {
+    if (tokens <= 0) return 0;
+    switch (g.kind) {
+      case SimCacheGroup::Kind::state: return 1;
+      case SimCacheGroup::Kind::fixed: return g.blocks;
+      default: return std::max<i64>(0, cdiv(tokens, g.block_tokens) - skipped_blocks(g, computed));
+    }
+  }
+  // The most blocks one group of g holds for a request of `tokens` tokens (vLLM max_memory_usage_bytes in blocks):
+  // a sliding window cdiv(min(window - 1 + max_num_batched_tokens, tokens), block) + 1, a chunk
+  // cdiv(min(chunk + max_num_batched_tokens, tokens), block).
+  i64 group_peak(const SimCacheGroup& g, i64 tokens) const {
+    const i64 whole = cdiv(tokens, g.block_tokens);
+    switch (g.kind) {
+      case SimCacheGroup::Kind::sliding: return std::min(whole, cdiv(std::min(g.window - 1 + cfg_.max_num_batched_tokens, tokens), g.block_tokens) + 1);
+      case SimCacheGroup::Kind::chunked: return std::min(whole, cdiv(std::min(g.window + cfg_.max_num_batched_tokens, tokens), g.block_tokens));
+      default: return group_blocks(g, 0, tokens);
+    }
+  }
+  // Physical blocks the other kinds hold for a request with `computed` tokens cached and slots for `tokens`.
+  i64 aux_need(i64 computed, i64 tokens) const {
+    i64 n = 0;
+    for (const SimCacheGroup& g : aux_) n += group_blocks(g, computed, tokens) * g.groups;
+    return n;
+  }
+  // Pool blocks (bundles) a request needs at most: the first kind's and the others' set-aside share.
+  i64 peak_bundles(i64 tokens) const {
+    if (cfg_.cache_groups.empty()) return cdiv(tokens, B_);
+    i64 aux = 0;
+    for (const SimCacheGroup& g : aux_) aux += group_peak(g, tokens) * g.groups;
+    return group_peak(primary_, tokens) + cdiv(aux, bundle_);
+  }
+  // Bundles beyond those set aside that r's other kinds holding `aux` blocks would take.
+  i64 aux_extra(const Req& r, i64 aux) const {
+    return std::max<i64>(0, cdiv(aux_phys_ - r.aux + aux, bundle_) - static_cast<i64>(reserved_.size()));
+  }
+  // r's other kinds now hold `aux` blocks: the set-aside bundles follow the total (the pool must have them free).
+  void set_aux(Req& r, i64 aux) {
+    aux_phys_ += aux - r.aux;
+    r.aux = aux;
+    const auto target = static_cast<size_t>(cdiv(aux_phys_, bundle_));
+    while (reserved_.size() < target) reserved_.push_back(pool_.alloc());
+    for (; reserved_.size() > target; reserved_.pop_back()) pool_.release(reserved_.back());
+  }
+  // Gives back the blocks r's sliding-window and chunked kinds no longer read (remove_skipped_blocks, which
+  // allocate_slots calls first, even when it then finds too few free blocks): the first kind's go to the free queue
+  // keeping their hashes, last block first (vLLM frees them in that order).
+  void skip(Req& r) {
+    if (!windowed_) return;
+    if (!aux_.empty() && r.extent > 0) set_aux(r, aux_need(r.computed, r.extent));
+    if (!primary_window_) return;
+    const i64 k = std::min<i64>(skipped_blocks(primary_, r.computed), static_cast<i64>(r.blocks.size()));
+    for (i64 i = k - 1; i >= r.skipped; --i) {
+      i32& b = r.blocks[static_cast<size_t>(i)];
+      if (b >= 0) pool_.release(b);
+      b = -1;
+    }
+    r.skipped = std::max(r.skipped, k);
+  }
 
   // Leading blocks of r found in the prefix cache, at most (num_tokens - 1) / B: the last token is
   // always recomputed to get logits (vLLM get_computed_blocks; SGLang max_prefix_len = input_len - 1).
@@ -85,11 +172,20 @@ class Paged : public Engine {
   i64 blocks_short(const Req& r, i64 tokens) const {
     return std::max<i64>(0, cdiv(tokens, B_) - static_cast<i64>(r.blocks.size()));
   }
-  // Grows r to hold `tokens` tokens (allocate_slots); false, changing nothing, when the pool is short.
+  // Grows r to hold `tokens` tokens (allocate_slots); false, changing nothing but the skipped blocks given back, when
+  // the pool is short.
   bool grow(Req& r, i64 tokens) {
+    skip(r);
     const i64 n = blocks_short(r, tokens);
-    if (n > pool_.free_count()) return false;
+    if (aux_.empty()) {
+      if (n > pool_.free_count()) return false;
+    } else {
+      const i64 aux = aux_need(r.computed, std::max(r.extent, tokens));
+      if (n + aux_extra(r, aux) > pool_.free_count()) return false;
+      set_aux(r, aux);
+    }
     for (i64 i = 0; i < n; ++i) r.blocks.push_back(pool_.alloc());
+    r.extent = std::max(r.extent, tokens);
     return true;
   }
   // Caches the full blocks of r's first `tokens` tokens (hashing continues the chain). A block holding tokens
@@ -113,15 +209,19 @@ class Paged : public Engine {
     if (!hash_own_) return;
     for (; r.hashed < r.full; ++r.hashed) {
       r.last_hash = block_hash(r.last_hash, r, r.hashed, B_);
-      pool_.set_hash(r.blocks[static_cast<size_t>(r.hashed)], r.last_hash);
+      const i32 b = r.blocks[static_cast<size_t>(r.hashed)];
+      if (b >= 0) pool_.set_hash(b, r.last_hash);  // a block a sliding window gave back is not r's to cache
     }
   }
   // Frees r's blocks, last block first so it is evicted first (vLLM free order), keeping their hashes.
   void free_blocks(Req& r) {
-    for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it) pool_.release(*it);
+    for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it)
+      if (*it >= 0) pool_.release(*it);
     r.blocks.clear();
     r.hashed = r.full = 0;
     r.last_hash = 0;
+    if (r.aux > 0) set_aux(r, 0);
+    r.extent = r.skipped = 0;
   }
   // Preemption by recompute: blocks freed (hashes kept), computed tokens reset, outputs kept.
   void preempt(Req& r) {
@@ -169,6 +269,14 @@ class Paged : public Engine {
   BlockPool pool_;
   std::vector<i32> hits_, done_;
   i64 hits_free_ = 0;
+  // cache groups: the kind the pool's blocks stand for (bundle_ blocks each), the others, the bundles set aside for
+  // the others' aux_phys_ blocks, and whether any kind gives blocks back
+  SimCacheGroup primary_;
+  i64 bundle_ = 1;
+  bool primary_window_ = false, windowed_ = false;
+  std::vector<SimCacheGroup> aux_;
+  std::vector<i32> reserved_;
+  i64 aux_phys_ = 0;
   // the chain the pool watches: whose (uid) and its blocks' hashes
   i64 watch_uid_ = -1;
   std::vector<u64> watch_hashes_;
@@ -207,7 +315,7 @@ class Vllm final : public Paged {
   Failure admit_check(const Req& r) const override {
     if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;  // HTTP 400
     const i64 longest = r.prompt + r.output - 1;  // the last token is never computed
-    if (cdiv(longest, B_) > pool_.total()) return Failure::over_pool;
+    if (peak_bundles(longest) > pool_.total()) return Failure::over_pool;
     if (!cfg_.chunked_prefill && longest > cfg_.max_num_batched_tokens) return Failure::over_step_budget;
     return Failure::none;
   }
@@ -317,7 +425,8 @@ class Vllm final : public Paged {
       i64 n = r.num_tokens() - nh * B_;
       if (!cfg_.chunked_prefill && n > budget) break;
       n = std::min(n, budget);
-      if (cdiv(nh * B_ + n, B_) - nh + hits_from_free() + watermark_ > pool_.free_count()) break;
+      const i64 aux = aux_.empty() ? 0 : aux_extra(r, aux_need(nh * B_, nh * B_ + n));
+      if (cdiv(nh * B_ + n, B_) - nh + hits_from_free() + aux + watermark_ > pool_.free_count()) break;
       take_hits(r, last);
       grow(r, r.computed + n);
       cache_blocks(r, std::min(r.computed + n, r.num_tokens()));

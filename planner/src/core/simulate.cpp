@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "kvplan/core/error.hpp"
+#include "kvplan/core/paging.hpp"
 #include "kvplan/core/plan.hpp"
 #include "sim_detail.hpp"
 
@@ -26,6 +27,27 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 
 void require(bool ok, const std::string& field, const std::string& what, const std::string& fix = {}) {
   if (!ok) throw InputError(field, what, fix);
+}
+
+// The cache groups of a vLLM V1 hybrid model: each kind's fields in range, and a kind whose blocks the prefix cache
+// hashes (full attention, else a sliding window or chunk) at the scheduler's block size.
+void check_cache_groups(const SimConfig& c) {
+  if (c.cache_groups.empty()) return;
+  using K = SimCacheGroup::Kind;
+  require(c.scheduler == SchedulerKind::vllm_v1, "cache_groups", "are vLLM V1's KV cache groups; the other schedulers take one pool");
+  for (const SimCacheGroup& g : c.cache_groups) {
+    require(g.groups >= 1, "cache_groups", "a kind must hold >= 1 group (got " + std::to_string(g.groups) + ")");
+    require(g.block_tokens >= 1, "cache_groups", "block_tokens must be >= 1 (got " + std::to_string(g.block_tokens) + ")");
+    require(g.window >= 1 || (g.kind != K::sliding && g.kind != K::chunked), "cache_groups", "a sliding window or chunk must be >= 1 token");
+    require(g.blocks >= 0, "cache_groups", "fixed blocks must be >= 0");
+  }
+  auto first = std::find_if(c.cache_groups.begin(), c.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::full; });
+  if (first == c.cache_groups.end())
+    first = std::find_if(c.cache_groups.begin(), c.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::sliding || g.kind == K::chunked; });
+  require(first != c.cache_groups.end(), "cache_groups", "need an attention kind (full, sliding or chunked) whose blocks hold tokens");
+  require(first->block_tokens == c.block_tokens, "cache_groups",
+          "the first attention kind's block_tokens " + std::to_string(first->block_tokens) + " must equal block_tokens " + std::to_string(c.block_tokens));
+  require(c.pool_blocks - 1 >= first->groups, "pool_blocks", "must hold one block of each group beside the null block");
 }
 
 // Checks the config and fills what depends on other fields (llama.cpp's per-slot context).
@@ -45,6 +67,7 @@ SimConfig checked(SimConfig c) {
   require(c.closed_loop_concurrency >= 0, "closed_loop_concurrency", "must be >= 0");
   require(c.max_live_requests >= 1, "max_live_requests", "must be >= 1");
   require(c.timeline_interval_s >= 0 && std::isfinite(c.timeline_interval_s), "timeline_interval_s", "must be >= 0");
+  check_cache_groups(c);
   switch (c.scheduler) {
     case SchedulerKind::vllm_v1:
     case SchedulerKind::vllm_v0:
@@ -483,7 +506,46 @@ SimResult simulate(const SimConfig& config, RequestSource& source, const StepTim
   return d.run();
 }
 
+i64 sim_pool_groups(const SimConfig& cfg) {
+  i64 n = 0;
+  for (const SimCacheGroup& g : cfg.cache_groups) n += g.groups;
+  return std::max<i64>(n, 1);
+}
+
 // ---------------------------------------------------------------- config from a plan
+
+namespace {
+
+// vLLM V1's cache groups by kind for the simulator, the kind whose blocks the prefix cache hashes first (full
+// attention, else a sliding window or chunk); empty when every group is full attention (a request block of
+// every group then stands for them) or none holds tokens (an attention-free Mamba model keeps that form).
+std::vector<SimCacheGroup> sim_cache_groups(const Planner& p) {
+  using K = SimCacheGroup::Kind;
+  std::vector<SimCacheGroup> out;
+  bool other = false, attention = false;
+  for (const CacheGroup& g : p.groups()) {
+    SimCacheGroup s;
+    s.groups = g.groups;
+    s.block_tokens = p.group_block_tokens(g);
+    switch (g.kind) {
+      case KvKind::sliding: s.kind = K::sliding; s.window = g.window; break;
+      case KvKind::chunked: s.kind = K::chunked; s.window = g.window; break;
+      case KvKind::ssm: s.kind = K::state; break;
+      case KvKind::cross: s.kind = K::fixed; s.blocks = pages_for_tokens(p.spec().kv.encoder_tokens, s.block_tokens); break;
+      default: s.kind = K::full; break;
+    }
+    other = other || s.kind != K::full;
+    attention = attention || s.kind == K::full || s.kind == K::sliding || s.kind == K::chunked;
+    out.push_back(s);
+  }
+  if (!other || !attention) return {};
+  auto first = std::find_if(out.begin(), out.end(), [](const SimCacheGroup& g) { return g.kind == K::full; });
+  if (first == out.end()) first = std::find_if(out.begin(), out.end(), [](const SimCacheGroup& g) { return g.kind != K::state && g.kind != K::fixed; });
+  std::rotate(out.begin(), first, first + 1);
+  return out;
+}
+
+}  // namespace
 
 SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
   const EngineReport& rep = p.engine();
@@ -510,6 +572,13 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       c.pool_blocks = c.scheduler == SchedulerKind::vllm_v1 && rep.num_gpu_blocks > 0
                           ? (rep.num_gpu_blocks - 1) / std::max<i64>(rep.num_groups, 1) + 1
                           : rep.num_gpu_blocks / std::max<i64>(rep.num_groups, 1);
+      // V1 with sliding-window, chunked-local, Mamba or cross-attention groups: each kind takes blocks from the shared
+      // pool by its own manager's rule (the windows give blocks back), so the pool is simulated in physical blocks
+      if (c.scheduler == SchedulerKind::vllm_v1) c.cache_groups = sim_cache_groups(p);
+      if (!c.cache_groups.empty()) {
+        c.pool_blocks = rep.num_gpu_blocks;
+        c.block_tokens = c.cache_groups.front().block_tokens;
+      }
       // V1 chunks unless --no-enable-chunked-prefill on 0.12 or later (0.8-0.11 ignore the flag); V0 only where
       // resolve_engine_defaults turned it on (context above 32K, or the flag)
       c.chunked_prefill = (c.scheduler == SchedulerKind::vllm_v1 && !(e.rules && e.rules->v1_chunked_optional)) || e.chunked_prefill.value_or(true);

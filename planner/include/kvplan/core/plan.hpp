@@ -187,6 +187,8 @@ class Planner {
   i64 fixed_bytes() const { return fixed_; }  // every non-KV term on the most loaded GPU
   i64 critical_stage() const { return stage_; }
   const std::vector<CacheGroup>& groups() const { return groups_; }
+  /// Tokens one block of a vLLM group holds (its block size, raised where its page was smaller, x decode-context ranks).
+  i64 group_block_tokens(const CacheGroup& g) const;
   const ModelSpec& rank_model() const { return rank_model_; }
   /// llama.cpp: every GPU's budget (one entry per GPU of the deployment); empty for the other engines.
   const std::vector<DeviceBudget>& devices() const { return devices_; }
@@ -215,7 +217,6 @@ class Planner {
   void build_generic(const ModelSpec& rank, i64 available);
   void build_llamacpp();
   i64 vllm_blocks_for(i64 tokens) const;
-  i64 group_block_tokens(const CacheGroup& g) const;
 
   PlanSpec spec_;
   std::vector<BudgetTerm> budget_;

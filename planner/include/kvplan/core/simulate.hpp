@@ -64,6 +64,19 @@ inline bool arrivals_outrun_clock(double requests, double rate) { return rate > 
 inline constexpr const char* kArrivalSpanProblem = "the requests at this rate span more than 10^9 s, where the clock loses its milliseconds";
 inline constexpr const char* kArrivalSpanFix = "give a higher rate or fewer requests";
 
+/// One kind of vLLM V1 KV cache group (v1/kv_cache_interface.py specs) as its manager charges a request
+/// (v1/core/single_type_kv_cache_manager.py): a full-attention group a block per block_tokens tokens; a sliding-window
+/// group frees the blocks wholly before computed - window + 1 (remove_skipped_blocks); a chunked-local group those
+/// before the current chunk; a Mamba group one block per request; a cross-attention group the encoder's blocks.
+struct SimCacheGroup {
+  enum class Kind { full, sliding, chunked, state, fixed };
+  Kind kind = Kind::full;
+  i64 groups = 1;         // KV cache groups of this kind (each holds its own blocks)
+  i64 block_tokens = 16;  // tokens per block of this kind
+  i64 window = 0;         // sliding: window tokens; chunked: chunk tokens
+  i64 blocks = 0;         // fixed: blocks per request
+};
+
 /// The scheduler and pool of one replica; sim_config_for fills it from a plan.
 struct SimConfig {
   SchedulerKind scheduler = SchedulerKind::vllm_v1;
@@ -71,6 +84,12 @@ struct SimConfig {
   i64 pool_blocks = 0;               // KV pool per replica in blocks (llama.cpp: cells, block_tokens 1);
                                      // vLLM: num_gpu_blocks, one of them the null block no request gets
   i64 block_tokens = 16;             // vLLM block_size / SGLang page_size / TRT tokens_per_block
+  // vLLM V1 models with sliding-window, chunked-local, Mamba or cross-attention layers: the KV cache groups by kind.
+  // pool_blocks then counts physical blocks (num_gpu_blocks), each group takes its own blocks from it, and the prefix
+  // cache hashes the first full-attention kind's blocks (block_tokens is its block size; the others' cached blocks
+  // are taken as hit wherever it hits). Empty: every group holds a block per block_tokens tokens, and pool_blocks
+  // counts request blocks (one block of every group).
+  std::vector<SimCacheGroup> cache_groups;
   i64 max_num_seqs = 256;            // vLLM max_num_seqs / SGLang max_running_requests / TRT max_batch_size
   i64 max_num_batched_tokens = 8192; // vLLM / TRT max_num_tokens / SGLang chunked_prefill_size
   i64 max_model_len = 0;             // requests longer than this fail (vLLM/SGLang/TRT reject; llama.cpp HTTP 400)
@@ -174,6 +193,10 @@ struct SimResult {
   std::vector<TimelinePoint> timeline;
   double timeline_interval_s = 0;        // spacing of the samples kept (a given interval doubles past 100,000 samples)
 };
+
+/// KV cache groups one request block spans (1 without cache_groups): a pool of pool_blocks blocks holds
+/// pool_blocks / this x block_tokens tokens of a full-attention request (vLLM's "GPU KV cache size").
+i64 sim_pool_groups(const SimConfig& cfg);
 
 /// Optional per-request callback (tests; --per-request output).
 using RequestObserver = std::function<void(const RequestRecord&)>;
