@@ -366,3 +366,6 @@ kvplan_cli_test(sweep_axis_over_max_cells EXIT 2 STDOUT_EMPTY ARGS sweep llama-3
   STDERR "kvplan: error: --concurrency: expands to more than 10 values; use a coarser range or raise --max-cells")
 # models csv carries the JSON's dtype and active parameters (Qwen3-30B-A3B: 30.5 B total, 3.3 B active)
 kvplan_cli_test(models_csv_fields EXIT 0 ARGS models --format csv STDOUT_CONTAINS "id,model_type,num_layers,dtype,kv_bytes_per_token,max_context_tokens,params_total,params_active,origin")
+# output tokens alone give no prompt length (every engine refuses an empty prompt); simulate has its own default prompt
+kvplan_cli_test(plan_output_tokens_without_prompt EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --output-tokens 500
+  STDERR "kvplan: error: --output-tokens: 500 output tokens without a prompt length; give --prompt-tokens too, or --context (prompt + output tokens)")

@@ -417,6 +417,11 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
                                                     : std::to_string(r.prompt) + " prompt tokens"),
                        "give a longer context or fewer tokens");
   } else if (w.prompt || w.output) {
+    // a request has a prompt (every engine refuses an empty one): output tokens alone do not say how long it is (a
+    // simulated workload, prefix_before_prompt, has its own default prompt length)
+    if (!w.prompt && r.output >= 1 && !w.prefix_before_prompt)
+      throw InputError("output_tokens", std::to_string(r.output) + " output tokens without a prompt length",
+                       "give --prompt-tokens too, or --context (prompt + output tokens)");
     r.tokens = add(r.prompt, r.output, "prompt + output");
     r.tokens_source = "prompt_tokens + output_tokens";
   } else {
