@@ -328,7 +328,8 @@ TEST_CASE("settings-table engine spellings are flags of the newest table", "[eng
 }
 
 TEST_CASE("settings-table environment variables are llama.cpp's", "[engine-flags]") {
-  // llama.cpp reads LLAMA_ARG_* (common/arg.cpp set_env); VLLM_* variables are vLLM's own environment, LMCACHE_* LMCache's
+  // llama.cpp reads LLAMA_ARG_* (common/arg.cpp set_env); VLLM_* variables are vLLM's own environment, SGLANG_* SGLang's
+  // (python/sglang/srt/environ.py), LMCACHE_* LMCache's
   const io::FlagTable& newest = io::flag_table(EngineKind::llamacpp, "");
   std::set<std::string> envs;
   for (const auto& f : newest.flags)
@@ -336,7 +337,7 @@ TEST_CASE("settings-table environment variables are llama.cpp's", "[engine-flags
   for (const auto& d : io::settings_table())
     for (const auto& sp : d.env) {
       INFO(d.key << ": " << sp.name);
-      if (sp.name.rfind("VLLM_", 0) == 0) continue;
+      if (sp.name.rfind("VLLM_", 0) == 0 || sp.name.rfind("SGLANG_", 0) == 0) continue;
       if (sp.name.rfind("LMCACHE_", 0) == 0) {  // LMCache's own (lmcache/v1/config.py), read in vLLM's LMCacheConnectorV1
         CHECK(io::env_binding(sp.name).has_value());
         continue;

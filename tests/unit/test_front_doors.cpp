@@ -304,8 +304,15 @@ TEST_CASE("RoPE scaling extends the usable context: --hf-overrides, vLLM 0.11's 
   INFO(old.err);
   REQUIRE(old.exit == 0);
   CHECK(json::parse(old.out)["inputs"]["max_model_len"] == scaled);
-  const Run sg = kvplan({"plan", "--engine", "sglang", "--format", "json", "--", "python", "-m", "sglang.launch_server", "--model-path",
-                         "Qwen/Qwen3-8B", "--context-length", "131072", "--json-model-override-args", "{\"rope_scaling\":" + yarn + "}"});
+  // SGLang's get_context_length leaves a yarn factor with original_max_position_embeddings out: it derives 40960, so
+  // 131072 needs SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (default off from 0.5.1), as published launch scripts set
+  const std::vector<std::string> launch{"python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--context-length", "131072",
+                                        "--json-model-override-args", "{\"rope_scaling\":" + yarn + "}"};
+  std::vector<std::string> args{"plan", "--engine", "sglang", "--format", "json", "--"};
+  args.insert(args.end(), launch.begin(), launch.end());
+  CHECK(kvplan(args).exit == 2);
+  args.insert(args.begin() + 6, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1");
+  const Run sg = kvplan(args);
   INFO(sg.err);
   CHECK(sg.exit == 0);
 }
@@ -498,13 +505,28 @@ TEST_CASE("SGLang derives the context length by its own RoPE rule", "[front-door
   CHECK(max_len("sglang", yarn) == 4096);
   CHECK(max_len("sglang", R"({"type":"linear","factor":4.0})") == 16384);
   CHECK(max_len("sglang", R"({"rope_type":"llama3","factor":8.0,"original_max_position_embeddings":8192})") == 4096);
-  // a --context-length above the derived one: SGLang warns and uses it (SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN
-  // defaults to True in configs/model_config.py); vLLM refuses without VLLM_ALLOW_LONG_MAX_MODEL_LEN
-  const Run sg = kvplan({"plan", "llama-2-7b", "--engine", "sglang", "--gpu", "h100", "--context-length", "16384", "--context", "4k",
-                         "--format", "json"});
+  // a --context-length above the derived one (4096): SGLang raises unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is
+  // set, whose default was True from 0.4.4 (#4195) to 0.5.0 and False before and from 0.5.1 (#9388); vLLM refuses
+  // without VLLM_ALLOW_LONG_MAX_MODEL_LEN
+  const auto sglang_at = [](const std::string& engine, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args{"plan", "llama-2-7b", "--engine", engine, "--gpu", "h100", "--context-length", "16384", "--context", "4k", "--format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return kvplan(args);
+  };
+  const Run sg = sglang_at("sglang@0.4.9");
   INFO(sg.err);
   REQUIRE(sg.exit == 0);
   CHECK(json::parse(sg.out)["inputs"]["max_model_len"] == 16384);
+  CHECK(sglang_at("sglang@0.4.3").exit == 2);
+  CHECK(sglang_at("sglang@0.5.1").exit == 2);
+  const Run newest = sglang_at("sglang");
+  CHECK(newest.exit == 2);
+  CHECK(newest.err == "kvplan: error: --context-length: 16384 exceeds the context length 4096 SGLang derives from the model config: it refuses "
+                      "to start; lower it, or pass --allow-long-context to override as SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 does\n");
+  CHECK(sglang_at("sglang", {"--allow-long-context"}).exit == 0);
+  // the variable on a pasted command line does the same
+  CHECK(kvplan({"plan", "--gpu", "h100", "--context", "4k", "--", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "python", "-m", "sglang.launch_server",
+                "--model-path", "llama-2-7b", "--context-length", "16384"}).exit == 0);
   CHECK(kvplan({"plan", "llama-2-7b", "--gpu", "h100", "--max-model-len", "16384", "--context", "4k"}).exit == 2);
 }
 

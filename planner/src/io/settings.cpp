@@ -404,8 +404,9 @@ std::vector<SettingDef> build_table() {
       .flags("--enforce-eager").on(E::vllm, "--enforce-eager").on(E::sglang, "--disable-cuda-graph"));
   r.push_back(Row("disable_async_output_proc", T::boolean, "engine", "vLLM V0 (before 0.8): no async output processor, which from 0.6 hands a step's tokens to the client when the next step ends and decodes a finished request once more (--disable-async-output-proc; simulate)")
       .flags("--disable-async-output-proc@vllm").on(E::vllm, "--disable-async-output-proc"));
-  r.push_back(Row("allow_long_context", T::boolean, "engine", "Allow --max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)")
-      .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
+  r.push_back(Row("allow_long_context", T::boolean, "engine",
+                  "Allow --max-model-len above the model's (vLLM VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLang SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN)")
+      .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN|SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"));
   r.push_back(Row("decode_context_parallel_size", T::count, "deployment", "vLLM: tensor-parallel ranks a sequence's KV tokens are sharded over (each holds 1/dcp of them; divides --tensor-parallel-size)")
       .flags("--decode-context-parallel-size@vllm,generic|-dcp@vllm,generic").on(E::vllm, "--decode-context-parallel-size|-dcp")
       .into(&EngineSettings::decode_context_parallel));

@@ -196,6 +196,11 @@ i64 vllm_mla_block(const EngineRules& rules, const std::string& compute_capabili
 /// free_gpu_memory_fraction).
 void check_fraction(double f, const char* key);
 
+/// SGLang accepts a --context-length above the one it derives from the model config, warning, without
+/// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN: its default was True from 0.4.4 (#4195) until 0.5.1 (#9388), before and
+/// after which SGLang raises (configs/model_config.py ModelConfig).
+bool sglang_warns_longer_context(const std::string& version);
+
 /// Fills every default the engine would pick (documented per engine in engine.cpp) and checks
 /// ranges; throws InputError naming the engine's flag.
 /// `mla`: the model caches an MLA latent; `compute_capability`: the GPU's ("9.0"), for vLLM's MLA block size.
