@@ -81,18 +81,23 @@ const char* cache_kind_name(SimCacheGroup::Kind k) {
   return "?";
 }
 
-// The pool of one replica: "N blocks x B tokens", or for a hybrid vLLM model the physical blocks and the groups
-// drawing on them ("N blocks of 16 tokens, 2 KV cache groups: 1 full, 1 sliding 128").
+// The pool of one replica: "N blocks x B tokens", or for a hybrid vLLM model the physical blocks, the groups drawing
+// on them and the size vLLM prints ("N blocks shared by 2 KV cache groups (1 full, 1 sliding-window 128 tokens), blocks
+// of 16 tokens; KV cache size T tokens").
 std::string pool_text(const SimConfig& cfg) {
   if (cfg.cache_groups.empty()) return grouped(cfg.pool_blocks) + " blocks x " + grouped(cfg.block_tokens) + " tokens";
   std::string kinds;
+  bool one_block = true;
   for (const SimCacheGroup& g : cfg.cache_groups) {
     kinds += (kinds.empty() ? "" : ", ") + grouped(g.groups) + " " + cache_kind_name(g.kind);
-    if (g.kind == SimCacheGroup::Kind::sliding || g.kind == SimCacheGroup::Kind::chunked) kinds += " " + grouped(g.window);
-    if (g.block_tokens != cfg.block_tokens) kinds += " (" + grouped(g.block_tokens) + "-token blocks)";
+    if (g.kind == SimCacheGroup::Kind::sliding) kinds += "-window " + grouped(g.window) + " tokens";
+    if (g.kind == SimCacheGroup::Kind::chunked) kinds += " " + grouped(g.window) + "-token chunks";
+    if (g.block_tokens != cfg.block_tokens) kinds += " in " + grouped(g.block_tokens) + "-token blocks";
+    one_block = one_block && g.block_tokens == cfg.block_tokens;
   }
-  return grouped(cfg.pool_blocks) + " blocks of " + grouped(cfg.block_tokens) + " tokens, " + grouped(sim_pool_groups(cfg)) +
-         " KV cache groups: " + kinds;
+  const i64 n = sim_pool_groups(cfg);
+  return grouped(cfg.pool_blocks) + " blocks shared by " + grouped(n) + " KV cache group" + (n == 1 ? "" : "s") + " (" + kinds + ")" +
+         (one_block ? ", blocks of " + grouped(cfg.block_tokens) + " tokens" : "") + "; KV cache size " + grouped(cfg.report_tokens) + " tokens";
 }
 
 const char* scheduler_name(SchedulerKind k) {
@@ -431,7 +436,7 @@ void run_simulate(const SimArgs& a, Globals& g) {
                  {"replicas", cfg.replicas},
                  {"blocks", cfg.pool_blocks},
                  {"block_tokens", cfg.block_tokens},
-                 {"tokens", mul(cfg.pool_blocks / sim_pool_groups(cfg), cfg.block_tokens, "pool tokens")},
+                 {"tokens", sim_pool_tokens(cfg)},
                  {"max_num_seqs", cfg.max_num_seqs},
                  {"max_num_batched_tokens", cfg.max_num_batched_tokens},
                  {"max_model_len", cfg.max_model_len},

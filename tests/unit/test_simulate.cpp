@@ -262,9 +262,8 @@ TEST_CASE("simulate vLLM sliding-window group gives back the blocks before the w
 TEST_CASE("simulate vLLM sliding-window-only model holds a window's blocks however long the request", "[simulate]") {
   // Every layer slides (window 32), 16-token chunks (max_num_batched_tokens 16): step 1 takes block 0, steps 2-3
   // blocks 1-2, step 4 (48 computed) gives block 0 back ((48 - 31) / 16 = 1) and takes block 3: 3 held. A decode
-  // step then holds cdiv(t, 16) - (t - 1 - 31) / 16 <= 3 blocks. vLLM's bound (max_memory_usage_bytes) for the 103
-  // tokens it computes is cdiv(min(31 + 16, 103), 16) + 1 = 4 blocks: 5 with the null block admit it; as a full
-  // group it needs cdiv(103, 16) = 7 and fails on arrival.
+  // step then holds cdiv(t, 16) - (t - 1 - 31) / 16 <= 3 blocks. A pool of 5 (4 beside the null block) serves it;
+  // as a full group it needs cdiv(103, 16) = 7 for the 103 tokens it computes and fails on arrival.
   SimConfig c = vllm_hybrid(5, {group(GK::sliding, 1, 32)});
   c.max_num_batched_tokens = 16;
   const Run r = run(c, {request(0, 0, 64, 40)});
@@ -288,6 +287,34 @@ TEST_CASE("simulate vLLM sliding-window-only model holds a window's blocks howev
     CHECK(s.records.at(1).cached_prompt_tokens == 64);
     CHECK(s.result.blocks_leaked == 0);
   }
+  SECTION("a hit needs only the window's blocks before it, found from the right (find_longest_cache_hit)") {
+    // 8 usable blocks. Turn 1 (prompt 64, 8 outputs) caches blocks 0-3 and gives 0-2 back as its window moves. Request
+    // B (80-token prompt, 16 outputs, arriving at 0.2 s, after turn 1 ended at 0.11 s) takes the 4 untouched blocks
+    // and then the free queue's oldest: block 0 of turn 1 (its hash evicted) and, as it grows, block 1. Turn 2 (88
+    // tokens) arrives at 1.0 s: blocks 0 and 1 of its chain miss, blocks 2 and 3 are cached: cdiv(32 - 1, 16) = 2
+    // contiguous blocks end a hit of 4 blocks (64 tokens), though its first two are gone.
+    SimConfig tight = vllm_hybrid(9, {group(GK::sliding, 1, 32)});
+    tight.max_num_batched_tokens = 16;
+    SimRequest t1 = request(0, 0, 64, 8), b = request(1, 0.2, 80, 16), t2 = request(2, 1.0, 88, 4);
+    t1.session = t2.session = 7;
+    t2.think_s = 0.9;
+    const Run s = run(tight, {t1, b, t2});
+    CHECK(s.records.at(2).cached_prompt_tokens == 64);
+    CHECK(s.result.blocks_leaked == 0);
+  }
+}
+
+TEST_CASE("simulate vLLM hybrid: a request longer than the window's start-up bound still runs", "[simulate]") {
+  // vLLM checks max_memory_usage_bytes (a sliding group cdiv(min(w - 1 + max_num_batched_tokens, L), block) + 1) only at
+  // start-up; a request runs if its chunks find blocks. Full + sliding (window 32), budget 64: a 200-token prompt's
+  // chunks hold at most cdiv(64 + 31, 16) + 1 = 7 sliding blocks beside the full ones, 13 full at the end: 20 at most,
+  // less than the bound's cdiv(min(95, 209), 16) + 1 + 14 = 21. A pool of 21 (20 beside the null block) serves it.
+  SimConfig c = vllm_hybrid(21, {group(GK::full, 1), group(GK::sliding, 1, 32)});
+  c.max_num_batched_tokens = 64;
+  const Run r = run(c, {request(0, 0, 200, 10)});
+  CHECK(r.result.completed == 1);
+  CHECK(r.result.peak_blocks_used <= 20);
+  CHECK(r.result.blocks_leaked == 0);
 }
 
 TEST_CASE("simulate vLLM Mamba and cross-attention groups hold fixed blocks a request", "[simulate]") {

@@ -66,29 +66,21 @@ class Paged : public Engine {
       default: return std::max<i64>(0, cdiv(tokens, g.block_tokens) - skipped_blocks(g, computed));
     }
   }
-  // The most blocks one group of g holds for a request of `tokens` tokens (vLLM max_memory_usage_bytes in blocks):
-  // a sliding window cdiv(min(window - 1 + max_num_batched_tokens, tokens), block) + 1, a chunk
-  // cdiv(min(chunk + max_num_batched_tokens, tokens), block).
-  i64 group_peak(const SimCacheGroup& g, i64 tokens) const {
-    const i64 whole = cdiv(tokens, g.block_tokens);
-    switch (g.kind) {
-      case SimCacheGroup::Kind::sliding: return std::min(whole, cdiv(std::min(g.window - 1 + cfg_.max_num_batched_tokens, tokens), g.block_tokens) + 1);
-      case SimCacheGroup::Kind::chunked: return std::min(whole, cdiv(std::min(g.window + cfg_.max_num_batched_tokens, tokens), g.block_tokens));
-      default: return group_blocks(g, 0, tokens);
-    }
-  }
   // Physical blocks the other kinds hold for a request with `computed` tokens cached and slots for `tokens`.
   i64 aux_need(i64 computed, i64 tokens) const {
     i64 n = 0;
     for (const SimCacheGroup& g : aux_) n += group_blocks(g, computed, tokens) * g.groups;
     return n;
   }
-  // Pool blocks (bundles) a request needs at most: the first kind's and the others' set-aside share.
-  i64 peak_bundles(i64 tokens) const {
+  // Pool blocks (bundles) a request of `tokens` tokens cannot run without: its last decode step's (computed
+  // tokens - 1 cached). A sliding window or chunk holds more while a prefill chunk is in flight (vLLM's start-up bound,
+  // group_peak), but how much depends on the chunks the budget gives it: a request between the two bounds that never
+  // gets its blocks waits at the head of the line and fails as unschedulable.
+  i64 least_bundles(i64 tokens) const {
     if (cfg_.cache_groups.empty()) return cdiv(tokens, B_);
     i64 aux = 0;
-    for (const SimCacheGroup& g : aux_) aux += group_peak(g, tokens) * g.groups;
-    return group_peak(primary_, tokens) + cdiv(aux, bundle_);
+    for (const SimCacheGroup& g : aux_) aux += group_blocks(g, tokens - 1, tokens) * g.groups;
+    return group_blocks(primary_, tokens - 1, tokens) + cdiv(aux, bundle_);
   }
   // Bundles beyond those set aside that r's other kinds holding `aux` blocks would take.
   i64 aux_extra(const Req& r, i64 aux) const {
@@ -125,8 +117,10 @@ class Paged : public Engine {
   i64 lookup_hits(const Req& r, u64& last) {
     hits_.clear();
     hits_free_ = 0;
+    hit_first_ = 0;
     last = 0;
     if (!pool_.caching()) return 0;
+    if (primary_window_ && primary_.kind == SimCacheGroup::Kind::sliding) return lookup_window(r, last);
     if (pool_.watching() && watch_uid_ == r.uid) {
       const i64 n = pool_.watch_len();
       hits_.assign(pool_.watch_blocks().begin(), pool_.watch_blocks().begin() + n);
@@ -153,14 +147,43 @@ class Paged : public Engine {
     pool_.watch(hits_, next);
     return static_cast<i64>(hits_.size());
   }
+  // Every attention layer slides (SlidingWindowManager.find_longest_cache_hit): the hit ends at the last run of
+  // cdiv(window - 1, block) cached blocks, searched from the right, and the blocks before the run need not be cached
+  // (they stay null); without such a run, a run from block 0 still hits. Returns the hit's length in blocks.
+  i64 lookup_window(const Req& r, u64& last) {
+    const i64 max_blocks = (r.num_tokens() - 1) / B_;
+    chain_.resize(static_cast<size_t>(max_blocks));
+    u64 h = 0;
+    for (i64 i = 0; i < max_blocks; ++i) chain_[static_cast<size_t>(i)] = h = block_hash(h, r, i, B_);
+    const i64 need = std::max<i64>(1, cdiv(primary_.window - 1, B_));
+    i64 run = 0, end = -1;
+    for (i64 i = max_blocks - 1; i >= 0 && end < 0; --i) {
+      if (pool_.lookup(chain_[static_cast<size_t>(i)]) < 0) {
+        run = 0;
+      } else if (++run >= need) {
+        end = i + run;
+      }
+    }
+    if (end < 0) end = run;  // the run the scan ended in starts at block 0
+    hit_first_ = end - run;
+    for (i64 i = hit_first_; i < end; ++i) {
+      const i32 b = pool_.lookup(chain_[static_cast<size_t>(i)]);
+      hits_.push_back(b);
+      hits_free_ += pool_.ref(b) == 0;
+    }
+    last = end > 0 ? chain_[static_cast<size_t>(end - 1)] : 0;
+    return end;
+  }
   // Free blocks taking the hits costs (hit blocks nobody holds sit in the free queue).
   i64 hits_from_free() const { return hits_free_; }
   // Starts r on the blocks of the last lookup: takes them, computed = hit tokens.
   void take_hits(Req& r, u64 last) {
     if (watch_uid_ == r.uid) pool_.unwatch();  // r leaves the queue: its length changes from here
     for (i32 b : hits_) pool_.touch(b);
-    r.blocks.assign(hits_.begin(), hits_.end());
-    r.hashed = r.full = static_cast<i64>(hits_.size());
+    r.blocks.assign(static_cast<size_t>(hit_first_), -1);  // a sliding window's hit leaves the blocks before it null
+    r.blocks.insert(r.blocks.end(), hits_.begin(), hits_.end());
+    r.skipped = hit_first_;
+    r.hashed = r.full = static_cast<i64>(r.blocks.size());
     r.last_hash = last;
     r.computed = r.hashed * B_;
     if (r.cached_prompt < 0) {
@@ -268,7 +291,8 @@ class Paged : public Engine {
   bool hash_own_ = true;
   BlockPool pool_;
   std::vector<i32> hits_, done_;
-  i64 hits_free_ = 0;
+  i64 hits_free_ = 0, hit_first_ = 0;  // hit_first_: blocks before the hit (a sliding window's, null)
+  std::vector<u64> chain_;             // lookup_window's block hashes
   // cache groups: the kind the pool's blocks stand for (bundle_ blocks each), the others, the bundles set aside for
   // the others' aux_phys_ blocks, and whether any kind gives blocks back
   SimCacheGroup primary_;
@@ -315,7 +339,7 @@ class Vllm final : public Paged {
   Failure admit_check(const Req& r) const override {
     if (cfg_.max_model_len > 0 && r.prompt + r.output > cfg_.max_model_len) return Failure::over_context;  // HTTP 400
     const i64 longest = r.prompt + r.output - 1;  // the last token is never computed
-    if (peak_bundles(longest) > pool_.total()) return Failure::over_pool;
+    if (least_bundles(longest) > pool_.total()) return Failure::over_pool;
     if (!cfg_.chunked_prefill && longest > cfg_.max_num_batched_tokens) return Failure::over_step_budget;
     return Failure::none;
   }

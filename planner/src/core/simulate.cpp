@@ -512,6 +512,10 @@ i64 sim_pool_groups(const SimConfig& cfg) {
   return std::max<i64>(n, 1);
 }
 
+i64 sim_pool_tokens(const SimConfig& cfg) {
+  return cfg.cache_groups.empty() ? mul(cfg.pool_blocks, cfg.block_tokens, "pool tokens") : cfg.report_tokens;
+}
+
 // ---------------------------------------------------------------- config from a plan
 
 namespace {
@@ -578,6 +582,7 @@ SimConfig sim_config_for(const Planner& p, const PerfParams& perf) {
       if (!c.cache_groups.empty()) {
         c.pool_blocks = rep.num_gpu_blocks;
         c.block_tokens = c.cache_groups.front().block_tokens;
+        c.report_tokens = rep.kv_cache_tokens;
       }
       // V1 chunks unless --no-enable-chunked-prefill on 0.12 or later (0.8-0.11 ignore the flag); V0 only where
       // resolve_engine_defaults turned it on (context above 32K, or the flag)

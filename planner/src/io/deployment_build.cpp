@@ -1161,6 +1161,12 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");
   d.state_format = kv_format(bag, "state_dtype");
+  // a recurrent state is kept in a float type (vLLM --mamba-ssm-cache-dtype: auto, float32, float16, bfloat16); llama.cpp
+  // keeps it in f32 whatever is asked (llama_memory_recurrent's R and S types are GGML_TYPE_F32)
+  if (d.state_format && *d.state_format != ElemFormat::f32 && *d.state_format != ElemFormat::f16 && *d.state_format != ElemFormat::bf16)
+    bag.fail("state_dtype", "'" + *bag.text("state_dtype") + "' is not a recurrent-state dtype", "use f32, f16 or bf16");
+  if (d.state_format && kind == EngineKind::llamacpp && *d.state_format != ElemFormat::f32)
+    bag.fail("state_dtype", "llama.cpp keeps the recurrent state in f32", "drop it, or give f32");
   if (bag.has("kv_cache_dtype") && (bag.has("cache_type_k") || bag.has("cache_type_v")))
     throw InputError(bag.get("kv_cache_dtype")->origin.where, "give either one KV cache dtype or K and V cache types, not both",
                      "drop " + bag.get("kv_cache_dtype")->origin.spelling);

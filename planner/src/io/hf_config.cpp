@@ -408,7 +408,7 @@ struct Reader {
         const i64 k = t.get_int("num_experts_per_tok", 1, kMaxExperts);
         const i64 mi = t.get_int("moe_intermediate_size", 1, kMaxDim);
         const i64 step = t.int_or("decoder_sparse_step", 1, 1, kMaxLayers);
-        const auto dense = t.int_list("mlp_only_layers", 0, kMaxLayers);
+        const auto dense = t.int_list("mlp_only_layers", 0, layers - 1);
         const i64 shared = fam == Family::qwen2_moe ? t.int_or("shared_expert_intermediate_size", 0, 0, kMaxDim) : 0;
         for (i64 i = 0; i < layers; ++i) {
           Layer& l = m.layers[i];
@@ -743,7 +743,9 @@ struct Reader {
     heads = t.get_int("num_attention_heads", 1, kMaxHeads);
     kv_heads = t.int_or("num_key_value_heads", heads, 1, kMaxHeads);
     const i64 kv_lora = t.get_int("kv_lora_rank", 1, kMaxDim);
-    m.sparse_mla = t.has("index_topk");  // DeepSeek-V3.2 sparse attention (DSA)
+    // DeepSeek-V3.2 sparse attention (DSA): its model_type, or the indexer's keys on another (GLM-5 says glm_moe_dsa);
+    // a deepseek_v32 config without them is refused by the index_* reads below, not read as V3's dense MLA
+    m.sparse_mla = t.has("index_topk") || m.model_type == "deepseek_v32";
     const i64 q_lora = t.int_or("q_lora_rank", 0, 0, kMaxDim);
     const i64 nope = t.get_int("qk_nope_head_dim", 0, kMaxDim);
     const i64 rope = t.get_int("qk_rope_head_dim", 0, kMaxDim);
@@ -890,8 +892,9 @@ struct Reader {
   void read_jamba() {
     read_attention();
     need_inter();
-    const i64 ap = t.int_or("attn_layer_period", 8, 1, kMaxLayers), ao = t.int_or("attn_layer_offset", 4, 0, kMaxLayers);
-    const i64 ep = t.int_or("expert_layer_period", 2, 1, kMaxLayers), eo = t.int_or("expert_layer_offset", 1, 0, kMaxLayers);
+    // an offset at or past its period never matches: no attention (or no MoE) layer at all
+    const i64 ap = t.int_or("attn_layer_period", 8, 1, kMaxLayers), ao = t.int_or("attn_layer_offset", 4, 0, ap - 1);
+    const i64 ep = t.int_or("expert_layer_period", 2, 1, kMaxLayers), eo = t.int_or("expert_layer_offset", 1, 0, ep - 1);
     const i64 e = t.int_or("num_experts", 16, 1, kMaxExperts), k = t.int_or("num_experts_per_tok", 2, 1, kMaxExperts);
     const i64 d_inner = mul(t.int_or("mamba_expand", 2, 1, 64), hidden);
     const i64 d_state = t.int_or("mamba_d_state", 16, 1, kMaxDim), d_conv = t.int_or("mamba_d_conv", 4, 2, 1024);
@@ -977,7 +980,7 @@ struct Reader {
     const i64 mi = t.get_int("moe_intermediate_size", 1, kMaxDim);
     const i64 shared = t.int_or("shared_expert_intermediate_size", 0, 0, kMaxDim);
     const i64 step = t.int_or("decoder_sparse_step", 1, 1, kMaxLayers);
-    const auto dense = t.int_list("mlp_only_layers", 0, kMaxLayers);
+    const auto dense = t.int_list("mlp_only_layers", 0, layers - 1);
     for (i64 i = 0; i < layers; ++i) {
       const bool full = types.size() == size_t(layers) ? types[i] == "full_attention" : (i + 1) % interval == 0;
       Layer l = attention_layer();
@@ -1574,7 +1577,11 @@ WeightQuant read_quant(const JsonView& q) {
     w.linear_bits = block > 0 ? 8.0 + 32.0 / double(block) : 8.0;
     w.detail = block > 0 ? "8-bit, f32 scale per " + std::to_string(block) + " weights" : "8-bit, per-tensor scale";
   } else if (w.method == "awq" || w.method == "gptq") {
-    const i64 bits = q.int_or("bits", 4, 1, 16), group = q.int_or("group_size", 128, -1, 1 << 20);
+    // vLLM's GPTQConfig / AWQConfig.from_config require both (get_from_keys: bits, AWQ's w_bit; group_size, AWQ's
+    // q_group_size, as AutoAWQ's quant_config.json spells them): a config without one does not load
+    const bool awq = w.method == "awq";
+    const i64 bits = awq && !q.has("bits") && q.has("w_bit") ? q.get_int("w_bit", 1, 16) : q.get_int("bits", 1, 16);
+    const i64 group = awq && !q.has("group_size") && q.has("q_group_size") ? q.get_int("q_group_size", -1, 1 << 20) : q.get_int("group_size", -1, 1 << 20);
     // f16 scale and a packed `bits`-wide zero point per group (AWQ zero_point; GPTQ stores qzeros)
     w.linear_bits = group_quant_bits(int(bits), group, 16, int(bits));
     w.detail = std::to_string(bits) + "-bit, group " + std::to_string(group) + ", f16 scale + zero";

@@ -90,6 +90,7 @@ struct SimConfig {
   // are taken as hit wherever it hits). Empty: every group holds a block per block_tokens tokens, and pool_blocks
   // counts request blocks (one block of every group).
   std::vector<SimCacheGroup> cache_groups;
+  i64 report_tokens = 0;             // with cache_groups: the KV cache size in tokens vLLM prints (EngineReport::kv_cache_tokens)
   i64 max_num_seqs = 256;            // vLLM max_num_seqs / SGLang max_running_requests / TRT max_batch_size
   i64 max_num_batched_tokens = 8192; // vLLM / TRT max_num_tokens / SGLang chunked_prefill_size
   i64 max_model_len = 0;             // requests longer than this fail (vLLM/SGLang/TRT reject; llama.cpp HTTP 400)
@@ -194,9 +195,10 @@ struct SimResult {
   double timeline_interval_s = 0;        // spacing of the samples kept (a given interval doubles past 100,000 samples)
 };
 
-/// KV cache groups one request block spans (1 without cache_groups): a pool of pool_blocks blocks holds
-/// pool_blocks / this x block_tokens tokens of a full-attention request (vLLM's "GPU KV cache size").
+/// KV cache groups drawing on the pool (1 without cache_groups).
 i64 sim_pool_groups(const SimConfig& cfg);
+/// The pool's size in tokens as the engine reports it: pool_blocks x block_tokens, or with cache_groups report_tokens.
+i64 sim_pool_tokens(const SimConfig& cfg);
 
 /// Optional per-request callback (tests; --per-request output).
 using RequestObserver = std::function<void(const RequestRecord&)>;
