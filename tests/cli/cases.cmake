@@ -369,3 +369,8 @@ kvplan_cli_test(models_csv_fields EXIT 0 ARGS models --format csv STDOUT_CONTAIN
 # output tokens alone give no prompt length (every engine refuses an empty prompt); simulate has its own default prompt
 kvplan_cli_test(plan_output_tokens_without_prompt EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --output-tokens 500
   STDERR "kvplan: error: --output-tokens: 500 output tokens without a prompt length; give --prompt-tokens too, or --context (prompt + output tokens)")
+# a recurrent state is a float type; llama.cpp keeps it in f32 whatever is asked
+kvplan_cli_test(state_dtype_not_float EXIT 2 STDOUT_EMPTY ARGS plan jamba-1.5-mini --state-dtype q8_0 --context 4k
+  STDERR "kvplan: error: --state-dtype: 'q8_0' is not a recurrent-state dtype; use f32, f16 or bf16")
+kvplan_cli_test(state_dtype_llamacpp_f32 EXIT 2 STDOUT_EMPTY ARGS plan jamba-1.5-mini --engine llama.cpp --state-dtype bf16 -c 4096
+  STDERR "kvplan: error: --state-dtype: llama.cpp keeps the recurrent state in f32; drop it, or give f32")
