@@ -413,6 +413,12 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   // the serving engines' memory rules are their CUDA / ROCm ones: on an Apple GPU (Metal: llama.cpp's) or a CPU host
   // (vLLM's CPU backend sizes its cache by VLLM_CPU_KVCACHE_SPACE) the plan still applies them, and says so
   const bool server = kind == EngineKind::vllm || kind == EngineKind::sglang || kind == EngineKind::trtllm;
+  // vLLM's CUDA kernels are built for compute capability 7.0 and later (CMakeLists.txt CUDA_SUPPORTED_ARCHS; its
+  // installation guide asks 7.0 or higher): a Pascal or older card needs an unofficial build
+  if (kind == EngineKind::vllm && d.spec.gpu.vendor == "nvidia" && !d.spec.gpu.compute_capability.empty() &&
+      std::atof(d.spec.gpu.compute_capability.c_str()) < 7.0)
+    d.warnings.push_back("vLLM's CUDA builds need compute capability 7.0 or more (the " + d.spec.gpu.id + " has " + d.spec.gpu.compute_capability +
+                         "): planned with its rules all the same");
   if (server && d.spec.gpu.vendor == "apple")
     d.warnings.push_back(std::string(engine_name(kind)) + " does not run on Apple GPUs: planned with its CUDA rules (use --engine llama.cpp for Metal)");
   if ((server || kind == EngineKind::generic) && d.spec.gpu.device_class == "cpu")

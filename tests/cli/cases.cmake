@@ -263,7 +263,7 @@ kvplan_cli_test(max_num_seqs_zero EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --m
 kvplan_cli_test(fit_missing_trace EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --trace nonexistent-trace.csv --slo-tpot-ms 20
   STDERR "kvplan: error: nonexistent-trace.csv: cannot open the trace file; check the path (--trace FILE: CSV or JSONL)")
 # a TTFT target on a GPU profile without TFLOP/s is an input to give, not "none within 64 GPUs"
-kvplan_cli_test(fit_ttft_without_tflops EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --gpu p40 --context 4096 --concurrency 4 --slo-ttft-ms 1000
+kvplan_cli_test(fit_ttft_without_tflops EXIT 2 STDOUT_EMPTY ARGS fit llama-3.1-8b --gpu p40 --engine llama.cpp -c 4096 --concurrency 4 --slo-ttft-ms 1000
   STDERR "kvplan: error: --gpu: the p40 profile has no TFLOP/s for this weight format, so prefill (TTFT) is not estimated; give --gpu-tflops (the dense tensor rate), or leave the TTFT target out")
 # the files a deployment file reads (its traffic trace here, named relative to the file) are inputs too
 kvplan_cli_test(check_output_onto_deployment_trace EXIT 2 STDOUT_EMPTY ARGS check ${KVPLAN_DATA}/deploy/over-context.yaml --json ${KVPLAN_DATA}/deploy/over-context.csv
@@ -374,3 +374,16 @@ kvplan_cli_test(state_dtype_not_float EXIT 2 STDOUT_EMPTY ARGS plan jamba-1.5-mi
   STDERR "kvplan: error: --state-dtype: 'q8_0' is not a recurrent-state dtype; use f32, f16 or bf16")
 kvplan_cli_test(state_dtype_llamacpp_f32 EXIT 2 STDOUT_EMPTY ARGS plan jamba-1.5-mini --engine llama.cpp --state-dtype bf16 -c 4096
   STDERR "kvplan: error: --state-dtype: llama.cpp keeps the recurrent state in f32; drop it, or give f32")
+# vLLM below compute capability 8.0 has no bfloat16: --dtype bfloat16 is refused, a bfloat16 checkpoint runs as
+# float16 from 0.10 and is refused by 0.8-0.9; below 7.0 (Pascal) vLLM's CUDA builds do not run at all
+kvplan_cli_test(vllm_bf16_on_turing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.2-1b --gpu t4 --dtype bfloat16 --context 4k
+  STDERR "kvplan: error: --dtype: vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (the t4 has compute capability 7.5)<SEMI> use --dtype half")
+kvplan_cli_test(vllm_09_bf16_checkpoint_on_volta EXIT 2 STDOUT_EMPTY ARGS plan llama-3.2-1b --gpu v100-32gb --engine vllm@0.9.2 --context 4k
+  STDERR "kvplan: error: --dtype: the checkpoint is bfloat16, which vLLM 0.9.2 keeps and refuses to run on GPUs below compute capability 8.0 (the v100-32gb has compute capability 7.0)<SEMI> use --dtype half")
+kvplan_cli_test(vllm_bf16_checkpoint_on_turing_runs_f16 EXIT 0 ARGS plan llama-3.2-1b --gpu t4 --context 4k
+  STDOUT_CONTAINS "KV f16/f16")
+kvplan_cli_test(vllm_on_pascal_warns EXIT 0 ARGS plan llama-3.2-1b --gpu p40 --context 4k --format json
+  STDOUT_CONTAINS "vLLM's CUDA builds need compute capability 7.0 or more (the p40 has 6.1)")
+# gemma3 is unstable in float16 (vLLM _FLOAT16_NOT_SUPPORTED_MODELS): without bfloat16 it runs in float32
+kvplan_cli_test(vllm_gemma3_on_turing_runs_f32 EXIT 0 ARGS plan gemma-3-1b-it --gpu t4 --context 4k --format json
+  STDOUT_CONTAINS "\"model_dtype\": \"f32\"")

@@ -9,18 +9,37 @@
 namespace kvplan {
 
 ElemFormat resolve_dtype(const DeploymentSpec& d) {
-  if (d.dtype) return *d.dtype;
-  const ElemFormat stored = d.model.dtype;
-  if (stored != ElemFormat::f32) return stored;
   const std::string& t = d.model.model_type;
   const bool gemma = t.rfind("gemma", 0) == 0;
-  const bool no_fp16 = t.rfind("gemma2", 0) == 0 || t.rfind("gemma3", 0) == 0 || t.rfind("glm4", 0) == 0;
+  // vLLM _FLOAT16_NOT_SUPPORTED_MODELS (config.py): numerical instability in float16
+  const bool no_fp16 = t.rfind("gemma2", 0) == 0 || t.rfind("gemma3", 0) == 0 || t.rfind("glm4", 0) == 0 || t == "plamo2";
   double cc = 0;
   try {
     cc = d.gpu.compute_capability.empty() ? 8.0 : std::stod(d.gpu.compute_capability);
   } catch (const std::exception&) {
     cc = 8.0;
   }
+  // vLLM on an NVIDIA GPU below compute capability 8.0 (Volta, Turing) has no bfloat16 (platforms/cuda.py
+  // supported_dtypes [float16, float32]): a --dtype bfloat16 is refused (check_if_supports_dtype); under auto a bfloat16
+  // checkpoint runs as the first supported dtype the model allows, float16 or, for the models float16 destabilises,
+  // float32 (_resolve_auto_dtype, 0.10 on: the rules that take float32 checkpoints to bfloat16), while 0.8-0.9 keep
+  // bfloat16 and their worker refuses it at start-up (_check_if_gpu_supports_dtype)
+  const bool no_bf16 = d.engine.kind == EngineKind::vllm && d.gpu.vendor == "nvidia" && cc < 8.0;
+  const std::string gpu_cc = "the " + d.gpu.id + " has compute capability " + d.gpu.compute_capability;
+  if (d.dtype) {
+    if (*d.dtype == ElemFormat::bf16 && no_bf16)
+      throw InputError("dtype", "vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (" + gpu_cc + ")", "use --dtype half");
+    return *d.dtype;
+  }
+  const ElemFormat stored = d.model.dtype;
+  if (stored == ElemFormat::bf16 && no_bf16) {
+    if (!engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16)
+      throw InputError("dtype", "the checkpoint is bfloat16, which vLLM " + d.engine.version + " keeps and refuses to run on GPUs below compute capability 8.0 (" +
+                                    gpu_cc + ")",
+                       no_fp16 ? "use --dtype float32 (this model is unstable in float16)" : "use --dtype half");
+    return no_fp16 ? ElemFormat::f32 : ElemFormat::f16;
+  }
+  if (stored != ElemFormat::f32) return stored;
   switch (d.engine.kind) {
     case EngineKind::vllm:
       // vLLM 0.8-0.9 (_get_and_verify_dtype): float32 -> fp16 "following common practice", gemma2 bf16
