@@ -46,6 +46,10 @@ struct Requirement {
   std::string name;
   bool pass = false;
   std::string actual, required, detail, suggestion;
+  // for machines (JSON, CSV): the requirement's key in the deployment file, the measured value and the limit as plain
+  // numbers in `unit` (nullopt where the result is not a number: starts, fits)
+  std::string key, unit;
+  std::optional<double> value, limit;
 };
 
 struct Evaluated {
@@ -276,6 +280,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = r.startup_ok && c.fits;
     q.actual = q.pass ? "starts" : "does not start (" + c.limiting + ")";
     q.required = "starts";
+    q.key = "starts";
     q.detail = "KV pool " + human_bytes(r.kv_pool_bytes) + " per GPU";
     if (!q.pass && r.kind == EngineKind::llamacpp) {
       std::string s;
@@ -309,6 +314,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = c.fits;
     q.actual = c.fits ? "fits" : "does not fit (" + c.limiting + ")";
     q.required = "fits";
+    q.key = "traffic";
     q.detail = cells ? "KV cells " + std::to_string(c.units_needed) + " of " + std::to_string(c.units_available) + " (ctx-size)"
                      : "KV " + human_bytes(c.kv_bytes) + " of " + human_bytes(r.kv_pool_bytes) + " per GPU";
     if (!c.fits) {
@@ -336,6 +342,10 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = n >= *doc.min_concurrency;
     q.actual = std::to_string(n);
     q.required = ">= " + std::to_string(*doc.min_concurrency);
+    q.key = "min_concurrency";
+    q.unit = "requests";
+    q.value = static_cast<double>(n);
+    q.limit = static_cast<double>(*doc.min_concurrency);
     q.detail = "limited by " + p.cell(tokens, n + 1, d.shared_prefix).limiting;
     if (!q.pass) {
       if (c.limiting == "kv_cache")
@@ -353,6 +363,10 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = c.fits && f >= *doc.min_headroom;
     q.actual = pct(f);
     q.required = ">= " + pct(*doc.min_headroom);
+    q.key = "min_headroom";
+    q.unit = "fraction";
+    q.value = f;
+    q.limit = *doc.min_headroom;
     q.detail = human_bytes(c.headroom_bytes) + " of a " + human_bytes(r.kv_pool_bytes) + " pool";
     if (!q.pass) {
       const i64 n = largest_passing(1, d.concurrency, [&](i64 k) {
@@ -370,6 +384,10 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = perf.tpot_s * 1e3 <= *doc.max_tpot_ms;
     q.actual = ms(perf.tpot_s);
     q.required = "<= " + ms(*doc.max_tpot_ms / 1e3);
+    q.key = "max_tpot_ms";
+    q.unit = "ms";
+    q.value = perf.tpot_s * 1e3;
+    q.limit = *doc.max_tpot_ms;
     q.detail = perf.decode_bound + " bound at " + std::to_string(perf.batch_per_replica) + " sequences per replica";
     if (!q.pass) {
       const i64 lo = std::max<i64>(
@@ -390,6 +408,10 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = perf.ttft_s >= 0 && perf.ttft_s * 1e3 <= *doc.max_ttft_ms;
     q.actual = perf.ttft_s < 0 ? "unknown (no TFLOP/s for this GPU)" : ms(perf.ttft_s);
     q.required = "<= " + ms(*doc.max_ttft_ms / 1e3);
+    q.key = "max_ttft_ms";
+    q.unit = "ms";
+    if (perf.ttft_s >= 0) q.value = perf.ttft_s * 1e3;
+    q.limit = *doc.max_ttft_ms;
     q.detail = perf.prefill_bound + " for a " + std::to_string(d.prompt) + "-token prompt";
     if (!q.pass && perf.ttft_s > 0) {
       const i64 lo = std::max<i64>(
@@ -401,8 +423,14 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
   // simulation requirements: kvplan simulate on the traffic (rate, trace or closed loop at concurrency)
   if (doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate) {
     const SimOutcome so = simulate_traffic(doc, d, p);
-    auto sim_req = [&](const std::string& name, bool pass, const std::string& actual, const std::string& required) {
+    // key, unit, value (nullopt: nothing measured) and limit for machines beside the text
+    auto sim_req = [&](const std::string& name, bool pass, const std::string& actual, const std::string& required, const char* key,
+                       const char* unit, std::optional<double> value, double limit) {
       Requirement q{name + " (simulated)"};
+      q.key = key;
+      q.unit = unit;
+      q.limit = limit;
+      if (so.ran && so.r.completed > 0) q.value = value;
       const bool none = so.ran && so.r.completed == 0;  // nothing to measure: every request failed
       // a request the server refused or cut short (HTTP 400, a pool that cannot hold it) is traffic the deployment
       // does not serve: the figure over the others does not pass the gate
@@ -424,26 +452,29 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     const SimResult& sr = so.r;
     if (doc.max_p99_ttft_ms)
       sim_req("max p99 TTFT", sr.ttft_s.count > 0 && sr.ttft_s.p99 * 1e3 <= *doc.max_p99_ttft_ms, ms(sr.ttft_s.p99),
-              "<= " + ms(*doc.max_p99_ttft_ms / 1e3));
+              "<= " + ms(*doc.max_p99_ttft_ms / 1e3), "max_p99_ttft_ms", "ms",
+              sr.ttft_s.count > 0 ? std::optional<double>(sr.ttft_s.p99 * 1e3) : std::nullopt, *doc.max_p99_ttft_ms);
     if (doc.max_p99_tpot_ms) {
       // TPOT excludes each request's first token: with one output token each there is none to judge
       const bool no_tpot = sr.tpot_s.count == 0;
       sim_req("max p99 TPOT", !no_tpot && sr.tpot_s.p99 * 1e3 <= *doc.max_p99_tpot_ms,
-              no_tpot ? "n/a: no request has 2 or more output tokens" : ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3));
+              no_tpot ? "n/a: no request has 2 or more output tokens" : ms(sr.tpot_s.p99), "<= " + ms(*doc.max_p99_tpot_ms / 1e3),
+              "max_p99_tpot_ms", "ms", no_tpot ? std::nullopt : std::optional<double>(sr.tpot_s.p99 * 1e3), *doc.max_p99_tpot_ms);
       if (no_tpot && sr.completed > 0) ev.reqs.back().suggestion = "traffic with output_tokens >= 2 (TPOT leaves out the first token)";
     }
     if (doc.min_goodput) {
       char a[64], b[64];
       std::snprintf(a, sizeof a, "%.3f req/s", so.goodput);
       std::snprintf(b, sizeof b, ">= %.3f req/s", *doc.min_goodput);
-      sim_req("min goodput", so.goodput >= *doc.min_goodput, a, b);
+      sim_req("min goodput", so.goodput >= *doc.min_goodput, a, b, "min_goodput", "req/s", so.goodput, *doc.min_goodput);
     }
     if (doc.max_preemption_rate) {
       const double rate = sr.requests > 0 ? static_cast<double>(sr.preemptions) / static_cast<double>(sr.requests) : 0.0;
       char a[64], b[64];
       std::snprintf(a, sizeof a, "%.3f per request", rate);
       std::snprintf(b, sizeof b, "<= %.3f per request", *doc.max_preemption_rate);
-      sim_req("max preemption rate", rate <= *doc.max_preemption_rate, a, b);
+      sim_req("max preemption rate", rate <= *doc.max_preemption_rate, a, b, "max_preemption_rate", "per request", rate,
+              *doc.max_preemption_rate);
     }
   }
   // --log: the engine's startup log as evidence; its rules must reproduce what the engine printed
@@ -454,6 +485,10 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = lc.rules > 0 && lc.rules_ok == lc.rules;  // a log with nothing to check is no evidence
     q.actual = std::to_string(lc.rules_ok) + " of " + std::to_string(lc.rules) + " engine figures";
     q.required = "all (at least one)";
+    q.key = "log";
+    q.unit = "figures";
+    q.value = static_cast<double>(lc.rules_ok);
+    q.limit = static_cast<double>(std::max(lc.rules, 1));
     for (const auto& row : lc.rows)
       if (!row.ok()) {
         q.detail = row.term + ": printed " + row.printed_text + (row.line ? " (line " + std::to_string(row.line) + ")" : "");
@@ -467,6 +502,10 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.pass = false;
     q.actual = std::to_string(ev.warnings.size()) + " warning(s)";
     q.required = "none";
+    q.key = "strict";
+    q.unit = "warnings";
+    q.value = static_cast<double>(ev.warnings.size());
+    q.limit = 0;
     q.detail = ev.warnings.front();
     q.suggestion = "resolve the warning or drop --strict";
     ev.reqs.push_back(q);
@@ -475,7 +514,9 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
 
   ojson reqs = ojson::array();
   for (const auto& q : ev.reqs)
-    reqs.push_back({{"requirement", q.name}, {"pass", q.pass}, {"actual", q.actual}, {"required", q.required},
+    reqs.push_back({{"requirement", q.name}, {"key", q.key}, {"pass", q.pass}, {"actual", q.actual}, {"required", q.required},
+                    {"value", q.value ? ojson(*q.value) : ojson(nullptr)}, {"limit", q.limit ? ojson(*q.limit) : ojson(nullptr)},
+                    {"unit", q.unit.empty() ? ojson(nullptr) : ojson(q.unit)},
                     {"detail", q.detail}, {"suggestion", q.suggestion.empty() ? ojson(nullptr) : ojson(q.suggestion)}});
   ev.plan = {{"name", doc.name}, {"file", doc.file}, {"where", doc.where}, {"pass", ev.pass}, {"requirements", reqs},
              {"inputs", deployment_inputs_json(d)}, {"engine", engine_json(p)}, {"budget", budget_json(p)}, {"warnings", ev.warnings},
@@ -674,8 +715,20 @@ void run_check(const CheckArgs& a, Globals& g) {
   }
   Table t;
   t.columns = {"deployment", "requirement", "result", "actual", "required", "detail", "nearest passing setting"};
+  // CSV adds the requirement's key and its value and limit as plain numbers (the text columns carry units)
+  const bool csv = fmt == Format::csv;
+  if (csv) t.columns.insert(t.columns.end(), {"key", "value", "limit", "unit"});
+  const auto number = [](const std::optional<double>& x) {
+    if (!x) return std::string();
+    char b[64];
+    std::snprintf(b, sizeof b, "%.10g", *x);
+    return std::string(b);
+  };
   for (const auto& e : evs)
-    for (const auto& q : e.reqs) t.rows.push_back({e.doc.name, q.name, q.pass ? "PASS" : "FAIL", q.actual, q.required, q.detail, q.suggestion});
+    for (const auto& q : e.reqs) {
+      t.rows.push_back({e.doc.name, q.name, q.pass ? "PASS" : "FAIL", q.actual, q.required, q.detail, q.suggestion});
+      if (csv) t.rows.back().insert(t.rows.back().end(), {q.key, number(q.value), number(q.limit), q.unit});
+    }
   std::cout << render(t, fmt);
 }
 

@@ -1166,3 +1166,32 @@ TEST_CASE("no engine version and latest are the same plan and simulation for eve
     }
   }
 }
+
+TEST_CASE("check gives each requirement's value and limit as numbers beside the text", "[front-doors][check]") {
+  // pass.yaml: llama-3-8b on an H100, 16 x 8192 tokens, min_concurrency 16, min_headroom 0.1. A token of llama-3-8b
+  // holds 32 layers x 8 KV heads x 128 x (K + V) x 2 B = 131072 B; 16 requests of 8192 tokens (512 whole blocks each)
+  // hold 16 GiB; vLLM V1 keeps one block (16 x 131072 B = 2 MiB) as its null block, so the headroom is
+  // (pool - 2 MiB - 16 GiB) / pool and the concurrency floor((pool - 2 MiB) / 1 GiB)
+  const std::string file = std::string(KVPLAN_TEST_DATA) + "/deploy/pass.yaml";
+  const Run pl = kvplan({"plan", "llama-3-8b", "--gpu", "h100", "--context", "8192", "--format", "json"});
+  REQUIRE(pl.exit == 0);
+  const double pool = json::parse(pl.out)["results"]["engine"]["kv_pool_bytes"].get<double>();
+  const double request = 8192.0 * 131072.0, null_block = 16.0 * 131072.0;
+  const Run r = kvplan({"check", file, "--format", "json"});
+  REQUIRE(r.exit == 0);
+  const json reqs = json::parse(r.out)["results"]["deployments"][0]["requirements"];
+  std::map<std::string, json> by_key;
+  for (const auto& q : reqs) by_key[q["key"].get<std::string>()] = q;
+  CHECK(by_key.at("starts")["value"].is_null());
+  CHECK(by_key.at("traffic")["unit"].is_null());
+  CHECK(by_key.at("min_concurrency")["value"] == std::floor((pool - null_block) / request));
+  CHECK(by_key.at("min_concurrency")["limit"] == 16);
+  CHECK(by_key.at("min_concurrency")["unit"] == "requests");
+  CHECK(by_key.at("min_headroom")["value"].get<double>() == Approx((pool - null_block - 16 * request) / pool));
+  CHECK(by_key.at("min_headroom")["limit"] == 0.1);
+  CHECK(by_key.at("min_headroom")["unit"] == "fraction");
+  // CSV: the same four as plain columns after the text ones
+  const Run csv = kvplan({"check", file, "--format", "csv"});
+  CHECK_THAT(csv.out, Catch::StartsWith("deployment,requirement,result,actual,required,detail,nearest passing setting,key,value,limit,unit\n"));
+  CHECK_THAT(csv.out, Catch::Contains(",min_concurrency," + std::to_string(static_cast<long long>(std::floor((pool - null_block) / request))) + ",16,requests\n"));
+}
