@@ -715,8 +715,8 @@ void run_check(const CheckArgs& a, Globals& g) {
   }
   Table t;
   t.columns = {"deployment", "requirement", "result", "actual", "required", "detail", "nearest passing setting"};
-  // CSV adds the requirement's key and its value and limit as plain numbers (the text columns carry units)
-  const bool csv = fmt == Format::csv;
+  // CSV and JSON Lines add the requirement's key and its value and limit as plain numbers (the text columns carry units)
+  const bool csv = fmt == Format::csv || fmt == Format::jsonl;
   if (csv) t.columns.insert(t.columns.end(), {"key", "value", "limit", "unit"});
   const auto number = [](const std::optional<double>& x) {
     if (!x) return std::string();
