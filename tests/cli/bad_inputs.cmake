@@ -193,7 +193,7 @@ kvplan_cli_test(bad_kv_transfer_connector_number EXIT 2 STDOUT_EMPTY ARGS plan l
   STDERR "kvplan: error: --kv-transfer-config: kv_connector: expected a string, got 7<SEMI> name a connector such as \"OffloadingConnector\"")
 kvplan_cli_test(bad_lmcache_cpu_size_negative EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --engine vllm
   --kv-transfer-config "{\"kv_connector\":\"LMCacheConnectorV1\"}" --lmcache-max-local-cpu-size -3
-  STDERR "kvplan: error: --lmcache-max-local-cpu-size: '-3' is not a non-negative number")
+  STDERR "kvplan: error: --lmcache-max-local-cpu-size: '-3' is not a non-negative number<SEMI> give a decimal number >= 0, such as 0.5 or 71")
 # --host-bandwidth (host memory for the performance model's host_weights / host_kv_read terms)
 kvplan_cli_test(bad_host_bandwidth_word EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --host-bandwidth fast
   STDERR "kvplan: error: --host-bandwidth: 'fast' is not a bandwidth<SEMI> give bytes/s or a rate such as 89.6GB/s (dual-channel DDR5-5600) or 8.96e10")

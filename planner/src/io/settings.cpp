@@ -660,7 +660,7 @@ std::optional<double> SettingsBag::number(const std::string& key) const {
     if (used == v->text.size() && std::isfinite(f) && f >= 0) return f;
   } catch (const std::exception&) {
   }
-  throw InputError(v->origin.where, "'" + v->text + "' is not a non-negative number");
+  throw InputError(v->origin.where, "'" + v->text + "' is not a non-negative number", "give a decimal number >= 0, such as 0.5 or 71");
 }
 
 std::optional<double> SettingsBag::bandwidth(const std::string& key, const std::string& fix) const {
