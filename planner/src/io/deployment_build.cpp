@@ -101,11 +101,32 @@ std::vector<std::string> kv_skip_layers(const SettingsBag& bag, i64 layers) {
 
 ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo& info) {
   const auto arg = bag.text("model");
-  if (!arg || arg->empty())
+  if (!arg || arg->empty()) {
+    // an engine command (pasted, or a manifest's container command) that names no model: say where it is
+    const SettingValue* engine = bag.get("engine");
+    if (engine && engine->origin.kind == Origin::Kind::command)
+      throw InputError(engine->origin.where, "the engine command names no model",
+                       "give it one (vllm serve MODEL, --model-path, -m FILE), or pass --set model=ID");
     throw InputError("MODEL", "no model given", "name a built-in model (kvplan models), a config.json, a snapshot folder or a GGUF file");
+  }
   info.arg = *arg;
+  // a model a command or a file names that does not resolve here: the error names where it was written (a path in a
+  // manifest or compose file is the container's, read on this machine)
+  const SettingValue* given = bag.get("model");
+  const auto resolve = [&](const json* patch) {
+    try {
+      return patch ? profiles.model(*arg, &info.origin, patch) : profiles.model(*arg, &info.origin);
+    } catch (const OverflowError&) {
+      throw;
+    } catch (const InputError& e) {
+      if (e.where() != *arg || given->origin.kind == Origin::Kind::flag || given->origin.kind == Origin::Kind::set) throw;
+      throw InputError(given->origin.where, "model '" + *arg + "': " + e.problem(),
+                       "the path is read on this machine (one inside a container is not): give a local path, a built-in id "
+                       "or a Hugging Face id with --set model=ID");
+    }
+  };
   const auto overrides = bag.text("hf_overrides");
-  if (!overrides) return at_origin(bag, EngineKind::vllm, [&] { return profiles.model(*arg, &info.origin); });
+  if (!overrides) return at_origin(bag, EngineKind::vllm, [&] { return resolve(nullptr); });
   json patch;
   try {
     patch = json::parse(*overrides);
@@ -115,7 +136,7 @@ ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo
   if (!patch.is_object()) bag.fail("hf_overrides", "expected a JSON object, got " + describe_value(patch));
   ModelSpec m = [&] {
     try {
-      return profiles.model(*arg, &info.origin, &patch);
+      return resolve(&patch);
     } catch (const OverflowError&) {
       throw;
     } catch (const InputError& e) {
