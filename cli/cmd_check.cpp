@@ -111,6 +111,8 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   traffic("shared_prefix", doc.shared_prefix);
   add_set_values(set, src);
   src.set_variables.clear();  // a --set variable is for every deployment: one that no deployment reads fails in run_check
+  // simulated requirements run the simulator's workload: output tokens alone take its default prompt
+  if (doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate) src.default_prompt = kDefaultPrompt;
   if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
   Deployment d = resolve_source(src, profiles);
   if (doc.gpus && d.spec.engine.kind == EngineKind::llamacpp && !d.bag.has("gpu_count")) {

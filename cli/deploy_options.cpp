@@ -306,7 +306,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
     std::vector<std::string> argv = src.command;
     d.command = io::parse_engine_command(argv, hint, src.command_where, ctx);
     for (const auto& [k, v] : src.env)
-      if (const auto b = io::env_binding(k); b && b->def->key != "model")
+      if (const auto b = io::env_binding(k, parse_engine(d.command.engine)); b && b->def->key != "model")
         bag.set(b->def->key, io::expand_variables(v, ctx.variables), io::Origin{io::Origin::Kind::env, src.env_where + ": env " + k, k});
     bag.set("engine", d.command.engine, io::Origin{io::Origin::Kind::command, src.command_where, "engine"});
     // the release the command runs (--engine NAME@VER, --engine-version, a docker image tag) is the one its rules and
@@ -401,6 +401,7 @@ Deployment resolve_source(const DeploymentSource& src, const io::Profiles& profi
   });
   const Planner p = io::at_origin(bag, kind, [&] { return Planner(d.spec); });
   d.base.work.prefix_before_prompt = src.prefix_before_prompt;
+  d.base.work.default_prompt = src.default_prompt;
   const ResolvedWorkload w = io::at_origin(bag, kind, [&] { return resolve_workload(d.base.work, p); });
   d.tokens = w.tokens;
   d.prompt = w.prompt;

@@ -58,6 +58,7 @@ struct DeploymentSource {
   std::string base_dir;   // relative config files named by the command
   std::string set_hint;   // how to supply a missing variable: "--set" or "settings:"
   bool prefix_before_prompt = false;  // simulate: --shared-prefix comes before --prompt-tokens (Workload)
+  i64 default_prompt = 0;             // check's simulated traffic: a prompt length left out (Workload::default_prompt)
   bool layout_searched = false;       // fit's layout searches: the given expert-parallel size is applied to each layout
                                       // tried, not checked against the tensor x data parallel size given
 };

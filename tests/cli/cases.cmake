@@ -368,7 +368,7 @@ kvplan_cli_test(sweep_axis_over_max_cells EXIT 2 STDOUT_EMPTY ARGS sweep llama-3
 kvplan_cli_test(models_csv_fields EXIT 0 ARGS models --format csv STDOUT_CONTAINS "id,model_type,num_layers,dtype,kv_bytes_per_token,max_context_tokens,params_total,params_active,origin")
 # output tokens alone give no prompt length (every engine refuses an empty prompt); simulate has its own default prompt
 kvplan_cli_test(plan_output_tokens_without_prompt EXIT 2 STDOUT_EMPTY ARGS plan llama-3.1-8b --output-tokens 500
-  STDERR "kvplan: error: --output-tokens: 500 output tokens without a prompt length; give --prompt-tokens too, or --context (prompt + output tokens)")
+  STDERR "kvplan: error: --output-tokens: 500 output tokens without a prompt length<SEMI> give the prompt tokens too, or the context (prompt + output tokens)")
 # a recurrent state is a float type; llama.cpp keeps it in f32 whatever is asked
 kvplan_cli_test(state_dtype_not_float EXIT 2 STDOUT_EMPTY ARGS plan jamba-1.5-mini --state-dtype q8_0 --context 4k
   STDERR "kvplan: error: --state-dtype: 'q8_0' is not a recurrent-state dtype; use f32, f16 or bf16")
@@ -379,7 +379,7 @@ kvplan_cli_test(state_dtype_llamacpp_f32 EXIT 2 STDOUT_EMPTY ARGS plan jamba-1.5
 kvplan_cli_test(vllm_bf16_on_turing EXIT 2 STDOUT_EMPTY ARGS plan llama-3.2-1b --gpu t4 --dtype bfloat16 --context 4k
   STDERR "kvplan: error: --dtype: vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (the t4 has compute capability 7.5)<SEMI> use --dtype half")
 kvplan_cli_test(vllm_09_bf16_checkpoint_on_volta EXIT 2 STDOUT_EMPTY ARGS plan llama-3.2-1b --gpu v100-32gb --engine vllm@0.9.2 --context 4k
-  STDERR "kvplan: error: --dtype: the checkpoint is bfloat16, which vLLM 0.9.2 keeps and refuses to run on GPUs below compute capability 8.0 (the v100-32gb has compute capability 7.0)<SEMI> use --dtype half")
+  STDERR "kvplan: error: MODEL: vLLM 0.9.2 runs this bf16 checkpoint in bfloat16, which it refuses on GPUs below compute capability 8.0 (the v100-32gb has compute capability 7.0)<SEMI> set the dtype to half (--dtype half)")
 kvplan_cli_test(vllm_bf16_checkpoint_on_turing_runs_f16 EXIT 0 ARGS plan llama-3.2-1b --gpu t4 --context 4k
   STDOUT_CONTAINS "KV f16/f16")
 kvplan_cli_test(vllm_on_pascal_warns EXIT 0 ARGS plan llama-3.2-1b --gpu p40 --context 4k --format json
@@ -387,3 +387,6 @@ kvplan_cli_test(vllm_on_pascal_warns EXIT 0 ARGS plan llama-3.2-1b --gpu p40 --c
 # gemma3 is unstable in float16 (vLLM _FLOAT16_NOT_SUPPORTED_MODELS): without bfloat16 it runs in float32
 kvplan_cli_test(vllm_gemma3_on_turing_runs_f32 EXIT 0 ARGS plan gemma-3-1b-it --gpu t4 --context 4k --format json
   STDOUT_CONTAINS "\"model_dtype\": \"f32\"")
+# simulated requirements run the simulator's workload: output tokens alone take its 1,024-token prompt
+kvplan_cli_test(check_output_only_simulated EXIT 0 ARGS check ${DEP}/output-only-simulated.yaml --format csv
+  STDOUT_CONTAINS "one request fits (1524 tokens")

@@ -524,10 +524,19 @@ TEST_CASE("SGLang derives the context length by its own RoPE rule", "[front-door
   CHECK(newest.err == "kvplan: error: --context-length: 16384 exceeds the context length 4096 SGLang derives from the model config: it refuses "
                       "to start; lower it, or pass --allow-long-context to override as SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 does\n");
   CHECK(sglang_at("sglang", {"--allow-long-context"}).exit == 0);
+  // 0.4.4-0.5.0 only default it on: turned off, they refuse too
+  CHECK(sglang_at("sglang@0.4.9", {"--set", "allow_long_context=false"}).exit == 2);
   // the variable on a pasted command line does the same
   CHECK(kvplan({"plan", "--gpu", "h100", "--context", "4k", "--", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "python", "-m", "sglang.launch_server",
                 "--model-path", "llama-2-7b", "--context-length", "16384"}).exit == 0);
   CHECK(kvplan({"plan", "llama-2-7b", "--gpu", "h100", "--max-model-len", "16384", "--context", "4k"}).exit == 2);
+  // each engine reads its own variable: vLLM's does not unlock SGLang, nor SGLang's vLLM
+  CHECK(kvplan({"plan", "--gpu", "h100", "--context", "4k", "--", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "python", "-m", "sglang.launch_server",
+                "--model-path", "llama-2-7b", "--context-length", "16384"}).exit == 2);
+  CHECK(kvplan({"plan", "--gpu", "h100", "--context", "4k", "--", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "vllm", "serve", "llama-2-7b",
+                "--max-model-len", "16384"}).exit == 2);
+  CHECK(kvplan({"plan", "--gpu", "h100", "--context", "4k", "--", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "vllm", "serve", "llama-2-7b",
+                "--max-model-len", "16384"}).exit == 0);
 }
 
 TEST_CASE("offload flags in pasted commands: vLLM --cpu-offload-gb and llama-server -nkvo", "[front-doors][offload]") {

@@ -777,9 +777,18 @@ TEST_CASE("GPTQ and AWQ quantization configs need bits and group_size, as vLLM's
         "config.json: /quantization_config/bits: missing; expected integer in [1, 16]; add it to the config");
   CHECK(error_of(with("quantization_config", R"({"quant_method":"awq","bits":4})")) ==
         "config.json: /quantization_config/group_size: missing; expected integer in [-1, 1048576]; add it to the config");
-  // AutoAWQ's spellings: 3-bit, group 64 -> 3 + (16-bit scale + 3-bit zero) / 64 bits a weight
-  const ModelSpec awq = kvtest::from_text(with("quantization_config", R"({"quant_method":"awq","w_bit":3,"q_group_size":64})"));
-  CHECK(awq.quant.linear_bits == Approx(3.0 + (16.0 + 3.0) / 64.0));
+  // AutoAWQ's spellings: 4-bit, group 64 -> 4 + (16-bit scale + 4-bit zero) / 64 bits a weight; the method's case
+  // does not matter (vLLM lower-cases it)
+  const ModelSpec awq = kvtest::from_text(with("quantization_config", R"({"quant_method":"AWQ","w_bit":4,"q_group_size":64})"));
+  CHECK(awq.quant.linear_bits == Approx(4.0 + (16.0 + 4.0) / 64.0));
+  // GPTQ 3-bit, group 64: 3 + (16 + 3) / 64
+  const ModelSpec gptq = kvtest::from_text(with("quantization_config", R"({"quant_method":"gptq","bits":3,"group_size":64})"));
+  CHECK(gptq.quant.linear_bits == Approx(3.0 + (16.0 + 3.0) / 64.0));
+  // the widths vLLM's kernels take: AWQ 4 only, GPTQ 2, 3, 4, 8
+  CHECK(error_of(with("quantization_config", R"({"quant_method":"awq","w_bit":3,"q_group_size":64})")) ==
+        "config.json: /quantization_config/w_bit: vLLM runs AWQ with 4-bit weights only, got 3; use a 4-bit AWQ checkpoint");
+  CHECK(error_of(with("quantization_config", R"({"quant_method":"gptq","bits":5,"group_size":128})")) ==
+        "config.json: /quantization_config/bits: vLLM runs GPTQ with 2, 3, 4 or 8-bit weights, got 5; use a checkpoint of one of those");
 }
 
 TEST_CASE("layer indices and periods in a config stay inside the model", "[hf][errors]") {

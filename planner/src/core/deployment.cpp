@@ -8,49 +8,28 @@
 
 namespace kvplan {
 
-ElemFormat resolve_dtype(const DeploymentSpec& d) {
+namespace {
+
+// The dtype each engine computes in before the GPU's own limits (resolve_dtype).
+ElemFormat engine_dtype(const DeploymentSpec& d, double cc, bool no_fp16, bool no_bf16) {
+  if (d.dtype) return *d.dtype;
   const std::string& t = d.model.model_type;
-  const bool gemma = t.rfind("gemma", 0) == 0;
-  // vLLM _FLOAT16_NOT_SUPPORTED_MODELS (config.py): numerical instability in float16
-  const bool no_fp16 = t.rfind("gemma2", 0) == 0 || t.rfind("gemma3", 0) == 0 || t.rfind("glm4", 0) == 0 || t == "plamo2";
-  double cc = 0;
-  try {
-    cc = d.gpu.compute_capability.empty() ? 8.0 : std::stod(d.gpu.compute_capability);
-  } catch (const std::exception&) {
-    cc = 8.0;
-  }
-  // vLLM on an NVIDIA GPU below compute capability 8.0 (Volta, Turing) has no bfloat16 (platforms/cuda.py
-  // supported_dtypes [float16, float32]): a --dtype bfloat16 is refused (check_if_supports_dtype); under auto a bfloat16
-  // checkpoint runs as the first supported dtype the model allows, float16 or, for the models float16 destabilises,
-  // float32 (_resolve_auto_dtype, 0.10 on: the rules that take float32 checkpoints to bfloat16), while 0.8-0.9 keep
-  // bfloat16 and their worker refuses it at start-up (_check_if_gpu_supports_dtype)
-  const bool no_bf16 = d.engine.kind == EngineKind::vllm && d.gpu.vendor == "nvidia" && cc < 8.0;
-  const std::string gpu_cc = "the " + d.gpu.id + " has compute capability " + d.gpu.compute_capability;
-  if (d.dtype) {
-    if (*d.dtype == ElemFormat::bf16 && no_bf16)
-      throw InputError("dtype", "vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (" + gpu_cc + ")", "use --dtype half");
-    return *d.dtype;
-  }
   const ElemFormat stored = d.model.dtype;
-  if (stored == ElemFormat::bf16 && no_bf16) {
-    if (!engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16)
-      throw InputError("dtype", "the checkpoint is bfloat16, which vLLM " + d.engine.version + " keeps and refuses to run on GPUs below compute capability 8.0 (" +
-                                    gpu_cc + ")",
-                       no_fp16 ? "use --dtype float32 (this model is unstable in float16)" : "use --dtype half");
+  // vLLM from 0.10 (_resolve_auto_dtype): a checkpoint dtype the GPU lacks runs as the first dtype it supports that
+  // the model allows: float16, or float32 for the models float16 destabilises
+  if (stored == ElemFormat::bf16 && no_bf16 && engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16)
     return no_fp16 ? ElemFormat::f32 : ElemFormat::f16;
-  }
   if (stored != ElemFormat::f32) return stored;
   switch (d.engine.kind) {
     case EngineKind::vllm:
       // vLLM 0.8-0.9 (_get_and_verify_dtype): float32 -> fp16 "following common practice", gemma2 bf16
-      if (!engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16)
-        return t.rfind("gemma2", 0) == 0 ? ElemFormat::bf16 : ElemFormat::f16;
+      if (!engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16) return t == "gemma2" ? ElemFormat::bf16 : ElemFormat::f16;
       [[fallthrough]];
     case EngineKind::generic:
       if (cc >= 8.0) return ElemFormat::bf16;
       return no_fp16 ? ElemFormat::f32 : ElemFormat::f16;
     case EngineKind::sglang:
-      return gemma ? ElemFormat::bf16 : ElemFormat::f16;
+      return t.rfind("gemma", 0) == 0 ? ElemFormat::bf16 : ElemFormat::f16;
     case EngineKind::llamacpp:
       // llama.cpp runs the GGUF convert_hf_to_gguf.py writes: its default --outtype (f16, later auto) makes a float32
       // checkpoint F16 (the auto heuristic finds no bf16 / f16 tensor and falls back to MOSTLY_F16:
@@ -59,6 +38,34 @@ ElemFormat resolve_dtype(const DeploymentSpec& d) {
     default:
       return stored;
   }
+}
+
+}  // namespace
+
+ElemFormat resolve_dtype(const DeploymentSpec& d) {
+  const std::string& t = d.model.model_type;
+  // vLLM _FLOAT16_NOT_SUPPORTED_MODELS (config.py), by exact model_type: numerical instability in float16
+  const bool no_fp16 = t == "gemma2" || t == "gemma3" || t == "gemma3_text" || t == "glm4" || t == "plamo2";
+  double cc = 0;
+  try {
+    cc = d.gpu.compute_capability.empty() ? 8.0 : std::stod(d.gpu.compute_capability);
+  } catch (const std::exception&) {
+    cc = 8.0;
+  }
+  // vLLM on an NVIDIA GPU below compute capability 8.0 (Volta, Turing) has no bfloat16 (platforms/cuda.py
+  // supported_dtypes [float16, float32]): --dtype bfloat16 is refused (check_if_supports_dtype), and so is a bfloat16
+  // that vLLM 0.8-0.9 resolve under auto (a bfloat16 checkpoint, a float32 gemma2), by their worker at start-up
+  // (_check_if_gpu_supports_dtype); from 0.10 auto falls back (engine_dtype)
+  const bool no_bf16 = d.engine.kind == EngineKind::vllm && d.gpu.vendor == "nvidia" && cc < 8.0;
+  const ElemFormat r = engine_dtype(d, cc, no_fp16, no_bf16);
+  if (r == ElemFormat::bf16 && no_bf16) {
+    const std::string gpu_cc = "the " + d.gpu.id + " has compute capability " + d.gpu.compute_capability;
+    if (d.dtype) throw InputError("dtype", "vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (" + gpu_cc + ")", "use --dtype half");
+    throw InputError("model", "vLLM " + d.engine.version + " runs this " + std::string(format_info(d.model.dtype).name) +
+                                  " checkpoint in bfloat16, which it refuses on GPUs below compute capability 8.0 (" + gpu_cc + ")",
+                     no_fp16 ? "set the dtype to float32 (this model is unstable in float16)" : "set the dtype to half (--dtype half)");
+  }
+  return r;
 }
 
 void check_kv_format(EngineKind engine, ElemFormat f, const std::string& key, const std::string& version) {
@@ -437,10 +444,11 @@ ResolvedWorkload resolve_workload(const Workload& w, const Planner& p) {
                        "give a longer context or fewer tokens");
   } else if (w.prompt || w.output) {
     // a request has a prompt (every engine refuses an empty one): output tokens alone do not say how long it is (a
-    // simulated workload, prefix_before_prompt, has its own default prompt length)
-    if (!w.prompt && r.output >= 1 && !w.prefix_before_prompt)
+    // simulated workload has its own default prompt length: simulate's, prefix_before_prompt, or default_prompt)
+    if (!w.prompt && r.output >= 1 && w.default_prompt > 0) r.prompt = w.default_prompt;
+    if (!w.prompt && r.output >= 1 && !w.prefix_before_prompt && w.default_prompt <= 0)
       throw InputError("output_tokens", std::to_string(r.output) + " output tokens without a prompt length",
-                       "give --prompt-tokens too, or --context (prompt + output tokens)");
+                       "give the prompt tokens too, or the context (prompt + output tokens)");
     r.tokens = add(r.prompt, r.output, "prompt + output");
     r.tokens_source = "prompt_tokens + output_tokens";
   } else {

@@ -476,17 +476,18 @@ EngineSettings resolve_engine_defaults(EngineSettings e, i64 model_max_context, 
     }
     if (e.kind == EngineKind::vllm) resolve_vllm_batch_limits(e, rules, seqs_unset, batched_unset);
     if (sglang_unchunked(e)) e.max_num_batched_tokens = e.max_model_len;
-    if (model_max_context > 0 && e.max_model_len > model_max_context && !e.allow_long_context) {
-      if (e.kind != EngineKind::sglang)
-        throw InputError("max_model_len", std::to_string(e.max_model_len) + " exceeds the model's max_position_embeddings " +
-                                                std::to_string(model_max_context),
-                         "lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does");
-      // SGLang (configs/model_config.py ModelConfig._derive_context_length) raises unless
-      // SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set, whose default was True from #4195 (0.4.4) until #9388 (0.5.1)
-      if (!sglang_warns_longer_context(e.version))
+    // SGLang (configs/model_config.py ModelConfig._derive_context_length) raises unless
+    // SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is on, its default from #4195 (0.4.4) until #9388 (0.5.1)
+    const bool allowed = e.allow_long_context.value_or(e.kind == EngineKind::sglang && sglang_warns_longer_context(e.version));
+    if (model_max_context > 0 && e.max_model_len > model_max_context && !allowed) {
+      if (e.kind == EngineKind::sglang)
         throw InputError("max_model_len", std::to_string(e.max_model_len) + " exceeds the context length " + std::to_string(model_max_context) +
                                                 " SGLang derives from the model config: it refuses to start",
                          "lower it, or pass --allow-long-context to override as SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 does");
+      throw InputError("max_model_len", std::to_string(e.max_model_len) + " exceeds the model's max_position_embeddings " +
+                                              std::to_string(model_max_context),
+                       e.kind == EngineKind::vllm ? "lower it, or pass --allow-long-context to override as VLLM_ALLOW_LONG_MAX_MODEL_LEN does"
+                                                  : "lower it, or pass --allow-long-context to plan past it");
     }
   }
   if (e.max_num_seqs < 0 || (e.max_num_seqs == 0 && e.kind != EngineKind::sglang)) throw InputError("max_num_seqs", "must be >= 1");

@@ -772,7 +772,7 @@ void Planner::build_sglang(const ModelSpec& rank, i64 available, i64 draft_cell)
   if (derived > 0 && e.max_model_len > derived)
     report_.notes.push_back("context_length " + std::to_string(e.max_model_len) + " is above the " + std::to_string(derived) +
                             " SGLang derives from the config: it warns and uses it (" +
-                            (e.allow_long_context ? std::string("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN set")
+                            (e.allow_long_context.value_or(false) ? std::string("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN set")
                                                   : "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN defaults on in SGLang 0.4.4-0.5.0") + ")");
   // the hybrid SWA pool: full-layer bytes F and sliding-layer bytes S per token (sums over the rank's layers)
   i64 full_b = 0, swa_b = 0, window = 0;

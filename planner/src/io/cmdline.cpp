@@ -567,7 +567,7 @@ class Reader {
 
   // An environment variable set for the engine (VAR=x before the command, container env).
   void env(const std::string& name, const std::string& value, const std::string& where) {
-    if (const auto b = env_binding(name)) apply_binding(*b, name, value, where);
+    if (const auto b = env_binding(name, e_.kind)) apply_binding(*b, name, value, where);
   }
 
   void read(const std::vector<std::string>& args) {

@@ -1181,11 +1181,11 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   d.kv_skip_layers = kv_skip_layers(bag, static_cast<i64>(d.model.layers.size()));
   if (bag.has("cache_type_k")) d.k_format = kv_format(bag, "cache_type_k");
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");
+  // a recurrent state is kept in a float type (state_capable); llama.cpp keeps it in f32 whatever is asked
+  // (llama_memory_recurrent's R and S types are GGML_TYPE_F32)
+  if (const auto t = bag.text("state_dtype"); t && *t != "auto" && !(parse_format(*t) && state_capable(*parse_format(*t))))
+    bag.fail("state_dtype", "'" + *t + "' is not a recurrent-state dtype", kStateFormatsFix);
   d.state_format = kv_format(bag, "state_dtype");
-  // a recurrent state is kept in a float type (vLLM --mamba-ssm-cache-dtype: auto, float32, float16, bfloat16); llama.cpp
-  // keeps it in f32 whatever is asked (llama_memory_recurrent's R and S types are GGML_TYPE_F32)
-  if (d.state_format && *d.state_format != ElemFormat::f32 && *d.state_format != ElemFormat::f16 && *d.state_format != ElemFormat::bf16)
-    bag.fail("state_dtype", "'" + *bag.text("state_dtype") + "' is not a recurrent-state dtype", "use f32, f16 or bf16");
   if (d.state_format && kind == EngineKind::llamacpp && *d.state_format != ElemFormat::f32)
     bag.fail("state_dtype", "llama.cpp keeps the recurrent state in f32", "drop it, or give f32");
   if (bag.has("kv_cache_dtype") && (bag.has("cache_type_k") || bag.has("cache_type_v")))
@@ -1314,7 +1314,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
                  "give --max-cpu-loras >= --max-loras, or leave it out (default: --max-loras)");
     }
   }
-  e.allow_long_context = bag.boolean("allow_long_context").value_or(false);
+  e.allow_long_context = bag.boolean("allow_long_context");
   std::string fa = bag.text("flash_attn").value_or("auto");
   if (const auto on = parse_bool_text(fa)) fa = *on ? "on" : "off";
   if (fa == "enabled") fa = "on";

@@ -1562,6 +1562,8 @@ std::string modelopt_kv(const JsonView& q, const JsonView& src) {
 WeightQuant read_quant(const JsonView& q) {
   WeightQuant w;
   w.method = q.string_or("quant_method", "");
+  // vLLM reads it lower-cased (get_quant_config / _verify_quantization: quant_cfg.get("quant_method", "").lower())
+  for (auto& c : w.method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto ignored_attention = [&](const std::string& key) {
     for (const auto& s : q.string_list(key))
       if (s.find("self_attn") != std::string::npos || s.find("attn") != std::string::npos) return true;
@@ -1581,6 +1583,12 @@ WeightQuant read_quant(const JsonView& q) {
     // q_group_size, as AutoAWQ's quant_config.json spells them): a config without one does not load
     const bool awq = w.method == "awq";
     const i64 bits = awq && !q.has("bits") && q.has("w_bit") ? q.get_int("w_bit", 1, 16) : q.get_int("bits", 1, 16);
+    // vLLM's AWQ kernels take 4-bit weights only (AWQConfig: "Currently, only 4-bit weight quantization is supported");
+    // GPTQ 2, 3, 4 and 8 (GPTQConfig.__init__: pack_factor 32 // bits over those)
+    if (awq && bits != 4)
+      q.fail(q.has("bits") ? "bits" : "w_bit", "vLLM runs AWQ with 4-bit weights only, got " + std::to_string(bits), "use a 4-bit AWQ checkpoint");
+    if (!awq && bits != 2 && bits != 3 && bits != 4 && bits != 8)
+      q.fail("bits", "vLLM runs GPTQ with 2, 3, 4 or 8-bit weights, got " + std::to_string(bits), "use a checkpoint of one of those");
     const i64 group = awq && !q.has("group_size") && q.has("q_group_size") ? q.get_int("q_group_size", -1, 1 << 20) : q.get_int("group_size", -1, 1 << 20);
     // f16 scale and a packed `bits`-wide zero point per group (AWQ zero_point; GPTQ stores qzeros)
     w.linear_bits = group_quant_bits(int(bits), group, 16, int(bits));

@@ -406,7 +406,7 @@ std::vector<SettingDef> build_table() {
       .flags("--disable-async-output-proc@vllm").on(E::vllm, "--disable-async-output-proc"));
   r.push_back(Row("allow_long_context", T::boolean, "engine",
                   "Allow --max-model-len above the model's (vLLM VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLang SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN)")
-      .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN|SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"));
+      .flags("--allow-long-context").env("VLLM_ALLOW_LONG_MAX_MODEL_LEN@vllm|SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN@sglang"));
   r.push_back(Row("decode_context_parallel_size", T::count, "deployment", "vLLM: tensor-parallel ranks a sequence's KV tokens are sharded over (each holds 1/dcp of them; divides --tensor-parallel-size)")
       .flags("--decode-context-parallel-size@vllm,generic|-dcp@vllm,generic").on(E::vllm, "--decode-context-parallel-size|-dcp")
       .into(&EngineSettings::decode_context_parallel));
@@ -566,10 +566,11 @@ std::optional<EngineBinding> engine_flag_binding(EngineKind engine, std::string_
   return std::nullopt;
 }
 
-std::optional<EngineBinding> env_binding(std::string_view variable) {
+std::optional<EngineBinding> env_binding(std::string_view variable, std::optional<EngineKind> engine) {
   for (const auto& d : settings_table())
     for (const auto& s : d.env)
-      if (s.name == variable) return EngineBinding{&d, s.conv};
+      if (s.name == variable && (!engine || s.engines.empty() || std::find(s.engines.begin(), s.engines.end(), *engine) != s.engines.end()))
+        return EngineBinding{&d, s.conv};
   return std::nullopt;
 }
 

@@ -23,6 +23,9 @@ struct Workload {
   // --random-prefix-len before --random-input-len, so a request holds prefix + prompt + output tokens and a
   // --context is that total. Otherwise (plan, fit, check) the prefix is part of the request's tokens.
   bool prefix_before_prompt = false;
+  // traffic that is simulated (check's simulated requirements): output tokens without a prompt length take this prompt
+  // (the simulator's default); 0: such traffic is refused, a request having a prompt
+  i64 default_prompt = 0;
 };
 
 struct DeploymentSpec {

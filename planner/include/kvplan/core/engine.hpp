@@ -167,7 +167,9 @@ struct EngineSettings {
   i64 attention_dp = 1;  // SGLang --enable-dp-attention (= --dp-size), TensorRT-LLM enable_attention_dp (= TP): attention
                          // groups of TP / attention_dp ranks, each with its own requests and KV pool
   std::optional<i64> decode_context_parallel;  // vLLM --decode-context-parallel-size: TP ranks a sequence's KV tokens are sharded over
-  bool allow_long_context = false;   // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN)
+  // max-model-len above the model's (VLLM_ALLOW_LONG_MAX_MODEL_LEN, SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN); unset: the
+  // engine's default (on only in SGLang 0.4.4-0.5.0)
+  std::optional<bool> allow_long_context;
 };
 
 /// SGLang's --max-prefill-tokens default (ServerArgs): input tokens one prefill batch admits

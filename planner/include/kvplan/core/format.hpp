@@ -77,6 +77,9 @@ std::optional<ElemFormat> parse_format(std::string_view name);
 /// Whether some engine caches K or V in this format: every format but the weight-only ggml types (the super-blocks
 /// of 256 and the ternary types). Which engine takes which is checked per engine (check_kv_format, deployment.hpp).
 bool kv_capable(ElemFormat f);
+/// A recurrent (Mamba) state is kept in a float type: vLLM --mamba-ssm-cache-dtype auto|float32|float16|bfloat16.
+inline bool state_capable(ElemFormat f) { return f == ElemFormat::f32 || f == ElemFormat::f16 || f == ElemFormat::bf16; }
+inline constexpr const char* kStateFormatsFix = "use f32, f16 or bf16";
 
 /// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages), and vLLM's TurboQuant
 /// K/V pairs after them where the setting takes a pair (--kv-cache-dtype, not a K or V cache alone).

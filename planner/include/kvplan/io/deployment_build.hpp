@@ -47,6 +47,7 @@ auto at_origin(const SettingsBag& bag, EngineKind engine, F f) -> decltype(f()) 
     if (!bag.has(key)) {
       if ((key == "cache_type_k" || key == "cache_type_v") && bag.has("kv_cache_dtype")) key = "kv_cache_dtype";
       else if (key == "kv_cache_dtype" && (bag.has("cache_type_k") || bag.has("cache_type_v"))) key = bag.has("cache_type_k") ? "cache_type_k" : "cache_type_v";
+      else if (key == "dtype" && bag.has("weight_format")) key = "weight_format";  // --weight-format f16|bf16|f32 is the dtype
     }
     throw InputError(bag.where(key, engine), e.problem(), e.fix());
   }

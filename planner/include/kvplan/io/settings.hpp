@@ -80,7 +80,7 @@ struct EngineBinding {
   Conv conv = Conv::plain;
 };
 std::optional<EngineBinding> engine_flag_binding(EngineKind engine, std::string_view flag);
-std::optional<EngineBinding> env_binding(std::string_view variable);
+std::optional<EngineBinding> env_binding(std::string_view variable, std::optional<EngineKind> engine = std::nullopt);
 std::optional<EngineBinding> trtllm_yaml_binding(std::string_view key);
 
 /// The kvplan flag that sets `key` for `engine` ("memory_fraction", sglang -> "--mem-fraction-static").
