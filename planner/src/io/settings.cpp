@@ -311,7 +311,7 @@ std::vector<SettingDef> build_table() {
       .on(E::vllm, "--gpu-memory-utilization").on(E::sglang, "--mem-fraction-static")
       .on(E::trtllm, "--kv_cache_free_gpu_memory_fraction|--free_gpu_memory_fraction")
       .yaml("kv_cache_config.free_gpu_memory_fraction"));
-  r.push_back(Row("max_model_len", T::count, "engine", "Longest request (default: the model's max_position_embeddings; vLLM auto = the longest that fits)")
+  r.push_back(Row("max_model_len", T::count, "engine", "Longest request (default: the model's max_position_embeddings; vLLM auto = the longest that fits; 16k = 16384 here, while a pasted vLLM command reads 16k as 16000 and 16K as 16384, as vLLM does)")
       .flags("--max-model-len@vllm,sglang,trtllm,generic|--context-length@vllm,sglang,trtllm,generic|--max-seq-len@vllm,sglang,trtllm,generic")
       .on(E::vllm, "--max-model-len:vllm_int").on(E::sglang, "--context-length").on(E::trtllm, "--max_seq_len").yaml("max_seq_len").autos());
   r.push_back(Row("max_num_seqs", T::count, "engine", "Concurrent sequences per replica (vLLM serve default 1024 on >=70 GiB GPUs other than the A100, else 256)")
