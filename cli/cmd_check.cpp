@@ -360,7 +360,13 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
   }
   if (doc.min_headroom) {
     const Cell c = p.cell(d.tokens, d.concurrency, d.shared_prefix);
-    const double f = static_cast<double>(c.headroom_bytes) / static_cast<double>(std::max<i64>(r.kv_pool_bytes, 1));
+    // the share of the pool the traffic leaves free: bytes, or for llama.cpp, whose -c cells are allocated whole (its
+    // headroom_bytes is GPU memory beyond them), cells
+    const auto free_share = [&](const Cell& x) {
+      if (cells) return static_cast<double>(x.units_available - x.units_needed) / static_cast<double>(std::max<i64>(x.units_available, 1));
+      return static_cast<double>(x.headroom_bytes) / static_cast<double>(std::max<i64>(r.kv_pool_bytes, 1));
+    };
+    const double f = free_share(c);
     Requirement q{"min KV headroom at the traffic"};
     q.pass = c.fits && f >= *doc.min_headroom;
     q.actual = pct(f);
@@ -369,11 +375,12 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     q.unit = "fraction";
     q.value = f;
     q.limit = *doc.min_headroom;
-    q.detail = human_bytes(c.headroom_bytes) + " of a " + human_bytes(r.kv_pool_bytes) + " pool";
+    q.detail = cells ? grouped(c.units_available - c.units_needed) + " of " + grouped(c.units_available) + " KV cells free"
+                     : human_bytes(c.headroom_bytes) + " of a " + human_bytes(r.kv_pool_bytes) + " pool";
     if (!q.pass) {
       const i64 n = largest_passing(1, d.concurrency, [&](i64 k) {
         const Cell cn = p.cell(d.tokens, k, d.shared_prefix);
-        return cn.fits && static_cast<double>(cn.headroom_bytes) / static_cast<double>(std::max<i64>(r.kv_pool_bytes, 1)) >= *doc.min_headroom;
+        return cn.fits && free_share(cn) >= *doc.min_headroom;
       });
       q.suggestion = n > 0 ? "concurrency " + std::to_string(n) + " keeps " + pct(*doc.min_headroom)
                            : "no concurrency keeps " + pct(*doc.min_headroom) + " of the pool free on this layout";
@@ -473,8 +480,8 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     if (doc.max_preemption_rate) {
       const double rate = sr.requests > 0 ? static_cast<double>(sr.preemptions) / static_cast<double>(sr.requests) : 0.0;
       char a[64], b[64];
-      std::snprintf(a, sizeof a, "%.3f per request", rate);
-      std::snprintf(b, sizeof b, "<= %.3f per request", *doc.max_preemption_rate);
+      std::snprintf(a, sizeof a, "%.4g per request", rate);  // significant digits: a limit of 0.0001 is not "0.000"
+      std::snprintf(b, sizeof b, "<= %.4g per request", *doc.max_preemption_rate);
       sim_req("max preemption rate", rate <= *doc.max_preemption_rate, a, b, "max_preemption_rate", "per request", rate,
               *doc.max_preemption_rate);
     }
@@ -720,6 +727,8 @@ void run_check(const CheckArgs& a, Globals& g) {
   // CSV and JSON Lines add the requirement's key and its value and limit as plain numbers (the text columns carry units)
   const bool csv = fmt == Format::csv || fmt == Format::jsonl;
   if (csv) t.columns.insert(t.columns.end(), {"key", "value", "limit", "unit"});
+  t.text.assign(t.columns.size(), true);  // names and the actual / required text stay strings in jsonl; value and limit are numbers
+  if (csv) t.text[8] = t.text[9] = false;
   const auto number = [](const std::optional<double>& x) {
     if (!x) return std::string();
     char b[64];

@@ -107,12 +107,13 @@ std::string render(const Table& t, Format f) {
       for (size_t i = 0; i < n; ++i) {
         const std::string c = i < r.size() ? r[i] : "";
         // a cell that is a plain number is a JSON number (CSV-style raw cells)
-        const bool numeric = !c.empty() && c.find_first_not_of("-0123456789.eE+") == std::string::npos &&
+        const bool text = i < t.text.size() && t.text[i];
+        const bool numeric = !text && !c.empty() && c.find_first_not_of("-0123456789.eE+") == std::string::npos &&
                              (std::isdigit(static_cast<unsigned char>(c[0])) || (c[0] == '-' && c.size() > 1));
         if (numeric) {
           const ojson x = ojson::parse(c, nullptr, false);
           j[t.columns[i]] = x.is_discarded() ? ojson(c) : x;
-        } else if (c == "true" || c == "false") {  // a flattened boolean stays one (as sweep's rows have it)
+        } else if (!text && (c == "true" || c == "false")) {  // a flattened boolean stays one (as sweep's rows have it)
           j[t.columns[i]] = c == "true";
         } else if (c.empty()) {  // an empty CSV cell is a value not known: null, as the json output has it
           j[t.columns[i]] = nullptr;

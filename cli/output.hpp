@@ -22,6 +22,7 @@ struct Table {
   std::vector<bool> right_align;  // per column; numbers right-aligned
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> verbose_only;  // per column; shown with --verbose (and always in md/csv/json)
+  std::vector<bool> text;          // per column; a string in jsonl even when it reads as a number (a name "42")
 };
 
 /// Terminal tables fit `width` columns (default: $COLUMNS, else 100): verbose-only columns are

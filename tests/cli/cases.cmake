@@ -390,3 +390,7 @@ kvplan_cli_test(vllm_gemma3_on_turing_runs_f32 EXIT 0 ARGS plan gemma-3-1b-it --
 # simulated requirements run the simulator's workload: output tokens alone take its 1,024-token prompt
 kvplan_cli_test(check_output_only_simulated EXIT 0 ARGS check ${DEP}/output-only-simulated.yaml --format csv
   STDOUT_CONTAINS "one request fits (1524 tokens")
+# llama.cpp's headroom is cells: -c 32768 over -np 4 is 8,192 cells a slot, and each of the 4 requests holds a slot,
+# so none is free (its headroom_bytes is GPU memory beyond the cells: it read 120%); the name "42" stays a string
+kvplan_cli_test(check_llamacpp_headroom_cells EXIT 1 ARGS check ${DEP}/llamacpp-headroom.yaml --format jsonl
+  STDOUT_CONTAINS "{\"deployment\":\"42\",\"requirement\":\"min KV headroom at the traffic\",\"result\":\"FAIL\",\"actual\":\"0.0%\",\"required\":\">= 50.0%\",\"detail\":\"0 of 32,768 KV cells free\"")

@@ -449,7 +449,11 @@ TEST_CASE("float32 checkpoints run in the dtype each engine resolves", "[front-d
   CHECK(s["inputs"]["model_dtype"] == "bf16");
   const json t4 = plan({"plan", "gemma-2-9b", "--gpu", "t4", "--max-model-len", "1k", "--context", "1k", "--format", "json"});
   CHECK(t4["inputs"]["model_dtype"] == "f32");
-  const json given = plan({"plan", "gemma-2-9b", "--gpu", "l40s", "--dtype", "float16", "--context", "8k", "--format", "json"});
+  // a given float16: vLLM 0.10 on refuses it for gemma2 (_check_valid_dtype, _FLOAT16_NOT_SUPPORTED_MODELS); 0.9 runs it
+  const Run refused = kvplan({"plan", "gemma-2-9b", "--gpu", "l40s", "--dtype", "float16", "--context", "8k"});
+  CHECK(refused.exit == 2);
+  CHECK(refused.err == "kvplan: error: --dtype: vLLM refuses float16 for model_type 'gemma2' (numerical instability); use bfloat16 or float32\n");
+  const json given = plan({"plan", "gemma-2-9b", "--engine", "vllm@0.9.2", "--gpu", "l40s", "--dtype", "float16", "--context", "8k", "--format", "json"});
   CHECK(given["inputs"]["model_dtype"] == "f16");
   // llama.cpp caches f16 unless -ctk / -ctv say otherwise
   const json l = plan({"plan", "gemma-2-9b", "--engine", "llama.cpp", "--gpu", "l40s", "-c", "8192", "--format", "json"});

@@ -58,9 +58,14 @@ ElemFormat resolve_dtype(const DeploymentSpec& d) {
   // (_check_if_gpu_supports_dtype); from 0.10 auto falls back (engine_dtype)
   const bool no_bf16 = d.engine.kind == EngineKind::vllm && d.gpu.vendor == "nvidia" && cc < 8.0;
   const ElemFormat r = engine_dtype(d, cc, no_fp16, no_bf16);
+  // vLLM 0.10 on refuses float16 for those models (_check_valid_dtype: "does not support float16")
+  if (d.dtype && r == ElemFormat::f16 && no_fp16 && d.engine.kind == EngineKind::vllm && engine_rules(EngineKind::vllm, d.engine.version).float32_to_bf16)
+    throw InputError("dtype", "vLLM refuses float16 for model_type '" + t + "' (numerical instability)", "use bfloat16 or float32");
   if (r == ElemFormat::bf16 && no_bf16) {
     const std::string gpu_cc = "the " + d.gpu.id + " has compute capability " + d.gpu.compute_capability;
-    if (d.dtype) throw InputError("dtype", "vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (" + gpu_cc + ")", "use --dtype half");
+    if (d.dtype)
+      throw InputError("dtype", "vLLM runs bfloat16 only on GPUs of compute capability 8.0 or more (" + gpu_cc + ")",
+                       no_fp16 ? "use --dtype float32 (this model is unstable in float16)" : "use --dtype half");
     throw InputError("model", "vLLM " + d.engine.version + " runs this " + std::string(format_info(d.model.dtype).name) +
                                   " checkpoint in bfloat16, which it refuses on GPUs below compute capability 8.0 (" + gpu_cc + ")",
                      no_fp16 ? "set the dtype to float32 (this model is unstable in float16)" : "set the dtype to half (--dtype half)");

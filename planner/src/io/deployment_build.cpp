@@ -119,7 +119,12 @@ ModelSpec load_model(const SettingsBag& bag, const Profiles& profiles, ModelInfo
     } catch (const OverflowError&) {
       throw;
     } catch (const InputError& e) {
-      if (e.where() != *arg || given->origin.kind == Origin::Kind::flag || given->origin.kind == Origin::Kind::set) throw;
+      if ((e.where() != *arg && !e.where().empty()) || given->origin.kind == Origin::Kind::flag || given->origin.kind == Origin::Kind::set) throw;
+      // a path (where: the path) is read on this machine; a Hugging Face id (no where: the problem names it) is looked
+      // up in the local cache
+      if (e.where().empty())
+        throw InputError(given->origin.where, e.problem(),
+                         e.fix().empty() ? "give a built-in id or a local path with --set model=ID" : e.fix() + " (with --set model=ID)");
       throw InputError(given->origin.where, "model '" + *arg + "': " + e.problem(),
                        "the path is read on this machine (one inside a container is not): give a local path, a built-in id "
                        "or a Hugging Face id with --set model=ID");
