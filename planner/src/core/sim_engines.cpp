@@ -74,8 +74,8 @@ class Paged : public Engine {
   }
   // Pool blocks (bundles) a request of `tokens` tokens cannot run without: its last decode step's (computed
   // tokens - 1 cached). A sliding window or chunk holds more while a prefill chunk is in flight (vLLM's start-up bound,
-  // group_peak), but how much depends on the chunks the budget gives it: a request between the two bounds that never
-  // gets its blocks waits at the head of the line and fails as unschedulable.
+  // max_memory_usage_bytes), but how much depends on the chunks the budget gives it: a request between the two bounds
+  // that never gets its blocks waits at the head of the line and fails as unschedulable.
   i64 least_bundles(i64 tokens) const {
     if (cfg_.cache_groups.empty()) return cdiv(tokens, B_);
     i64 aux = 0;
