@@ -458,7 +458,30 @@ void run_fit(const FitArgs& a, Globals& g) {
     return it->second;
   };
 
-  const Deployment d = resolve_source(compare ? with_gpu(src, gpus.front()) : src, profiles);
+  // comparing GPUs, one the engine refuses (vLLM's bfloat16 below compute capability 8.0, ...) is a row saying why, not
+  // the end of the comparison: the deployment the options are checked on is the first GPU that resolves
+  std::map<std::string, std::string> refused;  // GPU name as given -> the engine's refusal
+  const auto resolve_gpu = [&](const std::string& name) -> std::optional<Deployment> {
+    try {
+      return resolve_source(with_gpu(src, name), profiles);
+    } catch (const InputError& e) {
+      refused.emplace(name, e.what());
+      return std::nullopt;
+    }
+  };
+  const Deployment d = [&] {
+    if (!compare) return resolve_source(src, profiles);
+    for (const auto& name : gpus) {  // an unknown GPU name is bad input, not a GPU the engine refuses
+      try {
+        (void)profiles.gpu(name);
+      } catch (const InputError& e) {
+        throw InputError("--gpu", e.problem(), e.fix());
+      }
+    }
+    for (const auto& name : gpus)
+      if (auto dg = resolve_gpu(name)) return *dg;
+    return resolve_source(with_gpu(src, gpus.front()), profiles);  // every GPU refused: the first one's error
+  }();
   if (a.no_pipeline_parallel && d.bag.has("pipeline_parallel_size") && d.base.parallel.pp > 1)
     throw InputError("--no-pipeline-parallel", "given with --pipeline-parallel-size " + std::to_string(d.base.parallel.pp) + ": no layout is both",
                      "drop one of them");
@@ -478,7 +501,10 @@ void run_fit(const FitArgs& a, Globals& g) {
         throw InputError(flag, "one value for several GPU types", "compare without it, or run fit once per GPU with its own value");
     std::map<std::string, std::string> seen;  // profile id -> the name given
     for (const auto& name : gpus) {
-      const Deployment dg = resolve_source(with_gpu(src, name), profiles);
+      if (refused.count(name)) continue;
+      const auto resolved = resolve_gpu(name);
+      if (!resolved) continue;
+      const Deployment& dg = *resolved;
       if (const auto [it, fresh] = seen.emplace(dg.spec.gpu.id, name); !fresh)
         throw InputError("--gpu", "'" + it->second + "' and '" + name + "' are the same GPU (" + dg.spec.gpu.id + ")", "list it once");
       if (slo.ttft_ms && !simulated && !StepTimeModel(Planner(dg.spec), dg.perf).prices_compute())
@@ -644,6 +670,15 @@ void run_fit(const FitArgs& a, Globals& g) {
     }
     bool any = false;
     for (const auto& name : gpus) {
+      if (const auto r = refused.find(name); r != refused.end()) {
+        const std::string& why = r->second;
+        rows.push_back({{"gpu", profiles.gpu(name).id}, {"found", false}, {"gpus", 0}, {"meets_slo", slo.any() ? ojson(false) : ojson(nullptr)},
+                        {"refused", why}});
+        std::vector<std::string> cells = {profiles.gpu(name).id, "none", "refused: " + why, "", "", "no"};
+        cells.resize(c.columns.size());
+        c.rows.push_back(cells);
+        continue;
+      }
       const Deployment dg = resolve_source(with_gpu(src, name), profiles);
       std::optional<Workload> wg;
       if (simulated) wg = build_workload(a.w, dg, false);

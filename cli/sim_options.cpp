@@ -226,7 +226,7 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
   if (a.rate && !(*a.rate > 0 && *a.rate <= 1e9))
     throw InputError("--rate", "must be > 0 and at most 10^9 requests/s",
                      "give --rate 10, or leave it out to send every request at once");
-  if (a.requests && *a.requests < 1) throw InputError("--requests", "must be >= 1");
+  if (a.requests && *a.requests < 1) throw InputError("--requests", "must be >= 1", "give the number of requests to send, such as 1000");
   if (a.burstiness && !(*a.burstiness > 0)) throw InputError("--burstiness", "must be > 0 (1 = Poisson; < 1 burstier)");
   const std::string arrival = a.arrival.empty() ? (a.burstiness ? "gamma" : "poisson") : a.arrival;
   if (arrival != "poisson" && arrival != "constant" && arrival != "gamma")
@@ -244,8 +244,9 @@ Workload build_workload(const WorkloadArgs& a, const Deployment& d, bool closed)
                      "give --rate R or --concurrency N to send them over time");
   if (a.rate && arrivals_outrun_clock(static_cast<double>(a.requests.value_or(1000)), *a.rate))
     throw InputError("--rate", kArrivalSpanProblem, kArrivalSpanFix);
-  if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1");
-  if (a.prefix_groups && *a.prefix_groups < 1) throw InputError("--prefix-groups", "must be >= 1");
+  if (a.turns && *a.turns < 1) throw InputError("--turns", "must be >= 1", "give the turns of each conversation (1: single requests)");
+  if (a.prefix_groups && *a.prefix_groups < 1)
+    throw InputError("--prefix-groups", "must be >= 1", "give the number of distinct shared prefixes (1: one system prompt)");
   // options that only shape something else: alone they would be ignored without a word
   if (a.burstiness && !a.rate && !traced)
     throw InputError("--burstiness", "shapes the gaps between arrivals at a rate", "give --rate R (requests/s), or leave --burstiness out");

@@ -394,3 +394,9 @@ kvplan_cli_test(check_output_only_simulated EXIT 0 ARGS check ${DEP}/output-only
 # so none is free (its headroom_bytes is GPU memory beyond the cells: it read 120%); the name "42" stays a string
 kvplan_cli_test(check_llamacpp_headroom_cells EXIT 1 ARGS check ${DEP}/llamacpp-headroom.yaml --format jsonl
   STDOUT_CONTAINS "{\"deployment\":\"42\",\"requirement\":\"min KV headroom at the traffic\",\"result\":\"FAIL\",\"actual\":\"0.0%\",\"required\":\">= 50.0%\",\"detail\":\"0 of 32,768 KV cells free\"")
+kvplan_cli_test(simulate_turns_zero EXIT 2 STDOUT_EMPTY ARGS simulate llama-3.1-8b --turns 0
+  STDERR "kvplan: error: --turns: must be >= 1<SEMI> give the turns of each conversation (1: single requests)")
+# comparing GPUs, one the engine refuses is a row saying why (vLLM 0.9 keeps a bf16 checkpoint's bfloat16, which a T4,
+# compute capability 7.5, lacks), not the end of the comparison
+kvplan_cli_test(fit_compare_refused_gpu EXIT 0 ARGS fit llama-3.1-8b --gpu a10g,t4 --engine vllm@0.9.2 --context 4k --concurrency 4 --format csv
+  STDOUT_CONTAINS "t4,none,\"refused: MODEL: vLLM 0.9.2 runs this bf16 checkpoint in bfloat16")
