@@ -112,7 +112,7 @@ Deployment resolve_doc(const io::DeploymentDoc& doc, const io::Profiles& profile
   add_set_values(set, src);
   src.set_variables.clear();  // a --set variable is for every deployment: one that no deployment reads fails in run_check
   // simulated requirements run the simulator's workload: output tokens alone take its default prompt
-  if (doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate) src.default_prompt = kDefaultPrompt;
+  if (doc.simulated()) src.default_prompt = kDefaultPrompt;
   if (doc.model.empty() && doc.command.empty()) throw InputError(doc.where, "no model: the command names none", "add model:");
   Deployment d = resolve_source(src, profiles);
   if (doc.gpus && d.spec.engine.kind == EngineKind::llamacpp && !d.bag.has("gpu_count")) {
@@ -303,7 +303,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
   if (has_traffic) {
     // simulated requirements on traffic with no lengths: memory is checked at the lengths the simulation runs
     // (1,024 + 128, as fit does), not at max_model_len, which the simulation never sends
-    const bool simulated = doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate;
+    const bool simulated = doc.simulated();
     const i64 tokens = simulated && doc.trace.empty() && d.tokens_source == "max_model_len"
                            ? std::min<i64>(d.tokens, kDefaultPrompt + kDefaultOutput)  // simulate_traffic's prompt (prefix inside) + output
                            : d.tokens;
@@ -430,7 +430,7 @@ Evaluated evaluate(const io::DeploymentDoc& doc, const io::Profiles& profiles, b
     ev.reqs.push_back(q);
   }
   // simulation requirements: kvplan simulate on the traffic (rate, trace or closed loop at concurrency)
-  if (doc.max_p99_ttft_ms || doc.max_p99_tpot_ms || doc.min_goodput || doc.max_preemption_rate) {
+  if (doc.simulated()) {
     const SimOutcome so = simulate_traffic(doc, d, p);
     // key, unit, value (nullopt: nothing measured) and limit for machines beside the text
     auto sim_req = [&](const std::string& name, bool pass, const std::string& actual, const std::string& required, const char* key,

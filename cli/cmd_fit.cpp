@@ -672,9 +672,9 @@ void run_fit(const FitArgs& a, Globals& g) {
     for (const auto& name : gpus) {
       if (const auto r = refused.find(name); r != refused.end()) {
         const std::string& why = r->second;
-        rows.push_back({{"gpu", profiles.gpu(name).id}, {"found", false}, {"gpus", 0}, {"meets_slo", slo.any() ? ojson(false) : ojson(nullptr)},
-                        {"refused", why}});
-        std::vector<std::string> cells = {profiles.gpu(name).id, "none", "refused: " + why, "", "", "no"};
+        const std::string id = profiles.gpu(name).id;
+        rows.push_back({{"gpu", id}, {"found", false}, {"gpus", 0}, {"meets_slo", slo.any() ? ojson(false) : ojson(nullptr)}, {"refused", why}});
+        std::vector<std::string> cells = {id, "none", "refused: " + why, "", "", "no"};
         cells.resize(c.columns.size());
         c.rows.push_back(cells);
         continue;

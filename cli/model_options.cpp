@@ -69,8 +69,7 @@ ResolvedModel resolve_model(const ModelArgs& a, const io::Profiles& profiles) {
   if (!a.cache_type_k.empty()) o.k_format = kv_format("--cache-type-k", a.cache_type_k, m.dtype);
   if (!a.cache_type_v.empty()) o.v_format = kv_format("--cache-type-v", a.cache_type_v, m.dtype);
   if (!a.state_dtype.empty()) {
-    if (a.state_dtype != "auto" && !(parse_format(a.state_dtype) && state_capable(*parse_format(a.state_dtype))))
-      throw InputError("--state-dtype", "'" + a.state_dtype + "' is not a recurrent-state dtype", kStateFormatsFix);
+    check_state_dtype(a.state_dtype, "--state-dtype");
     o.state_format = kv_format("--state-dtype", a.state_dtype, m.dtype);
   }
   // no engine here: the model dtype, and a word on the KV cache the checkpoint declares (docs/engine-rules.md §9)

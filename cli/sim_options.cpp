@@ -149,11 +149,11 @@ FailureText failure_text(Failure f, const SimConfig& cfg) {
     case Failure::over_pool: {
       // vLLM V1 keeps one block as its null block: requests use the others
       const bool null_block = cfg.scheduler == SchedulerKind::vllm_v1;
-      const i64 usable = (null_block ? cfg.pool_blocks - 1 : cfg.pool_blocks) / sim_pool_groups(cfg);
       if (!cfg.cache_groups.empty())  // a hybrid's groups hold different shares of a request: blocks, not tokens
         return {"needs more blocks than a replica's whole KV pool holds (" + grouped(cfg.pool_blocks) + " blocks shared by " +
                     grouped(sim_pool_groups(cfg)) + " KV cache groups, less vLLM's null block)",
                 "shorter requests, more GPUs per replica (tp) or more memory for the KV cache"};
+      const i64 usable = null_block ? cfg.pool_blocks - 1 : cfg.pool_blocks;
       return {"longer than a replica's whole KV pool (" + grouped(mul(usable, cfg.block_tokens, "pool tokens")) + " tokens" +
                   (null_block ? ", its " + grouped(cfg.pool_blocks) + " blocks less vLLM's null block" : std::string()) + ")",
               "shorter requests, more GPUs per replica (tp) or more memory for the KV cache"};

@@ -1,5 +1,6 @@
 // Element format table and row-size arithmetic (see format.hpp for the sources of the sizes).
 #include "kvplan/core/format.hpp"
+#include "kvplan/core/error.hpp"
 #include "kvplan/core/units.hpp"
 
 #include <algorithm>
@@ -103,6 +104,12 @@ std::optional<ElemFormat> parse_format(std::string_view name) {
 }
 
 bool kv_capable(ElemFormat f) { return format_info(f).block_elems != 256; }
+
+void check_state_dtype(const std::string& text, const std::string& key) {
+  if (text == "auto") return;
+  if (const auto f = parse_format(text); f && state_capable(*f)) return;
+  throw InputError(key, "'" + text + "' is not a recurrent-state dtype", "use f32, f16 or bf16");
+}
 
 std::string format_names(bool with_pairs) {
   std::string out;

@@ -43,6 +43,16 @@ struct Req {
   i64 num_tokens() const { return prompt + out; }
 };
 
+/// The cache group kind the pool's blocks stand for and the prefix cache hashes (SimConfig::cache_groups): the first
+/// full-attention kind, else the first sliding-window or chunked one; groups.size() when no kind holds tokens.
+inline size_t primary_cache_group(const std::vector<SimCacheGroup>& groups) {
+  using K = SimCacheGroup::Kind;
+  for (const bool full : {true, false})
+    for (size_t i = 0; i < groups.size(); ++i)
+      if (full ? groups[i].kind == K::full : groups[i].kind == K::sliding || groups[i].kind == K::chunked) return i;
+  return groups.size();
+}
+
 /// Namespace of token t of `r` under the content model of SimRequest (group, session, own).
 u64 token_ns(const Req& r, i64 t);
 /// Hash of block i (tokens [i*B, (i+1)*B)) chained on the previous block's hash; never 0.

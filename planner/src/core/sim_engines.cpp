@@ -27,14 +27,12 @@ class Paged : public Engine {
   Paged(const SimConfig& cfg, Sink& sink, i64 usable_blocks) : cfg_(cfg), sink_(sink), B_(cfg.block_tokens) {
     if (!cfg.cache_groups.empty()) {
       using K = SimCacheGroup::Kind;
-      auto first = std::find_if(cfg.cache_groups.begin(), cfg.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::full; });
-      if (first == cfg.cache_groups.end())
-        first = std::find_if(cfg.cache_groups.begin(), cfg.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::sliding || g.kind == K::chunked; });
-      primary_ = *first;
-      bundle_ = first->groups;
-      primary_window_ = first->kind != K::full;
-      for (auto g = cfg.cache_groups.begin(); g != cfg.cache_groups.end(); ++g)
-        if (g != first) aux_.push_back(*g);
+      const size_t first = primary_cache_group(cfg.cache_groups);  // checked() found one
+      primary_ = cfg.cache_groups[first];
+      bundle_ = primary_.groups;
+      primary_window_ = primary_.kind != K::full;
+      for (size_t i = 0; i < cfg.cache_groups.size(); ++i)
+        if (i != first) aux_.push_back(cfg.cache_groups[i]);
       windowed_ = primary_window_ || std::any_of(aux_.begin(), aux_.end(), [](const SimCacheGroup& g) { return g.kind == K::sliding || g.kind == K::chunked; });
       usable_blocks /= bundle_;
     }

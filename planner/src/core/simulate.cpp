@@ -41,13 +41,12 @@ void check_cache_groups(const SimConfig& c) {
     require(g.window >= 1 || (g.kind != K::sliding && g.kind != K::chunked), "cache_groups", "a sliding window or chunk must be >= 1 token");
     require(g.blocks >= 0, "cache_groups", "fixed blocks must be >= 0");
   }
-  auto first = std::find_if(c.cache_groups.begin(), c.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::full; });
-  if (first == c.cache_groups.end())
-    first = std::find_if(c.cache_groups.begin(), c.cache_groups.end(), [](const SimCacheGroup& g) { return g.kind == K::sliding || g.kind == K::chunked; });
-  require(first != c.cache_groups.end(), "cache_groups", "need an attention kind (full, sliding or chunked) whose blocks hold tokens");
-  require(first->block_tokens == c.block_tokens, "cache_groups",
-          "the first attention kind's block_tokens " + std::to_string(first->block_tokens) + " must equal block_tokens " + std::to_string(c.block_tokens));
-  require(c.pool_blocks - 1 >= first->groups, "pool_blocks", "must hold one block of each group beside the null block");
+  const size_t i = sim::primary_cache_group(c.cache_groups);
+  require(i < c.cache_groups.size(), "cache_groups", "need an attention kind (full, sliding or chunked) whose blocks hold tokens");
+  const SimCacheGroup& first = c.cache_groups[i];
+  require(first.block_tokens == c.block_tokens, "cache_groups",
+          "the first attention kind's block_tokens " + std::to_string(first.block_tokens) + " must equal block_tokens " + std::to_string(c.block_tokens));
+  require(c.pool_blocks - 1 >= first.groups, "pool_blocks", "must hold one block of each group beside the null block");
 }
 
 // Checks the config and fills what depends on other fields (llama.cpp's per-slot context).
@@ -526,7 +525,7 @@ namespace {
 std::vector<SimCacheGroup> sim_cache_groups(const Planner& p) {
   using K = SimCacheGroup::Kind;
   std::vector<SimCacheGroup> out;
-  bool other = false, attention = false;
+  bool other = false;
   for (const CacheGroup& g : p.groups()) {
     SimCacheGroup s;
     s.groups = g.groups;
@@ -539,12 +538,11 @@ std::vector<SimCacheGroup> sim_cache_groups(const Planner& p) {
       default: s.kind = K::full; break;
     }
     other = other || s.kind != K::full;
-    attention = attention || s.kind == K::full || s.kind == K::sliding || s.kind == K::chunked;
     out.push_back(s);
   }
-  if (!other || !attention) return {};
-  auto first = std::find_if(out.begin(), out.end(), [](const SimCacheGroup& g) { return g.kind == K::full; });
-  if (first == out.end()) first = std::find_if(out.begin(), out.end(), [](const SimCacheGroup& g) { return g.kind != K::state && g.kind != K::fixed; });
+  const size_t primary = sim::primary_cache_group(out);
+  if (!other || primary == out.size()) return {};
+  const auto first = out.begin() + static_cast<std::ptrdiff_t>(primary);
   std::rotate(out.begin(), first, first + 1);
   return out;
 }

@@ -1188,8 +1188,7 @@ BuiltDeployment build_deployment(const SettingsBag& bag, const Profiles& profile
   if (bag.has("cache_type_v")) d.v_format = kv_format(bag, "cache_type_v");
   // a recurrent state is kept in a float type (state_capable); llama.cpp keeps it in f32 whatever is asked
   // (llama_memory_recurrent's R and S types are GGML_TYPE_F32)
-  if (const auto t = bag.text("state_dtype"); t && *t != "auto" && !(parse_format(*t) && state_capable(*parse_format(*t))))
-    bag.fail("state_dtype", "'" + *t + "' is not a recurrent-state dtype", kStateFormatsFix);
+  if (const auto t = bag.text("state_dtype")) at_origin(bag, kind, [&] { check_state_dtype(*t, "state_dtype"); });
   d.state_format = kv_format(bag, "state_dtype");
   if (d.state_format && kind == EngineKind::llamacpp && *d.state_format != ElemFormat::f32)
     bag.fail("state_dtype", "llama.cpp keeps the recurrent state in f32", "drop it, or give f32");

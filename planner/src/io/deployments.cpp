@@ -168,7 +168,7 @@ DeploymentDoc read_one(const DocNode& n, size_t index) {
               "add min_concurrency, or drop min_concurrency_tokens");
   }
   // rate, requests, seed and trace drive the simulated requirements only: without one they would be ignored
-  const bool simulated = d.max_p99_ttft_ms || d.max_p99_tpot_ms || d.min_goodput || d.max_preemption_rate;
+  const bool simulated = d.simulated();
   if (auto t = n.object("traffic"); t && !simulated)
     for (const char* k : {"rate", "requests", "seed", "trace"})
       if (t->has(k))

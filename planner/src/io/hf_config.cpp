@@ -11,6 +11,7 @@
 #include <set>
 
 #include "kvplan/core/transform.hpp"
+#include "kvplan/core/units.hpp"
 #include "kvplan/core/weights.hpp"
 
 namespace kvplan::io {
@@ -1561,9 +1562,8 @@ std::string modelopt_kv(const JsonView& q, const JsonView& src) {
 // quantization_config -> effective bits on linear layers.
 WeightQuant read_quant(const JsonView& q) {
   WeightQuant w;
-  w.method = q.string_or("quant_method", "");
   // vLLM reads it lower-cased (get_quant_config / _verify_quantization: quant_cfg.get("quant_method", "").lower())
-  for (auto& c : w.method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  w.method = ascii_lower(q.string_or("quant_method", ""));
   auto ignored_attention = [&](const std::string& key) {
     for (const auto& s : q.string_list(key))
       if (s.find("self_attn") != std::string::npos || s.find("attn") != std::string::npos) return true;

@@ -79,7 +79,8 @@ std::optional<ElemFormat> parse_format(std::string_view name);
 bool kv_capable(ElemFormat f);
 /// A recurrent (Mamba) state is kept in a float type: vLLM --mamba-ssm-cache-dtype auto|float32|float16|bfloat16.
 inline bool state_capable(ElemFormat f) { return f == ElemFormat::f32 || f == ElemFormat::f16 || f == ElemFormat::bf16; }
-inline constexpr const char* kStateFormatsFix = "use f32, f16 or bf16";
+/// Throws InputError at `key` unless `text` is "auto" or names a state_capable format.
+void check_state_dtype(const std::string& text, const std::string& key);
 
 /// Canonical names of the KV-capable formats joined with ", " (for KV cache error messages), and vLLM's TurboQuant
 /// K/V pairs after them where the setting takes a pair (--kv-cache-dtype, not a K or V cache alone).

@@ -52,6 +52,7 @@ struct DeploymentDoc {
   std::optional<double> max_tpot_ms, max_ttft_ms;
   // simulation requirements (kvplan simulate on the traffic): p99 latencies, goodput, preemptions
   std::optional<double> max_p99_ttft_ms, max_p99_tpot_ms, min_goodput, max_preemption_rate;
+  bool simulated() const { return max_p99_ttft_ms || max_p99_tpot_ms || min_goodput || max_preemption_rate; }
   std::string requirements_where;
   std::map<std::string, std::string> field_where;  // "model", "gpu", "engine", "traffic.context" -> file:line:col
 };
